@@ -1,0 +1,385 @@
+#define _POSIX_C_SOURCE 200809L
+#include "mg_bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MG_DISSEM_TAG 4711
+
+int mg_nrep_rule(size_t msize_bytes) {
+    if (msize_bytes <= 32 * 1024) return 100;
+    if (msize_bytes <= 320 * 1024) return 50;
+    return 20;
+}
+
+double mg_rse(const double *x, int n) {
+    if (n < 2) return INFINITY;
+    double mean = 0.0;
+    for (int i = 0; i < n; i++) mean += x[i];
+    mean /= n;
+    if (mean <= 0.0) return INFINITY;
+    double ss = 0.0;
+    for (int i = 0; i < n; i++) ss += (x[i] - mean) * (x[i] - mean);
+    double sd = sqrt(ss / (n - 1));
+    return sd / sqrt((double)n) / mean;
+}
+
+int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int nrep_max) {
+    double lmin = INFINITY;
+    for (int i = 0; i < n; i++)
+        if (lat[i] < lmin) lmin = lat[i];
+    double want = (lmin > 0.0 && isfinite(lmin)) ? ceil(t1 / lmin) : (double)nrep_max;
+    if (want > nrep_max) want = nrep_max;
+    int nrep = (int)want;
+    return nrep < k_min ? k_min : nrep;
+}
+
+/* Comma-separated byte counts; a k or m suffix multiplies by 1024 or 1024^2. */
+int mg_parse_size_list(const char *s, size_t *out, int max, int *n) {
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p || errno || *p == '-') return -1;
+        if (*end == 'k' || *end == 'K') v *= 1024ULL, end++;
+        else if (*end == 'm' || *end == 'M') v *= 1024ULL * 1024ULL, end++;
+        if (*end != ',' && *end != '\0') return -1;
+        if (*n >= max) return -1;
+        out[(*n)++] = (size_t)v;
+        p = *end ? end + 1 : end;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
+int mg_dissem_barrier(MPI_Comm comm) {
+    int rank, size, rc;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int d = 1; d < size; d <<= 1) {
+        rc = MPI_Sendrecv(NULL, 0, MPI_BYTE, (rank + d) % size, MG_DISSEM_TAG, NULL, 0, MPI_BYTE,
+                          (rank - d + size) % size, MG_DISSEM_TAG, comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int sync_ranks(const mg_bench *b) {
+    return b->sync == MG_SYNC_DISSEM ? mg_dissem_barrier(b->comm) : MPI_Barrier(b->comm);
+}
+
+void mg_bench_error(const mg_bench *b, const char *fmt, ...) {
+    if (b->rank != 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: error: ", b->driver);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm) {
+    memset(b, 0, sizeof *b);
+    b->driver = driver;
+    b->sync = MG_SYNC_BARRIER;
+    b->nrep_method = MG_NREP_RULE;
+    b->est = (mg_nrep_estimate){.rse_calib = 0.01, .rse_batch = 0.05, .b1 = 5, .b2 = 5,
+                                .k_min = 10, .nrep_max = 10000, .t1 = -1.0, .calib_max_s = 10.0};
+    int rc = MPI_Comm_dup(comm, &b->comm);
+    if (rc != MPI_SUCCESS) return rc;
+    MPI_Comm_rank(b->comm, &b->rank);
+    MPI_Comm_size(b->comm, &b->size);
+    return MPI_SUCCESS;
+}
+
+const char *mg_bench_common_usage(void) {
+    return "common options:\n"
+           "  --output FILE        raw output file (default: standard output)\n"
+           "  --sync barrier|dissem  synchronization before each repetition (default barrier)\n"
+           "  --nrep rule|N|estimate  repetitions: 000's size rule, a fixed count, or 002's estimation\n"
+           "  --t1 SECONDS         estimation: t_nrep1 measured earlier (else calibrated here)\n"
+           "  --rse-calib X        estimation: RSE target for the smallest message (0.01)\n"
+           "  --rse-batch X        estimation: RSE after b1 that skips batch b2 (0.05)\n"
+           "  --b1 N --b2 N        estimation: batch sizes (5, 5)\n"
+           "  --nrep-min K         estimation: lower bound K on nrep (10)\n"
+           "  --nrep-max N         estimation: upper bound on nrep (10000)\n"
+           "  --calib-max SECONDS  estimation: stop calibrating after this long (10)\n"
+           "  --calibrate-only     estimation: only measure t_nrep1 and stop\n";
+}
+
+static int parse_double(const char *s, double *v) {
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return (end != s && *end == '\0' && !errno && isfinite(*v)) ? 0 : -1;
+}
+
+static int parse_int(const char *s, int *v) {
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno || x < 0 || x > INT32_MAX) return -1;
+    *v = (int)x;
+    return 0;
+}
+
+int mg_bench_option(mg_bench *b, int argc, char **argv, int *i) {
+    const char *opt = argv[*i];
+    static const char *const with_value[] = {"--output", "--sync", "--nrep", "--t1", "--rse-calib",
+                                              "--rse-batch", "--b1", "--b2", "--nrep-min", "--nrep-max",
+                                              "--calib-max"};
+    if (strcmp(opt, "--calibrate-only") == 0) {
+        b->calibrate_only = 1;
+        return 1;
+    }
+    int known = 0;
+    for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+        if (strcmp(opt, with_value[k]) == 0) known = 1;
+    if (!known) return 0;
+    if (*i + 1 >= argc) {
+        mg_bench_error(b, "option %s needs a value", opt);
+        return -1;
+    }
+    const char *val = argv[++*i];
+    double d;
+    int n, bad = 0;
+    if (strcmp(opt, "--output") == 0) {
+        b->out_path = val;
+    } else if (strcmp(opt, "--sync") == 0) {
+        if (strcmp(val, "barrier") == 0) b->sync = MG_SYNC_BARRIER;
+        else if (strcmp(val, "dissem") == 0) b->sync = MG_SYNC_DISSEM;
+        else bad = 1;
+    } else if (strcmp(opt, "--nrep") == 0) {
+        if (strcmp(val, "rule") == 0) b->nrep_method = MG_NREP_RULE;
+        else if (strcmp(val, "estimate") == 0) b->nrep_method = MG_NREP_ESTIMATE;
+        else if (parse_int(val, &n) == 0 && n > 0) b->nrep_method = MG_NREP_FIXED, b->nrep_fixed = n;
+        else bad = 1;
+    } else if (strcmp(opt, "--t1") == 0) {
+        if (parse_double(val, &d) == 0 && d > 0) b->est.t1 = d;
+        else bad = 1;
+    } else if (strcmp(opt, "--calib-max") == 0) {
+        if (parse_double(val, &d) == 0 && d > 0) b->est.calib_max_s = d;
+        else bad = 1;
+    } else if (strcmp(opt, "--rse-calib") == 0 || strcmp(opt, "--rse-batch") == 0) {
+        if (parse_double(val, &d) == 0 && d > 0 && d < 1)
+            *(opt[6] == 'c' ? &b->est.rse_calib : &b->est.rse_batch) = d;
+        else bad = 1;
+    } else {
+        int *dst = strcmp(opt, "--b1") == 0   ? &b->est.b1
+                   : strcmp(opt, "--b2") == 0 ? &b->est.b2
+                   : strcmp(opt, "--nrep-min") == 0 ? &b->est.k_min
+                                                    : &b->est.nrep_max;
+        int min = (dst == &b->est.b2) ? 0 : (dst == &b->est.b1) ? 2 : 1;
+        if (parse_int(val, &n) == 0 && n >= min) *dst = n;
+        else bad = 1;
+    }
+    if (bad) {
+        mg_bench_error(b, "bad value '%s' for %s", val, opt);
+        return -1;
+    }
+    return 1;
+}
+
+void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...) {
+    if (b->nparams >= MG_BENCH_MAX_PARAMS) return;
+    char val[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(val, sizeof val, fmt, ap);
+    va_end(ap);
+    size_t len = strlen(key) + strlen(val) + 2;
+    char *kv = malloc(len);
+    if (!kv) return;
+    snprintf(kv, len, "%s=%s", key, val);
+    b->params[b->nparams++] = kv;
+}
+
+/* Header values are single lines: the library version string has newlines. */
+static void put_oneline(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '\n') {
+            if (s[1]) fputs(" | ", f);
+        } else if (*s != '\r') {
+            fputc(*s == '\t' ? ' ' : *s, f);
+        }
+    }
+}
+
+int mg_bench_begin(mg_bench *b, const char *columns) {
+    if (b->rank != 0) return 0;
+    if (b->out_path) {
+        b->out = fopen(b->out_path, "w");
+        if (!b->out) {
+            mg_bench_error(b, "cannot write %s: %s", b->out_path, strerror(errno));
+            return -1;
+        }
+    } else {
+        b->out = stdout;
+    }
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len, major, minor, flag, *is_global = NULL;
+    MPI_Get_library_version(version, &len);
+    MPI_Get_version(&major, &minor);
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &is_global, &flag);
+    static const char *const nrep_names[] = {"rule", "fixed", "estimate"};
+    time_t now = time(NULL);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+
+    FILE *f = b->out;
+    fprintf(f, "#@mpiguide_raw=1\n#@driver=%s\n#@library_version=", b->driver);
+    put_oneline(f, version);
+    fprintf(f, "\n#@mpi_version=%d.%d\n#@nprocs=%d\n", major, minor, b->size);
+    fprintf(f, "#@sync=%s\n", b->sync == MG_SYNC_DISSEM ? "dissem" : "barrier");
+    fprintf(f, "#@clock=MPI_Wtime\n#@wtick=%.3e\n#@wtime_is_global=%d\n", MPI_Wtick(),
+            (flag && is_global) ? *is_global : 0);
+    fprintf(f, "#@time_reduction=max_over_ranks\n#@start_time=%s\n", stamp);
+    fprintf(f, "#@nrep_method=%s\n", nrep_names[b->nrep_method]);
+    if (b->nrep_method == MG_NREP_FIXED) fprintf(f, "#@nrep=%d\n", b->nrep_fixed);
+    if (b->nrep_method == MG_NREP_ESTIMATE)
+        fprintf(f, "#@nrep_estimate=rse_calib=%g,rse_batch=%g,b1=%d,b2=%d,K=%d,nrep_max=%d\n",
+                b->est.rse_calib, b->est.rse_batch, b->est.b1, b->est.b2, b->est.k_min,
+                b->est.nrep_max);
+    for (int i = 0; i < b->nparams; i++) {
+        fputs("#@", f);
+        put_oneline(f, b->params[i]);
+        fputc('\n', f);
+    }
+    fprintf(f, "%s rep time_s\n", columns);
+    fflush(f);
+    return 0;
+}
+
+static int reserve(mg_bench *b, size_t n) {
+    if (n <= b->cap) return 0;
+    if (n < 2 * b->cap) n = 2 * b->cap;
+    double *l = realloc(b->local, n * sizeof *l);
+    if (!l) return -1;
+    b->local = l;
+    double *r = realloc(b->reduced, n * sizeof *r);
+    if (!r) return -1;
+    b->reduced = r;
+    b->cap = n;
+    return 0;
+}
+
+/* One synchronized, timed repetition; every rank returns the maximum over ranks. */
+static int timed_max(mg_bench *b, mg_bench_op op, void *ctx, double *t) {
+    int rc = sync_ranks(b);
+    if (rc != MPI_SUCCESS) return rc;
+    double t0 = MPI_Wtime();
+    rc = op(ctx);
+    double local = MPI_Wtime() - t0;
+    if (rc != MPI_SUCCESS) return rc;
+    return MPI_Allreduce(&local, t, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+}
+
+int mg_bench_calibrate(mg_bench *b, mg_bench_op op, void *ctx) {
+    if (b->nrep_method != MG_NREP_ESTIMATE || b->est.t1 > 0) return MPI_SUCCESS;
+    /* A single early outlier keeps the RSE near 1 for a long time, so the
+     * search is bounded by wall-clock time as well as by its target. */
+    const int min_reps = 10;
+    double total = 0.0, rse = INFINITY, start = MPI_Wtime();
+    int n = 0, over_time = 0;
+    while (!over_time) {
+        if (reserve(b, (size_t)n + 1)) return MPI_ERR_NO_MEM;
+        int rc = timed_max(b, op, ctx, &b->reduced[n]);
+        if (rc != MPI_SUCCESS) return rc;
+        total += b->reduced[n++];
+        if (n >= min_reps) rse = mg_rse(b->reduced, n);
+        if (rse < b->est.rse_calib) break;
+        /* Rank 0's clock decides for everyone, so all ranks stop together. */
+        over_time = MPI_Wtime() - start >= b->est.calib_max_s;
+        rc = MPI_Bcast(&over_time, 1, MPI_INT, 0, b->comm);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    b->est.t1 = total;
+    if (b->rank == 0) {
+        fprintf(b->out, "#@t_nrep1=%.9e\n#@t_nrep1_reps=%d\n#@t_nrep1_rse=%.6f\n#@t_nrep1_converged=%d\n",
+                total, n, rse, rse < b->est.rse_calib);
+        fflush(b->out);
+    }
+    return MPI_SUCCESS;
+}
+
+static int estimate_nrep(mg_bench *b, const char *label, mg_bench_op op, void *ctx, int *nrep) {
+    int n = b->est.b1 + b->est.b2, done = 0;
+    if (reserve(b, (size_t)n)) return MPI_ERR_NO_MEM;
+    for (int batch = 0; batch < 2; batch++) {
+        int len = batch == 0 ? b->est.b1 : b->est.b2;
+        for (int i = 0; i < len; i++, done++) {
+            int rc = timed_max(b, op, ctx, &b->reduced[done]);
+            if (rc != MPI_SUCCESS) return rc;
+        }
+        if (mg_rse(b->reduced, done) < b->est.rse_batch) break;
+    }
+    *nrep = mg_nrep_from_latencies(b->est.t1, b->reduced, done, b->est.k_min, b->est.nrep_max);
+    if (b->rank == 0) {
+        double lmin = INFINITY;
+        for (int i = 0; i < done; i++) lmin = b->reduced[i] < lmin ? b->reduced[i] : lmin;
+        fprintf(b->out, "#@estimate[%s]=nrep:%d,l_min:%.9e,batch_reps:%d,rse:%.6f\n", label, *nrep, lmin,
+                done, mg_rse(b->reduced, done));
+    }
+    return MPI_SUCCESS;
+}
+
+int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_bench_op op, void *ctx) {
+    int nrep, rc;
+    switch (b->nrep_method) {
+    case MG_NREP_FIXED: nrep = b->nrep_fixed; break;
+    case MG_NREP_RULE: nrep = mg_nrep_rule(msize_bytes); break;
+    default:
+        if (b->est.t1 <= 0) return MPI_ERR_OTHER; /* mg_bench_calibrate() not called */
+        rc = estimate_nrep(b, label, op, ctx, &nrep);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    if (reserve(b, (size_t)nrep)) return MPI_ERR_NO_MEM;
+    for (int i = 0; i < nrep; i++) {
+        rc = sync_ranks(b);
+        if (rc != MPI_SUCCESS) return rc;
+        double t0 = MPI_Wtime();
+        rc = op(ctx);
+        b->local[i] = MPI_Wtime() - t0;
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    /* The reduction happens after the loop so that it never perturbs a repetition. */
+    rc = MPI_Reduce(b->local, b->reduced, nrep, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+    if (rc != MPI_SUCCESS) return rc;
+    if (b->rank == 0) {
+        for (int i = 0; i < nrep; i++) fprintf(b->out, "%s %d %.9e\n", label, i, b->reduced[i]);
+        fflush(b->out);
+    }
+    return MPI_SUCCESS;
+}
+
+void mg_bench_config_error(mg_bench *b, const char *label, const char *what) {
+    b->errors++;
+    if (b->rank != 0) return;
+    fprintf(b->out, "#@error[%s]=", label);
+    put_oneline(b->out, what);
+    fputc('\n', b->out);
+    fflush(b->out);
+    mg_bench_error(b, "configuration '%s': %s", label, what);
+}
+
+int mg_bench_end(mg_bench *b) {
+    if (b->rank == 0 && b->out) {
+        fprintf(b->out, "#@end=%s\n", b->errors ? "errors" : "ok");
+        if (b->out != stdout) fclose(b->out);
+        else fflush(b->out);
+    }
+    for (int i = 0; i < b->nparams; i++) free(b->params[i]);
+    free(b->local);
+    free(b->reduced);
+    if (b->comm != MPI_COMM_NULL) MPI_Comm_free(&b->comm);
+    int status = b->errors ? 3 : 0;
+    memset(b, 0, sizeof *b);
+    b->comm = MPI_COMM_NULL;
+    return status;
+}

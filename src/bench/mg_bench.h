@@ -1,0 +1,97 @@
+/* Measurement core shared by every mpiguide driver.
+ *
+ * A driver parses its options (the core consumes the common ones), declares its
+ * parameters, writes the raw header, then calls mg_bench_measure() once per
+ * configuration with an operation callback. The core synchronizes every
+ * repetition, times it locally with MPI_Wtime, reduces the per-repetition
+ * maximum over ranks to rank 0 and writes one raw row per repetition. Nothing
+ * is averaged here: statistics live in the Python analysis.
+ *
+ * Raw format (docs/formats.md): `#@key=value` lines, one line of column names,
+ * one row per repetition, and `#@end=ok` once the driver finished normally.
+ */
+#ifndef MG_BENCH_H
+#define MG_BENCH_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum { MG_SYNC_BARRIER, MG_SYNC_DISSEM } mg_sync_kind;
+typedef enum { MG_NREP_RULE, MG_NREP_FIXED, MG_NREP_ESTIMATE } mg_nrep_method;
+
+/* Parameters of the NREP estimation of Hunold/Carpen-Amarie (002, Sec. 4.2). */
+typedef struct {
+    double rse_calib;    /* RSE the smallest message must reach (0.01) */
+    double rse_batch;    /* RSE after b1 below which b2 is skipped */
+    int b1, b2;          /* batch sizes per configuration (5, 5) */
+    int k_min;           /* K: lower bound on nrep */
+    int nrep_max;        /* upper bound so that a tiny l_min cannot explode nrep */
+    double t1;           /* t_nrep1 in seconds; < 0 means: calibrate in this launch */
+    double calib_max_s;  /* give up calibrating after this much measured time */
+} mg_nrep_estimate;
+
+#define MG_BENCH_MAX_PARAMS 64
+
+typedef struct {
+    MPI_Comm comm; /* private duplicate for sync and reductions */
+    int rank, size;
+    const char *driver;
+    mg_sync_kind sync;
+    mg_nrep_method nrep_method;
+    int nrep_fixed;
+    mg_nrep_estimate est;
+    int calibrate_only;
+    const char *out_path;
+    FILE *out; /* rank 0 only */
+    int nparams;
+    char *params[MG_BENCH_MAX_PARAMS]; /* "key=value", written in the header */
+    double *local, *reduced;
+    size_t cap;
+    int errors; /* configurations that failed their data check */
+} mg_bench;
+
+/* One timed operation. Returns MPI_SUCCESS or an MPI error code. */
+typedef int (*mg_bench_op)(void *ctx);
+
+/* Pure helpers (unit-tested). */
+int mg_nrep_rule(size_t msize_bytes); /* 000 Sec. 2.3.2: 100 / 50 / 20 */
+double mg_rse(const double *x, int n);  /* relative standard error, sd/sqrt(n)/mean */
+int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int nrep_max);
+int mg_parse_size_list(const char *s, size_t *out, int max, int *n);
+
+int mg_dissem_barrier(MPI_Comm comm);
+
+/* Sets defaults; the driver then feeds every argument to mg_bench_option(). */
+int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm);
+/* Returns 1 if argv[*i] (and possibly its value) was consumed, 0 if it is not a
+ * common option, -1 on a bad value (message already printed on rank 0). */
+int mg_bench_option(mg_bench *b, int argc, char **argv, int *i);
+const char *mg_bench_common_usage(void);
+
+/* printf-style: records one header parameter. */
+void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prints an error on rank 0 prefixed with the driver name. */
+void mg_bench_error(const mg_bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Opens the output and writes the header and the column line. `columns` are the
+ * configuration columns; the core appends "rep time_s". */
+int mg_bench_begin(mg_bench *b, const char *columns);
+
+/* In estimate mode without a given t1, measures t_nrep1 with `op` (the smallest
+ * message) and records it; a no-op otherwise. */
+int mg_bench_calibrate(mg_bench *b, mg_bench_op op, void *ctx);
+
+/* Measures one configuration. `label` holds the values of the configuration
+ * columns, space separated; msize_bytes drives the nrep rule. */
+int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_bench_op op, void *ctx);
+
+/* Records that a configuration failed its data check (no timing is written). */
+void mg_bench_config_error(mg_bench *b, const char *label, const char *what);
+
+/* Writes the end marker, closes the output and frees. Returns the driver's exit
+ * status: 0, or 3 if any configuration failed its check. */
+int mg_bench_end(mg_bench *b);
+
+#endif
