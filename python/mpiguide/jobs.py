@@ -1,0 +1,126 @@
+"""Measurement jobs: which driver to launch with which arguments, and which
+guidelines to check on the results. A job is the unit `mpiguide run JOB` runs;
+later suites (datatype tests, collectives, stencils) register here too."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+
+from mpiguide.errors import MpiguideError
+
+
+@dataclass(frozen=True)
+class Guideline:
+    """`A ⪯ B`: configurations selected by `a` should be no slower than those by `b`."""
+
+    name: str
+    a: dict[str, str]
+    b: dict[str, str]
+    text: str
+
+
+@dataclass(frozen=True)
+class LaunchTemplate:
+    """One driver invocation (a whole configuration grid) per stack and launch."""
+
+    key: str
+    driver: str
+    nprocs: int
+    args: list[str]
+
+
+@dataclass
+class Job:
+    name: str
+    title: str
+    guidelines: list[Guideline]
+    series: str  # plot: one line per value of this column
+    x: str  # plot: x axis column
+    ignore_keys: list[str] = field(default_factory=list)  # columns that never identify a configuration
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        raise NotImplementedError
+
+    def params(self, args: argparse.Namespace) -> dict:
+        """Validated, JSON-able parameters (stored in meta.json, used on resume)."""
+        raise NotImplementedError
+
+    def launches(self, params: dict) -> list[LaunchTemplate]:
+        raise NotImplementedError
+
+
+def parse_sizes(text: str, unit: int = 1) -> list[int]:
+    """'4,1k,1m' -> [4, 1024, 1048576]; each a positive multiple of unit."""
+    sizes = []
+    for item in text.split(","):
+        item = item.strip().lower()
+        mult = {"k": 1024, "m": 1024 * 1024}.get(item[-1:], 1)
+        digits = item[:-1] if mult > 1 else item
+        if not digits.isdigit() or int(digits) == 0:
+            raise MpiguideError(f"bad size '{item}' in '{text}': use positive byte counts like 4,1k,1m")
+        size = int(digits) * mult
+        if size % unit:
+            raise MpiguideError(f"size {size} is not a multiple of the element size {unit} bytes")
+        sizes.append(size)
+    return sizes
+
+
+def parse_choice_list(text: str, known: tuple[str, ...], what: str) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in items if x not in known]
+    if bad or not items:
+        raise MpiguideError(f"unknown {what} '{','.join(bad) or text}': choose from {', '.join(known)}")
+    return items
+
+
+PP_VARIANTS = ("send_recv", "sendrecv", "isend_irecv")
+PP_DATATYPES = {"int": 4, "char": 1, "short": 2, "double": 8, "byte": 1}
+PP_DEFAULT_SIZES = "4,16,64,256,1k,4k,16k,64k,256k,1m"
+
+
+class PingPongJob(Job):
+    def __init__(self) -> None:
+        super().__init__(
+            name="pingpong",
+            title="Ping-pong latency (MPI_Send/MPI_Recv between two processes)",
+            guidelines=[
+                Guideline("PP-GL1", {"variant": "sendrecv"}, {"variant": "send_recv"},
+                          "MPI_Sendrecv is no slower than MPI_Send followed by MPI_Recv"),
+                Guideline("PP-GL2", {"variant": "send_recv"}, {"variant": "isend_irecv"},
+                          "MPI_Send/MPI_Recv is no slower than MPI_Isend/MPI_Irecv with a wait"),
+            ],
+            series="variant",
+            x="msize_bytes",
+            ignore_keys=["count"],
+        )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        g = parser.add_argument_group("ping-pong")
+        g.add_argument("--sizes", default=PP_DEFAULT_SIZES,
+                       help=f"message sizes in bytes, k/m = KiB/MiB (default {PP_DEFAULT_SIZES})")
+        g.add_argument("--variants", default=",".join(PP_VARIANTS),
+                       help=f"point-to-point variants (default {','.join(PP_VARIANTS)})")
+        g.add_argument("--datatype", default="int", choices=sorted(PP_DATATYPES),
+                       help="element type of the contiguous buffers (default int)")
+
+    def params(self, args: argparse.Namespace) -> dict:
+        sizes = parse_sizes(args.sizes, PP_DATATYPES[args.datatype])
+        variants = parse_choice_list(args.variants, PP_VARIANTS, "variant")
+        return {"sizes": sizes, "variants": variants, "datatype": args.datatype}
+
+    def launches(self, params: dict) -> list[LaunchTemplate]:
+        args = ["--sizes", ",".join(map(str, params["sizes"])), "--variants", ",".join(params["variants"]),
+                "--datatype", params["datatype"]]
+        return [LaunchTemplate("pp", "mg_pingpong", 2, args)]
+
+
+JOBS: dict[str, Job] = {job.name: job for job in (PingPongJob(),)}
+DEFAULT_JOB = "pingpong"
+
+
+def get_job(name: str) -> Job:
+    try:
+        return JOBS[name]
+    except KeyError:
+        raise MpiguideError(f"unknown job '{name}': choose one of {', '.join(JOBS)}") from None

@@ -1,0 +1,95 @@
+"""How a driver is started: locally with mpiexec, or on a cluster through srun,
+a hostfile, or a user template. Nodes x processes-per-node layouts such as
+32x1 and 1x16 are expressed with --layout."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import asdict, dataclass
+
+from mpiguide.errors import MpiguideError
+from mpiguide.stacks import Stack
+
+LAUNCHERS = ("local", "hostfile", "srun", "template")
+TEMPLATE_FIELDS = ("mpiexec", "np", "nodes", "ppn", "hostfile", "prog", "args")
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    launcher: str = "local"
+    nodes: int = 1
+    ppn: int | None = None  # processes per node; None: all on one node
+    hostfile: str | None = None
+    template: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> LaunchSpec:
+        return cls(**d)
+
+    def validate(self, nprocs: int) -> None:
+        if self.launcher not in LAUNCHERS:
+            raise MpiguideError(f"unknown launcher '{self.launcher}': choose one of {', '.join(LAUNCHERS)}")
+        if self.ppn is not None and self.nodes * self.ppn != nprocs:
+            raise MpiguideError(
+                f"layout {self.nodes}x{self.ppn} gives {self.nodes * self.ppn} processes, "
+                f"but this measurement needs {nprocs}"
+            )
+        if self.launcher == "local" and self.nodes > 1:
+            raise MpiguideError(
+                f"the local launcher runs on this node only, but the layout asks for {self.nodes} nodes; "
+                "use --launcher srun, --launcher hostfile --hostfile FILE, or --launcher-template"
+            )
+        if self.launcher == "hostfile" and not self.hostfile:
+            raise MpiguideError("--launcher hostfile needs --hostfile FILE")
+        if self.launcher == "template":
+            if not self.template:
+                raise MpiguideError("--launcher template needs --launcher-template 'TEMPLATE'")
+            try:
+                self.template.format(**{k: "" for k in TEMPLATE_FIELDS})
+            except (KeyError, IndexError, ValueError) as exc:
+                raise MpiguideError(
+                    f"bad --launcher-template '{self.template}': {exc!r}; "
+                    f"fields are {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)}"
+                ) from exc
+
+
+def parse_layout(text: str) -> tuple[int, int]:
+    """'32x1' -> (32 nodes, 1 process per node)."""
+    try:
+        nodes, ppn = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise MpiguideError(f"bad --layout '{text}': expected NODESxPPN, for example 32x1 or 1x16") from None
+    if nodes < 1 or ppn < 1:
+        raise MpiguideError(f"bad --layout '{text}': nodes and processes per node must be at least 1")
+    return nodes, ppn
+
+
+def command(spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: list[str]) -> list[str]:
+    """The exact argv that starts `program` on nprocs processes."""
+    spec.validate(nprocs)
+    ppn = spec.ppn or nprocs
+    mpiexec = str(stack.mpiexec)
+    if spec.launcher == "local":
+        return [mpiexec, *stack.local_flags(nprocs), "-n", str(nprocs), program, *args]
+    if spec.launcher == "hostfile":
+        assert spec.hostfile is not None
+        return [mpiexec, *stack.hostfile_flags(spec.hostfile, ppn), "-n", str(nprocs), program, *args]
+    if spec.launcher == "srun":
+        return ["srun", "-N", str(spec.nodes), "--ntasks-per-node", str(ppn), "-n", str(nprocs), program, *args]
+    assert spec.template is not None
+    text = spec.template.format(
+        mpiexec=shlex.quote(mpiexec), np=nprocs, nodes=spec.nodes, ppn=ppn,
+        hostfile=shlex.quote(spec.hostfile or ""), prog=shlex.quote(program), args=shlex.join(args),
+    )
+    return shlex.split(text)
+
+
+def describe(argv: list[str], stack: Stack) -> str:
+    """A copy-pasteable shell line: the stack's environment additions, then the command."""
+    extra = stack.env_additions()
+    extra["PATH"] = f"{stack.bin}:$PATH"
+    env = " ".join(f"{k}={shlex.quote(v) if k != 'PATH' else v}" for k, v in extra.items())
+    return f"env {env} {shlex.join(argv)}"

@@ -1,0 +1,89 @@
+"""Reader for the raw per-repetition files the C drivers write (docs/formats.md).
+
+A file is `#@key=value` lines (anywhere), one line of column names, then one
+row per repetition. `#@end=ok` (or `errors`) marks a driver that finished; a
+file without it was cut short. `#@error[<config>]=...` names a configuration
+whose data check failed; `#@estimate[<config>]=...` records an NREP estimate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from mpiguide.errors import MpiguideError
+
+_KEYED = re.compile(r"^(?P<kind>error|estimate)\[(?P<config>[^\]]*)\]$")
+
+
+@dataclass
+class RawFile:
+    path: Path
+    header: dict[str, str] = field(default_factory=dict)
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)  # config label -> message
+    estimates: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return "end" in self.header
+
+    @property
+    def config_columns(self) -> list[str]:
+        return [c for c in self.columns if c not in ("rep", "time_s")]
+
+    def frame(self) -> pd.DataFrame:
+        """Rows as a typed DataFrame (numeric columns converted)."""
+        df = pd.DataFrame(self.rows, columns=self.columns)
+        for col in df.columns:
+            converted = pd.to_numeric(df[col], errors="coerce")
+            if converted.notna().all():
+                df[col] = converted
+        return df
+
+
+def parse(path: str | Path) -> RawFile:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise MpiguideError(f"cannot read raw file {path}: {exc.strerror}") from exc
+    raw = RawFile(path=path)
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if line.startswith("#@"):
+            key, sep, value = line[2:].partition("=")
+            if not sep:
+                raise MpiguideError(f"{path}:{lineno}: header line without '=': {line!r}")
+            m = _KEYED.match(key)
+            if m and m["kind"] == "error":
+                raw.errors[m["config"]] = value
+            elif m:
+                raw.estimates[m["config"]] = dict(
+                    item.split(":", 1) for item in value.split(",") if ":" in item
+                )
+            else:
+                raw.header[key] = value
+        elif line.startswith("#"):
+            continue
+        elif not raw.columns:
+            raw.columns = line.split()
+            if raw.columns[-2:] != ["rep", "time_s"]:
+                raise MpiguideError(f"{path}:{lineno}: column line must end with 'rep time_s', got {line!r}")
+        else:
+            fields = line.split()
+            if len(fields) != len(raw.columns):
+                if lineno == len(text.splitlines()) and not text.endswith("\n"):
+                    break  # the driver was killed in the middle of writing this row
+                raise MpiguideError(
+                    f"{path}:{lineno}: {len(fields)} fields where the column line has {len(raw.columns)}"
+                )
+            raw.rows.append(fields)
+    if "mpiguide_raw" not in raw.header:
+        raise MpiguideError(f"{path} is not an mpiguide raw file (no #@mpiguide_raw header)")
+    return raw

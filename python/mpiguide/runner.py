@@ -1,0 +1,335 @@
+"""Runs a job: r launches per stack and configuration grid, results written as
+they arrive, interruptions survived, and `--resume` picking up what is left.
+
+Run directory (docs/formats.md):
+    meta.json        everything needed to interpret and to resume the run
+    launches.json    one entry per launch with its status, rewritten atomically
+    raw/<stack>/     the drivers' raw files; logs/ their stdout and stderr
+    measurements.csv summary.csv verdicts.csv plots/ report.md report.html
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from mpiguide import __version__, build, launch, rawfile
+from mpiguide import stacks as stackmod
+from mpiguide.errors import MpiguideError
+from mpiguide.jobs import Job, LaunchTemplate, get_job
+from mpiguide.paths import source_root
+
+PENDING, OK, FAILED, INTERRUPTED = "pending", "ok", "failed", "interrupted"
+CALIBRATE, MEASURE = "calibrate", "measure"
+
+
+@dataclass
+class Launch:
+    id: str
+    stack: str
+    template: str
+    phase: str
+    run_index: int
+    nprocs: int
+    driver: str
+    args: list[str]
+    raw: str  # relative to the run directory
+    status: str = PENDING
+    returncode: int | None = None
+    message: str = ""
+    seconds: float | None = None
+    attempts: int = 0
+
+
+def _write_json(path: Path, data: object) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    tmp.replace(path)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise MpiguideError(f"{path} is missing: is {path.parent} an mpiguide run directory?") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise MpiguideError(f"cannot read {path}: {exc}") from exc
+
+
+def host_info() -> dict:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"hostname": socket.gethostname(), "cpu_model": cpu, "cores": os.cpu_count(),
+            "os": platform.platform(), "python": platform.python_version()}
+
+
+def git_info() -> dict:
+    def git(*args: str) -> str:
+        try:
+            res = subprocess.run(["git", "-C", str(source_root()), *args], capture_output=True, text=True,
+                                 timeout=10)
+            return res.stdout.strip() if res.returncode == 0 else ""
+        except (OSError, subprocess.TimeoutExpired, MpiguideError):
+            return ""
+
+    commit = git("rev-parse", "HEAD")
+    return {"commit": commit or "unknown", "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def measurement_args(m: dict) -> list[str]:
+    """Driver options shared by every job: synchronization and nrep."""
+    args = ["--sync", m["sync"], "--nrep", str(m["nrep"])]
+    if m["nrep"] == "estimate":
+        for key in ("rse_calib", "rse_batch", "b1", "b2", "nrep_min", "nrep_max", "calib_max"):
+            args += ["--" + key.replace("_", "-"), str(m[key])]
+    return args
+
+
+def plan(job: Job, params: dict, stack_names: list[str], runs: int, measurement: dict) -> list[Launch]:
+    """All launches, interleaved by launch index so that every stack sees the same drift."""
+    common = measurement_args(measurement)
+    out: list[Launch] = []
+    templates = job.launches(params)
+    phases = [CALIBRATE, MEASURE] if measurement["nrep"] == "estimate" else [MEASURE]
+    for phase in phases:
+        for i in range(runs):
+            for stack in stack_names:
+                for t in templates:
+                    lid = f"{stack}-{t.key}-{'cal' if phase == CALIBRATE else 'r'}{i}"
+                    extra = ["--calibrate-only"] if phase == CALIBRATE else []
+                    out.append(Launch(id=lid, stack=stack, template=t.key, phase=phase, run_index=i,
+                                      nprocs=t.nprocs, driver=t.driver, args=[*t.args, *common, *extra],
+                                      raw=f"raw/{stack}/{lid}.txt"))
+    return out
+
+
+class RunDir:
+    def __init__(self, path: Path):
+        self.path = path
+        self.meta: dict = {}
+        self.launches: list[Launch] = []
+
+    @classmethod
+    def create(cls, path: Path, meta: dict, launches: list[Launch]) -> RunDir:
+        if (path / "meta.json").exists():
+            raise MpiguideError(f"{path} already holds a run; continue it with: mpiguide run --resume {path}")
+        if path.exists() and any(path.iterdir()):
+            raise MpiguideError(f"{path} exists and is not empty; choose another --output")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MpiguideError(f"cannot create run directory {path}: {exc.strerror}") from exc
+        rd = cls(path)
+        rd.meta, rd.launches = meta, launches
+        _write_json(path / "meta.json", meta)
+        rd.save()
+        return rd
+
+    @classmethod
+    def open(cls, path: Path) -> RunDir:
+        if not path.is_dir():
+            raise MpiguideError(f"run directory {path} does not exist")
+        rd = cls(path)
+        rd.meta = _read_json(path / "meta.json")
+        data = _read_json(path / "launches.json")
+        try:
+            rd.launches = [Launch(**d) for d in data["launches"]]
+        except (KeyError, TypeError) as exc:
+            raise MpiguideError(f"{path / 'launches.json'} is malformed: {exc}") from exc
+        return rd
+
+    def save(self) -> None:
+        _write_json(self.path / "launches.json", {"launches": [asdict(x) for x in self.launches]})
+
+    @property
+    def job(self) -> Job:
+        return get_job(self.meta["job"])
+
+    def pending(self) -> list[Launch]:
+        return [x for x in self.launches if x.status != OK]
+
+
+def resolve_run(ref: str, results: Path = Path("results")) -> Path:
+    """A run given as a path, or as a run id under ./results."""
+    p = Path(ref)
+    if p.is_dir():
+        return p
+    if (results / ref).is_dir():
+        return results / ref
+    raise MpiguideError(f"no run directory '{ref}' (looked for {p} and {results / ref})")
+
+
+def _t1_for(rd: RunDir, target: Launch) -> float | None:
+    """002 Sec. 4.2: t_nrep1 is the longest calibration time over the calibration launches."""
+    values = []
+    for x in rd.launches:
+        if x.phase == CALIBRATE and x.stack == target.stack and x.template == target.template and x.status == OK:
+            t1 = rawfile.parse(rd.path / x.raw).header.get("t_nrep1")
+            if t1:
+                values.append(float(t1))
+    return max(values) if values else None
+
+
+class _Terminated(Exception):
+    pass
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise _Terminated()
+
+
+def _stop_process(proc: subprocess.Popen) -> None:
+    """Ends mpiexec and everything it started (it runs in its own process group)."""
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _keep_previous_attempt(rd: RunDir, x: Launch) -> None:
+    """A rerun never overwrites what an earlier attempt measured."""
+    raw = rd.path / x.raw
+    if raw.exists():
+        raw.rename(raw.with_name(f"{raw.stem}.attempt{x.attempts}{raw.suffix}"))
+
+
+def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float) -> None:
+    exe = build.driver_path(stack, x.driver)
+    args = list(x.args)
+    if x.phase == MEASURE and "estimate" in args and "--t1" not in args:
+        t1 = _t1_for(rd, x)
+        if t1 is None:
+            x.status, x.message = FAILED, "no calibration launch of this stack succeeded, so t_nrep1 is unknown"
+            return
+        args += ["--t1", f"{t1:.9e}"]
+    raw = rd.path / x.raw
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    _keep_previous_attempt(rd, x)
+    argv = launch.command(spec, stack, x.nprocs, str(exe), [*args, "--output", str(raw.resolve())])
+    log = rd.path / "logs" / f"{x.id}.log"
+    log.parent.mkdir(exist_ok=True)
+    x.attempts += 1
+    start = time.monotonic()
+    with open(log, "w") as logf:
+        logf.write(launch.describe(argv, stack) + "\n")
+        logf.flush()
+        try:
+            proc = subprocess.Popen(argv, env=stack.env(), stdout=logf, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            x.status, x.message = FAILED, f"cannot start {argv[0]}: {exc.strerror}"
+            return
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _stop_process(proc)
+            x.status, x.returncode = FAILED, None
+            x.message = f"killed after the {timeout:.0f} s launch timeout (see {log})"
+            x.seconds = time.monotonic() - start
+            return
+        except BaseException:
+            _stop_process(proc)
+            x.status, x.message = INTERRUPTED, "interrupted; rerun with --resume"
+            x.seconds = time.monotonic() - start
+            raise
+    x.seconds = time.monotonic() - start
+    x.returncode = rc
+    complete = False
+    if raw.exists():
+        try:
+            parsed = rawfile.parse(raw)
+            complete = parsed.complete
+            if parsed.errors:
+                x.message = f"{len(parsed.errors)} configuration(s) failed their data check"
+        except MpiguideError as exc:
+            x.message = str(exc)
+    if complete and rc in (0, 3):  # 3: the driver finished but some data checks failed
+        x.status = OK
+    else:
+        tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-4:])
+        x.status = FAILED
+        x.message = (x.message + "; " if x.message else "") + f"exit code {rc}" + (
+            "" if complete else ", raw output incomplete") + f": {tail}"
+
+
+ProgressFn = Callable[[Launch, int, int, float], None]
+
+
+def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: float) -> list[Launch]:
+    """Runs every launch that is not done yet; returns the ones that failed."""
+    names = sorted({x.stack for x in rd.launches})
+    stack_objs = {name: stackmod.get(name) for name in names}
+    for s in stack_objs.values():
+        build.ensure_built(s)
+    spec = launch.LaunchSpec.from_dict(rd.meta["launch"])
+    todo = rd.pending()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    started = time.monotonic()
+    try:
+        for k, x in enumerate(todo):
+            on_start(x, k, len(todo), time.monotonic() - started)
+            x.status, x.message = PENDING, ""
+            try:
+                run_launch(rd, x, stack_objs[x.stack], spec, timeout)
+            finally:
+                rd.save()
+            on_done(x, k + 1, len(todo), time.monotonic() - started)
+    except _Terminated:
+        raise KeyboardInterrupt from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return [x for x in rd.launches if x.status != OK]
+
+
+def stack_meta(names: list[str]) -> dict:
+    return {name: asdict(stackmod.get(name)) for name in names}
+
+
+def new_meta(job: Job, params: dict, stack_names: list[str], runs: int, measurement: dict, analysis: dict,
+             spec: launch.LaunchSpec, run_id: str) -> dict:
+    return {
+        "run_id": run_id,
+        "job": job.name,
+        "title": job.title,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "mpiguide_version": __version__,
+        "command": sys.argv,
+        "stacks_order": stack_names,
+        "runs": runs,
+        "params": params,
+        "measurement": measurement,
+        "analysis": analysis,
+        "launch": spec.to_dict(),
+        "stacks": stack_meta(stack_names),
+        "host": host_info(),
+        "git": git_info(),
+    }
+
+
+def new_run_id(job: str) -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + f"-{job}"
+
+
+def launch_templates(job: Job, params: dict) -> dict[str, LaunchTemplate]:
+    return {t.key: t for t in job.launches(params)}
