@@ -77,7 +77,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     for name in stackmod.parse_stack_list(args.stacks):
         stack = stackmod.get(name)
         path = build.ensure_built(stack, sanitize=args.sanitize)
-        console.print(f"built {path} with {stack.mpicc}")
+        console.print(f"built {path} with {stack.mpicc}", highlight=False, soft_wrap=True)
     return 0
 
 
@@ -189,9 +189,9 @@ def _analyze_and_write(rd: runner.RunDir) -> None:
     analysis.write_tables(rd, a)
     plots = report.plot(rd, a)
     _, html_path = report.write_report(rd, a, plots)
-    table = report.latency_table(rd, a)
-    if not table.empty:
-        t = Table(table.index.name or "", *table.columns, title="latency in microseconds, mean of launch medians")
+    for value, table in report.latency_tables(rd, a).items():
+        t = Table(table.index.name or "", *table.columns, title=f"{value}: latency in microseconds "
+                  "(mean of launch medians)")
         for idx, row in table.iterrows():
             t.add_row(str(idx), *(f"{v:.2f}" for v in row))
         out.print(t)

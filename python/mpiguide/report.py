@@ -27,21 +27,25 @@ def series_order(rd: RunDir, a: Analysis) -> list:
     return list(dict.fromkeys(a.measurements[rd.job.series]))
 
 
-def latency_table(rd: RunDir, a: Analysis) -> pd.DataFrame:
-    """Mean of the launch medians in microseconds: one row per x value, stacks side by side."""
+def latency_tables(rd: RunDir, a: Analysis) -> dict[str, pd.DataFrame]:
+    """Per series value (variant): mean of the launch medians in microseconds,
+    one row per x value, one column per stack (stacks side by side)."""
     job = rd.job
     if a.summary.empty:
-        return pd.DataFrame()
+        return {}
     s = a.summary.copy()
     s["us"] = s["mean_s"] * 1e6
     order = [n for n in rd.meta["stacks_order"] if n in set(s["stack"])]
-    table = s.pivot_table(index=job.x, columns=[job.series, "stack"], values="us", aggfunc="first")
-    cols = [(v, st) for v in series_order(rd, a) for st in order if (v, st) in table.columns]
-    table = table[cols]
-    table.columns = [f"{v} {st}" for v, st in cols]
-    table.index = [fmt_size(int(i)) if job.x == "msize_bytes" else i for i in table.index]
-    table.index.name = job.x
-    return table
+    tables = {}
+    for value in series_order(rd, a):
+        part = s[s[job.series] == value]
+        table = part.pivot_table(index=job.x, columns="stack", values="us", aggfunc="first")
+        table = table[[st for st in order if st in table.columns]]
+        table.columns.name = None
+        table.index = [fmt_size(int(i)) if job.x == "msize_bytes" else i for i in table.index]
+        table.index.name = "size" if job.x == "msize_bytes" else job.x
+        tables[str(value)] = table
+    return tables
 
 
 def plot(rd: RunDir, a: Analysis) -> list[Path]:
@@ -127,7 +131,8 @@ def write_report(rd: RunDir, a: Analysis, plots: list[Path]) -> tuple[Path, Path
         })),
         ("Stacks", stacks.set_index("stack")),
         ("Parameters", _fields({k: str(v) for k, v in params.items()})),
-        ("Latency (mean of launch medians, microseconds)", latency_table(rd, a)),
+        *((f"Latency of {value} (microseconds, mean of launch medians)", table)
+          for value, table in latency_tables(rd, a).items()),
         ("Guideline verdicts", verdict_table(a).set_index("guideline") if not a.verdicts.empty else a.verdicts),
     ]
     if failed:
