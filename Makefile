@@ -12,7 +12,7 @@ STAMP       := $(VENV)/.mpiguide-installed
 all: run
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -m venv $(VENV) || { echo "'$(PYTHON) -m venv' failed: install it (Debian: apt-get install python3-venv)"; exit 1; }
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@

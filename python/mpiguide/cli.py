@@ -44,12 +44,16 @@ def cmd_stack_list(args: argparse.Namespace) -> int:
         console.print(f"no stacks yet; the default '{stackmod.DEFAULT_STACK}' is installed on first use, "
                       "or run: mpiguide stack install mpich|openmpi|impi")
         return 0
-    table = Table("stack", "family", "source", "status", "MPI_Get_library_version", "prefix")
+    rows = [("stack", "family", "status", "MPI_Get_library_version", "source", "prefix")]
     for s in all_stacks:
         problem = s.check()
-        table.add_row(s.name + (" (default)" if s.name == stackmod.DEFAULT_STACK else ""), s.family, s.source,
-                      "ok" if problem is None else f"broken: {problem}", s.short_version, s.prefix)
-    out.print(table)
+        rows.append((s.name + (" (default)" if s.name == stackmod.DEFAULT_STACK else ""), s.family,
+                     "ok" if problem is None else f"broken: {problem}", s.short_version.split(",")[0],
+                     s.source, s.prefix))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        out.print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip(), highlight=False,
+                  soft_wrap=True)
     if args.verbose:
         for s in all_stacks:
             out.print(f"\n[bold]{s.name}[/bold]\n{s.library_version}\ncompiler: {s.compiler}")
@@ -190,8 +194,7 @@ def _analyze_and_write(rd: runner.RunDir) -> None:
     plots = report.plot(rd, a)
     _, html_path = report.write_report(rd, a, plots)
     for value, table in report.latency_tables(rd, a).items():
-        t = Table(table.index.name or "", *table.columns, title=f"{value}: latency in microseconds "
-                  "(mean of launch medians)")
+        t = Table(table.index.name or "", *table.columns, title=f"{value}: latency, us")
         for idx, row in table.iterrows():
             t.add_row(str(idx), *(f"{v:.2f}" for v in row))
         out.print(t)
@@ -355,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except MpiguideError as exc:
-        console.print(f"[bold red]mpiguide: error:[/bold red] {exc}", highlight=False)
+        console.print(f"[bold red]mpiguide: error:[/bold red] {exc}", highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         console.print("interrupted")

@@ -96,11 +96,13 @@ class Stack:
             add["I_MPI_ROOT"] = self.prefix
         return add
 
+    def oversubscribe_flags(self) -> list[str]:
+        """mpiexec flags that allow more processes than cores (MPICH and Intel MPI need none)."""
+        return ["--oversubscribe"] if self.family == "openmpi" else []
+
     def local_flags(self, nprocs: int) -> list[str]:
         """mpiexec flags for a single-node launch of nprocs processes."""
-        if self.family == "openmpi" and nprocs > (os.cpu_count() or 1):
-            return ["--oversubscribe"]
-        return []
+        return self.oversubscribe_flags() if nprocs > (os.cpu_count() or 1) else []
 
     def hostfile_flags(self, hostfile: str, ppn: int) -> list[str]:
         if self.family == "openmpi":
