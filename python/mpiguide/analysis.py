@@ -99,6 +99,14 @@ def analyze(rd: RunDir) -> Analysis:
     return Analysis(df, summary, ver, errors, keys)
 
 
+# Columns that an empty table still names, so that every CSV can be read back.
+EMPTY_COLUMNS = {
+    "measurements": [*ID_COLUMNS, "launch", "launch_id", "rep", "time_s"],
+    "summary": [*ID_COLUMNS, "mean_s", "min_s", "max_s", "launches", "nrep"],
+    "verdicts": ["guideline", "statement", "a", "b", "verdict", "ratio", "p_value", "n_a", "n_b"],
+}
+
+
 def write_tables(rd: RunDir, a: Analysis) -> list[Path]:
     written = []
     for name, frame in (("measurements", a.measurements), ("summary", a.summary), ("verdicts", a.verdicts),
@@ -107,6 +115,8 @@ def write_tables(rd: RunDir, a: Analysis) -> list[Path]:
         if frame.empty and name == "config_errors":
             path.unlink(missing_ok=True)
             continue
+        if frame.empty and frame.columns.empty:
+            frame = pd.DataFrame(columns=EMPTY_COLUMNS[name])
         try:
             frame.to_csv(path, index=False, float_format="%.9g")
         except OSError as exc:

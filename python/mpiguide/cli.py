@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -16,8 +17,9 @@ from mpiguide.errors import MpiguideError
 from mpiguide.jobs import DEFAULT_JOB, JOBS, Job
 from mpiguide.stats import SAMPLE_MODES
 
-console = Console(stderr=True)
-out = Console()
+# markup=False: commands, paths and messages are printed exactly as they are.
+console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
+out = Console(markup=False, highlight=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------- stacks
@@ -56,7 +58,7 @@ def cmd_stack_list(args: argparse.Namespace) -> int:
                   soft_wrap=True)
     if args.verbose:
         for s in all_stacks:
-            out.print(f"\n[bold]{s.name}[/bold]\n{s.library_version}\ncompiler: {s.compiler}")
+            out.print(f"\n{s.name}\n{s.library_version}\ncompiler: {s.compiler}")
     return 0
 
 
@@ -70,8 +72,8 @@ def cmd_stack_remove(args: argparse.Namespace) -> int:
 def cmd_stack_env(args: argparse.Namespace) -> int:
     stack = stackmod.get(args.name, auto_install=False)
     for k, v in stack.env_additions().items():
-        out.print(f"export {k}={v}", highlight=False)
-    out.print(f"export PATH={stack.bin}:$PATH", highlight=False)
+        print(f"export {k}={shlex.quote(v)}")
+    print(f'export PATH={shlex.quote(str(stack.bin))}:"$PATH"')
     return 0
 
 
@@ -93,16 +95,30 @@ def _measurement(args: argparse.Namespace) -> dict:
         if not nrep.isdigit() or int(nrep) < 1:
             raise MpiguideError(f"bad --nrep '{nrep}': use rule, estimate or a positive number")
         nrep = int(nrep)
+    # The same bounds the drivers enforce, checked before anything is launched.
+    checks = [("--rse-calib", args.rse_calib, 0 < args.rse_calib < 1, "between 0 and 1"),
+              ("--rse-batch", args.rse_batch, 0 < args.rse_batch < 1, "between 0 and 1"),
+              ("--b1", args.b1, args.b1 >= 2, "at least 2"), ("--b2", args.b2, args.b2 >= 0, "at least 0"),
+              ("--nrep-min", args.nrep_min, args.nrep_min >= 1, "at least 1"),
+              ("--nrep-max", args.nrep_max, args.nrep_max >= 1, "at least 1"),
+              ("--calib-max", args.calib_max, args.calib_max > 0, "positive")]
+    for opt, value, ok, rule in checks:
+        if not ok:
+            raise MpiguideError(f"bad {opt} {value}: must be {rule}")
     return {"sync": args.sync, "nrep": nrep, "rse_calib": args.rse_calib, "rse_batch": args.rse_batch,
             "b1": args.b1, "b2": args.b2, "nrep_min": args.nrep_min, "nrep_max": args.nrep_max,
             "calib_max": args.calib_max}
 
 
+def _check_verdict_opts(tolerance: float | None, alpha: float | None) -> None:
+    if tolerance is not None and not 0 <= tolerance < 10:
+        raise MpiguideError(f"bad --tolerance {tolerance}: a fraction such as 0.05 for 5%")
+    if alpha is not None and not 0 < alpha < 1:
+        raise MpiguideError(f"bad --alpha {alpha}: a significance level such as 0.05")
+
+
 def _analysis_opts(args: argparse.Namespace) -> dict:
-    if not 0 <= args.tolerance < 10:
-        raise MpiguideError(f"bad --tolerance {args.tolerance}: a fraction such as 0.05 for 5%")
-    if not 0 < args.alpha < 1:
-        raise MpiguideError(f"bad --alpha {args.alpha}: a significance level such as 0.05")
+    _check_verdict_opts(args.tolerance, args.alpha)
     return {"samples": args.samples, "tolerance": args.tolerance, "alpha": args.alpha}
 
 
@@ -149,7 +165,7 @@ def _progress_callbacks(total_all: int):
         def on_done(x, k, n, elapsed):
             progress.update(task, advance=1)
             if x.status != runner.OK:
-                progress.console.print(f"[red]{x.id}: {x.status}[/red] {x.message}")
+                progress.console.print(f"{x.id}: {x.status} {x.message}", style="red", markup=False)
         return progress, on_start, on_done
 
     def on_start_plain(x, k, n, elapsed):
@@ -178,11 +194,11 @@ def _execute_and_report(rd: runner.RunDir, timeout: float) -> int:
         failed = rd.pending()
     _analyze_and_write(rd)
     if interrupted:
-        console.print(f"[yellow]interrupted: {len(rd.launches) - len(failed)} of {len(rd.launches)} launches are "
-                      f"kept; continue with: mpiguide run --resume {rd.path}[/yellow]")
+        console.print(f"interrupted: {len(rd.launches) - len(failed)} of {len(rd.launches)} launches are "
+                      f"kept; continue with: mpiguide run --resume {rd.path}", style="yellow")
         return 130
     if failed:
-        console.print(f"[red]{len(failed)} launch(es) did not complete[/red] (see report and logs/); "
+        console.print(f"{len(failed)} launch(es) did not complete (see report and logs/); "
                       f"retry them with: mpiguide run --resume {rd.path}")
         return 1
     return 0
@@ -209,6 +225,8 @@ def _analyze_and_write(rd: runner.RunDir) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        raise MpiguideError(f"bad --timeout {args.timeout}: seconds, more than 0")
     if args.resume:
         rd = runner.RunDir.open(runner.resolve_run(args.resume))
         if args.dry_run:
@@ -235,13 +253,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     for name in names:
         stackmod.get(name)  # installs the default stack, fails early on unknown ones
-    meta = runner.new_meta(job, params, names, args.runs, measurement, opts, spec, run_id)
+    meta = runner.new_meta(job, params, names, args.runs, measurement, opts, spec, run_id, args.argv)
     rd = runner.RunDir.create(run_dir, meta, launches)
     return _execute_and_report(rd, args.timeout)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     rd = runner.RunDir.open(runner.resolve_run(args.run))
+    _check_verdict_opts(args.tolerance, args.alpha)
     changed = {k: v for k, v in (("samples", args.samples), ("tolerance", args.tolerance),
                                   ("alpha", args.alpha)) if v is not None}
     if changed:
@@ -355,10 +374,11 @@ def _with_default_job(argv: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = _with_default_job(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
+    args.argv = ["mpiguide", *argv]
     try:
         return args.func(args)
     except MpiguideError as exc:
-        console.print(f"[bold red]mpiguide: error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"mpiguide: error: {exc}", style="bold red")
         return 2
     except KeyboardInterrupt:
         console.print("interrupted")

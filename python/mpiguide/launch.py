@@ -89,7 +89,6 @@ def command(spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: lis
 
 def describe(argv: list[str], stack: Stack) -> str:
     """A copy-pasteable shell line: the stack's environment additions, then the command."""
-    extra = stack.env_additions()
-    extra["PATH"] = f"{stack.bin}:$PATH"
-    env = " ".join(f"{k}={shlex.quote(v) if k != 'PATH' else v}" for k, v in extra.items())
-    return f"env {env} {shlex.join(argv)}"
+    env = [f"{k}={shlex.quote(v)}" for k, v in stack.env_additions().items()]
+    env.append(f'PATH={shlex.quote(str(stack.bin))}:"$PATH"')
+    return f"env {' '.join(env)} {shlex.join(argv)}"

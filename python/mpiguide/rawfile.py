@@ -53,7 +53,10 @@ def parse(path: str | Path) -> RawFile:
     except OSError as exc:
         raise MpiguideError(f"cannot read raw file {path}: {exc.strerror}") from exc
     raw = RawFile(path=path)
-    for lineno, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    if text and not text.endswith("\n"):
+        lines.pop()  # the driver was killed while writing this line
+    for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
         if line.startswith("#@"):
@@ -78,8 +81,6 @@ def parse(path: str | Path) -> RawFile:
         else:
             fields = line.split()
             if len(fields) != len(raw.columns):
-                if lineno == len(text.splitlines()) and not text.endswith("\n"):
-                    break  # the driver was killed in the middle of writing this row
                 raise MpiguideError(
                     f"{path}:{lineno}: {len(fields)} fields where the column line has {len(raw.columns)}"
                 )

@@ -16,7 +16,6 @@ import platform
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -28,6 +27,8 @@ from mpiguide.errors import MpiguideError
 from mpiguide.jobs import Job, LaunchTemplate, get_job
 from mpiguide.paths import source_root
 
+META_KEYS = ("run_id", "job", "title", "stacks_order", "runs", "params", "measurement", "analysis", "launch",
+             "stacks", "host", "git")
 PENDING, OK, FAILED, INTERRUPTED = "pending", "ok", "failed", "interrupted"
 CALIBRATE, MEASURE = "calibrate", "measure"
 
@@ -126,6 +127,8 @@ class RunDir:
 
     @classmethod
     def create(cls, path: Path, meta: dict, launches: list[Launch]) -> RunDir:
+        if path.exists() and not path.is_dir():
+            raise MpiguideError(f"--output {path} is a file, not a directory; choose another --output")
         if (path / "meta.json").exists():
             raise MpiguideError(f"{path} already holds a run; continue it with: mpiguide run --resume {path}")
         if path.exists() and any(path.iterdir()):
@@ -146,6 +149,10 @@ class RunDir:
             raise MpiguideError(f"run directory {path} does not exist")
         rd = cls(path)
         rd.meta = _read_json(path / "meta.json")
+        missing = [k for k in META_KEYS if k not in rd.meta]
+        if missing:
+            raise MpiguideError(f"{path / 'meta.json'} is incomplete (no {', '.join(missing)}): not a run directory "
+                                "written by mpiguide, or damaged")
         data = _read_json(path / "launches.json")
         try:
             rd.launches = [Launch(**d) for d in data["launches"]]
@@ -169,9 +176,10 @@ def resolve_run(ref: str, results: Path = Path("results")) -> Path:
     p = Path(ref)
     if p.is_dir():
         return p
-    if (results / ref).is_dir():
+    if not p.is_absolute() and (results / ref).is_dir():
         return results / ref
-    raise MpiguideError(f"no run directory '{ref}' (looked for {p} and {results / ref})")
+    where = "" if p.is_absolute() else f" (nor {results / ref})"
+    raise MpiguideError(f"run directory {p} does not exist{where}")
 
 
 def _t1_for(rd: RunDir, target: Launch) -> float | None:
@@ -245,7 +253,7 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
         except subprocess.TimeoutExpired:
             _stop_process(proc)
             x.status, x.returncode = FAILED, None
-            x.message = f"killed after the {timeout:.0f} s launch timeout (see {log})"
+            x.message = f"killed after the {timeout:g} s launch timeout (see {log})"
             x.seconds = time.monotonic() - start
             return
         except BaseException:
@@ -280,6 +288,13 @@ def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: floa
     """Runs every launch that is not done yet; returns the ones that failed."""
     names = sorted({x.stack for x in rd.launches})
     stack_objs = {name: stackmod.get(name) for name in names}
+    for name, s in stack_objs.items():
+        recorded = rd.meta["stacks"].get(name, {})
+        if recorded and (recorded.get("library_version"), recorded.get("prefix")) != (s.library_version, s.prefix):
+            raise MpiguideError(
+                f"stack '{name}' is not the one this run started with ({recorded.get('prefix')}: "
+                f"{' '.join(str(recorded.get('library_version', '')).split()[:4])}); resuming would mix two MPI "
+                "libraries in one run: reinstall that version or start a new run")
     for s in stack_objs.values():
         build.ensure_built(s)
     spec = launch.LaunchSpec.from_dict(rd.meta["launch"])
@@ -307,14 +322,14 @@ def stack_meta(names: list[str]) -> dict:
 
 
 def new_meta(job: Job, params: dict, stack_names: list[str], runs: int, measurement: dict, analysis: dict,
-             spec: launch.LaunchSpec, run_id: str) -> dict:
+             spec: launch.LaunchSpec, run_id: str, command: list[str]) -> dict:
     return {
         "run_id": run_id,
         "job": job.name,
         "title": job.title,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "mpiguide_version": __version__,
-        "command": sys.argv,
+        "command": command,
         "stacks_order": stack_names,
         "runs": runs,
         "params": params,

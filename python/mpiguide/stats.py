@@ -5,7 +5,8 @@ and max of those medians (the error bars). A guideline `A ⪯ B` ("A is no slowe
 than B") is VIOLATED when A is slower by more than the tolerance and a one-sided
 Wilcoxon rank-sum (Mann-Whitney U) test says so at level alpha; PASS when A is
 within the tolerance; INCONCLUSIVE when A looks slower but the samples cannot
-show it (too few launches or too much noise).
+show it (too much noise), or when a side has fewer than 2 samples (no test is
+possible, whatever the ratio).
 """
 
 from __future__ import annotations

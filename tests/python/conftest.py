@@ -1,0 +1,197 @@
+"""Shared fixtures: the real MPICH stack and its build tree, a raw file written by
+the ping-pong driver, and one small finished run that read-only tests share.
+
+The MPICH stack must already be installed in the default MPIGUIDE_HOME; tests
+that install, add or remove stacks use a temporary MPIGUIDE_HOME instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+# Rich decides its width when a Console is created (COLUMNS) or when it prints;
+# the CLI's consoles are created at import, so keep them unpinned here.
+for _var in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+    os.environ.pop(_var, None)
+
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from mpiguide import build, launch, runner  # noqa: E402
+from mpiguide import stacks as stackmod  # noqa: E402
+from mpiguide.cli import main  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+MPIGUIDE_EXE = Path(sys.executable).parent / "mpiguide"
+REAL_HOME_ENV = {k: os.environ.get(k) for k in ("MPIGUIDE_HOME", "MPIGUIDE_BUILD", "XDG_DATA_HOME")}
+
+# The small shared run: 2 launches x 2 sizes x 3 variants x 100 repetitions (nrep rule).
+SMALL_RUNS, SMALL_SIZES, VARIANTS, RULE_NREP = 2, [4, 1024], ["send_recv", "sendrecv", "isend_irecv"], 100
+
+
+def norm(text: str) -> str:
+    """Whitespace-normalized text: Rich wraps long lines at the console width."""
+    return " ".join(text.split())
+
+
+@dataclass
+class CliResult:
+    rc: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        return norm(self.out + "\n" + self.err)
+
+
+def run_cli(argv: list[str]) -> CliResult:
+    """mpiguide.cli.main in-process with stdout and stderr captured (usable in session fixtures)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(argv)
+        except SystemExit as exc:  # argparse errors
+            rc = exc.code if isinstance(exc.code, int) else 1
+    return CliResult(rc, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(autouse=True)
+def _wide_console(monkeypatch):
+    """A wide console by default so tables are not truncated; tests about narrow output set their own."""
+    monkeypatch.setenv("COLUMNS", "250")
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture
+def temp_home(tmp_path, monkeypatch) -> Path:
+    """An empty MPIGUIDE_HOME and build root, so that stack tests never touch the real ones."""
+    home, builds = tmp_path / "home", tmp_path / "builds"
+    monkeypatch.setenv("MPIGUIDE_HOME", str(home))
+    monkeypatch.setenv("MPIGUIDE_BUILD", str(builds))
+    return home
+
+
+@pytest.fixture(scope="session")
+def mpich_stack() -> stackmod.Stack:
+    stack = stackmod.load("mpich")
+    if stack is None:
+        pytest.fail(f"the mpich stack is not installed in {stackmod.data_home()}; run: mpiguide stack install mpich")
+    stack.require_usable()
+    return stack
+
+
+@pytest.fixture(scope="session")
+def mpich_build(mpich_stack) -> Path:
+    """The MPICH build tree (configured once, incremental afterwards)."""
+    return build.ensure_built(mpich_stack)
+
+
+def run_driver(stack: stackmod.Stack, build_dir: Path, driver: str, args: list[str], nprocs: int = 2):
+    argv = launch.command(launch.LaunchSpec(), stack, nprocs, str(build_dir / driver), args)
+    return subprocess.run(argv, env=stack.env(), capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def pingpong_raw(mpich_stack, mpich_build, tmp_path_factory) -> Path:
+    """A raw file from `mpiexec -n 2 mg_pingpong --sizes 4,64 --nrep 3`."""
+    path = tmp_path_factory.mktemp("raw") / "pingpong.txt"
+    res = run_driver(mpich_stack, mpich_build, "mg_pingpong", ["--sizes", "4,64", "--nrep", "3", "--output", str(path)])
+    assert res.returncode == 0, res.stdout + res.stderr
+    return path
+
+
+@pytest.fixture(scope="session")
+def small_run(mpich_build, tmp_path_factory) -> tuple[Path, CliResult]:
+    """`mpiguide run pingpong --stacks mpich --runs 2 --sizes 4,1k`: do not modify (copy it first)."""
+    path = tmp_path_factory.mktemp("small") / "run"
+    res = run_cli(["run", "pingpong", "--stacks", "mpich", "--runs", str(SMALL_RUNS), "--sizes", "4,1k",
+                   "--output", str(path)])
+    assert res.rc == 0, res.text
+    return path, res
+
+
+@pytest.fixture
+def small_run_copy(small_run, tmp_path) -> Path:
+    dst = tmp_path / "run-copy"
+    shutil.copytree(small_run[0], dst)
+    return dst
+
+
+def read_launches(run_dir: Path) -> list[dict]:
+    return json.loads((run_dir / "launches.json").read_text())["launches"]
+
+
+def read_csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path)
+
+
+# ---------------------------------------------------------------- synthetic run directories
+
+def synthetic_meta(run_id: str = "synthetic-pingpong", runs: int = 5, sizes: list[int] | None = None,
+                   analysis: dict | None = None) -> dict:
+    """meta.json of a ping-pong run on an invented stack 'fake' (nothing here needs MPI)."""
+    sizes = sizes or [4, 64]
+    return {
+        "run_id": run_id, "job": "pingpong",
+        "title": "Ping-pong latency (MPI_Send/MPI_Recv between two processes)",
+        "created": "2026-01-01T00:00:00+0000", "mpiguide_version": "test", "command": ["test"],
+        "stacks_order": ["fake"], "runs": runs,
+        "params": {"sizes": sizes, "variants": list(VARIANTS), "datatype": "int"},
+        "measurement": {"sync": "barrier", "nrep": 5, "rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5,
+                        "nrep_min": 10, "nrep_max": 10000, "calib_max": 10.0},
+        "analysis": analysis or {"samples": "medians", "tolerance": 0.05, "alpha": 0.05},
+        "launch": launch.LaunchSpec().to_dict(),
+        "stacks": {"fake": {"name": "fake", "family": "mpich", "prefix": "/nonexistent", "source": "prefix",
+                            "library_version": "Fake MPI 1.0\nsecond line", "compiler": "cc 1.0", "extra": {}}},
+        "host": {"hostname": "testhost", "cpu_model": "Test CPU", "cores": 2, "os": "Linux", "python": "3"},
+        "git": {"commit": "0123456789abcdef", "dirty": False},
+    }
+
+
+def raw_text(rows: list[tuple[str, int, float]], nrep: int, end: str | None = "ok",
+             extra_header: str = "") -> str:
+    """A ping-pong raw file: `rows` are (variant, msize_bytes, time of every repetition)."""
+    lines = ["#@mpiguide_raw=1", "#@driver=pingpong", "#@library_version=Fake MPI 1.0 | second line",
+             "#@nprocs=2", "#@nrep_method=fixed", f"#@nrep={nrep}"]
+    if extra_header:
+        lines.append(extra_header)
+    lines.append("variant msize_bytes count rep time_s")
+    for variant, size, t in rows:
+        lines += [f"{variant} {size} {size // 4} {i} {t:.9e}" for i in range(nrep)]
+    if end:
+        lines.append(f"#@end={end}")
+    return "\n".join(lines) + "\n"
+
+
+def write_synthetic_run(path: Path, times, runs: int = 5, nrep: int = 5, sizes: list[int] | None = None) -> Path:
+    """A finished run directory whose raw files hold constant times: times(variant, size, launch) -> seconds."""
+    sizes = sizes or [4, 64]
+    meta = synthetic_meta(runs=runs, sizes=sizes)
+    meta["measurement"]["nrep"] = nrep
+    job = runner.get_job("pingpong")
+    launches = runner.plan(job, meta["params"], ["fake"], runs, meta["measurement"])
+    path.mkdir(parents=True)
+    for x in launches:
+        rows = [(v, s, times(v, s, x.run_index)) for s in sizes for v in VARIANTS]
+        raw = path / x.raw
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text(raw_text(rows, nrep))
+        x.status, x.returncode, x.attempts, x.seconds = runner.OK, 0, 1, 0.1
+    (path / "meta.json").write_text(json.dumps(meta, indent=2))
+    rd = runner.RunDir(path)
+    rd.meta, rd.launches = meta, launches
+    rd.save()
+    return path

@@ -1,0 +1,246 @@
+"""Launchers: launch.command on constructed stacks, and `run --dry-run` with the real MPICH stack."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import read_launches
+from mpiguide import build, launch
+from mpiguide.errors import MpiguideError
+from mpiguide.stacks import Stack
+
+PROG = "/opt/build/mg_pingpong"
+
+
+def ompi(prefix: str = "/opt/ompi") -> Stack:
+    return Stack(name="ompi", family="openmpi", prefix=prefix, source="prefix")
+
+
+def mpich_like(prefix: str = "/opt/mpich") -> Stack:
+    return Stack(name="m", family="mpich", prefix=prefix, source="prefix")
+
+
+# ---------------------------------------------------------------- launch.command
+
+def test_local_command_mpich():
+    argv = launch.command(launch.LaunchSpec(), mpich_like(), 2, PROG, ["--sizes", "4"])
+    assert argv == ["/opt/mpich/bin/mpiexec", "-n", "2", PROG, "--sizes", "4"]
+
+
+def test_openmpi_hostfile_flags():
+    spec = launch.LaunchSpec(launcher="hostfile", nodes=1, ppn=2, hostfile="hf")
+    argv = launch.command(spec, ompi(), 2, PROG, ["--x"])
+    assert argv == ["/opt/ompi/bin/mpiexec", "--hostfile", "hf", "--map-by", "ppr:2:node", "-n", "2", PROG, "--x"]
+
+
+def test_mpich_hostfile_flags():
+    spec = launch.LaunchSpec(launcher="hostfile", nodes=2, ppn=1, hostfile="hosts.txt")
+    argv = launch.command(spec, mpich_like(), 2, PROG, [])
+    assert argv == ["/opt/mpich/bin/mpiexec", "-f", "hosts.txt", "-ppn", "1", "-n", "2", PROG]
+
+
+def test_hostfile_without_layout_puts_all_processes_on_one_node():
+    spec = launch.LaunchSpec(launcher="hostfile", hostfile="hf")
+    assert launch.command(spec, mpich_like(), 4, PROG, [])[1:5] == ["-f", "hf", "-ppn", "4"]
+
+
+def test_openmpi_oversubscribes_only_beyond_the_core_count(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert launch.command(launch.LaunchSpec(), ompi(), 2, PROG, []) == [
+        "/opt/ompi/bin/mpiexec", "--oversubscribe", "-n", "2", PROG]
+    assert "--oversubscribe" not in launch.command(launch.LaunchSpec(), ompi(), 1, PROG, [])
+    assert "--oversubscribe" not in launch.command(launch.LaunchSpec(), mpich_like(), 2, PROG, [])
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert "--oversubscribe" not in launch.command(launch.LaunchSpec(), ompi(), 2, PROG, [])
+
+
+def test_openmpi_root_environment(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    add = ompi().env_additions()
+    assert add["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
+    assert add["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    add = ompi().env_additions()
+    assert "OMPI_ALLOW_RUN_AS_ROOT" not in add and "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM" not in add
+    assert mpich_like().env_additions() == {}
+
+
+def test_stack_env_paths(tmp_path):
+    prefix = tmp_path / "impi"
+    (prefix / "lib").mkdir(parents=True)
+    st = Stack(name="i", family="impi", prefix=str(prefix), source="prefix")
+    env = st.env()
+    assert env["PATH"].split(os.pathsep)[0] == str(prefix / "bin")
+    assert env["LD_LIBRARY_PATH"].split(os.pathsep)[0] == str(prefix / "lib")
+    assert env["I_MPI_ROOT"] == str(prefix)
+    # No lib folder: LD_LIBRARY_PATH is left alone.
+    st2 = mpich_like(str(tmp_path / "nolib"))
+    assert st2.env().get("LD_LIBRARY_PATH") == os.environ.get("LD_LIBRARY_PATH")
+
+
+def test_describe_is_a_shell_line_with_the_environment(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    argv = ["/opt/ompi/bin/mpiexec", "-n", "2", PROG, "--output", "/r/a b.txt"]
+    assert launch.describe(argv, ompi()) == (
+        "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0 "
+        "PATH=/opt/ompi/bin:\"$PATH\" /opt/ompi/bin/mpiexec -n 2 /opt/build/mg_pingpong --output '/r/a b.txt'")
+
+
+def test_srun_command():
+    spec = launch.LaunchSpec(launcher="srun", nodes=2, ppn=1)
+    assert launch.command(spec, mpich_like(), 2, PROG, ["--a"]) == [
+        "srun", "-N", "2", "--ntasks-per-node", "1", "-n", "2", PROG, "--a"]
+
+
+def test_template_fields_and_quoting():
+    spec = launch.LaunchSpec(launcher="template", nodes=2, ppn=1, hostfile="my hosts",
+                             template="{mpiexec} -np {np} -N {nodes} -ppn {ppn} -f {hostfile} {prog} {args}")
+    argv = launch.command(spec, mpich_like("/opt/my mpi"), 2, "/b d/prog", ["--output", "/r s/x.txt"])
+    assert argv == ["/opt/my mpi/bin/mpiexec", "-np", "2", "-N", "2", "-ppn", "1", "-f", "my hosts", "/b d/prog",
+                    "--output", "/r s/x.txt"]
+
+
+@pytest.mark.parametrize(("spec", "nprocs", "message"), [
+    (launch.LaunchSpec(nodes=3, ppn=1), 2, "layout 3x1 gives 3 processes, but this measurement needs 2"),
+    (launch.LaunchSpec(nodes=2, ppn=1), 2,
+     "the local launcher runs on this node only, but the layout asks for 2 nodes"),
+    (launch.LaunchSpec(launcher="hostfile"), 2, "--launcher hostfile needs --hostfile FILE"),
+    (launch.LaunchSpec(launcher="template"), 2, "--launcher template needs --launcher-template 'TEMPLATE'"),
+    (launch.LaunchSpec(launcher="ssh"), 2, "unknown launcher 'ssh': choose one of local, hostfile, srun, template"),
+    (launch.LaunchSpec(launcher="template", template="{mpiexec} {0} {prog}"), 2, "bad --launcher-template"),
+])
+def test_validate_messages(spec, nprocs, message):
+    with pytest.raises(MpiguideError) as exc:
+        spec.validate(nprocs)
+    assert message in str(exc.value)
+
+
+@pytest.mark.parametrize(("text", "expected"), [("2x1", (2, 1)), ("1X16", (1, 16)), ("32x1", (32, 1))])
+def test_parse_layout(text, expected):
+    assert launch.parse_layout(text) == expected
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("2by1", "bad --layout '2by1': expected NODESxPPN"),
+    ("2x", "bad --layout '2x': expected NODESxPPN"),
+    ("1x2x3", "bad --layout '1x2x3': expected NODESxPPN"),
+    ("0x2", "bad --layout '0x2': nodes and processes per node must be at least 1"),
+])
+def test_parse_layout_errors(text, message):
+    with pytest.raises(MpiguideError, match=message.replace("(", r"\(")):
+        launch.parse_layout(text)
+
+
+def test_launch_spec_round_trip():
+    spec = launch.LaunchSpec(launcher="hostfile", nodes=2, ppn=4, hostfile="hf", template=None)
+    assert launch.LaunchSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+
+
+# ---------------------------------------------------------------- run --dry-run with the real stack
+
+def dry(cli, tmp_path, *extra: str, runs: str = "2"):
+    out = tmp_path / "dry-run-out"
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", runs, "--sizes", "4", "--output", str(out),
+               "--dry-run", *extra])
+    return res, out, [line for line in res.out.splitlines() if line.strip()]
+
+
+def test_dry_run_local(cli, tmp_path, mpich_stack):
+    res, out, lines = dry(cli, tmp_path)
+    assert res.rc == 0, res.text
+    assert "dry run: 2 launch(es); nothing is built or run" in res.text
+    assert len(lines) == 2
+    exe = build.build_dir(mpich_stack) / "mg_pingpong"
+    for i, line in enumerate(lines):
+        assert line == (f"env PATH={mpich_stack.bin}:\"$PATH\" {mpich_stack.mpiexec} -n 2 {exe} --sizes 4 "
+                        "--variants send_recv,sendrecv,isend_irecv --datatype int --sync barrier --nrep rule "
+                        f"--output {out}/raw/mpich/mpich-pp-r{i}.txt")
+    assert not out.exists()
+
+
+def test_dry_run_srun_layout(cli, tmp_path, mpich_stack):
+    res, _, lines = dry(cli, tmp_path, "--launcher", "srun", "--layout", "2x1")
+    assert res.rc == 0, res.text
+    exe = build.build_dir(mpich_stack) / "mg_pingpong"
+    assert all(f"\"$PATH\" srun -N 2 --ntasks-per-node 1 -n 2 {exe} --sizes 4 " in line for line in lines)
+    assert len(lines) == 2
+
+
+def test_dry_run_hostfile_mpich(cli, tmp_path, mpich_stack):
+    res, _, lines = dry(cli, tmp_path, "--launcher", "hostfile", "--hostfile", "hf", "--layout", "1x2")
+    assert res.rc == 0, res.text
+    assert all(f" {mpich_stack.mpiexec} -f hf -ppn 2 -n 2 " in line for line in lines)
+
+
+def test_dry_run_custom_template(cli, tmp_path, mpich_stack):
+    res, out, lines = dry(cli, tmp_path, "--launcher-template", "{mpiexec} -np {np} --host-count {nodes} {prog} {args}",
+                          runs="1")
+    assert res.rc == 0, res.text
+    exe = build.build_dir(mpich_stack) / "mg_pingpong"
+    assert len(lines) == 1
+    assert f" {mpich_stack.mpiexec} -np 2 --host-count 1 {exe} --sizes 4 " in lines[0]
+    assert lines[0].endswith(f"--output {out}/raw/mpich/mpich-pp-r0.txt")
+
+
+def test_dry_run_estimate_shows_both_phases(cli, tmp_path):
+    res, _, lines = dry(cli, tmp_path, "--nrep", "estimate")
+    assert res.rc == 0, res.text
+    assert len(lines) == 4
+    assert all("--nrep estimate" in line for line in lines)
+    assert ["--calibrate-only" in line for line in lines] == [True, True, False, False]
+    assert ["--t1 '<max t_nrep1 of the calibration launches>'" in line for line in lines] == [False, False, True,
+                                                                                                True]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--layout", "3x1"], "layout 3x1 gives 3 processes, but this measurement needs 2"),
+    (["--layout", "2x1"], "the local launcher runs on this node only, but the layout asks for 2 nodes; "
+                          "use --launcher srun"),
+    (["--launcher", "hostfile"], "--launcher hostfile needs --hostfile FILE"),
+    (["--layout", "two"], "bad --layout 'two': expected NODESxPPN"),
+    (["--launcher-template", "{mpiexec} -n {nprocs} {prog}"],
+     "bad --launcher-template '{mpiexec} -n {nprocs} {prog}': KeyError('nprocs'); fields are {mpiexec}, {np}, "
+     "{nodes}, {ppn}, {hostfile}, {prog}, {args}"),
+])
+def test_dry_run_launcher_errors(cli, tmp_path, extra, message):
+    res, out, lines = dry(cli, tmp_path, *extra)
+    assert res.rc == 2
+    assert f"mpiguide: error: {message}" in res.text
+    assert lines == []
+    assert not out.exists()
+
+
+def test_dry_run_unknown_stack(cli, tmp_path):
+    res = cli(["run", "pingpong", "--stacks", "nosuch", "--dry-run", "--output", str(tmp_path / "o")])
+    assert res.rc == 2
+    assert "unknown stack 'nosuch'" in res.text
+
+
+def test_dry_run_does_not_install_the_default_stack(cli, tmp_path, temp_home):
+    res, _, lines = dry(cli, tmp_path, runs="1")
+    assert res.rc == 0, res.text
+    assert len(lines) == 1
+    assert f"{temp_home}/stacks/mpich/prefix/bin/mpiexec -n 2 " in lines[0]
+    assert not (temp_home / "stacks").exists()
+
+
+def test_dry_run_resume_prints_only_what_is_missing(cli, small_run_copy):
+    data = json.loads((small_run_copy / "launches.json").read_text())
+    data["launches"][1]["status"] = "failed"
+    (small_run_copy / "launches.json").write_text(json.dumps(data))
+    res = cli(["run", "--resume", str(small_run_copy), "--dry-run"])
+    assert res.rc == 0, res.text
+    lines = [line for line in res.out.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert lines[0].endswith(f"--output {small_run_copy}/raw/mpich/mpich-pp-r1.txt")
+    assert [x["status"] for x in read_launches(small_run_copy)] == ["ok", "failed"]  # nothing ran
+
+
+def test_dry_run_prints_brackets_verbatim(cli, tmp_path):
+    res, _, lines = dry(cli, tmp_path, "--launcher-template", "srun --constraint=[ib|opa] -n {np} {prog} {args}",
+                        runs="1")
+    assert res.rc == 0, res.text
+    assert " srun '--constraint=[ib|opa]' -n 2 " in lines[0]

@@ -1,0 +1,155 @@
+"""Planning launches, the ctest mpiexec wrapper, `mpiguide build`, small report helpers, and gaps in
+input validation, quoting and resume checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+
+import pandas as pd
+import pytest
+
+from conftest import read_launches, synthetic_meta
+from mpiguide import build, launch, report, runner
+from mpiguide.jobs import get_job
+from mpiguide.stacks import Stack
+
+RULE = {"sync": "barrier", "nrep": "rule", "rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5,
+        "nrep_min": 10, "nrep_max": 10000, "calib_max": 10.0}
+PARAMS = {"sizes": [4, 1024], "variants": ["send_recv", "sendrecv"], "datatype": "int"}
+
+
+def test_plan_interleaves_stacks_by_launch_index():
+    launches = runner.plan(get_job("pingpong"), PARAMS, ["a", "b"], 2, RULE)
+    assert [x.id for x in launches] == ["a-pp-r0", "b-pp-r0", "a-pp-r1", "b-pp-r1"]
+    assert [x.run_index for x in launches] == [0, 0, 1, 1]
+    assert [x.raw for x in launches] == ["raw/a/a-pp-r0.txt", "raw/b/b-pp-r0.txt", "raw/a/a-pp-r1.txt",
+                                         "raw/b/b-pp-r1.txt"]
+    assert all(x.phase == runner.MEASURE and x.status == runner.PENDING and x.attempts == 0 for x in launches)
+    assert launches[0].args == ["--sizes", "4,1024", "--variants", "send_recv,sendrecv", "--datatype", "int",
+                                "--sync", "barrier", "--nrep", "rule"]
+    assert (launches[0].driver, launches[0].nprocs) == ("mg_pingpong", 2)
+
+
+def test_plan_estimate_calibrates_first():
+    m = {**RULE, "nrep": "estimate", "sync": "dissem"}
+    launches = runner.plan(get_job("pingpong"), PARAMS, ["a"], 2, m)
+    assert [(x.id, x.phase) for x in launches] == [("a-pp-cal0", "calibrate"), ("a-pp-cal1", "calibrate"),
+                                                   ("a-pp-r0", "measure"), ("a-pp-r1", "measure")]
+    common = ["--sync", "dissem", "--nrep", "estimate", "--rse-calib", "0.01", "--rse-batch", "0.05", "--b1", "5",
+              "--b2", "5", "--nrep-min", "10", "--nrep-max", "10000", "--calib-max", "10.0"]
+    assert launches[0].args[6:] == [*common, "--calibrate-only"]
+    assert launches[2].args[6:] == common
+
+
+def test_fixed_nrep_is_passed_to_the_driver():
+    assert runner.measurement_args({**RULE, "nrep": 250}) == ["--sync", "barrier", "--nrep", "250"]
+
+
+@pytest.mark.parametrize(("size", "text"), [(4, "4 B"), (1000, "1000 B"), (1024, "1 KiB"), (1536, "1536 B"),
+                                            (65536, "64 KiB"), (1048576, "1 MiB"), (3 << 20, "3 MiB")])
+def test_fmt_size(size, text):
+    assert report.fmt_size(size) == text
+
+
+def test_mpiexec_wrapper_for_openmpi(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    stack = Stack(name="o", family="openmpi", prefix="/opt/open mpi", source="prefix")
+    path = tmp_path / "w" / "mg-mpiexec"
+    build.write_mpiexec_wrapper(stack, path)
+    assert os.access(path, os.X_OK)
+    lines = path.read_text().splitlines()
+    assert lines[0] == "#!/bin/sh"
+    assert "export OMPI_ALLOW_RUN_AS_ROOT=1" in lines
+    assert "export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" in lines
+    assert "export PATH='/opt/open mpi/bin':\"$PATH\"" in lines
+    assert lines[-1] == "exec '/opt/open mpi/bin/mpiexec' --oversubscribe \"$@\""
+
+
+def test_build_command_and_its_wrapper(cli, mpich_stack, mpich_build):
+    res = cli(["build", "--stacks", "mpich"])
+    assert res.rc == 0, res.text
+    assert f"built {mpich_build} with {mpich_stack.mpicc}" in res.text
+    assert os.access(mpich_build / "mg_pingpong", os.X_OK)
+    # The wrapper ctest uses runs MPI programs with the stack's mpiexec.
+    res = subprocess.run([str(mpich_build / "mg-mpiexec"), "-n", "2", str(mpich_build / "mg_pingpong"),
+                          "--sizes", "4,1000", "--check-only"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "pingpong: 6 of 6 configurations passed the data check" in res.stderr
+
+
+# ---------------------------------------------------------------- input checks and output formats
+
+@pytest.mark.parametrize("extra", [["--nrep", "estimate", "--b1", "1"], ["--nrep", "estimate", "--rse-calib", "2"],
+                                   ["--timeout", "0"]])
+def test_run_validates_measurement_options(cli, tmp_path, extra):
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--dry-run", "--output", str(tmp_path / "o"),
+               *extra])
+    assert res.rc == 2
+    assert extra[-2] in res.text
+
+
+def test_timeout_message_keeps_fractional_seconds(mpich_build, tmp_path, cli):
+    run = tmp_path / "run"
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--timeout", "0.5",
+               "--launcher-template", "sh -c 'exec sleep 600' {prog}", "--output", str(run)])
+    assert res.rc == 1
+    assert read_launches(run)[0]["message"].startswith("killed after the 0.5 s launch timeout")
+
+
+def test_stack_env_output_is_valid_shell(temp_home, cli, tmp_path):
+    prefix = tmp_path / "my mpi"
+    (prefix / "bin").mkdir(parents=True)
+    for tool in ("mpicc", "mpiexec"):
+        (prefix / "bin" / tool).write_text("")
+    entry = temp_home / "stacks" / "spaced" / "stack.json"
+    entry.parent.mkdir(parents=True)
+    entry.write_text(json.dumps({"name": "spaced", "family": "impi", "prefix": str(prefix), "source": "prefix"}))
+    res = cli(["stack", "env", "spaced"])
+    assert res.rc == 0
+    sh = subprocess.run(["sh", "-c", res.out + '\nprintf "%s\\n%s" "$I_MPI_ROOT" "$PATH"'], capture_output=True,
+                        text=True)
+    assert sh.returncode == 0, sh.stderr
+    root, path = sh.stdout.split("\n", 1)
+    assert root == str(prefix)
+    assert path.split(":")[0] == str(prefix / "bin")
+
+
+def test_describe_line_runs_in_a_shell():
+    stack = Stack(name="m", family="mpich", prefix="/opt/my mpi", source="prefix")
+    line = launch.describe(["printenv", "PATH"], stack)
+    sh = subprocess.run(["sh", "-c", line], capture_output=True, text=True)
+    assert sh.returncode == 0, sh.stderr
+    assert sh.stdout.split(":")[0] == "/opt/my mpi/bin"
+    assert shlex.split(line)[-2:] == ["printenv", "PATH"]
+
+
+def test_tables_of_a_run_without_results_have_headers(tmp_path, cli):
+    path = tmp_path / "failed-run"
+    path.mkdir()
+    meta = synthetic_meta(runs=1)
+    launches = runner.plan(get_job("pingpong"), meta["params"], ["fake"], 1, meta["measurement"])
+    launches[0].status, launches[0].message = runner.FAILED, "exit code 7"
+    (path / "meta.json").write_text(json.dumps(meta))
+    rd = runner.RunDir(path)
+    rd.meta, rd.launches = meta, launches
+    rd.save()
+    res = cli(["analyze", str(path)])
+    assert res.rc == 0, res.text
+    assert "0 ok, 1 not ok" in (path / "report.html").read_text()
+    m = pd.read_csv(path / "measurements.csv")
+    assert len(m) == 0
+    assert {"stack", "launch_id", "rep", "time_s"} <= set(m.columns)
+
+
+def test_resume_notices_a_changed_library_version(small_run_copy, cli):
+    meta = json.loads((small_run_copy / "meta.json").read_text())
+    meta["stacks"]["mpich"]["library_version"] = "MPICH Version:      0.0.1\nMPICH Release date: long ago"
+    (small_run_copy / "meta.json").write_text(json.dumps(meta))
+    data = json.loads((small_run_copy / "launches.json").read_text())
+    data["launches"][1]["status"] = "failed"
+    (small_run_copy / "launches.json").write_text(json.dumps(data))
+    res = cli(["run", "--resume", str(small_run_copy)])
+    assert "0.0.1" in res.text  # a warning or an error naming the recorded version

@@ -1,0 +1,239 @@
+"""Stacks: install / list / add / env / remove in a temporary MPIGUIDE_HOME, broken and unknown stacks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from mpiguide import stacks as stackmod
+
+
+def stack_line(output: str, name: str) -> str:
+    lines = [line for line in output.splitlines() if line.split()[:1] == [name]]
+    assert len(lines) == 1, output
+    return lines[0]
+
+
+def write_entry(home, name: str, prefix, source: str = "prefix", family: str = "mpich",
+                version: str = "MPICH Version: 9.9\nsecond line"):
+    entry = home / "stacks" / name / "stack.json"
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    entry.write_text(json.dumps({"name": name, "family": family, "prefix": str(prefix), "source": source,
+                                 "library_version": version, "compiler": "cc", "extra": {}}))
+    return entry
+
+
+def fake_prefix(path, mpicc: str = "#!/bin/sh\nexit 0\n", mpiexec: str = "#!/bin/sh\nexit 0\n"):
+    (path / "bin").mkdir(parents=True)
+    for tool, text in (("mpicc", mpicc), ("mpiexec", mpiexec)):
+        (path / "bin" / tool).write_text(text)
+        (path / "bin" / tool).chmod(0o755)
+    return path
+
+
+def test_install_list_add_env_remove(temp_home, cli):
+    res = cli(["stack", "install", "mpich"])
+    assert res.rc == 0, res.text
+    prefix = temp_home / "stacks" / "mpich" / "prefix"
+    assert "installed stack 'mpich' (pip:mpich==" in res.text
+    assert "MPICH Version:" in res.text
+    assert (prefix / "bin" / "mpiexec").is_file() and (prefix / "bin" / "mpicc").is_file()
+    entry = json.loads((temp_home / "stacks" / "mpich" / "stack.json").read_text())
+    assert entry["family"] == "mpich"
+    assert entry["prefix"] == str(prefix)
+    assert entry["source"].startswith("pip:mpich==") and entry["source"] != "pip:mpich==?"
+    assert entry["library_version"].startswith("MPICH Version:")
+    assert entry["compiler"] and entry["compiler"] != "?"
+
+    res = cli(["stack", "install", "mpich"])
+    assert res.rc == 2
+    assert "stack 'mpich' is already installed; remove it first: mpiguide stack remove mpich" in res.text
+    res = cli(["stack", "install", "mpich", "--if-missing"])
+    assert res.rc == 0
+    assert "stack 'mpich' is installed: MPICH Version:" in res.text
+
+    res = cli(["stack", "list"])
+    assert res.rc == 0
+    line = stack_line(res.out, "mpich")
+    assert "(default)" in line and " ok " in line
+    assert "MPICH Version:" in line
+    assert entry["source"] in line and str(prefix) in line
+    res = cli(["stack", "list", "-v"])
+    assert entry["library_version"].splitlines()[1] in res.out  # the full version string
+
+    res = cli(["stack", "add", "copy", "--prefix", str(prefix)])
+    assert res.rc == 0, res.text
+    assert f"added stack 'copy' (mpich, {prefix.resolve()}): MPICH Version:" in res.text
+    copy = stackmod.load("copy")
+    assert (copy.family, copy.source, copy.prefix, copy.managed) == ("mpich", "prefix", str(prefix.resolve()), False)
+    assert copy.library_version == entry["library_version"]
+    res = cli(["stack", "add", "copy", "--prefix", str(prefix)])
+    assert res.rc == 2
+    assert "stack 'copy' exists already; pick another name or pass --force to replace it" in res.text
+
+    res = cli(["stack", "env", "copy"])
+    assert res.rc == 0
+    assert res.out.splitlines() == [f"export PATH={prefix.resolve()}/bin:\"$PATH\""]
+
+    res = cli(["stack", "list"])
+    assert stack_line(res.out, "copy").split()[:3] == ["copy", "mpich", "ok"]
+
+    res = cli(["stack", "remove", "copy"])
+    assert res.rc == 0
+    assert f"removed stack 'copy' (left {prefix.resolve()} untouched)" in res.text
+    assert (prefix / "bin" / "mpiexec").is_file()
+    assert not (temp_home / "stacks" / "copy").exists()
+    assert stackmod.load("mpich") is not None
+
+    res = cli(["stack", "remove", "mpich"])
+    assert res.rc == 0
+    assert "removed stack 'mpich' (removed its files)" in res.text
+    assert not (temp_home / "stacks" / "mpich").exists()
+
+    res = cli(["stack", "list"])
+    assert res.rc == 0
+    assert "no stacks yet" in res.text
+    res = cli(["stack", "remove", "mpich"])
+    assert res.rc == 2
+    assert "unknown stack 'mpich' (no stacks are installed yet); install it with: mpiguide stack install mpich" \
+        in res.text
+
+
+def test_broken_added_stack(temp_home, cli, tmp_path, mpich_stack):
+    fake = tmp_path / "fake-prefix"
+    shutil.copytree(mpich_stack.prefix, fake, symlinks=True)
+    res = cli(["stack", "add", "fake", "--prefix", str(fake)])
+    assert res.rc == 0, res.text
+    assert stackmod.load("fake").family == "mpich"
+    (fake / "bin" / "mpiexec").unlink()
+
+    expected = (f"mpiguide: error: stack 'fake' is broken: {fake}/bin/mpiexec is missing; check the installation, "
+                "or re-add it: mpiguide stack add fake --prefix DIR --force")
+    res = cli(["build", "--stacks", "fake"])
+    assert res.rc == 2
+    assert expected in res.text
+    out = tmp_path / "run"
+    res = cli(["run", "pingpong", "--stacks", "fake", "--runs", "1", "--sizes", "4", "--output", str(out)])
+    assert res.rc == 2
+    assert expected in res.text
+    assert not out.exists()
+    res = cli(["stack", "list"])
+    assert res.rc == 0
+    assert f"broken: {fake}/bin/mpiexec is missing" in stack_line(res.out, "fake")
+
+
+def test_broken_installed_stack_says_reinstall(temp_home, cli, tmp_path):
+    write_entry(temp_home, "mpich", tmp_path / "gone", source="pip:mpich==5.0.2")
+    for argv in (["build"], ["run", "pingpong", "--runs", "1", "--output", str(tmp_path / "run")]):
+        res = cli(argv)
+        assert res.rc == 2
+        assert (f"stack 'mpich' is broken: {tmp_path}/gone/bin/mpicc is missing; reinstall it: "
+                "mpiguide stack remove mpich && mpiguide stack install mpich") in res.text
+    assert not (tmp_path / "run").exists()
+
+
+def test_unknown_stack(temp_home, cli, tmp_path):
+    res = cli(["run", "pingpong", "--stacks", "nosuch", "--output", str(tmp_path / "run")])
+    assert res.rc == 2
+    assert ("mpiguide: error: unknown stack 'nosuch' (no stacks are installed yet); install one of mpich, openmpi, "
+            "impi with 'mpiguide stack install NAME', or add an existing MPI with "
+            "'mpiguide stack add nosuch --prefix DIR'") in res.text
+    assert not (tmp_path / "run").exists()
+    res = cli(["run", "pingpong", "--stacks", "openmpi", "--output", str(tmp_path / "run")])
+    assert res.rc == 2
+    assert "unknown stack 'openmpi' (no stacks are installed yet); install it with: mpiguide stack install openmpi" \
+        in res.text
+
+
+def test_unknown_stack_lists_the_installed_ones(cli, tmp_path, mpich_stack):
+    res = cli(["run", "pingpong", "--stacks", "mpich,nosuch", "--output", str(tmp_path / "run")])
+    assert res.rc == 2
+    assert "unknown stack 'nosuch' (installed stacks: " in res.text
+    installed = res.text.split("installed stacks: ", 1)[1].split(")", 1)[0].split(", ")
+    assert "mpich" in installed
+    assert "'mpiguide stack add nosuch --prefix DIR'" in res.text
+
+
+def test_install_without_known_package(temp_home, cli):
+    res = cli(["stack", "install", "foo"])
+    assert res.rc == 2
+    assert ("don't know which package installs stack 'foo': installable are mpich, openmpi, impi; use --package PKG "
+            "for another name, or 'mpiguide stack add foo --prefix DIR' for an MPI that is already installed") \
+        in res.text
+    assert not (temp_home / "stacks").exists()
+
+
+def test_install_invalid_name(temp_home, cli):
+    res = cli(["stack", "install", "../evil", "--package", "mpich"])
+    assert res.rc == 2
+    assert "invalid stack name '../evil'" in res.text
+
+
+def test_install_failing_pip_cleans_up(temp_home, cli):
+    res = cli(["stack", "install", "x", "--package", "not a requirement!!"])
+    assert res.rc == 2
+    assert "pip could not install not a requirement!! for stack 'x'" in res.text
+    assert not (temp_home / "stacks" / "x").exists()
+
+
+def test_add_nonexistent_prefix(temp_home, cli):
+    res = cli(["stack", "add", "x", "--prefix", "/nonexistent"])
+    assert res.rc == 2
+    assert ("/nonexistent does not look like an MPI installation: bin/mpicc and bin/mpiexec are needed") in res.text
+    assert stackmod.load("x") is None
+
+
+def test_add_prefix_whose_compiler_fails(temp_home, cli, tmp_path):
+    prefix = fake_prefix(tmp_path / "bad", mpicc="#!/bin/sh\necho 'fatal: no C compiler here' >&2\nexit 1\n")
+    res = cli(["stack", "add", "bad", "--prefix", str(prefix)])
+    assert res.rc == 2
+    assert f"stack 'bad': {prefix}/bin/mpicc cannot compile an MPI program: fatal: no C compiler here" in res.text
+    assert stackmod.load("bad") is None
+
+
+def test_add_unknown_family_is_rejected_by_the_parser(temp_home, cli, tmp_path):
+    res = cli(["stack", "add", "x", "--prefix", str(fake_prefix(tmp_path / "p")), "--family", "lam"])
+    assert res.rc == 2
+    assert "invalid choice: 'lam'" in res.err
+
+
+def test_unreadable_registry_entry(temp_home, cli):
+    entry = temp_home / "stacks" / "junk" / "stack.json"
+    entry.parent.mkdir(parents=True)
+    entry.write_text("{not json")
+    res = cli(["stack", "list"])
+    assert res.rc == 2
+    assert f"stack registry entry {entry} is unreadable" in res.text
+    assert "remove that folder" in res.text
+
+
+@pytest.mark.parametrize(("tools", "family"), [
+    (["ompi_info"], "openmpi"), (["prterun"], "openmpi"), (["impi_info"], "impi"), (["mpiicc"], "impi"),
+    (["mpichversion"], "mpich"), ([], "other"),
+])
+def test_detect_family(tmp_path, tools, family):
+    (tmp_path / "bin").mkdir()
+    for t in tools:
+        (tmp_path / "bin" / t).write_text("")
+    assert stackmod.detect_family(tmp_path) == family
+
+
+def test_stack_env_prints_the_environment(temp_home, cli, tmp_path):
+    prefix = fake_prefix(tmp_path / "ompi")
+    write_entry(temp_home, "ompi", prefix, family="openmpi")
+    res = cli(["stack", "env", "ompi"])
+    assert res.rc == 0
+    lines = res.out.splitlines()
+    assert lines[-1] == f"export PATH={prefix}/bin:\"$PATH\""
+    assert "export OMPI_MCA_btl_base_warn_component_unused=0" in lines
+
+
+def test_stack_env_lines_are_never_wrapped(temp_home, cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    prefix = fake_prefix(tmp_path / ("a-rather-long-folder-name-" * 3) / "mpi")
+    write_entry(temp_home, "long", prefix)
+    res = cli(["stack", "env", "long"])
+    assert res.rc == 0
+    assert res.out.splitlines() == [f"export PATH={prefix}/bin:\"$PATH\""]
