@@ -37,7 +37,7 @@ def _run_step(cmd: list[str], env: dict[str, str], what: str, stack: Stack) -> N
         raise MpiguideError(f"{what} failed for stack '{stack.name}' ({shlex.join(cmd)}):\n{tail}")
 
 
-def ensure_built(stack: Stack, sanitize: bool = False, verbose: bool = False) -> Path:
+def ensure_built(stack: Stack, sanitize: bool = False) -> Path:
     """Configures (first time) and builds the stack's tree; incremental afterwards."""
     stack.require_usable()
     out = build_dir(stack, sanitize)
@@ -53,8 +53,6 @@ def ensure_built(stack: Stack, sanitize: bool = False, verbose: bool = False) ->
         )
     jobs = str(max(1, os.cpu_count() or 1))
     _run_step(["cmake", "--build", str(out), "-j", jobs], env, "building the C code", stack)
-    if verbose:
-        print(f"built {out}")
     return out
 
 

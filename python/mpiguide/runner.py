@@ -24,7 +24,7 @@ from pathlib import Path
 from mpiguide import __version__, build, launch, rawfile
 from mpiguide import stacks as stackmod
 from mpiguide.errors import MpiguideError
-from mpiguide.jobs import Job, LaunchTemplate, get_job
+from mpiguide.jobs import Job, get_job
 from mpiguide.paths import source_root
 
 META_KEYS = ("run_id", "job", "title", "stacks_order", "runs", "params", "measurement", "analysis", "launch",
@@ -345,6 +345,3 @@ def new_meta(job: Job, params: dict, stack_names: list[str], runs: int, measurem
 def new_run_id(job: str) -> str:
     return time.strftime("%Y%m%d-%H%M%S") + f"-{job}"
 
-
-def launch_templates(job: Job, params: dict) -> dict[str, LaunchTemplate]:
-    return {t.key: t for t in job.launches(params)}

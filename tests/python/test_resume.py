@@ -59,17 +59,26 @@ NREP = 3000
 ROWS_PER_LAUNCH = 2 * 3 * NREP  # sizes 4 and 1m, three variants
 
 
+def signal_and_wait(proc, sig) -> tuple[str, str]:
+    """Sends sig to the running mpiguide and collects its output; never leaves it running."""
+    try:
+        proc.send_signal(sig)
+        return proc.communicate(timeout=POLL_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def test_sigint_keeps_finished_launches_and_resume_completes(mpich_build, tmp_path, cli):
     run = tmp_path / "run"
     proc = start_mpiguide(["run", "pingpong", "--stacks", "mpich", "--runs", "4", "--sizes", "4,1m",
                            "--nrep", str(NREP), "--output", str(run)], tmp_path)
     try:
         running = wait_for(lambda: first_running(run), proc, "a finished launch and a started one")
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=POLL_LIMIT_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    except BaseException:
+        proc.kill()
+        raise
+    out, err = signal_and_wait(proc, signal.SIGINT)
     assert proc.returncode == 130, out + err
     assert "interrupted" in err and f"mpiguide run --resume {run}" in " ".join(err.split())
 
@@ -132,11 +141,10 @@ def test_sigterm_stops_the_running_launch(tmp_path, mpich_build):
                            "--launcher-template", template, "--output", str(run)], tmp_path)
     try:
         pid = int(wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), proc, "the launcher's pid"))
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=POLL_LIMIT_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    except BaseException:
+        proc.kill()
+        raise
+    out, err = signal_and_wait(proc, signal.SIGTERM)
     assert proc.returncode == 130, out + err
     assert not os.path.exists(f"/proc/{pid}")  # the launch's process group was ended and reaped
     assert [(x["status"], x["attempts"]) for x in read_launches(run)] == [("interrupted", 1), ("pending", 0)]
