@@ -135,8 +135,7 @@ def _dry_stack(name: str) -> stackmod.Stack:
     if stack is not None:
         return stack
     if name == stackmod.DEFAULT_STACK:
-        from mpiguide.paths import data_home
-        return stackmod.Stack(name=name, family="mpich", prefix=str(data_home() / "stacks" / name / "prefix"),
+        return stackmod.Stack(name=name, family="mpich", prefix=str(stackmod.managed_prefix(name)),
                               source="pip:mpich (installed on first use)")
     raise stackmod.unknown_stack_error(name)
 
@@ -146,7 +145,7 @@ def _print_dry_run(launches: list[runner.Launch], spec: launch.LaunchSpec, run_d
         stack = _dry_stack(x.stack)
         exe = build.build_dir(stack) / x.driver
         args = list(x.args)
-        if x.phase == runner.MEASURE and "estimate" in args:
+        if x.needs_t1:
             args += ["--t1", "<max t_nrep1 of the calibration launches>"]
         argv = launch.command(spec, stack, x.nprocs, str(exe), [*args, "--output", str(run_dir / x.raw)])
         out.print(launch.describe(argv, stack), highlight=False, soft_wrap=True)

@@ -50,6 +50,11 @@ class Launch:
     seconds: float | None = None
     attempts: int = 0
 
+    @property
+    def needs_t1(self) -> bool:
+        """A measurement launch in estimate mode gets t_nrep1 from the calibration launches."""
+        return self.phase == MEASURE and "estimate" in self.args and "--t1" not in self.args
+
 
 def _write_json(path: Path, data: object) -> None:
     tmp = path.with_name(path.name + ".tmp")
@@ -225,7 +230,7 @@ def _keep_previous_attempt(rd: RunDir, x: Launch) -> None:
 def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float) -> None:
     exe = build.driver_path(stack, x.driver)
     args = list(x.args)
-    if x.phase == MEASURE and "estimate" in args and "--t1" not in args:
+    if x.needs_t1:
         t1 = _t1_for(rd, x)
         if t1 is None:
             x.status, x.message = FAILED, "no calibration launch of this stack succeeded, so t_nrep1 is unknown"

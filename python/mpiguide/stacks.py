@@ -131,6 +131,11 @@ def _registry() -> Path:
     return data_home() / "stacks"
 
 
+def managed_prefix(name: str) -> Path:
+    """Where `stack install` puts a stack's files."""
+    return _registry() / name / "prefix"
+
+
 def _entry_path(name: str) -> Path:
     return _registry() / name / "stack.json"
 
@@ -227,7 +232,7 @@ def install(name: str, version: str | None = None, package: str | None = None, q
         )
     if load(name) is not None:
         raise MpiguideError(f"stack '{name}' is already installed; remove it first: mpiguide stack remove {name}")
-    prefix = _registry() / name / "prefix"
+    prefix = managed_prefix(name)
     if prefix.exists():
         shutil.rmtree(prefix)
     spec = f"{package}=={version}" if version else package
