@@ -1,0 +1,1 @@
+int mg_layouts_placeholder_;
