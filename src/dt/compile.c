@@ -1,1 +1,35 @@
-/* placeholder, being written */
+/* Compilation: pick the loop primitive of each node of the normal form.
+ * Leaf-level loops (contiguous, strided, two-level strided, indexed) run
+ * without touching the frame stack; only REPEAT and SEQUENCE push frames. */
+#include "internal.h"
+
+int mg__op_of(const mg_node *n)
+{
+    switch (n->kind) {
+    case MG_N_BLOCK:
+        return MG_OP_CONTIG;
+    case MG_N_IDX:
+        return n->fixed ? MG_OP_INDEXED_FIXED : MG_OP_INDEXED;
+    case MG_N_SEQ:
+        return MG_OP_SEQUENCE;
+    case MG_N_VEC:
+        if (n->kid->kind == MG_N_BLOCK) return MG_OP_STRIDED;
+        if (n->kid->kind == MG_N_VEC && n->kid->kid->kind == MG_N_BLOCK) return MG_OP_STRIDED2;
+        return MG_OP_REPEAT;
+    }
+    return MG_OP_NONE;
+}
+
+void mg__compile(mg_node *n)
+{
+    if (n->op != MG_OP_NONE) return; /* shared child, already done */
+    n->op = mg__op_of(n);
+    /* Every node of the normal form is its own normal form; marking it here
+     * means later count-aware normalization only reads the type. */
+    n->normalized = 1;
+    n->norm = n;
+    n->norm_disp = 0;
+    if (n->kind == MG_N_VEC) mg__compile(n->kid);
+    if (n->kind == MG_N_SEQ)
+        for (MPI_Count i = 0; i < n->count; i++) mg__compile(n->kids[i]);
+}

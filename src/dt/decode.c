@@ -1,1 +1,356 @@
-/* placeholder, being written */
+/* Decoding: MPI datatype -> engine tree, through get_envelope/get_contents.
+ *
+ * Positions are computed with the extents MPI reports for each inner handle,
+ * so resized and dup need no node of their own, and MPI's alignment padding
+ * of struct extents is taken as the library applies it.
+ */
+#include "internal.h"
+#include <stdlib.h>
+#include <stddef.h>
+
+typedef struct {
+    int combiner, large;
+    MPI_Count ni, na, nc, nd;
+    int *i;
+    MPI_Aint *a;
+    MPI_Count *c;
+    MPI_Datatype *d;
+} contents;
+
+static void contents_free(contents *ct)
+{
+    for (MPI_Count k = 0; k < ct->nd; k++) {
+        int ni, na, nd, comb;
+        if (MPI_Type_get_envelope(ct->d[k], &ni, &na, &nd, &comb) != MPI_SUCCESS) continue;
+        /* Predefined handles (named, f90 parameterized) must not be freed. */
+        if (comb != MPI_COMBINER_NAMED && comb != MPI_COMBINER_F90_REAL &&
+            comb != MPI_COMBINER_F90_COMPLEX && comb != MPI_COMBINER_F90_INTEGER)
+            MPI_Type_free(&ct->d[k]);
+    }
+    free(ct->i);
+    free(ct->a);
+    free(ct->c);
+    free(ct->d);
+}
+
+static int contents_get(MPI_Datatype t, contents *ct)
+{
+    *ct = (contents){0};
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    if (MPI_Type_get_envelope_c(t, &ct->ni, &ct->na, &ct->nc, &ct->nd, &ct->combiner) != MPI_SUCCESS)
+        return MG_DT_ERR_MPI;
+#else
+    int ni, na, nd;
+    if (MPI_Type_get_envelope(t, &ni, &na, &nd, &ct->combiner) != MPI_SUCCESS) return MG_DT_ERR_MPI;
+    ct->ni = ni;
+    ct->na = na;
+    ct->nd = nd;
+#endif
+    if (ct->combiner == MPI_COMBINER_NAMED) return MG_DT_SUCCESS;
+    ct->large = ct->nc > 0;
+    ct->i = malloc(sizeof(int) * (size_t)(ct->ni + 1));
+    ct->a = malloc(sizeof(MPI_Aint) * (size_t)(ct->na + 1));
+    ct->c = malloc(sizeof(MPI_Count) * (size_t)(ct->nc + 1));
+    ct->d = malloc(sizeof(MPI_Datatype) * (size_t)(ct->nd + 1));
+    if (!ct->i || !ct->a || !ct->c || !ct->d) {
+        ct->nd = 0;
+        contents_free(ct);
+        return MG_DT_ERR_NOMEM;
+    }
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    int rc = MPI_Type_get_contents_c(t, ct->ni, ct->na, ct->nc, ct->nd, ct->i, ct->a, ct->c, ct->d);
+#else
+    int rc = MPI_Type_get_contents(t, (int)ct->ni, (int)ct->na, (int)ct->nd, ct->i, ct->a, ct->d);
+#endif
+    if (rc != MPI_SUCCESS) {
+        ct->nd = 0;
+        contents_free(ct);
+        return MG_DT_ERR_MPI;
+    }
+    return MG_DT_SUCCESS;
+}
+
+/* A count-like argument: in the int array for classic constructors, in the
+ * large-count array for the MPI-4 `_c` ones (same positions after the shift
+ * the standard defines for each combiner). */
+static MPI_Count arg(const contents *ct, MPI_Count k) { return ct->large ? ct->c[k] : ct->i[k]; }
+
+static int extent_of(MPI_Datatype t, MPI_Aint *ext)
+{
+    MPI_Aint lb;
+    return MPI_Type_get_extent(t, &lb, ext) == MPI_SUCCESS ? MG_DT_SUCCESS : MG_DT_ERR_MPI;
+}
+
+/* The pair types of MINLOC/MAXLOC: value then int, laid out like a C struct. */
+#define PAIR(T) struct { T v; int i; }
+static int decode_pair(mg_arena *a, MPI_Datatype t, mg_node **out)
+{
+    MPI_Datatype first;
+    MPI_Aint ioff;
+    if (t == MPI_FLOAT_INT) first = MPI_FLOAT, ioff = offsetof(PAIR(float), i);
+    else if (t == MPI_DOUBLE_INT) first = MPI_DOUBLE, ioff = offsetof(PAIR(double), i);
+    else if (t == MPI_LONG_INT) first = MPI_LONG, ioff = offsetof(PAIR(long), i);
+    else if (t == MPI_SHORT_INT) first = MPI_SHORT, ioff = offsetof(PAIR(short), i);
+    else if (t == MPI_LONG_DOUBLE_INT) first = MPI_LONG_DOUBLE, ioff = offsetof(PAIR(long double), i);
+    else return MG_DT_ERR_UNSUPPORTED;
+    int fsize, isize;
+    if (MPI_Type_size(first, &fsize) != MPI_SUCCESS || MPI_Type_size(MPI_INT, &isize) != MPI_SUCCESS)
+        return MG_DT_ERR_MPI;
+    mg_node *s = mg__seq(a, 2);
+    if (!s || !(s->kids[0] = mg__block(a, first, fsize, 1)) || !(s->kids[1] = mg__block(a, MPI_INT, isize, 1)))
+        return MG_DT_ERR_NOMEM;
+    s->displs[1] = ioff;
+    MG_TRY(mg__finish(a, s->kids[0]));
+    MG_TRY(mg__finish(a, s->kids[1]));
+    *out = s;
+    return mg__finish(a, s);
+}
+
+static int decode_named(mg_arena *a, MPI_Datatype t, mg_node **out)
+{
+    MPI_Count size;
+    MPI_Aint lb, ext;
+    if (MPI_Type_size_x(t, &size) != MPI_SUCCESS || MPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS)
+        return MG_DT_ERR_MPI;
+    if (size == 0 || (size == ext && lb == 0)) {
+        /* Also MPI_LB/MPI_UB where a library still has them: no data. */
+        if (!(*out = mg__block(a, t, size ? size : 1, size ? 1 : 0))) return MG_DT_ERR_NOMEM;
+        return mg__finish(a, *out);
+    }
+    return decode_pair(a, t, out);
+}
+
+/* count blocks of blens[k] copies of `kid` (extent ext) at displs[k] bytes.
+ * Blocks of a dense basic element become one IDX node rather than a node each. */
+static int make_blocks(mg_arena *a, mg_node *kid, MPI_Aint ext, MPI_Count count, const MPI_Count *blens,
+                       const MPI_Aint *displs, mg_node **out)
+{
+    if (kid->kind == MG_N_BLOCK && ext == kid->size) {
+        mg_node *n = mg__idx(a, kid->elem, kid->esize, count);
+        if (!n) return MG_DT_ERR_NOMEM;
+        for (MPI_Count k = 0; k < count; k++) {
+            n->displs[k] = displs[k];
+            if (!mg__mul(blens[k], kid->count, &n->lens[k])) return MG_DT_ERR_OVERFLOW;
+        }
+        *out = n;
+        return mg__finish(a, n);
+    }
+    mg_node *s = mg__seq(a, count);
+    if (!s) return MG_DT_ERR_NOMEM;
+    mg_node *shared = NULL;
+    for (MPI_Count k = 0; k < count; k++) {
+        if (!shared || shared->count != blens[k]) {
+            if (!(shared = mg__vec(a, blens[k], ext, kid))) return MG_DT_ERR_NOMEM;
+            MG_TRY(mg__finish(a, shared));
+        }
+        s->kids[k] = shared;
+        s->displs[k] = displs[k];
+    }
+    *out = s;
+    return mg__finish(a, s);
+}
+
+static int vec(mg_arena *a, MPI_Count count, MPI_Aint stride, mg_node *kid, mg_node **out)
+{
+    if (!(*out = mg__vec(a, count, stride, kid))) return MG_DT_ERR_NOMEM;
+    return mg__finish(a, *out);
+}
+
+static int displaced(mg_arena *a, MPI_Aint disp, mg_node *kid, mg_node **out)
+{
+    mg_node *s = mg__seq(a, 1);
+    if (!s) return MG_DT_ERR_NOMEM;
+    s->kids[0] = kid;
+    s->displs[0] = disp;
+    *out = s;
+    return mg__finish(a, s);
+}
+
+/* Byte stride of each dimension of a row-major (C) or column-major array. */
+static void array_strides(int nd, const MPI_Count *sizes, int order, MPI_Aint ext, MPI_Aint *stride)
+{
+    if (order == MPI_ORDER_C) {
+        for (int d = nd - 1; d >= 0; d--) stride[d] = d == nd - 1 ? ext : stride[d + 1] * sizes[d + 1];
+    } else {
+        for (int d = 0; d < nd; d++) stride[d] = d == 0 ? ext : stride[d - 1] * sizes[d - 1];
+    }
+}
+
+static int decode_subarray(mg_arena *a, const contents *ct, mg_node *kid, MPI_Aint ext, mg_node **out)
+{
+    int nd = ct->i[0], order;
+    MPI_Count *v = malloc(sizeof(MPI_Count) * (size_t)(3 * nd + 1));
+    MPI_Aint *stride = malloc(sizeof(MPI_Aint) * (size_t)(nd + 1));
+    int rc = (v && stride) ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
+    if (rc == MG_DT_SUCCESS) {
+        for (int k = 0; k < 3 * nd; k++) v[k] = ct->large ? ct->c[k] : ct->i[1 + k];
+        order = ct->large ? ct->i[1] : ct->i[1 + 3 * nd];
+        array_strides(nd, v, order, ext, stride);
+        MPI_Aint off = 0;
+        mg_node *n = kid;
+        for (int s = 0; s < nd && rc == MG_DT_SUCCESS; s++) {
+            int d = order == MPI_ORDER_C ? nd - 1 - s : s; /* innermost first */
+            off += (MPI_Aint)v[2 * nd + d] * stride[d];
+            rc = vec(a, v[nd + d], stride[d], n, &n);
+        }
+        if (rc == MG_DT_SUCCESS) rc = displaced(a, off, n, out);
+    }
+    free(v);
+    free(stride);
+    return rc;
+}
+
+/* Runs (start, length) of the indices of one dimension owned by coordinate `coord`. */
+static int darray_runs(mg_arena *a, MPI_Count g, int distrib, int darg, int p, int coord, MPI_Aint stride,
+                       mg_node *kid, mg_node **out)
+{
+    MPI_Count first = 0, len = g, step = g, blk;
+    if (distrib == MPI_DISTRIBUTE_BLOCK) {
+        blk = darg == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : darg;
+        first = blk * coord;
+        len = first >= g ? 0 : (g - first < blk ? g - first : blk);
+        step = g;
+    } else if (distrib == MPI_DISTRIBUTE_CYCLIC) {
+        blk = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+        first = blk * coord;
+        len = blk;
+        step = blk * p;
+    }
+    MPI_Count nruns = first >= g ? 0 : (g - first + step - 1) / step;
+    mg_node *s = mg__seq(a, nruns);
+    if (!s) return MG_DT_ERR_NOMEM;
+    for (MPI_Count r = 0; r < nruns; r++) {
+        MPI_Count start = first + r * step, l = g - start < len ? g - start : len;
+        s->displs[r] = (MPI_Aint)start * stride;
+        MG_TRY(vec(a, l, stride, kid, &s->kids[r]));
+    }
+    *out = s;
+    return mg__finish(a, s);
+}
+
+static int decode_darray(mg_arena *a, const contents *ct, mg_node *kid, MPI_Aint ext, mg_node **out)
+{
+    int rank = ct->i[1], nd = ct->i[2];
+    /* classic: gsizes at i[3..]; large: gsizes in c[], the rest shifted down */
+    const int *rest = ct->large ? ct->i + 3 : ct->i + 3 + nd;
+    const int *distribs = rest, *dargs = rest + nd, *psizes = rest + 2 * nd;
+    int order = rest[3 * nd];
+    MPI_Count *g = calloc((size_t)nd + 1, sizeof(MPI_Count));
+    MPI_Aint *stride = malloc(sizeof(MPI_Aint) * (size_t)(nd + 1));
+    int *coord = malloc(sizeof(int) * (size_t)(nd + 1));
+    int rc = (g && stride && coord) ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
+    if (rc == MG_DT_SUCCESS) {
+        for (int d = 0; d < nd; d++) g[d] = ct->large ? ct->c[d] : ct->i[3 + d];
+        /* Process coordinates are row-major over psizes whatever the order. */
+        for (int d = nd - 1, r = rank; d >= 0; d--) {
+            coord[d] = r % psizes[d];
+            r /= psizes[d];
+        }
+        array_strides(nd, g, order, ext, stride);
+        mg_node *n = kid;
+        for (int s = 0; s < nd && rc == MG_DT_SUCCESS; s++) {
+            int d = order == MPI_ORDER_C ? nd - 1 - s : s;
+            rc = darray_runs(a, g[d], distribs[d], dargs[d], psizes[d], coord[d], stride[d], n, &n);
+        }
+        if (rc == MG_DT_SUCCESS) *out = n;
+    }
+    free(g);
+    free(stride);
+    free(coord);
+    return rc;
+}
+
+static int decode_derived(mg_arena *a, const contents *ct, mg_node **out)
+{
+    int comb = ct->combiner;
+    if (comb == MPI_COMBINER_F90_REAL || comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER)
+        return MG_DT_ERR_UNSUPPORTED; /* handled by the caller, which has the handle */
+    if (ct->nd < 1) return MG_DT_ERR_UNSUPPORTED;
+
+    if (comb == MPI_COMBINER_STRUCT) {
+        MPI_Count n = arg(ct, 0);
+        mg_node *s = mg__seq(a, n);
+        if (!s) return MG_DT_ERR_NOMEM;
+        for (MPI_Count k = 0; k < n; k++) {
+            mg_node *kid;
+            MPI_Aint ext;
+            MG_TRY(mg__decode(a, ct->d[k], &kid));
+            MG_TRY(extent_of(ct->d[k], &ext));
+            MG_TRY(vec(a, arg(ct, 1 + k), ext, kid, &s->kids[k]));
+            s->displs[k] = ct->large ? (MPI_Aint)ct->c[1 + n + k] : ct->a[k];
+        }
+        *out = s;
+        return mg__finish(a, s);
+    }
+
+    mg_node *kid;
+    MPI_Aint ext;
+    MG_TRY(mg__decode(a, ct->d[0], &kid));
+    MG_TRY(extent_of(ct->d[0], &ext));
+
+    switch (comb) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED:
+        *out = kid; /* only the extent changes, and parents ask MPI for it */
+        return MG_DT_SUCCESS;
+    case MPI_COMBINER_CONTIGUOUS:
+        return vec(a, arg(ct, 0), ext, kid, out);
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR: {
+        mg_node *block;
+        MPI_Aint stride = comb == MPI_COMBINER_VECTOR ? (MPI_Aint)arg(ct, 2) * ext
+                          : ct->large                ? (MPI_Aint)ct->c[2]
+                                                     : ct->a[0];
+        MG_TRY(vec(a, arg(ct, 1), ext, kid, &block));
+        return vec(a, arg(ct, 0), stride, block, out);
+    }
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED:
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK: {
+        MPI_Count n = arg(ct, 0);
+        int blocked = comb == MPI_COMBINER_INDEXED_BLOCK || comb == MPI_COMBINER_HINDEXED_BLOCK;
+        int bytes = comb == MPI_COMBINER_HINDEXED || comb == MPI_COMBINER_HINDEXED_BLOCK;
+        MPI_Count first = blocked ? 2 : 1 + n; /* position of the displacements */
+        MPI_Count *blens = malloc(sizeof(MPI_Count) * (size_t)(n + 1));
+        MPI_Aint *displs = malloc(sizeof(MPI_Aint) * (size_t)(n + 1));
+        int rc = blens && displs ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
+        for (MPI_Count k = 0; rc == MG_DT_SUCCESS && k < n; k++) {
+            blens[k] = blocked ? arg(ct, 1) : arg(ct, 1 + k);
+            if (bytes && !ct->large) displs[k] = ct->a[k];
+            else if (bytes) displs[k] = (MPI_Aint)ct->c[first + k];
+            else displs[k] = (MPI_Aint)arg(ct, first + k) * ext;
+        }
+        if (rc == MG_DT_SUCCESS) rc = make_blocks(a, kid, ext, n, blens, displs, out);
+        free(blens);
+        free(displs);
+        return rc;
+    }
+    case MPI_COMBINER_SUBARRAY:
+        return decode_subarray(a, ct, kid, ext, out);
+    case MPI_COMBINER_DARRAY:
+        return decode_darray(a, ct, kid, ext, out);
+    default:
+        return MG_DT_ERR_UNSUPPORTED;
+    }
+}
+
+int mg__decode(mg_arena *a, MPI_Datatype type, mg_node **out)
+{
+    if (type == MPI_DATATYPE_NULL) return MG_DT_ERR_ARG;
+    contents ct;
+    MG_TRY(contents_get(type, &ct));
+    int rc;
+    if (ct.combiner == MPI_COMBINER_NAMED) {
+        rc = decode_named(a, type, out);
+    } else if (ct.combiner == MPI_COMBINER_F90_REAL || ct.combiner == MPI_COMBINER_F90_COMPLEX ||
+               ct.combiner == MPI_COMBINER_F90_INTEGER) {
+        int size;
+        rc = MPI_Type_size(type, &size) == MPI_SUCCESS ? MG_DT_SUCCESS : MG_DT_ERR_MPI;
+        if (rc == MG_DT_SUCCESS) rc = (*out = mg__block(a, type, size, 1)) ? mg__finish(a, *out) : MG_DT_ERR_NOMEM;
+    } else {
+        rc = decode_derived(a, &ct, out);
+    }
+    contents_free(&ct);
+    return rc;
+}

@@ -1,1 +1,193 @@
-/* placeholder, being written */
+/* Arena and node construction for the engine's tree. */
+#include "internal.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define MG_CHUNK (64 * 1024)
+
+struct mg_arena {
+    struct chunk { struct chunk *next; size_t used, cap; max_align_t data[]; } *head;
+};
+
+mg_arena *mg__arena_new(void) { return calloc(1, sizeof(mg_arena)); }
+
+void *mg__alloc(mg_arena *a, size_t bytes)
+{
+    bytes = (bytes + 15) & ~(size_t)15;
+    if (!a->head || a->head->cap - a->head->used < bytes) {
+        /* Large requests get their own chunk behind the current one so the
+         * current chunk keeps serving small ones. */
+        size_t cap = bytes > MG_CHUNK / 4 ? bytes : MG_CHUNK;
+        struct chunk *c = malloc(sizeof *c + cap);
+        if (!c) return NULL;
+        c->used = 0;
+        c->cap = cap;
+        if (a->head && cap != MG_CHUNK) {
+            c->next = a->head->next;
+            a->head->next = c;
+        } else {
+            c->next = a->head;
+            a->head = c;
+        }
+        c->used = bytes;
+        memset(c->data, 0, bytes);
+        return c->data;
+    }
+    void *p = (char *)a->head->data + a->head->used;
+    a->head->used += bytes;
+    memset(p, 0, bytes);
+    return p;
+}
+
+void mg__arena_free(mg_arena *a)
+{
+    if (!a) return;
+    for (struct chunk *c = a->head, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    free(a);
+}
+
+static mg_node *node(mg_arena *a, mg_kind kind, MPI_Count count)
+{
+    mg_node *n = mg__alloc(a, sizeof *n);
+    if (n) {
+        n->kind = kind;
+        n->count = count;
+        n->elem = MPI_BYTE;
+        n->esize = 1;
+    }
+    return n;
+}
+
+mg_node *mg__block(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count)
+{
+    mg_node *n = node(a, MG_N_BLOCK, count);
+    if (n) {
+        n->elem = elem;
+        n->esize = esize;
+    }
+    return n;
+}
+
+mg_node *mg__vec(mg_arena *a, MPI_Count count, MPI_Aint stride, mg_node *kid)
+{
+    mg_node *n = node(a, MG_N_VEC, count);
+    if (n) {
+        n->stride = stride;
+        n->kid = kid;
+    }
+    return n;
+}
+
+mg_node *mg__idx(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count)
+{
+    mg_node *n = node(a, MG_N_IDX, count);
+    if (!n) return NULL;
+    n->elem = elem;
+    n->esize = esize;
+    n->displs = mg__alloc(a, sizeof(MPI_Aint) * (size_t)(count ? count : 1));
+    n->lens = mg__alloc(a, sizeof(MPI_Count) * (size_t)(count ? count : 1));
+    return n->displs && n->lens ? n : NULL;
+}
+
+mg_node *mg__seq(mg_arena *a, MPI_Count count)
+{
+    mg_node *n = node(a, MG_N_SEQ, count);
+    if (!n) return NULL;
+    n->displs = mg__alloc(a, sizeof(MPI_Aint) * (size_t)(count ? count : 1));
+    n->kids = mg__alloc(a, sizeof(mg_node *) * (size_t)(count ? count : 1));
+    return n->displs && n->kids ? n : NULL;
+}
+
+/* Widen [lo, hi) by a piece [plo, phi) that holds data. */
+static void bounds_add(MPI_Aint *lo, MPI_Aint *hi, int *empty, MPI_Aint plo, MPI_Aint phi)
+{
+    if (*empty || plo < *lo) *lo = plo;
+    if (*empty || phi > *hi) *hi = phi;
+    *empty = 0;
+}
+
+int mg__finish(mg_arena *a, mg_node *n)
+{
+    int empty = 1;
+    n->tlb = n->tub = 0;
+    switch (n->kind) {
+    case MG_N_BLOCK:
+        if (!mg__mul(n->count, n->esize, &n->size)) return MG_DT_ERR_OVERFLOW;
+        n->nblocks = n->size ? 1 : 0;
+        n->tub = n->size;
+        n->depth = 1;
+        return MG_DT_SUCCESS;
+    case MG_N_VEC: {
+        mg_node *k = n->kid;
+        MPI_Count span;
+        if (!mg__mul(n->count, k->size, &n->size) || !mg__mul(n->count, k->nblocks, &n->nblocks))
+            return MG_DT_ERR_OVERFLOW;
+        if (n->size && n->count > 0) {
+            if (!mg__mul(n->count - 1, n->stride, &span)) return MG_DT_ERR_OVERFLOW;
+            bounds_add(&n->tlb, &n->tub, &empty, k->tlb, k->tub);
+            bounds_add(&n->tlb, &n->tub, &empty, k->tlb + span, k->tub + span);
+        }
+        n->depth = k->depth + 1;
+        return MG_DT_SUCCESS;
+    }
+    case MG_N_IDX:
+    case MG_N_SEQ: {
+        n->prefix = mg__alloc(a, sizeof(MPI_Count) * (size_t)(n->count + 1));
+        if (!n->prefix) return MG_DT_ERR_NOMEM;
+        MPI_Count total = 0, blocks = 0, len = n->lens ? n->lens[0] : 0;
+        int depth = 0;
+        n->fixed = 1;
+        for (MPI_Count i = 0; i < n->count; i++) {
+            MPI_Count sz, lo, hi;
+            n->prefix[i] = total;
+            if (n->kind == MG_N_IDX) {
+                if (!mg__mul(n->lens[i], n->esize, &sz)) return MG_DT_ERR_OVERFLOW;
+                lo = 0;
+                hi = sz;
+                blocks += sz ? 1 : 0;
+                if (n->lens[i] != len) n->fixed = 0;
+            } else {
+                mg_node *k = n->kids[i];
+                sz = k->size;
+                lo = k->tlb;
+                hi = k->tub;
+                if (!mg__add(blocks, k->nblocks, &blocks)) return MG_DT_ERR_OVERFLOW;
+                if (k->depth > depth) depth = k->depth;
+            }
+            if (!mg__add(total, sz, &total)) return MG_DT_ERR_OVERFLOW;
+            if (sz) bounds_add(&n->tlb, &n->tub, &empty, n->displs[i] + lo, n->displs[i] + hi);
+        }
+        n->prefix[n->count] = total;
+        n->size = total;
+        n->nblocks = blocks;
+        n->depth = depth + 1;
+        return MG_DT_SUCCESS;
+    }
+    }
+    return MG_DT_ERR_ARG;
+}
+
+int mg__node_equal(const mg_node *x, const mg_node *y)
+{
+    if (x == y) return 1;
+    if (x->kind != y->kind || x->count != y->count || x->size != y->size) return 0;
+    switch (x->kind) {
+    case MG_N_BLOCK:
+        return x->elem == y->elem && x->esize == y->esize;
+    case MG_N_VEC:
+        return x->stride == y->stride && mg__node_equal(x->kid, y->kid);
+    case MG_N_IDX:
+        return x->elem == y->elem && x->esize == y->esize &&
+               !memcmp(x->displs, y->displs, sizeof(MPI_Aint) * (size_t)x->count) &&
+               !memcmp(x->lens, y->lens, sizeof(MPI_Count) * (size_t)x->count);
+    case MG_N_SEQ:
+        if (memcmp(x->displs, y->displs, sizeof(MPI_Aint) * (size_t)x->count)) return 0;
+        for (MPI_Count i = 0; i < x->count; i++)
+            if (!mg__node_equal(x->kids[i], y->kids[i])) return 0;
+        return 1;
+    }
+    return 0;
+}

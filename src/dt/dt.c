@@ -1,0 +1,47 @@
+/* The engine's pipeline: decode -> normalize -> compile, and accessors. */
+#include "internal.h"
+#include <stdlib.h>
+
+int mg_dt_from_mpi(MPI_Datatype type, mg_dt **out)
+{
+    if (!out || type == MPI_DATATYPE_NULL) return MG_DT_ERR_ARG;
+    *out = NULL;
+    mg_dt *t = calloc(1, sizeof *t);
+    if (!t) return MG_DT_ERR_NOMEM;
+    int rc = (t->arena = mg__arena_new()) ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
+    MPI_Aint lb, ext, tlb, text;
+    MPI_Count size;
+    if (!rc && (MPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
+                MPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
+                MPI_Type_size_x(type, &size) != MPI_SUCCESS))
+        rc = MG_DT_ERR_MPI;
+    mg_node *tree = NULL;
+    if (!rc) rc = mg__decode(t->arena, type, &tree);
+    if (!rc) rc = mg__normalize(t->arena, tree, &t->root, &t->disp);
+    /* The decoded data must be exactly what MPI says the type holds. */
+    if (!rc && (t->root ? t->root->size : 0) != size) rc = MG_DT_ERR_UNSUPPORTED;
+    if (rc) {
+        mg_dt_free(t);
+        return rc;
+    }
+    if (t->root) mg__compile(t->root);
+    t->size = size;
+    t->lb = lb;
+    t->extent = ext;
+    t->tlb = tlb;
+    t->textent = text;
+    *out = t;
+    return MG_DT_SUCCESS;
+}
+
+void mg_dt_free(mg_dt *t)
+{
+    if (!t) return;
+    mg__arena_free(t->arena);
+    free(t);
+}
+
+MPI_Count mg_dt_size(const mg_dt *t) { return t ? t->size : 0; }
+MPI_Count mg_dt_extent(const mg_dt *t) { return t ? t->extent : 0; }
+MPI_Count mg_dt_lb(const mg_dt *t) { return t ? t->lb : 0; }
+MPI_Count mg_dt_blocks(const mg_dt *t) { return t && t->root ? t->root->nblocks : 0; }

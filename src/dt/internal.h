@@ -1,0 +1,104 @@
+/* Internal representation of libmpiguide-dt.
+ *
+ * A type is a tree of four node kinds. A node describes contiguous byte blocks
+ * relative to its origin, in typemap order; parents place children:
+ *   BLOCK  `count` basic elements back to back at the origin
+ *   VEC    `count` copies of `kid` at i * stride
+ *   IDX    `count` blocks of basic elements: block i holds lens[i] elements at displs[i]
+ *   SEQ    `count` children: kids[i] at displs[i]
+ * After normalization the same tree is the loop program: VEC over BLOCK is a
+ * strided copy, VEC over VEC over BLOCK a two-level strided copy, IDX an
+ * indexed copy (fixed-length when all lens are equal), VEC and SEQ otherwise
+ * push frames on an explicit stack. Packing is in bytes (homogeneous systems);
+ * `elem` only names the elements for describe and mg_dt_to_mpi.
+ */
+#ifndef MG_DT_INTERNAL_H
+#define MG_DT_INTERNAL_H
+
+#include "mpiguide/dt.h"
+#include <stdint.h>
+#include <stddef.h>
+
+typedef enum { MG_N_BLOCK, MG_N_VEC, MG_N_IDX, MG_N_SEQ } mg_kind;
+
+typedef struct mg_node mg_node;
+struct mg_node {
+    mg_kind kind;
+    MPI_Datatype elem;   /* BLOCK, IDX: element type (MPI_BYTE when mixed) */
+    MPI_Count esize;     /* BLOCK, IDX: bytes per element */
+    MPI_Count count;
+    MPI_Aint stride;     /* VEC */
+    mg_node *kid;        /* VEC */
+    MPI_Aint *displs;    /* IDX, SEQ */
+    MPI_Count *lens;     /* IDX: elements per block */
+    mg_node **kids;      /* SEQ (children may be shared) */
+    MPI_Count *prefix;   /* IDX, SEQ: packed bytes before entry i, count + 1 entries */
+    int fixed;           /* IDX: all lens equal */
+    /* derived by mg__finish */
+    MPI_Count size;      /* packed bytes */
+    MPI_Count nblocks;   /* contiguous blocks */
+    MPI_Aint tlb, tub;   /* true bounds of the data relative to the origin */
+    int depth;           /* frames needed to walk this node */
+    /* set by normalization (memo for shared children) and compilation */
+    mg_node *norm;
+    MPI_Aint norm_disp;
+    int normalized;
+    int op;              /* mg_op: the loop primitive that executes this node */
+};
+
+/* Loop primitives of the compiled program. */
+typedef enum {
+    MG_OP_NONE,      /* not compiled yet */
+    MG_OP_CONTIG,    /* BLOCK: one contiguous copy */
+    MG_OP_STRIDED,   /* VEC of BLOCK: fixed length, fixed stride */
+    MG_OP_STRIDED2,  /* VEC of VEC of BLOCK: two strided levels in one loop */
+    MG_OP_INDEXED_FIXED, /* IDX, equal lengths */
+    MG_OP_INDEXED,   /* IDX, variable lengths */
+    MG_OP_REPEAT,    /* VEC of anything else: push the child count times */
+    MG_OP_SEQUENCE,  /* SEQ: push each child */
+} mg_op;
+/* Choose the primitive of every node reachable from n. */
+void mg__compile(mg_node *n);
+/* The primitive for a node whose children are compiled. */
+int mg__op_of(const mg_node *n);
+
+/* All nodes and arrays of one mg_dt live in one arena, freed at once. */
+typedef struct mg_arena mg_arena;
+mg_arena *mg__arena_new(void);
+void *mg__alloc(mg_arena *a, size_t bytes); /* zeroed; NULL on failure */
+void mg__arena_free(mg_arena *a);
+
+struct mg_dt {
+    mg_arena *arena;
+    mg_node *root;       /* NULL when the type holds no data */
+    MPI_Aint disp;       /* origin of root relative to the buffer address */
+    MPI_Count size;
+    MPI_Aint lb, extent; /* as MPI reports them */
+    MPI_Aint tlb, textent;
+};
+
+/* Node construction (arena-allocated); NULL on allocation failure. */
+mg_node *mg__block(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count);
+mg_node *mg__vec(mg_arena *a, MPI_Count count, MPI_Aint stride, mg_node *kid);
+mg_node *mg__idx(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count);
+mg_node *mg__seq(mg_arena *a, MPI_Count count);
+/* Compute size, nblocks, bounds, prefix sums and depth from the children. */
+int mg__finish(mg_arena *a, mg_node *n);
+int mg__node_equal(const mg_node *x, const mg_node *y);
+
+int mg__decode(mg_arena *a, MPI_Datatype type, mg_node **out);
+/* Rewrite to the normal form; *disp receives the displacement the result
+ * needs so that it describes the same bytes as n. */
+int mg__normalize(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp);
+/* count elements of t as one tree (count-aware normalization). */
+int mg__repeat(mg_arena *a, const mg_dt *t, MPI_Count count, mg_node **out, MPI_Aint *disp);
+
+const char *mg__elem_name(MPI_Datatype elem, char *buf, size_t len);
+
+/* Overflow-checked arithmetic; return 0 on overflow. */
+static inline int mg__mul(MPI_Count a, MPI_Count b, MPI_Count *r) { return !__builtin_mul_overflow(a, b, r); }
+static inline int mg__add(MPI_Count a, MPI_Count b, MPI_Count *r) { return !__builtin_add_overflow(a, b, r); }
+
+#define MG_TRY(x) do { int rc_ = (x); if (rc_ != MG_DT_SUCCESS) return rc_; } while (0)
+
+#endif
