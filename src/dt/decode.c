@@ -17,11 +17,23 @@ typedef struct {
     MPI_Datatype *d;
 } contents;
 
+/* A type built with `_c` constructors can only be queried with the `_c` call. */
+static int combiner_of(MPI_Datatype t, int *comb)
+{
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    MPI_Count ni, na, nc, nd;
+    return MPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, comb);
+#else
+    int ni, na, nd;
+    return MPI_Type_get_envelope(t, &ni, &na, &nd, comb);
+#endif
+}
+
 static void contents_free(contents *ct)
 {
     for (MPI_Count k = 0; k < ct->nd; k++) {
-        int ni, na, nd, comb;
-        if (MPI_Type_get_envelope(ct->d[k], &ni, &na, &nd, &comb) != MPI_SUCCESS) continue;
+        int comb;
+        if (combiner_of(ct->d[k], &comb) != MPI_SUCCESS) continue;
         /* Predefined handles (named, f90 parameterized) must not be freed. */
         if (comb != MPI_COMBINER_NAMED && comb != MPI_COMBINER_F90_REAL &&
             comb != MPI_COMBINER_F90_COMPLEX && comb != MPI_COMBINER_F90_INTEGER)

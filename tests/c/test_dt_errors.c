@@ -1,2 +1,170 @@
-#include <mpi.h>
-int main(int c, char **v){MPI_Init(&c,&v);MPI_Finalize();return 0;}
+/* The engine on bad input (error codes, no crash) and on the MPI-4 large-count
+ * constructors where the stack has them. */
+#include "mpiguide/dt.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+#define EXPECT(cond)                                                              \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);   \
+            failures++;                                                           \
+        }                                                                         \
+    } while (0)
+
+/* Engine pack of count elements == MPI_Pack. */
+static int same_as_mpi_pack(MPI_Datatype t, int count)
+{
+    MPI_Type_commit(&t);
+    MPI_Aint lb, ext, tlb, text;
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    MPI_Aint span = text + (count > 1 ? (count - 1) * ext : 0);
+    unsigned char *buf = malloc((size_t)span + 1);
+    for (MPI_Aint i = 0; i < span; i++) buf[i] = (unsigned char)(i * 31 + 7);
+    int psize, pos = 0;
+    MPI_Pack_size(count, t, MPI_COMM_SELF, &psize);
+    char *ref = malloc((size_t)psize + 1), *mine = malloc((size_t)psize + 1);
+    MPI_Pack(buf - tlb, count, t, ref, psize, &pos, MPI_COMM_SELF);
+    mg_dt *d = NULL;
+    MPI_Count act = -1;
+    int ok = mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS && mg_dt_pack(d, buf - tlb, count, 0, mine, psize, &act) == 0 &&
+             act == pos && !memcmp(ref, mine, (size_t)pos);
+    mg_dt_free(d);
+    free(buf);
+    free(ref);
+    free(mine);
+    return ok;
+}
+
+static void bad_input(void)
+{
+    mg_dt *d = NULL;
+    EXPECT(mg_dt_from_mpi(MPI_DATATYPE_NULL, &d) == MG_DT_ERR_ARG && d == NULL);
+    EXPECT(mg_dt_from_mpi(MPI_INT, NULL) == MG_DT_ERR_ARG);
+
+    MPI_Datatype v;
+    MPI_Type_vector(4, 2, 3, MPI_INT, &v);
+    EXPECT(mg_dt_from_mpi(v, &d) == MG_DT_SUCCESS); /* uncommitted is fine */
+    MPI_Type_free(&v);
+    int in[64] = {0};
+    char out[256];
+    MPI_Count act = 99;
+    EXPECT(mg_dt_pack(d, in, -1, 0, out, 10, &act) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_pack(d, in, 2, -1, out, 10, &act) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_pack(d, in, 2, 0, out, -5, &act) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_pack(d, in, 2, 65, out, 10, &act) == MG_DT_ERR_OFFSET); /* stream is 64 bytes */
+    EXPECT(mg_dt_pack(d, in, 2, 64, out, 10, &act) == MG_DT_SUCCESS && act == 0);
+    EXPECT(mg_dt_pack(d, in, 2, 0, out, 0, &act) == MG_DT_SUCCESS && act == 0);
+    EXPECT(mg_dt_pack(d, in, 2, 60, out, 100, &act) == MG_DT_SUCCESS && act == 4); /* buffer larger than the rest */
+    EXPECT(mg_dt_pack(d, NULL, 2, 0, out, 10, &act) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_pack(d, in, 2, 0, NULL, 10, &act) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_pack(d, in, 2, 0, out, 10, NULL) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_pack(NULL, in, 2, 0, out, 10, &act) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_unpack(d, out, 10, 70, in, 2, &act) == MG_DT_ERR_OFFSET);
+    EXPECT(mg_dt_unpack(d, out, -1, 0, in, 2, &act) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_unpack(d, out, 10, 0, in, -2, &act) == MG_DT_ERR_ARG);
+
+    mg_dt_cursor *c = NULL;
+    EXPECT(mg_dt_cursor_create(d, 2, 100, &c) == MG_DT_ERR_OFFSET && c == NULL);
+    EXPECT(mg_dt_cursor_create(d, -1, 0, &c) == MG_DT_ERR_ARG && c == NULL);
+    EXPECT(mg_dt_cursor_create(d, 2, 0, &c) == MG_DT_SUCCESS);
+    EXPECT(mg_dt_cursor_pack(c, in, out, -1, &act) == MG_DT_ERR_ARG);
+    mg_dt_cursor_free(c);
+
+    char small[8];
+    EXPECT(mg_dt_describe(d, small, sizeof small) == MG_DT_ERR_TRUNCATED && strlen(small) == sizeof small - 1);
+    EXPECT(mg_dt_describe_count(d, -1, small, sizeof small) == MG_DT_ERR_ARG);
+    MPI_Datatype nt;
+    EXPECT(mg_dt_to_mpi(d, -3, &nt) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_to_mpi(d, 1, NULL) == MG_DT_ERR_ARG);
+    mg_dt_free(d);
+    mg_dt_free(NULL);
+
+    for (int code = 0; code <= MG_DT_ERR_COUNT_; code++) EXPECT(mg_dt_strerror(code)[0] != 0);
+    EXPECT(strcmp(mg_dt_strerror(-7), "unknown error code") == 0);
+}
+
+/* A zero-size type: an empty stream, a to_mpi type of size 0. */
+static void empty_type(void)
+{
+    MPI_Datatype z;
+    MPI_Type_contiguous(0, MPI_INT, &z);
+    mg_dt *d;
+    EXPECT(mg_dt_from_mpi(z, &d) == MG_DT_SUCCESS && mg_dt_size(d) == 0);
+    MPI_Count act = 1;
+    char out[4];
+    EXPECT(mg_dt_pack(d, out, 5, 0, out, 4, &act) == MG_DT_SUCCESS && act == 0);
+    MPI_Datatype nt;
+    int size = -1;
+    EXPECT(mg_dt_to_mpi(d, 5, &nt) == MG_DT_SUCCESS);
+    MPI_Type_size(nt, &size);
+    EXPECT(size == 0);
+    MPI_Type_free(&nt);
+    mg_dt_free(d);
+    MPI_Type_free(&z);
+}
+
+static void large_count_constructors(void)
+{
+#if defined(MPICH) || defined(I_MPI_VERSION)
+    /* Types built with the `_c` constructors keep their counts in the
+     * large-count array of get_contents_c. */
+    MPI_Datatype t, u;
+    MPI_Count blens[3] = {2, 1, 3}, displs[3] = {0, 5, 9};
+    MPI_Type_vector_c(3, 2, 5, MPI_INT, &t);
+    EXPECT(same_as_mpi_pack(t, 2));
+    MPI_Type_free(&t);
+    MPI_Type_create_hvector_c(3, 2, 28, MPI_SHORT, &t);
+    EXPECT(same_as_mpi_pack(t, 2));
+    MPI_Type_free(&t);
+    MPI_Type_indexed_c(3, blens, displs, MPI_DOUBLE, &t);
+    EXPECT(same_as_mpi_pack(t, 2));
+    MPI_Type_free(&t);
+    MPI_Count hd[3] = {0, 40, 72};
+    MPI_Type_create_hindexed_c(3, blens, hd, MPI_INT, &t);
+    EXPECT(same_as_mpi_pack(t, 2));
+    MPI_Type_free(&t);
+    MPI_Type_create_indexed_block_c(3, 2, displs, MPI_INT, &t);
+    EXPECT(same_as_mpi_pack(t, 3));
+    MPI_Type_free(&t);
+    MPI_Type_create_hindexed_block_c(3, 2, hd, MPI_INT, &t);
+    EXPECT(same_as_mpi_pack(t, 3));
+    MPI_Type_free(&t);
+    MPI_Type_contiguous_c(7, MPI_CHAR, &u);
+    MPI_Type_create_resized_c(u, -4, 16, &t);
+    EXPECT(same_as_mpi_pack(t, 4));
+    MPI_Datatype types[2] = {t, MPI_DOUBLE};
+    MPI_Count sb[2] = {2, 1}, sd[2] = {4, 48};
+    MPI_Datatype s;
+    MPI_Type_create_struct_c(2, sb, sd, types, &s);
+    EXPECT(same_as_mpi_pack(s, 2));
+    MPI_Type_free(&s);
+    MPI_Type_free(&t);
+    MPI_Type_free(&u);
+    MPI_Count sizes[2] = {6, 5}, subs[2] = {3, 2}, starts[2] = {1, 2};
+    MPI_Type_create_subarray_c(2, sizes, subs, starts, MPI_ORDER_FORTRAN, MPI_INT, &t);
+    EXPECT(same_as_mpi_pack(t, 2));
+    MPI_Type_free(&t);
+    MPI_Count gs[2] = {9, 7};
+    int dist[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}, dargs[2] = {2, MPI_DISTRIBUTE_DFLT_DARG},
+        ps[2] = {2, 3};
+    MPI_Type_create_darray_c(6, 4, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &t);
+    EXPECT(same_as_mpi_pack(t, 1));
+    MPI_Type_free(&t);
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    bad_input();
+    empty_type();
+    large_count_constructors();
+    MPI_Finalize();
+    if (failures) fprintf(stderr, "test_dt_errors: %d failure(s)\n", failures);
+    else printf("test_dt_errors: ok\n");
+    return failures != 0;
+}
