@@ -86,9 +86,15 @@ int mg_dt_describe_count(const mg_dt *t, MPI_Count count, char *buf, size_t len)
 /* The compiled loop program of `count` elements, one primitive per line. */
 int mg_dt_program(const mg_dt *t, MPI_Count count, char *buf, size_t len);
 
+/* Call fn for every contiguous block of `count` elements in typemap order
+ * (displacement from the buffer address, length in bytes) after count-aware
+ * normalization; a non-zero return from fn stops the walk and is returned. */
+int mg_dt_walk(const mg_dt *t, MPI_Count count, int (*fn)(MPI_Aint disp, MPI_Count len, void *arg), void *arg);
+
 /* Build an (uncommitted) MPI datatype from the notation, e.g.
  * "vector(count=4, block=2, stride=6, int)". On error, errbuf (if given) says
- * what is wrong and at which character. */
+ * what is wrong and at which character. A bare basic name gives a dup of the
+ * predefined type, so the caller always frees *out. */
 int mg_dt_parse(const char *text, MPI_Datatype *out, char *errbuf, size_t errlen);
 
 #ifdef __cplusplus

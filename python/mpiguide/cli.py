@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from mpiguide import __version__, analysis, build, launch, report, runner
+from mpiguide import __version__, analysis, build, dtreport, launch, report, runner
 from mpiguide import stacks as stackmod
 from mpiguide.errors import MpiguideError
 from mpiguide.jobs import DEFAULT_JOB, JOBS, Job
@@ -208,10 +209,14 @@ def _analyze_and_write(rd: runner.RunDir) -> None:
     analysis.write_tables(rd, a)
     plots = report.plot(rd, a)
     _, html_path = report.write_report(rd, a, plots)
-    for value, table in report.latency_tables(rd, a).items():
-        t = Table(table.index.name or "", *table.columns, title=f"{value}: latency, us")
+    if rd.job.name == "dtbench":
+        dtreport.write_csv(rd, a.summary)
+    for title, table in report.console_tables(rd, a).items():
+        index_names = [n or "" for n in table.index.names]
+        t = Table(*index_names, *map(str, table.columns), title=title)
         for idx, row in table.iterrows():
-            t.add_row(str(idx), *(f"{v:.2f}" for v in row))
+            idx = idx if isinstance(idx, tuple) else (idx,)
+            t.add_row(*map(str, idx), *(f"{v:.3g}" if isinstance(v, float) else str(v) for v in row))
         out.print(t)
     if not a.verdicts.empty:
         counts = a.verdicts["verdict"].value_counts().to_dict()
@@ -266,6 +271,27 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         rd.meta["analysis"].update(changed)
         runner._write_json(rd.path / "meta.json", rd.meta)
     _analyze_and_write(rd)
+    return 0
+
+
+# ---------------------------------------------------------------- datatype engine
+
+def cmd_dt_explain(args: argparse.Namespace) -> int:
+    stack = stackmod.get(args.stack)
+    build.ensure_built(stack)
+    argv = [str(build.driver_path(stack, "mg_dtexplain")), args.type]
+    for opt in ("count", "n", "bytes"):
+        value = getattr(args, opt)
+        if value is not None:
+            if value < 1:
+                raise MpiguideError(f"bad --{opt} {value}: a positive integer")
+            argv += [f"--{opt}", str(value)]
+    cmd = launch.command(launch.LaunchSpec(), stack, 1, argv[0], argv[1:])
+    res = subprocess.run(cmd, env=stack.env(), capture_output=True, text=True)
+    sys.stdout.write(res.stdout)
+    if res.returncode != 0:
+        message = res.stderr.strip().removeprefix("mg_dtexplain: ")
+        raise MpiguideError(message or f"mg_dtexplain failed with status {res.returncode}")
     return 0
 
 
@@ -350,6 +376,24 @@ def build_parser() -> argparse.ArgumentParser:
         _add_run_options(jp)
         job.add_arguments(jp)
         jp.set_defaults(func=cmd_run, resume=None)
+
+    dt = sub.add_parser("dt", help="the datatype engine: explain a type, benchmark the engine")
+    ds = dt.add_subparsers(dest="dt_command", required=True, metavar="ACTION")
+    p = ds.add_parser("explain", help="what the engine makes of a type: normal form, loop program, bytes touched",
+                      description="TYPE is the notation of docs/dt-notation.md, e.g. "
+                      "'vector(count=4, block=2, stride=6, int)', or a layout of docs/layouts.md, "
+                      "e.g. 'tiled A=2 B=4'.")
+    p.add_argument("type", metavar="TYPE")
+    p.add_argument("--stack", default=stackmod.DEFAULT_STACK, help="stack whose MPI decodes the type (default mpich)")
+    p.add_argument("--count", type=int, help="elements of TYPE communicated (default 1)")
+    p.add_argument("--n", type=int, help="elements of a layout (default 1000)")
+    p.add_argument("--bytes", type=int, help="data bytes of a layout instead of --n")
+    p.set_defaults(func=cmd_dt_explain)
+    dtjob = JOBS["dtbench"]
+    p = ds.add_parser("bench", help=dtjob.title, description=f"{dtjob.title}. Same as `mpiguide run dtbench`.")
+    _add_run_options(p)
+    dtjob.add_arguments(p)
+    p.set_defaults(func=cmd_run, job="dtbench", resume=None)
 
     p = sub.add_parser("analyze", help="recompute tables, verdicts, plots and report of a run")
     p.add_argument("run", help="run id under results/ or a run directory")

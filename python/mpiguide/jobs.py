@@ -115,7 +115,98 @@ class PingPongJob(Job):
         return [LaunchTemplate("pp", "mg_pingpong", 2, args)]
 
 
-JOBS: dict[str, Job] = {job.name: job for job in (PingPongJob(),)}
+# The layout descriptions of src/bench/layouts.c (first word of a spec).
+DT_LAYOUT_NAMES = (
+    "contiguous", "tiled", "block", "bucket", "alternating", "tiled-heterogeneous", "contiguous-subtype",
+    "tiled-struct", "tiled-vector", "vector-tiled", "block-indexed", "alternating-indexed",
+    "alternating-repeated", "alternating-struct", "rowcol-fully-indexed", "rowcol-contiguous-and-indexed",
+    "rowcol-struct",
+)
+DT_METHODS = ("engine", "mpi", "normalized", "hand", "memcpy")
+DT_DIRECTIONS = ("pack", "unpack")
+DT_DEFAULT_A = "2,10,100,1000,1024,10000"
+DT_DEFAULT_SIZES = "3200,2560000,64000000"
+DT_DEFAULT_COMMIT = "10,1000,1000000"
+# Descriptions that MPI libraries fail to normalize (000 Tests 5, 7, 10, 11).
+DT_HARD = ("vector-tiled", "tiled-struct", "alternating-repeated", "rowcol-fully-indexed")
+
+
+def _int_list(text: str, what: str, minimum: int = 1) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise MpiguideError(f"bad {what} '{text}': comma-separated integers") from None
+    if not values or min(values) < minimum:
+        raise MpiguideError(f"bad {what} '{text}': integers of at least {minimum}")
+    return values
+
+
+class DtBenchJob(Job):
+    def __init__(self) -> None:
+        super().__init__(
+            name="dtbench",
+            title="Datatype engine: pack/unpack vs MPI_Pack, hand-written loops and memcpy (one process)",
+            guidelines=[
+                Guideline("ENG-MPI", {"method": "engine"}, {"method": "mpi"},
+                          "mpiguide's engine is no slower than the stack's MPI_Pack/MPI_Unpack "
+                          "(for commit rows: decode+normalize+compile vs MPI_Type_commit)"),
+                Guideline("ENG-HAND", {"method": "engine"}, {"method": "hand"},
+                          "the engine is no slower than a hand-written loop for the layout"),
+                Guideline("NORM-MPI", {"method": "normalized"}, {"method": "mpi"},
+                          "MPI_Pack of mpiguide's normalized type is no slower than of the description as given"),
+            ],
+            series="method",
+            x="A",
+        )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        g = parser.add_argument_group("engine bench")
+        g.add_argument("--layouts", help="';'-separated layout specs without A, e.g. 'tiled;tiled-struct S1=1 S2=1' "
+                       "(default: every description of docs/layouts.md)")
+        g.add_argument("--A", dest="blocksizes", default=DT_DEFAULT_A, help=f"blocksizes A (default {DT_DEFAULT_A})")
+        g.add_argument("--sizes", default=DT_DEFAULT_SIZES,
+                       help=f"data sizes m in bytes (default {DT_DEFAULT_SIZES}: 3.2 kB, 2.56 MB, 64 MB)")
+        g.add_argument("--methods", default=",".join(DT_METHODS), help=f"default {','.join(DT_METHODS)}")
+        g.add_argument("--directions", default=",".join(DT_DIRECTIONS), help="pack,unpack (default both)")
+        g.add_argument("--commit-blocks", default=DT_DEFAULT_COMMIT,
+                       help=f"blocks of the types whose commit cost is measured (default {DT_DEFAULT_COMMIT}; "
+                            "'none' to skip)")
+        g.add_argument("--type", dest="basic", default="int", choices=("int", "char", "short", "double"),
+                       help="basic element type (default int)")
+
+    def params(self, args: argparse.Namespace) -> dict:
+        layouts = None
+        if args.layouts:
+            layouts = [s.strip() for s in args.layouts.split(";") if s.strip()]
+            bad = [s for s in layouts if s.split()[0] not in DT_LAYOUT_NAMES]
+            if bad or not layouts:
+                raise MpiguideError(f"unknown layout '{(bad or [args.layouts])[0]}': choose from "
+                                    + ", ".join(DT_LAYOUT_NAMES))
+            if any(w.startswith("A=") for s in layouts for w in s.split()):
+                raise MpiguideError("give A with --A, not inside --layouts")
+        commit = [] if args.commit_blocks == "none" else _int_list(args.commit_blocks, "--commit-blocks")
+        return {
+            "layouts": layouts,
+            "A": _int_list(args.blocksizes, "--A"),
+            "sizes": _int_list(args.sizes, "--sizes"),
+            "methods": parse_choice_list(args.methods, DT_METHODS, "method"),
+            "directions": parse_choice_list(args.directions, DT_DIRECTIONS, "direction"),
+            "commit_blocks": commit,
+            "type": args.basic,
+        }
+
+    def launches(self, params: dict) -> list[LaunchTemplate]:
+        args = ["--A", ",".join(map(str, params["A"])), "--sizes", ",".join(map(str, params["sizes"])),
+                "--methods", ",".join(params["methods"]), "--directions", ",".join(params["directions"]),
+                "--type", params["type"]]
+        if params["layouts"]:
+            args += ["--layouts", ";".join(params["layouts"])]
+        args += ["--commit-blocks", ",".join(map(str, params["commit_blocks"]))] if params["commit_blocks"] \
+            else ["--no-commit"]
+        return [LaunchTemplate("dt", "mg_dtbench", 1, args)]
+
+
+JOBS: dict[str, Job] = {job.name: job for job in (PingPongJob(), DtBenchJob())}
 DEFAULT_JOB = "pingpong"
 
 

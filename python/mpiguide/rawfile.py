@@ -16,7 +16,7 @@ import pandas as pd
 
 from mpiguide.errors import MpiguideError
 
-_KEYED = re.compile(r"^(?P<kind>error|estimate)\[(?P<config>[^\]]*)\]$")
+_KEYED = re.compile(r"^(?P<kind>[a-z_]+)\[(?P<config>[^\]]*)\]$")
 
 
 @dataclass
@@ -27,6 +27,9 @@ class RawFile:
     rows: list[list[str]] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)  # config label -> message
     estimates: dict[str, dict[str, str]] = field(default_factory=dict)
+    # other per-configuration notes of a driver: kind -> config label -> value
+    # (the engine bench writes info, normal and skip)
+    notes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -66,10 +69,12 @@ def parse(path: str | Path) -> RawFile:
             m = _KEYED.match(key)
             if m and m["kind"] == "error":
                 raw.errors[m["config"]] = value
-            elif m:
+            elif m and m["kind"] == "estimate":
                 raw.estimates[m["config"]] = dict(
                     item.split(":", 1) for item in value.split(",") if ":" in item
                 )
+            elif m:
+                raw.notes.setdefault(m["kind"], {})[m["config"]] = value
             else:
                 raw.header[key] = value
         elif line.startswith("#"):

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from mpiguide import dtreport  # noqa: E402
 from mpiguide.analysis import Analysis  # noqa: E402
 from mpiguide.runner import OK, RunDir  # noqa: E402
 
@@ -48,11 +49,29 @@ def latency_tables(rd: RunDir, a: Analysis) -> dict[str, pd.DataFrame]:
     return tables
 
 
+def job_tables(rd: RunDir, a: Analysis) -> dict[str, pd.DataFrame]:
+    """The job's result tables, titled, in report order."""
+    if rd.job.name == "dtbench":
+        return dtreport.report_tables(rd, a.summary) if not a.summary.empty else {}
+    return {f"Latency of {value} (microseconds, mean of launch medians)": table
+            for value, table in latency_tables(rd, a).items()}
+
+
+def console_tables(rd: RunDir, a: Analysis) -> dict[str, pd.DataFrame]:
+    """The tables worth printing at the end of a run (the rest is in the report)."""
+    tables = job_tables(rd, a)
+    if rd.job.name == "dtbench":
+        return {k: v for k, v in tables.items() if k.startswith(("Engine goals", "Commit cost"))}
+    return tables
+
+
 def plot(rd: RunDir, a: Analysis) -> list[Path]:
     """One panel per series value (variant), one line per stack, error bars = min/max of launch medians."""
     job = rd.job
     if a.summary.empty:
         return []
+    if job.name == "dtbench":
+        return dtreport.plot(rd, a.summary)
     out = rd.path / "plots"
     out.mkdir(exist_ok=True)
     series = series_order(rd, a)
@@ -131,8 +150,7 @@ def write_report(rd: RunDir, a: Analysis, plots: list[Path]) -> tuple[Path, Path
         })),
         ("Stacks", stacks.set_index("stack")),
         ("Parameters", _fields({k: str(v) for k, v in params.items()})),
-        *((f"Latency of {value} (microseconds, mean of launch medians)", table)
-          for value, table in latency_tables(rd, a).items()),
+        *job_tables(rd, a).items(),
         ("Guideline verdicts", verdict_table(a).set_index("guideline") if not a.verdicts.empty else a.verdicts),
     ]
     if failed:

@@ -1027,8 +1027,8 @@ static int parse_type(parser *p, MPI_Datatype *out, int *owned) {
             low[i] = (name[i] >= 'A' && name[i] <= 'Z') ? (char)(name[i] - 'A' + 'a') : name[i];
         low[len] = '\0';
         const char *base = strncmp(low, "mpi_", 4) == 0 ? low + 4 : low;
-        MPI_Datatype dummy;
-        if (strcmp(base, name) != 0 && basic_lookup(base, strlen(base), &dummy)) hint = base;
+        MPI_Datatype dummy; /* name itself is not a basic type, so a match differs from it */
+        if (basic_lookup(base, strlen(base), &dummy)) hint = base;
     }
     if (hint)
         fail(p, MG_DT_ERR_PARSE, start, "unknown basic type '%.*s' (did you mean '%s'?)",

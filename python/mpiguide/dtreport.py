@@ -1,0 +1,184 @@
+"""Tables of the datatype engine bench (job `dtbench`, driver src/bench/dtbench.c):
+the engine against each stack's MPI_Pack/MPI_Unpack, a hand-written loop,
+memcpy and a memory-traffic bound, all from times measured side by side in one
+run, and whether the engine's goals are met."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from mpiguide import rawfile
+from mpiguide.jobs import DT_DIRECTIONS as DIRECTIONS
+from mpiguide.jobs import DT_HARD as HARD
+from mpiguide.jobs import DT_METHODS as METHODS
+from mpiguide.runner import MEASURE, OK, RunDir
+
+CONFIG = ["layout", "geometry", "A", "msize"]
+
+
+def load_info(rd: RunDir) -> pd.DataFrame:
+    """The per-configuration #@info lines (packed, span, touched, blocks, n), one row per stack."""
+    rows = []
+    for x in rd.launches:
+        if x.phase != MEASURE or x.status != OK:
+            continue
+        raw = rawfile.parse(rd.path / x.raw)
+        for label, value in raw.notes.get("info", {}).items():
+            parts = label.split()
+            if len(parts) != len(CONFIG):
+                continue
+            row = {"stack": x.stack, **dict(zip(CONFIG, parts, strict=True))}
+            row.update({k: float(v) for k, v in (kv.split("=", 1) for kv in value.split(",") if "=" in kv)})
+            row["normal"] = raw.notes.get("normal", {}).get(label, "")
+            rows.append(row)
+    df = pd.DataFrame(rows).drop_duplicates(subset=["stack", *CONFIG])
+    if not df.empty:
+        df["A"] = df["A"].astype(int)
+        df["msize"] = df["msize"].astype(int)
+    return df
+
+
+def ratios(rd: RunDir, summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per (stack, configuration, direction) with the time of each
+    method (mean of launch medians) and the ratios the goals are about."""
+    s = summary[summary["direction"].isin(DIRECTIONS)]
+    if s.empty:
+        return pd.DataFrame()
+    wide = s.pivot_table(index=["stack", *CONFIG, "direction"], columns="method", values="mean_s",
+                         aggfunc="first").reset_index()
+    wide.columns.name = None
+    for m in METHODS:
+        if m not in wide.columns:
+            wide[m] = np.nan
+    wide["engine/mpi"] = wide["engine"] / wide["mpi"]
+    wide["engine/hand"] = wide["engine"] / wide["hand"]
+    wide["normalized/mpi"] = wide["normalized"] / wide["mpi"]
+    # The slowest stack's MPI_Pack for this configuration, against each stack's engine.
+    slowest = wide.groupby([*CONFIG, "direction"])["mpi"].transform("max")
+    wide["slowest-mpi/engine"] = slowest / wide["engine"]
+    # Best description of the same layout (geometry), per stack and size.
+    best = wide.groupby(["stack", "geometry", "A", "msize", "direction"])["engine"].transform("min")
+    wide["engine/best-description"] = wide["engine"] / best
+    info = load_info(rd)
+    if not info.empty and {"touched", "packed"} <= set(info.columns):
+        wide = wide.merge(info[["stack", *CONFIG, "touched", "packed", "normal"]], on=["stack", *CONFIG], how="left")
+        # Traffic bound: the distinct cache lines read plus the bytes written,
+        # at the bandwidth memcpy reaches on the packed size (read + write).
+        bandwidth = 2 * wide["packed"] / wide["memcpy"]
+        wide["engine/bound"] = wide["engine"] / ((wide["touched"] + wide["packed"]) / bandwidth)
+    else:
+        wide["engine/bound"] = np.nan
+    return wide
+
+
+def goals(r: pd.DataFrame) -> pd.DataFrame:
+    """Each goal of the engine: the median ratio per stack and whether it is met."""
+    if r.empty:
+        return pd.DataFrame()
+    every = pd.Series(True, index=r.index)
+    big = r["msize"] >= 64_000_000
+    hard = r["layout"].isin(HARD) & (r["A"] <= 10)
+    spec = [
+        ("engine vs MPI_Pack/MPI_Unpack of the stack", "engine/mpi", every, "<=", 1.0),
+        ("engine vs hand-written loop", "engine/hand", every, "<=", 1.05),
+        ("slowest stack's MPI_Pack vs engine, descriptions stacks fail to normalize, A <= 10",
+         "slowest-mpi/engine", hard, ">=", 2.0),
+        ("engine vs memory-traffic bound at 64 MB", "engine/bound", big, "<=", 1.25),
+        ("each description vs the best description of its layout (engine)", "engine/best-description",
+         every, "<=", 1.05),
+    ]
+    rows = []
+    for stack, part in r.groupby("stack", sort=False):
+        for title, col, mask, op, target in spec:
+            vals = part.loc[mask.loc[part.index], col].dropna()
+            if vals.empty:
+                rows.append({"stack": stack, "goal": title, "target": f"{op} {target}", "median": np.nan,
+                             "worst": np.nan, "configs": 0, "met": "not measured"})
+                continue
+            med = float(vals.median())
+            worst = float(vals.max() if op == "<=" else vals.min())
+            met = med <= target if op == "<=" else med >= target
+            rows.append({"stack": stack, "goal": title, "target": f"{op} {target}", "median": med, "worst": worst,
+                         "configs": len(vals), "met": "yes" if met else "no"})
+    return pd.DataFrame(rows)
+
+
+def commit_table(summary: pd.DataFrame) -> pd.DataFrame:
+    c = summary[summary["direction"] == "commit"]
+    if c.empty:
+        return pd.DataFrame()
+    t = c.pivot_table(index=["layout", "A"], columns=["stack", "method"], values="mean_s", aggfunc="first") * 1e6
+    t.columns = [f"{st} {m} [us]" for st, m in t.columns]
+    for st in dict.fromkeys(c["stack"]):
+        if f"{st} engine [us]" in t.columns and f"{st} mpi [us]" in t.columns:
+            t[f"{st} engine/mpi"] = t[f"{st} engine [us]"] / t[f"{st} mpi [us]"]
+    t.index.names = ["type", "blocks"]
+    return t
+
+
+def median_ratio_table(r: pd.DataFrame) -> pd.DataFrame:
+    """Per stack, layout and direction: median over A and m of each ratio."""
+    cols = ["engine/mpi", "engine/hand", "normalized/mpi", "slowest-mpi/engine", "engine/bound",
+            "engine/best-description"]
+    t = r.groupby(["layout", "direction", "stack"], sort=False)[cols].median()
+    return t
+
+
+def report_tables(rd: RunDir, summary: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    r = ratios(rd, summary)
+    tables = {}
+    g = goals(r)
+    if not g.empty:
+        tables["Engine goals (median ratio over the configurations, per stack)"] = g.set_index(["stack", "goal"])
+    if not r.empty:
+        tables["Median ratios per layout description (over A and m)"] = median_ratio_table(r)
+        bw = r.copy()
+        for m in ("engine", "mpi", "hand", "memcpy"):
+            bw[f"{m} GB/s"] = bw["msize"] / bw[m] / 1e9
+        keep = ["stack", *CONFIG, "direction", "engine GB/s", "mpi GB/s", "hand GB/s", "memcpy GB/s", "engine/mpi",
+                "engine/hand", "engine/bound"]
+        tables["Bandwidth per configuration"] = bw[[c for c in keep if c in bw.columns]].set_index(
+            ["stack", "layout", "A", "msize", "direction"])
+    ct = commit_table(summary)
+    if not ct.empty:
+        tables["Commit cost: decode + normalize + compile vs MPI_Type_dup + MPI_Type_commit (microseconds)"] = ct
+    return tables
+
+
+def write_csv(rd: RunDir, summary: pd.DataFrame) -> None:
+    r = ratios(rd, summary)
+    if not r.empty:
+        r.to_csv(rd.path / "dt_ratios.csv", index=False, float_format="%.6g")
+
+
+def plot(rd: RunDir, summary: pd.DataFrame) -> list[Path]:
+    """Median engine/MPI_Pack ratio per layout description, one marker per stack."""
+    r = ratios(rd, summary)
+    if r.empty:
+        return []
+    out = rd.path / "plots"
+    out.mkdir(exist_ok=True)
+    dirs = [d for d in DIRECTIONS if d in set(r["direction"])]
+    layouts = list(dict.fromkeys(r["layout"]))
+    fig, axes = plt.subplots(1, len(dirs), figsize=(7 * len(dirs), 4.5), squeeze=False, sharey=True)
+    for ax, d in zip(axes[0], dirs, strict=True):
+        part = r[r["direction"] == d]
+        for stack in rd.meta["stacks_order"]:
+            med = part[part["stack"] == stack].groupby("layout")["engine/mpi"].median().reindex(layouts)
+            if med.notna().any():
+                ax.plot(range(len(layouts)), med.values, "o", label=stack)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xticks(range(len(layouts)), layouts, rotation=70, ha="right", fontsize=7)
+        ax.set_yscale("log")
+        ax.set_title(f"{d}: engine time / MPI_{'Pack' if d == 'pack' else 'Unpack'} time (median over A, m)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out / "engine_vs_mpi.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]
