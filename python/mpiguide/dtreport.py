@@ -42,9 +42,10 @@ def load_info(rd: RunDir) -> pd.DataFrame:
     return df
 
 
-def ratios(rd: RunDir, summary: pd.DataFrame) -> pd.DataFrame:
+def ratios(summary: pd.DataFrame, info: pd.DataFrame) -> pd.DataFrame:
     """One row per (stack, configuration, direction) with the time of each
-    method (mean of launch medians) and the ratios the goals are about."""
+    method (mean of launch medians) and the ratios the goals are about; info
+    (from load_info) gives the bytes for the traffic bound."""
     s = summary[summary["direction"].isin(DIRECTIONS)]
     if s.empty:
         return pd.DataFrame()
@@ -63,7 +64,6 @@ def ratios(rd: RunDir, summary: pd.DataFrame) -> pd.DataFrame:
     # Best description of the same layout (geometry), per stack and size.
     best = wide.groupby(["stack", "geometry", "A", "msize", "direction"])["engine"].transform("min")
     wide["engine/best-description"] = wide["engine"] / best
-    info = load_info(rd)
     if not info.empty and {"touched", "packed"} <= set(info.columns):
         wide = wide.merge(info[["stack", *CONFIG, "touched", "packed", "normal"]], on=["stack", *CONFIG], how="left")
         # Traffic bound: the distinct cache lines read plus the bytes written,
@@ -129,7 +129,7 @@ def median_ratio_table(r: pd.DataFrame) -> pd.DataFrame:
 
 
 def report_tables(rd: RunDir, summary: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    r = ratios(rd, summary)
+    r = ratios(summary, load_info(rd))
     tables = {}
     g = goals(r)
     if not g.empty:
@@ -150,14 +150,14 @@ def report_tables(rd: RunDir, summary: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def write_csv(rd: RunDir, summary: pd.DataFrame) -> None:
-    r = ratios(rd, summary)
+    r = ratios(summary, load_info(rd))
     if not r.empty:
         r.to_csv(rd.path / "dt_ratios.csv", index=False, float_format="%.6g")
 
 
 def plot(rd: RunDir, summary: pd.DataFrame) -> list[Path]:
     """Median engine/MPI_Pack ratio per layout description, one marker per stack."""
-    r = ratios(rd, summary)
+    r = ratios(summary, load_info(rd))
     if r.empty:
         return []
     out = rd.path / "plots"

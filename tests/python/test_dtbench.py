@@ -1,0 +1,143 @@
+"""The datatype engine's user commands: `dt explain` on the real MPICH build,
+the dtbench job's options, and the ratio/goal tables from known times."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import run_cli
+from mpiguide import dtreport, rawfile
+from mpiguide.errors import MpiguideError
+from mpiguide.jobs import JOBS
+
+# ---------------------------------------------------------------- dt explain
+
+def test_explain_layout_gives_the_normal_form(mpich_build):
+    r = run_cli(["dt", "explain", "tiled A=2 B=4", "--n", "8"])
+    assert r.rc == 0, r.text
+    assert "count=4 vector(count=4, block=2, stride=4, int)" in r.text
+    assert "strided @0 count=4 block=8B stride=16B" in r.text
+    assert "packed: 32 bytes in 4 blocks" in r.text
+
+
+def test_explain_notation_with_count(mpich_build):
+    r = run_cli(["dt", "explain", "resized(lb=0, extent=16, contig(count=2, int))", "--count", "3"])
+    assert r.rc == 0, r.text
+    assert "vector(count=3, block=2, stride=4, int)" in r.text
+
+
+def test_explain_bad_type_says_where(mpich_build):
+    r = run_cli(["dt", "explain", "vector(count=2, blok=1, stride=3, int)"])
+    assert r.rc == 2
+    assert "at 16: unknown keyword 'blok' for vector" in r.text
+
+
+def test_explain_impossible_layout_names_the_rule(mpich_build):
+    r = run_cli(["dt", "explain", "tiled A=4 B=4"])
+    assert r.rc == 2
+    assert "B must be > A" in r.text
+
+
+# ---------------------------------------------------------------- job options
+
+def _params(**kw) -> dict:
+    job = JOBS["dtbench"]
+    p = argparse.ArgumentParser()
+    job.add_arguments(p)
+    argv = [x for k, v in kw.items() for x in (f"--{k.replace('_', '-')}", v)]
+    return job.params(p.parse_args(argv))
+
+
+def test_params_defaults_and_launch_args():
+    params = _params()
+    assert params["A"] == [2, 10, 100, 1000, 1024, 10000]
+    assert params["sizes"] == [3200, 2560000, 64000000]
+    (launch,) = JOBS["dtbench"].launches(params)
+    assert launch.driver == "mg_dtbench" and launch.nprocs == 1
+    assert "--layouts" not in launch.args
+    assert launch.args[launch.args.index("--commit-blocks") + 1] == "10,1000,1000000"
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"layouts": "tiled;wiggly"}, "unknown layout 'wiggly'"),
+    ({"layouts": "tiled A=4"}, "give A with --A"),
+    ({"A": "2,x"}, "bad --A"),
+    ({"A": "0"}, "bad --A"),
+    ({"methods": "engine,fast"}, "unknown method 'fast'"),
+    ({"commit_blocks": "-1"}, "bad --commit-blocks"),
+])
+def test_params_reject_bad_values(kw, message):
+    with pytest.raises(MpiguideError, match=message):
+        _params(**kw)
+
+
+def test_no_commit_is_passed_on():
+    (launch,) = JOBS["dtbench"].launches(_params(commit_blocks="none"))
+    assert "--no-commit" in launch.args
+
+
+# ---------------------------------------------------------------- raw notes
+
+def test_raw_notes_are_kept_by_kind(tmp_path):
+    path = tmp_path / "r.txt"
+    path.write_text("#@mpiguide_raw=1\n#@info[tiled tiled 2 3200]=packed=3200,span=6392,touched=6400,blocks=400,n=800\n"
+                    "#@normal[tiled tiled 2 3200]=vector(count=400, block=2, stride=4, int)\n"
+                    "#@skip[rowcol-struct rowcol 10000 3200]=rowcol: A must be < n\n"
+                    "layout geometry A msize method direction rep time_s\n#@end=ok\n")
+    raw = rawfile.parse(path)
+    assert raw.notes["normal"]["tiled tiled 2 3200"] == "vector(count=400, block=2, stride=4, int)"
+    assert raw.notes["skip"]["rowcol-struct rowcol 10000 3200"] == "rowcol: A must be < n"
+    assert raw.notes["info"]["tiled tiled 2 3200"].startswith("packed=3200,")
+
+
+# ---------------------------------------------------------------- ratios and goals
+
+def _summary(times: dict[tuple[str, str, str, int], float], msize: int = 3200) -> pd.DataFrame:
+    """times: (stack, layout, method, A) -> seconds; geometry tiled, direction pack."""
+    rows = [{"stack": st, "layout": lay, "geometry": "tiled", "A": a, "msize": msize, "method": m,
+             "direction": "pack", "mean_s": t} for (st, lay, m, a), t in times.items()]
+    return pd.DataFrame(rows)
+
+
+def test_ratios_and_goals_from_known_times():
+    times = {}
+    for st, mpi in (("fast", 2.0), ("slow", 8.0)):
+        times.update({(st, "tiled", "engine", 2): 1.0, (st, "tiled", "mpi", 2): mpi,
+                      (st, "tiled", "hand", 2): 1.0, (st, "tiled", "memcpy", 2): 0.5,
+                      (st, "tiled", "normalized", 2): 1.5,
+                      (st, "vector-tiled", "engine", 2): 1.2, (st, "vector-tiled", "mpi", 2): mpi * 3,
+                      (st, "vector-tiled", "hand", 2): 1.0, (st, "vector-tiled", "memcpy", 2): 0.5,
+                      (st, "vector-tiled", "normalized", 2): 1.5})
+    info = pd.DataFrame([{"stack": st, "layout": lay, "geometry": "tiled", "A": 2, "msize": 3200,
+                          "touched": 6400.0, "packed": 3200.0, "normal": ""}
+                         for st in ("fast", "slow") for lay in ("tiled", "vector-tiled")])
+    r = dtreport.ratios(_summary(times), info)
+    row = r[(r["stack"] == "fast") & (r["layout"] == "vector-tiled")].iloc[0]
+    assert row["engine/mpi"] == pytest.approx(1.2 / 6.0)
+    assert row["engine/hand"] == pytest.approx(1.2)
+    assert row["slowest-mpi/engine"] == pytest.approx(24.0 / 1.2)  # the slow stack's MPI_Pack
+    assert row["engine/best-description"] == pytest.approx(1.2)
+    # memcpy moves 2 x 3200 bytes in 0.5 s; the bound moves 6400 + 3200 bytes at that rate
+    assert row["engine/bound"] == pytest.approx(1.2 / ((6400 + 3200) / (6400 / 0.5)))
+
+    g = dtreport.goals(r).set_index(["stack", "goal"])
+    met = g["met"]
+    assert met[("fast", "engine vs MPI_Pack/MPI_Unpack of the stack")] == "yes"
+    # median of engine/hand over tiled (1.0) and vector-tiled (1.2) is 1.1 > 1.05
+    assert met[("fast", "engine vs hand-written loop")] == "no"
+    assert g.loc[("fast", "engine vs hand-written loop"), "median"] == pytest.approx(1.1)
+    assert met[("slow", "each description vs the best description of its layout (engine)")] == "no"
+    assert met[("fast", "engine vs memory-traffic bound at 64 MB")] == "not measured"
+    hard = "slowest stack's MPI_Pack vs engine, descriptions stacks fail to normalize, A <= 10"
+    assert met[("fast", hard)] == "yes" and g.loc[("fast", hard), "configs"] == 1
+
+
+def test_ratios_without_info_leave_the_bound_empty():
+    times = {("s", "tiled", m, 2): 1.0 for m in ("engine", "mpi", "hand", "memcpy", "normalized")}
+    r = dtreport.ratios(_summary(times), pd.DataFrame())
+    assert np.isnan(r["engine/bound"]).all()
+    assert r["engine/mpi"].tolist() == [1.0]
