@@ -84,11 +84,11 @@ typedef struct {
 } row;
 
 struct ctx {
-    const row *r;        /* the layout's row */
-    const row *g;        /* row that gives defaults, rules and geometry (the sub's, if any) */
+    const row *r; /* the layout's row */
+    const row *g; /* row that gives defaults, rules and geometry (the sub's, if any) */
     mg_layout_info *L;
-    unsigned derived;    /* parameters filled in from defaults */
-    char prefix[64];     /* "tiled" or "contiguous-subtype sub=block" */
+    unsigned derived; /* parameters filled in from defaults */
+    char prefix[64];  /* "tiled" or "contiguous-subtype sub=block" */
     char *err;
     size_t errlen;
 };
@@ -122,8 +122,8 @@ static int build_rowcol_full(ctx *c, MPI_Datatype *out);
 static int build_rowcol_ci(ctx *c, MPI_Datatype *out);
 static int build_rowcol_struct(ctx *c, MPI_Datatype *out);
 
-#define SUBS_MASK                                                                            \
-    (MG_LAYOUT_BIT(MG_LAYOUT_TILED) | MG_LAYOUT_BIT(MG_LAYOUT_BLOCK) |                       \
+#define SUBS_MASK                                                                                  \
+    (MG_LAYOUT_BIT(MG_LAYOUT_TILED) | MG_LAYOUT_BIT(MG_LAYOUT_BLOCK) |                             \
      MG_LAYOUT_BIT(MG_LAYOUT_BUCKET) | MG_LAYOUT_BIT(MG_LAYOUT_ALTERNATING))
 #define TILED_P (P(A) | P(VARIANT) | P(B) | P(TYPE))
 #define BLOCK_P (P(A) | P(VARIANT) | P(B1) | P(B2) | P(TYPE))
@@ -133,117 +133,214 @@ static int build_rowcol_struct(ctx *c, MPI_Datatype *out);
 #define ROWCOL_P (P(A) | P(TYPE))
 
 static const row catalog[MG_LAYOUT_NKINDS] = {
-    [MG_LAYOUT_CONTIGUOUS] = {{"contiguous", "Contiguous",
-                              "n consecutive elements of the basic type: the baseline",
-                              "none (predefined basic type, count n)", "1, 2 (as reference)",
-                              P(TYPE), 0},
-                             DS_NONE, GEO_CONTIG, 0, shape_contig, build_contig},
-    [MG_LAYOUT_TILED] = {{"tiled", "Tiled (AB)",
-                         "runs of A elements, one run every B elements (B > A)",
-                         "MPI_Type_create_resized(MPI_Type_contiguous)", "1, 3, 4, 5, 6, 7",
-                         TILED_P, 0},
-                        DS_TILED, GEO_TILED, 0, shape_tiled, build_tiled},
-    [MG_LAYOUT_BLOCK] = {{"block", "Block (A Bbar)",
-                         "pairs of A-element runs; the run starts are B1, then B2 elements "
-                         "apart (B1 != B2, both > A)",
-                         "MPI_Type_create_resized(MPI_Type_create_indexed_block)",
-                         "1, 3, 4, 8", BLOCK_P, 0},
-                        DS_BLOCK, GEO_BLOCK, 0, shape_block, build_block},
-    [MG_LAYOUT_BUCKET] = {{"bucket", "Bucket (Abar B)",
-                          "a run of A1 and a run of A2 elements, one run every B elements "
-                          "(B > A1, A2)",
-                          "MPI_Type_create_resized(MPI_Type_indexed)", "1, 3, 4", BUCKET_P, 0},
-                         DS_BUCKET, GEO_ALT, 0, shape_bucket, build_bucket},
-    [MG_LAYOUT_ALTERNATING] = {{"alternating", "Alternating (Abar Bbar)",
-                               "a run of A1 elements, B1 elements later a run of A2, B2 "
-                               "elements later the next pair",
-                               "MPI_Type_create_resized(MPI_Type_indexed)", "1, 3, 4, 9",
-                               ALT_P, 0},
-                              DS_ALT, GEO_ALT, 0, shape_alt, build_alt},
-    [MG_LAYOUT_TILED_HETEROGENEOUS] = {{"tiled-heterogeneous", "Tiled-heterogeneous (AB Tbar)",
-                                       "A chars, A ints, A doubles, A shorts; each run starts B "
-                                       "elements (of the previous run's type) after the "
-                                       "previous one (B >= A)",
-                                       "MPI_Type_create_struct(char, int, double, short)", "2",
-                                       P(A) | P(B), 0},
-                                      DS_HETERO, GEO_HETERO, 0, shape_hetero, build_hetero},
-    [MG_LAYOUT_CONTIGUOUS_SUBTYPE] = {{"contiguous-subtype", "Contiguous-subtype",
-                                      "the block of a basic layout (sub=) repeated n/k times "
-                                      "inside one type",
-                                      "MPI_Type_contiguous(n/k, block type of sub)", "4",
-                                      P(SUB) | TILED_P | BLOCK_P | BUCKET_P | ALT_P, 1},
-                                     DS_NONE, GEO_CONTIG, 0, shape_contig_sub, build_contig_sub},
-    [MG_LAYOUT_TILED_STRUCT] = {{"tiled-struct", "Tiled-struct",
-                                "Tiled as a struct of two members holding S1 and S2 tiled "
-                                "units (B >= A)",
-                                "MPI_Type_create_struct(MPI_Type_contiguous(S1|S2, tiled))",
-                                "5", TILED_P | P(S1) | P(S2), 0},
-                               DS_TSTRUCT, GEO_TILED, 0, shape_tiled_struct, build_tiled_struct},
-    [MG_LAYOUT_TILED_VECTOR] = {{"tiled-vector", "Tiled-vector",
-                                "Tiled as one vector of n/A runs, resized to n/A*B elements",
-                                "MPI_Type_create_resized(MPI_Type_vector)", "6", TILED_P, 1},
-                               DS_TILED, GEO_TILED, 0, shape_tiled_vector, build_tiled_vector},
-    [MG_LAYOUT_VECTOR_TILED] = {{"vector-tiled", "Vector-tiled",
-                                "Tiled as a nested vector: S units per inner vector, "
-                                "n/(S*A) of them S*B elements apart",
-                                "MPI_Type_create_hvector(MPI_Type_vector)", "7",
-                                TILED_P | P(S), 1},
-                               DS_VTILED, GEO_TILED, 1, shape_vector_tiled, build_vector_tiled},
-    [MG_LAYOUT_BLOCK_INDEXED] = {{"block-indexed", "Block-indexed",
-                                 "Block with each of the n/A runs listed explicitly",
-                                 "MPI_Type_create_indexed_block (n/A indices)", "8", BLOCK_P,
-                                 1},
-                                DS_BLOCK, GEO_BLOCK, 1, shape_block, build_block_indexed},
-    [MG_LAYOUT_ALTERNATING_INDEXED] = {{"alternating-indexed", "Alternating-indexed",
-                                       "Alternating with each of the 2n/(A1+A2) runs listed "
-                                       "explicitly",
-                                       "MPI_Type_indexed (2n/(A1+A2) blocks)", "9", ALT_P, 1},
-                                      DS_ALT, GEO_ALT, 1, shape_alt, build_alt_indexed},
-    [MG_LAYOUT_ALTERNATING_REPEATED] = {{"alternating-repeated", "Alternating-repeated",
-                                        "Alternating with B2 = A2, so each A2 run touches the "
-                                        "next A1 run; block repeated n/k times",
-                                        "MPI_Type_create_resized(MPI_Type_indexed)", "10",
-                                        ALTREP_P, 0},
-                                       DS_ALTREP, GEO_ALT, 0, shape_alt, build_alt},
-    [MG_LAYOUT_ALTERNATING_STRUCT] = {{"alternating-struct", "Alternating-struct",
-                                      "alternating-repeated as a first A1 run, a vector of "
-                                      "A2+A1 runs and a last A2 run",
-                                      "MPI_Type_create_struct(basic, MPI_Type_vector, basic)",
-                                      "10", ALTREP_P, 1},
-                                     DS_ALTREP, GEO_ALT, 1, shape_alt, build_alt_struct},
-    [MG_LAYOUT_ROWCOL_FULLY_INDEXED] = {{"rowcol-fully-indexed", "RowCol-fully-indexed",
-                                        "first row (A elements) and rest of the first column "
-                                        "(n-A elements, stride A) of an (n+1-A) x A matrix; "
-                                        "one index per element",
-                                        "MPI_Type_create_indexed_block (n indices of 1)", "11",
-                                        ROWCOL_P, 1},
-                                       DS_NONE, GEO_ROWCOL, 1, shape_rowcol, build_rowcol_full},
-    [MG_LAYOUT_ROWCOL_CONTIGUOUS_AND_INDEXED] =
-        {{"rowcol-contiguous-and-indexed", "RowCol-contiguous-and-indexed",
-          "the row-column layout with the row as one block of A and one block per column "
-          "element",
-          "MPI_Type_indexed (1+n-A blocks)", "11", ROWCOL_P, 1},
-         DS_NONE, GEO_ROWCOL, 1, shape_rowcol, build_rowcol_ci},
-    [MG_LAYOUT_ROWCOL_STRUCT] = {{"rowcol-struct", "RowCol-struct",
-                                 "the row-column layout as a contiguous row and a vector column",
-                                 "MPI_Type_create_struct(MPI_Type_contiguous, MPI_Type_vector)",
-                                 "11", ROWCOL_P, 1},
-                                DS_NONE, GEO_ROWCOL, 1, shape_rowcol, build_rowcol_struct},
+    [MG_LAYOUT_CONTIGUOUS] = {
+        .d = {.name = "contiguous",
+              .title = "Contiguous",
+              .summary = "n consecutive elements of the basic type: the baseline",
+              .constructors = "none (predefined basic type, count n)",
+              .tests = "1, 2 (as reference)",
+              .params = P(TYPE),
+              .dynamic = 0},
+        .defaults = DS_NONE, .geo = GEO_CONTIG,
+        .shape = shape_contig, .build = build_contig,
+    },
+    [MG_LAYOUT_TILED] = {
+        .d = {.name = "tiled",
+              .title = "Tiled (AB)",
+              .summary = "runs of A elements, one run every B elements (B > A)",
+              .constructors = "MPI_Type_create_resized(MPI_Type_contiguous)",
+              .tests = "1, 3, 4, 5, 6, 7",
+              .params = TILED_P,
+              .dynamic = 0},
+        .defaults = DS_TILED, .geo = GEO_TILED,
+        .shape = shape_tiled, .build = build_tiled,
+    },
+    [MG_LAYOUT_BLOCK] = {
+        .d = {.name = "block",
+              .title = "Block (A Bbar)",
+              .summary = "pairs of A-element runs; the run starts are B1, then B2 elements apart "
+                         "(B1 != B2, both > A)",
+              .constructors = "MPI_Type_create_resized(MPI_Type_create_indexed_block)",
+              .tests = "1, 3, 4, 8",
+              .params = BLOCK_P,
+              .dynamic = 0},
+        .defaults = DS_BLOCK, .geo = GEO_BLOCK,
+        .shape = shape_block, .build = build_block,
+    },
+    [MG_LAYOUT_BUCKET] = {
+        .d = {.name = "bucket",
+              .title = "Bucket (Abar B)",
+              .summary = "runs of A1 and of A2 elements in turn, one run every B elements",
+              .constructors = "MPI_Type_create_resized(MPI_Type_indexed)",
+              .tests = "1, 3, 4",
+              .params = BUCKET_P,
+              .dynamic = 0},
+        .defaults = DS_BUCKET, .geo = GEO_ALT,
+        .shape = shape_bucket, .build = build_bucket,
+    },
+    [MG_LAYOUT_ALTERNATING] = {
+        .d = {.name = "alternating",
+              .title = "Alternating (Abar Bbar)",
+              .summary = "a run of A1 elements, B1 elements later a run of A2, B2 elements later "
+                         "the next pair",
+              .constructors = "MPI_Type_create_resized(MPI_Type_indexed)",
+              .tests = "1, 3, 4, 9",
+              .params = ALT_P,
+              .dynamic = 0},
+        .defaults = DS_ALT, .geo = GEO_ALT,
+        .shape = shape_alt, .build = build_alt,
+    },
+    [MG_LAYOUT_TILED_HETEROGENEOUS] = {
+        .d = {.name = "tiled-heterogeneous",
+              .title = "Tiled-heterogeneous (AB Tbar)",
+              .summary = "A chars, A ints, A doubles, A shorts; each run starts B elements (of "
+                         "the previous run's type) after the previous one (B >= A)",
+              .constructors = "MPI_Type_create_struct(char, int, double, short)",
+              .tests = "2",
+              .params = P(A) | P(B),
+              .dynamic = 0},
+        .defaults = DS_HETERO, .geo = GEO_HETERO,
+        .shape = shape_hetero, .build = build_hetero,
+    },
+    [MG_LAYOUT_CONTIGUOUS_SUBTYPE] = {
+        .d = {.name = "contiguous-subtype",
+              .title = "Contiguous-subtype",
+              .summary = "the block of a basic layout (sub=) repeated n/k times inside one type",
+              .constructors = "MPI_Type_contiguous(n/k, block type of sub)",
+              .tests = "4",
+              .params = P(SUB) | TILED_P | BLOCK_P | BUCKET_P | ALT_P,
+              .dynamic = 1},
+        .defaults = DS_NONE, .geo = GEO_CONTIG,
+        .shape = shape_contig_sub, .build = build_contig_sub,
+    },
+    [MG_LAYOUT_TILED_STRUCT] = {
+        .d = {.name = "tiled-struct",
+              .title = "Tiled-struct",
+              .summary = "Tiled as a struct of two members holding S1 and S2 tiled units (B >= A)",
+              .constructors = "MPI_Type_create_struct(MPI_Type_contiguous(S1|S2, tiled))",
+              .tests = "5",
+              .params = TILED_P | P(S1) | P(S2),
+              .dynamic = 0},
+        .defaults = DS_TSTRUCT, .geo = GEO_TILED,
+        .shape = shape_tiled_struct, .build = build_tiled_struct,
+    },
+    [MG_LAYOUT_TILED_VECTOR] = {
+        .d = {.name = "tiled-vector",
+              .title = "Tiled-vector",
+              .summary = "Tiled as one vector of n/A runs, resized to n/A*B elements",
+              .constructors = "MPI_Type_create_resized(MPI_Type_vector)",
+              .tests = "6",
+              .params = TILED_P,
+              .dynamic = 1},
+        .defaults = DS_TILED, .geo = GEO_TILED,
+        .shape = shape_tiled_vector, .build = build_tiled_vector,
+    },
+    [MG_LAYOUT_VECTOR_TILED] = {
+        .d = {.name = "vector-tiled",
+              .title = "Vector-tiled",
+              .summary = "Tiled as a nested vector: S units per inner vector, n/(S*A) of them S*B "
+                         "elements apart",
+              .constructors = "MPI_Type_create_hvector(MPI_Type_vector)",
+              .tests = "7",
+              .params = TILED_P | P(S),
+              .dynamic = 1},
+        .defaults = DS_VTILED, .geo = GEO_TILED, .tight = 1,
+        .shape = shape_vector_tiled, .build = build_vector_tiled,
+    },
+    [MG_LAYOUT_BLOCK_INDEXED] = {
+        .d = {.name = "block-indexed",
+              .title = "Block-indexed",
+              .summary = "Block with each of the n/A runs listed explicitly",
+              .constructors = "MPI_Type_create_indexed_block (n/A indices)",
+              .tests = "8",
+              .params = BLOCK_P,
+              .dynamic = 1},
+        .defaults = DS_BLOCK, .geo = GEO_BLOCK, .tight = 1,
+        .shape = shape_block, .build = build_block_indexed,
+    },
+    [MG_LAYOUT_ALTERNATING_INDEXED] = {
+        .d = {.name = "alternating-indexed",
+              .title = "Alternating-indexed",
+              .summary = "Alternating with each of the 2n/(A1+A2) runs listed explicitly",
+              .constructors = "MPI_Type_indexed (2n/(A1+A2) blocks)",
+              .tests = "9",
+              .params = ALT_P,
+              .dynamic = 1},
+        .defaults = DS_ALT, .geo = GEO_ALT, .tight = 1,
+        .shape = shape_alt, .build = build_alt_indexed,
+    },
+    [MG_LAYOUT_ALTERNATING_REPEATED] = {
+        .d = {.name = "alternating-repeated",
+              .title = "Alternating-repeated",
+              .summary = "Alternating with B2 = A2, so each A2 run touches the next A1 run; block "
+                         "repeated n/k times",
+              .constructors = "MPI_Type_create_resized(MPI_Type_indexed)",
+              .tests = "10",
+              .params = ALTREP_P,
+              .dynamic = 0},
+        .defaults = DS_ALTREP, .geo = GEO_ALT,
+        .shape = shape_alt, .build = build_alt,
+    },
+    [MG_LAYOUT_ALTERNATING_STRUCT] = {
+        .d = {.name = "alternating-struct",
+              .title = "Alternating-struct",
+              .summary = "alternating-repeated as a first A1 run, a vector of A2+A1 runs and a "
+                         "last A2 run",
+              .constructors = "MPI_Type_create_struct(basic, MPI_Type_vector, basic)",
+              .tests = "10",
+              .params = ALTREP_P,
+              .dynamic = 1},
+        .defaults = DS_ALTREP, .geo = GEO_ALT, .tight = 1,
+        .shape = shape_alt, .build = build_alt_struct,
+    },
+    [MG_LAYOUT_ROWCOL_FULLY_INDEXED] = {
+        .d = {.name = "rowcol-fully-indexed",
+              .title = "RowCol-fully-indexed",
+              .summary = "first row (A elements) and rest of the first column (n-A elements, "
+                         "stride A) of an (n+1-A) x A matrix; one index per element",
+              .constructors = "MPI_Type_create_indexed_block (n indices of 1)",
+              .tests = "11",
+              .params = ROWCOL_P,
+              .dynamic = 1},
+        .defaults = DS_NONE, .geo = GEO_ROWCOL, .tight = 1,
+        .shape = shape_rowcol, .build = build_rowcol_full,
+    },
+    [MG_LAYOUT_ROWCOL_CONTIGUOUS_AND_INDEXED] = {
+        .d = {.name = "rowcol-contiguous-and-indexed",
+              .title = "RowCol-contiguous-and-indexed",
+              .summary = "the row-column layout with the row as one block of A and one block per "
+                         "column element",
+              .constructors = "MPI_Type_indexed (1+n-A blocks)",
+              .tests = "11",
+              .params = ROWCOL_P,
+              .dynamic = 1},
+        .defaults = DS_NONE, .geo = GEO_ROWCOL, .tight = 1,
+        .shape = shape_rowcol, .build = build_rowcol_ci,
+    },
+    [MG_LAYOUT_ROWCOL_STRUCT] = {
+        .d = {.name = "rowcol-struct",
+              .title = "RowCol-struct",
+              .summary = "the row-column layout as a contiguous row and a vector column",
+              .constructors = "MPI_Type_create_struct(MPI_Type_contiguous, MPI_Type_vector)",
+              .tests = "11",
+              .params = ROWCOL_P,
+              .dynamic = 1},
+        .defaults = DS_NONE, .geo = GEO_ROWCOL, .tight = 1,
+        .shape = shape_rowcol, .build = build_rowcol_struct,
+    },
 };
 
 static const char *const param_names[MG_LAYOUT_NPARAMS] = {
     "sub", "A", "variant", "A1", "A2", "B", "B1", "B2", "S", "S1", "S2", "type"};
 
-static const char *const basic_names[MG_LAYOUT_NBASIC] = {"int", "char", "short", "double",
-                                                          "byte"};
+static const char *const basic_names[MG_LAYOUT_NBASIC] = {"int", "char", "short", "double", "byte"};
 static const int basic_sizes[MG_LAYOUT_NBASIC] = {sizeof(int), sizeof(char), sizeof(short),
                                                   sizeof(double), 1};
 
 /* Tiled-heterogeneous: member types in order, and the alignment MPI pads the
  * struct extent to (the strictest of the members, as MPICH and Open MPI do). */
 enum { HET_PARTS = 4 };
-static const int het_sizes[HET_PARTS] = {sizeof(char), sizeof(int), sizeof(double),
-                                         sizeof(short)};
+static const int het_sizes[HET_PARTS] = {sizeof(char), sizeof(int), sizeof(double), sizeof(short)};
 static int het_align(void) {
     size_t a = _Alignof(char);
     if (_Alignof(int) > a) a = _Alignof(int);
@@ -332,7 +429,8 @@ static void names_of(unsigned mask, char *buf, size_t len) {
     int trunc = 0;
     buf[0] = '\0';
     for (int i = 0; i < MG_LAYOUT_NPARAMS; i++)
-        if (mask & MG_LAYOUT_BIT(i)) app(buf, len, &pos, &trunc, "%s%s", pos ? " " : "", param_names[i]);
+        if (mask & MG_LAYOUT_BIT(i))
+            app(buf, len, &pos, &trunc, "%s%s", pos ? " " : "", param_names[i]);
 }
 
 static void kind_names(char *buf, size_t len) {
@@ -383,8 +481,9 @@ static int finish_shape(ctx *c, long unit, const char *expr, const char *what) {
     L->n_unit = unit;
     if (L->n_min < unit) L->n_min = unit;
     if (L->n > 0 && L->n % unit != 0)
-        return fail(c, MG_LAYOUT_EINVALID, "%s=%ld does not divide n=%ld (n must be a multiple of %s)",
-                    expr, unit, L->n, what);
+        return fail(c, MG_LAYOUT_EINVALID,
+                    "%s=%ld does not divide n=%ld (n must be a multiple of %s)", expr, unit, L->n,
+                    what);
     L->k = dynamic ? L->n : unit;
     L->count = L->n == 0 ? 0 : dynamic ? 1 : (int)(L->n / unit);
     return MG_LAYOUT_OK;
@@ -402,9 +501,7 @@ static int shape_contig(ctx *c) { return finish_shape(c, 1, "1", per_block); }
 static int shape_tiled(ctx *c) {
     int rc = need_A(c);
     if (!rc) rc = need_cmp(c, MG_LAYOUT_P_B, MG_LAYOUT_P_A, 1);
-    if (rc) return rc;
-    if (c->r->d.dynamic) return finish_shape(c, V(c, MG_LAYOUT_P_A), "A", per_rep);
-    return finish_shape(c, V(c, MG_LAYOUT_P_A), "k=A", per_block);
+    return rc ? rc : finish_shape(c, V(c, MG_LAYOUT_P_A), "k=A", per_block);
 }
 
 /* The other descriptions of Tiled accept the degenerate B = A. */
@@ -491,8 +588,8 @@ static int shape_rowcol(ctx *c) {
     long A = V(c, MG_LAYOUT_P_A), n = c->L->n;
     c->L->n_min = A + 1;
     if (n > 0 && !(A < n))
-        return fail(c, MG_LAYOUT_EINVALID, "A must be < n (A=%ld, n=%ld): the column needs at least one element",
-                    A, n);
+        return fail(c, MG_LAYOUT_EINVALID,
+                    "A must be < n (A=%ld, n=%ld): the column needs at least one element", A, n);
     return finish_shape(c, 1, "1", per_rep);
 }
 
@@ -515,12 +612,14 @@ static int mul64(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overf
 static int add64(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
 
 static const row *geo_row(const mg_layout_info *L) {
-    if (L->params.kind == MG_LAYOUT_CONTIGUOUS_SUBTYPE) return &catalog[L->params.value[MG_LAYOUT_P_SUB]];
+    if (L->params.kind == MG_LAYOUT_CONTIGUOUS_SUBTYPE)
+        return &catalog[L->params.value[MG_LAYOUT_P_SUB]];
     return &catalog[L->params.kind];
 }
 
 /* The two runs of a pair for Bucket, Alternating and Alternating-repeated. */
-static void alt_values(const row *g, const long *v, int64_t *A1, int64_t *A2, int64_t *B1, int64_t *B2) {
+static void alt_values(const row *g, const long *v, int64_t *A1, int64_t *A2, int64_t *B1,
+                       int64_t *B2) {
     *A1 = v[MG_LAYOUT_P_A1];
     *A2 = v[MG_LAYOUT_P_A2];
     if (g->defaults == DS_BUCKET) {
@@ -533,7 +632,8 @@ static void alt_values(const row *g, const long *v, int64_t *A1, int64_t *A2, in
 
 static int64_t het_period(int64_t A, int64_t B) {
     int64_t end = 0, al = het_align();
-    for (int t = 0; t < HET_PARTS - 1; t++) end += B * het_sizes[t];
+    for (int t = 0; t < HET_PARTS - 1; t++)
+        end += B * het_sizes[t];
     end += A * het_sizes[HET_PARTS - 1];
     return (end + al - 1) / al * al;
 }
@@ -547,9 +647,7 @@ static int geo_offset(const mg_layout_info *L, int64_t e, int64_t *off, int *siz
     *size = L->elem_size;
     switch (g->geo) {
     case GEO_CONTIG: x = e; break;
-    case GEO_TILED:
-        ok = mul64(e / A, v[MG_LAYOUT_P_B], &t1) && add64(t1, e % A, &x);
-        break;
+    case GEO_TILED: ok = mul64(e / A, v[MG_LAYOUT_P_B], &t1) && add64(t1, e % A, &x); break;
     case GEO_BLOCK: {
         int64_t u = e / A;
         ok = mul64(u / 2, (int64_t)v[MG_LAYOUT_P_B1] + v[MG_LAYOUT_P_B2], &t1) &&
@@ -564,14 +662,17 @@ static int geo_offset(const mg_layout_info *L, int64_t e, int64_t *off, int *siz
         break;
     }
     case GEO_ROWCOL:
-        if (e < A) x = e;
-        else ok = mul64(e - A + 1, A, &x);
+        if (e < A)
+            x = e;
+        else
+            ok = mul64(e - A + 1, A, &x);
         break;
     case GEO_HETERO: {
         int64_t B = v[MG_LAYOUT_P_B], j = e / (HET_PARTS * A), r = e % (HET_PARTS * A);
         int part = (int)(r / A);
         int64_t d = 0;
-        for (int t = 0; t < part; t++) d += B * het_sizes[t];
+        for (int t = 0; t < part; t++)
+            d += B * het_sizes[t];
         *size = het_sizes[part];
         ok = mul64(j, het_period(A, B), &t1) && add64(t1, d + (r % A) * het_sizes[part], off);
         return ok;
@@ -643,10 +744,14 @@ int mg_layout_synopsis(mg_layout_kind kind, char *buf, size_t len) {
     for (int i = 0; i < MG_LAYOUT_NPARAMS; i++) {
         if (!(r->d.params & MG_LAYOUT_BIT(i))) continue;
         switch (i) {
-        case MG_LAYOUT_P_SUB: app(buf, len, &pos, &trunc, " sub=tiled|block|bucket|alternating"); break;
+        case MG_LAYOUT_P_SUB:
+            app(buf, len, &pos, &trunc, " sub=tiled|block|bucket|alternating");
+            break;
         case MG_LAYOUT_P_A: app(buf, len, &pos, &trunc, " A=<int>"); break;
         case MG_LAYOUT_P_VARIANT: app(buf, len, &pos, &trunc, " [variant=1|2]"); break;
-        case MG_LAYOUT_P_TYPE: app(buf, len, &pos, &trunc, " [type=int|char|short|double|byte]"); break;
+        case MG_LAYOUT_P_TYPE:
+            app(buf, len, &pos, &trunc, " [type=int|char|short|double|byte]");
+            break;
         default: app(buf, len, &pos, &trunc, " [%s=<int>]", param_names[i]); break;
         }
     }
@@ -693,8 +798,7 @@ static int takes_check(const mg_layout_params *p, char *err, size_t errlen) {
     if (p->kind != MG_LAYOUT_CONTIGUOUS_SUBTYPE || !(p->given & P(SUB))) return MG_LAYOUT_OK;
     long sub = p->value[MG_LAYOUT_P_SUB];
     if (sub < 0 || sub >= MG_LAYOUT_NKINDS || !(SUBS_MASK & MG_LAYOUT_BIT(sub))) {
-        put_msg(err, errlen, "%s: sub must be one of tiled, block, bucket, alternating",
-                r->d.name);
+        put_msg(err, errlen, "%s: sub must be one of tiled, block, bucket, alternating", r->d.name);
         return MG_LAYOUT_EINVALID;
     }
     const row *s = &catalog[sub];
@@ -751,7 +855,8 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
         return MG_LAYOUT_EARG;
     }
     const char *s = spec;
-    while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+    while (*s == ' ' || *s == '\t' || *s == '\n')
+        s++;
     size_t nl = strcspn(s, " \t\n");
     if (nl == 0) {
         put_msg(err, errlen, "empty layout spec: expected a layout name such as 'tiled A=2'");
@@ -761,8 +866,8 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
     if (kind < 0) {
         char names[512];
         kind_names(names, sizeof names);
-        put_msg(err, errlen, "unknown layout '%.*s'; valid layouts: %s", (int)(nl < 64 ? nl : 64), s,
-                names);
+        put_msg(err, errlen, "unknown layout '%.*s'; valid layouts: %s", (int)(nl < 64 ? nl : 64),
+                s, names);
         return MG_LAYOUT_ESPEC;
     }
     mg_layout_params q;
@@ -770,7 +875,8 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
     const char *name = catalog[kind].d.name;
     s += nl;
     for (;;) {
-        while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+        while (*s == ' ' || *s == '\t' || *s == '\n')
+            s++;
         if (!*s) break;
         size_t tl = strcspn(s, " \t\n");
         int tlp = (int)(tl < 64 ? tl : 64); /* printed length */
@@ -814,14 +920,15 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
         } else if (id == MG_LAYOUT_P_SUB) {
             int sk = find_kind(val, vl);
             if (sk < 0 || !(SUBS_MASK & MG_LAYOUT_BIT(sk))) {
-                put_msg(err, errlen, "%s: bad sub '%.*s'; sub must be one of: tiled block bucket alternating",
+                put_msg(err, errlen,
+                        "%s: bad sub '%.*s'; sub must be one of: tiled block bucket alternating",
                         name, (int)(vl < 32 ? vl : 32), val);
                 return MG_LAYOUT_ESPEC;
             }
             v = sk;
         } else if (!parse_int(val, vl, &v)) {
-            put_msg(err, errlen, "%s: bad integer '%.*s' for %s", name, (int)(vl < 32 ? vl : 32), val,
-                    param_names[id]);
+            put_msg(err, errlen, "%s: bad integer '%.*s' for %s", name, (int)(vl < 32 ? vl : 32),
+                    val, param_names[id]);
             return MG_LAYOUT_ESPEC;
         }
         q.value[id] = v;
@@ -847,7 +954,8 @@ int mg_layout_format(const mg_layout_params *p, char *buf, size_t len) {
             app(buf, len, &pos, &trunc, " sub=%s",
                 (v >= 0 && v < MG_LAYOUT_NKINDS) ? catalog[v].d.name : "?");
         else if (i == MG_LAYOUT_P_TYPE)
-            app(buf, len, &pos, &trunc, " type=%s", (v >= 0 && v < MG_LAYOUT_NBASIC) ? basic_names[v] : "?");
+            app(buf, len, &pos, &trunc, " type=%s",
+                (v >= 0 && v < MG_LAYOUT_NBASIC) ? basic_names[v] : "?");
         else
             app(buf, len, &pos, &trunc, " %s=%ld", param_names[i], v);
     }
@@ -884,7 +992,8 @@ static int resolve_params(ctx *c) {
         if (!(p->given & P(TYPE))) {
             p->value[MG_LAYOUT_P_TYPE] = MG_LAYOUT_INT;
             p->given |= P(TYPE);
-        } else if (p->value[MG_LAYOUT_P_TYPE] < 0 || p->value[MG_LAYOUT_P_TYPE] >= MG_LAYOUT_NBASIC) {
+        } else if (p->value[MG_LAYOUT_P_TYPE] < 0 ||
+                   p->value[MG_LAYOUT_P_TYPE] >= MG_LAYOUT_NBASIC) {
             return fail(c, MG_LAYOUT_EINVALID, "type must be one of int char short double byte");
         }
     }
@@ -944,7 +1053,8 @@ static int sizes_and_extents(ctx *c) {
         L->type_extent = (MPI_Aint)off;
         span = off / per_elem;
         if (span > INT_MAX)
-            return fail(c, MG_LAYOUT_EINVALID, "too large: one block spans %lld elements, more than INT_MAX",
+            return fail(c, MG_LAYOUT_EINVALID,
+                        "too large: one block spans %lld elements, more than INT_MAX",
                         (long long)span);
     }
     if (L->n == 0) return MG_LAYOUT_OK;
@@ -954,7 +1064,8 @@ static int sizes_and_extents(ctx *c) {
     L->true_extent = (MPI_Aint)span;
     if (c->r->d.dynamic) {
         if (span / per_elem > INT_MAX)
-            return fail(c, MG_LAYOUT_EINVALID, "too large: the layout spans %lld elements, more than INT_MAX",
+            return fail(c, MG_LAYOUT_EINVALID,
+                        "too large: the layout spans %lld elements, more than INT_MAX",
                         (long long)(span / per_elem));
         if (c->r->tight) {
             L->type_extent = L->true_extent;
@@ -969,7 +1080,8 @@ static int sizes_and_extents(ctx *c) {
     L->buffer_size = L->true_lb + L->true_extent;
     if (het) { /* n/4 elements of each member type */
         L->data_size = 0;
-        for (int t = 0; t < HET_PARTS; t++) L->data_size += het_sizes[t];
+        for (int t = 0; t < HET_PARTS; t++)
+            L->data_size += het_sizes[t];
         L->data_size *= (MPI_Aint)(L->n / HET_PARTS);
     } else {
         L->data_size = (MPI_Aint)L->n * L->elem_size;
@@ -1005,7 +1117,8 @@ static int check_ctx(const mg_layout_params *p, long n, mg_layout_info *info, ct
     if (rc) return rc;
     if (p->kind == MG_LAYOUT_CONTIGUOUS_SUBTYPE) {
         if (!(p->given & P(SUB)))
-            return fail(c, MG_LAYOUT_EINVALID, "sub is required (sub=tiled|block|bucket|alternating)");
+            return fail(c, MG_LAYOUT_EINVALID,
+                        "sub is required (sub=tiled|block|bucket|alternating)");
         c->g = &catalog[p->value[MG_LAYOUT_P_SUB]];
         snprintf(c->prefix, sizeof c->prefix, "%s sub=%s", c->r->d.name, c->g->d.name);
     }
@@ -1037,7 +1150,8 @@ int mg_layout_n_for_bytes(const mg_layout_params *p, MPI_Aint bytes, long *n, ch
     MPI_Aint per = info.elem_size, elems = 1;
     if (per == 0) { /* mixed types: whole blocks only */
         per = 0;
-        for (int t = 0; t < HET_PARTS; t++) per += het_sizes[t];
+        for (int t = 0; t < HET_PARTS; t++)
+            per += het_sizes[t];
         per *= info.params.value[MG_LAYOUT_P_A];
         elems = info.k;
     }
@@ -1084,15 +1198,17 @@ static int build_contig(ctx *c, MPI_Datatype *out) {
 
 static int build_tiled(ctx *c, MPI_Datatype *out) {
     MPI_Datatype t = MPI_DATATYPE_NULL;
-    int rc = mpi_ok(c, MPI_Type_contiguous(iv(c, MG_LAYOUT_P_A), c->L->basic, &t), "MPI_Type_contiguous");
+    int rc = mpi_ok(c, MPI_Type_contiguous(iv(c, MG_LAYOUT_P_A), c->L->basic, &t),
+                    "MPI_Type_contiguous");
     return rc ? rc : resize(c, &t, (MPI_Aint)iv(c, MG_LAYOUT_P_B) * es(c), out);
 }
 
 static int build_block(ctx *c, MPI_Datatype *out) {
     int displs[2] = {0, iv(c, MG_LAYOUT_P_B1)};
     MPI_Datatype t = MPI_DATATYPE_NULL;
-    int rc = mpi_ok(c, MPI_Type_create_indexed_block(2, iv(c, MG_LAYOUT_P_A), displs, c->L->basic, &t),
-                    "MPI_Type_create_indexed_block");
+    int rc =
+        mpi_ok(c, MPI_Type_create_indexed_block(2, iv(c, MG_LAYOUT_P_A), displs, c->L->basic, &t),
+               "MPI_Type_create_indexed_block");
     MPI_Aint ext = ((MPI_Aint)iv(c, MG_LAYOUT_P_B1) + iv(c, MG_LAYOUT_P_B2)) * es(c);
     return rc ? rc : resize(c, &t, ext, out);
 }
@@ -1136,7 +1252,8 @@ static int build_contig_sub(ctx *c, MPI_Datatype *out) {
     MPI_Datatype blk = MPI_DATATYPE_NULL;
     int rc = c->g->build(c, &blk);
     if (rc) return rc;
-    rc = mpi_ok(c, MPI_Type_contiguous((int)(c->L->n / c->L->n_unit), blk, out), "MPI_Type_contiguous");
+    rc = mpi_ok(c, MPI_Type_contiguous((int)(c->L->n / c->L->n_unit), blk, out),
+                "MPI_Type_contiguous");
     free_type(&blk);
     return rc;
 }
@@ -1148,7 +1265,8 @@ static int build_tiled_struct(ctx *c, MPI_Datatype *out) {
     int rc = build_tiled(c, &tiled);
     for (int i = 0; i < 2 && !rc; i++)
         rc = mpi_ok(c, MPI_Type_contiguous(S[i], tiled, &m[i]), "MPI_Type_contiguous");
-    if (!rc) rc = mpi_ok(c, MPI_Type_create_struct(2, blens, displs, m, out), "MPI_Type_create_struct");
+    if (!rc)
+        rc = mpi_ok(c, MPI_Type_create_struct(2, blens, displs, m, out), "MPI_Type_create_struct");
     free_type(&tiled);
     free_type(&m[0]);
     free_type(&m[1]);
@@ -1169,8 +1287,9 @@ static int build_vector_tiled(ctx *c, MPI_Datatype *out) {
     int rc = mpi_ok(c, MPI_Type_vector(S, A, B, c->L->basic, &inner), "MPI_Type_vector");
     /* The outer stride S*B is not a multiple of the inner extent, hence bytes. */
     if (!rc)
-        rc = mpi_ok(c, MPI_Type_create_hvector((int)(c->L->n / ((long)S * A)), 1, (MPI_Aint)S * B * es(c),
-                                               inner, out),
+        rc = mpi_ok(c,
+                    MPI_Type_create_hvector((int)(c->L->n / ((long)S * A)), 1,
+                                            (MPI_Aint)S * B * es(c), inner, out),
                     "MPI_Type_create_hvector");
     free_type(&inner);
     return rc;
@@ -1237,7 +1356,8 @@ static int build_rowcol_full(ctx *c, MPI_Datatype *out) {
     int A = iv(c, MG_LAYOUT_P_A), n = (int)c->L->n;
     int *displs = malloc(sizeof(int) * (size_t)n);
     if (!displs) return fail(c, MG_LAYOUT_ENOMEM, "out of memory for %d displacements", n);
-    for (int e = 0; e < n; e++) displs[e] = e < A ? e : (e - A + 1) * A;
+    for (int e = 0; e < n; e++)
+        displs[e] = e < A ? e : (e - A + 1) * A;
     int rc = mpi_ok(c, MPI_Type_create_indexed_block(n, 1, displs, c->L->basic, out),
                     "MPI_Type_create_indexed_block");
     free(displs);
@@ -1246,7 +1366,8 @@ static int build_rowcol_full(ctx *c, MPI_Datatype *out) {
 
 static int build_rowcol_ci(ctx *c, MPI_Datatype *out) {
     int A = iv(c, MG_LAYOUT_P_A), n = (int)c->L->n, blocks = n - A + 1;
-    int *blens = malloc(sizeof(int) * (size_t)blocks), *displs = malloc(sizeof(int) * (size_t)blocks);
+    int *blens = malloc(sizeof(int) * (size_t)blocks),
+        *displs = malloc(sizeof(int) * (size_t)blocks);
     int rc;
     if (!blens || !displs) {
         rc = fail(c, MG_LAYOUT_ENOMEM, "out of memory for %d blocks", blocks);
@@ -1255,7 +1376,8 @@ static int build_rowcol_ci(ctx *c, MPI_Datatype *out) {
             blens[i] = i == 0 ? A : 1;
             displs[i] = i * A;
         }
-        rc = mpi_ok(c, MPI_Type_indexed(blocks, blens, displs, c->L->basic, out), "MPI_Type_indexed");
+        rc = mpi_ok(c, MPI_Type_indexed(blocks, blens, displs, c->L->basic, out),
+                    "MPI_Type_indexed");
     }
     free(blens);
     free(displs);
@@ -1269,7 +1391,8 @@ static int build_rowcol_struct(ctx *c, MPI_Datatype *out) {
     MPI_Aint displs[2] = {0, (MPI_Aint)A * es(c)};
     int rc = mpi_ok(c, MPI_Type_contiguous(A, c->L->basic, &m[0]), "MPI_Type_contiguous");
     if (!rc) rc = mpi_ok(c, MPI_Type_vector(n - A, 1, A, c->L->basic, &m[1]), "MPI_Type_vector");
-    if (!rc) rc = mpi_ok(c, MPI_Type_create_struct(2, blens, displs, m, out), "MPI_Type_create_struct");
+    if (!rc)
+        rc = mpi_ok(c, MPI_Type_create_struct(2, blens, displs, m, out), "MPI_Type_create_struct");
     free_type(&m[0]);
     free_type(&m[1]);
     return rc;

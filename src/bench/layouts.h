@@ -67,10 +67,10 @@ typedef enum {
     MG_LAYOUT_P_B,
     MG_LAYOUT_P_B1,
     MG_LAYOUT_P_B2,
-    MG_LAYOUT_P_S,       /* vector-tiled: units per inner vector */
-    MG_LAYOUT_P_S1,      /* tiled-struct: tiled units in the first struct member */
-    MG_LAYOUT_P_S2,      /* tiled-struct: tiled units in the second struct member */
-    MG_LAYOUT_P_TYPE,    /* basic element type */
+    MG_LAYOUT_P_S,    /* vector-tiled: units per inner vector */
+    MG_LAYOUT_P_S1,   /* tiled-struct: tiled units in the first struct member */
+    MG_LAYOUT_P_S2,   /* tiled-struct: tiled units in the second struct member */
+    MG_LAYOUT_P_TYPE, /* basic element type */
     MG_LAYOUT_NPARAMS
 } mg_layout_param;
 
@@ -111,34 +111,34 @@ typedef struct {
 typedef struct {
     mg_layout_params params; /* effective: defaults filled in and marked given */
     const mg_layout_desc *desc;
-    long n;                 /* elements; 0 when checked without n */
-    long k;                 /* elements per type: block size (static) or n (dynamic) */
-    long n_unit;            /* n must be a multiple of this ... */
-    long n_min;             /* ... and at least this */
-    int count;              /* count to use with the type: n/k or 1 */
-    MPI_Datatype basic;     /* element type; MPI_DATATYPE_NULL for mixed elements */
-    int elem_size;          /* bytes per element; 0 when the element types are mixed */
-    MPI_Aint data_size;     /* bytes communicated: MPI_Type_size(type) * count */
-    MPI_Aint type_extent;   /* extent of the type (its lb is 0) */
-    MPI_Aint extent;        /* extent of count x type = count * type_extent */
-    MPI_Aint true_lb;       /* of count x type: where the first data byte is */
-    MPI_Aint true_extent;   /* of count x type: span of the data bytes */
-    MPI_Aint buffer_size;   /* bytes a buffer needs to hold the data: true_lb + true_extent */
+    long n;               /* elements; 0 when checked without n */
+    long k;               /* elements per type: block size (static) or n (dynamic) */
+    long n_unit;          /* n must be a multiple of this ... */
+    long n_min;           /* ... and at least this */
+    int count;            /* count to use with the type: n/k or 1 */
+    MPI_Datatype basic;   /* element type; MPI_DATATYPE_NULL for mixed elements */
+    int elem_size;        /* bytes per element; 0 when the element types are mixed */
+    MPI_Aint data_size;   /* bytes communicated: MPI_Type_size(type) * count */
+    MPI_Aint type_extent; /* extent of the type (its lb is 0) */
+    MPI_Aint extent;      /* extent of count x type = count * type_extent */
+    MPI_Aint true_lb;     /* of count x type: where the first data byte is */
+    MPI_Aint true_extent; /* of count x type: span of the data bytes */
+    MPI_Aint buffer_size; /* bytes a buffer needs to hold the data: true_lb + true_extent */
 } mg_layout_info;
 
 typedef struct {
     MPI_Datatype type; /* committed; a predefined type for contiguous layouts */
     int count;
-    int owned;         /* 1 if mg_layout_type_free() has to free `type` */
+    int owned; /* 1 if mg_layout_type_free() has to free `type` */
     mg_layout_info info;
 } mg_layout_type;
 
 /* Catalog. */
 int mg_layouts_count(void);
-const mg_layout_desc *mg_layouts_get(int kind);               /* NULL if out of range */
-int mg_layouts_find(const char *name, mg_layout_kind *kind);  /* case-insensitive */
-const char *mg_layout_param_name(mg_layout_param p);          /* "A", "variant", ... */
-const char *mg_layout_basic_name(mg_layout_basic b);          /* "int", ... */
+const mg_layout_desc *mg_layouts_get(int kind);              /* NULL if out of range */
+int mg_layouts_find(const char *name, mg_layout_kind *kind); /* case-insensitive */
+const char *mg_layout_param_name(mg_layout_param p);         /* "A", "variant", ... */
+const char *mg_layout_basic_name(mg_layout_basic b);         /* "int", ... */
 /* "tiled A=<int> [variant=1|2] [B=<int>] [type=int|char|short|double|byte]" */
 int mg_layout_synopsis(mg_layout_kind kind, char *buf, size_t len);
 /* One line per layout: name, static/dynamic, synopsis, summary (for --list). */
@@ -167,8 +167,7 @@ MPI_Aint mg_layout_offset(const mg_layout_info *info, long e, int *size);
 int mg_layout_offsets(const mg_layout_info *info, MPI_Aint *offsets, int *sizes);
 
 /* The committed type and count of the layout for n elements. */
-int mg_layout_build(const mg_layout_params *p, long n, mg_layout_type *t, char *err,
-                    size_t errlen);
+int mg_layout_build(const mg_layout_params *p, long n, mg_layout_type *t, char *err, size_t errlen);
 /* The paper's Contiguous baseline of the same data size: the basic type with
  * count n, or MPI_BYTE with count data_size for tiled-heterogeneous. */
 int mg_layout_reference(const mg_layout_params *p, long n, mg_layout_type *t, char *err,
