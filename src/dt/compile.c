@@ -15,6 +15,7 @@ int mg__op_of(const mg_node *n)
     case MG_N_VEC:
         if (n->kid->kind == MG_N_BLOCK) return MG_OP_STRIDED;
         if (n->kid->kind == MG_N_VEC && n->kid->kid->kind == MG_N_BLOCK) return MG_OP_STRIDED2;
+        if (n->kid->kind == MG_N_IDX) return MG_OP_REPEAT_INDEXED;
         return MG_OP_REPEAT;
     }
     return MG_OP_NONE;

@@ -277,9 +277,7 @@ static int decode_derived(mg_arena *a, const contents *ct, mg_node **out)
     int comb = ct->combiner;
     if (comb == MPI_COMBINER_F90_REAL || comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER)
         return MG_DT_ERR_UNSUPPORTED; /* handled by the caller, which has the handle */
-    if (ct->nd < 1) return MG_DT_ERR_UNSUPPORTED;
-
-    if (comb == MPI_COMBINER_STRUCT) {
+    if (comb == MPI_COMBINER_STRUCT) { /* may have no members at all */
         MPI_Count n = arg(ct, 0);
         mg_node *s = mg__seq(a, n);
         if (!s) return MG_DT_ERR_NOMEM;
@@ -295,6 +293,7 @@ static int decode_derived(mg_arena *a, const contents *ct, mg_node **out)
         return mg__finish(a, s);
     }
 
+    if (ct->nd < 1) return MG_DT_ERR_UNSUPPORTED;
     mg_node *kid;
     MPI_Aint ext;
     MG_TRY(mg__decode(a, ct->d[0], &kid));

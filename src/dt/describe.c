@@ -204,6 +204,7 @@ static const char *op_name(int op)
     case MG_OP_STRIDED2: return "strided2";
     case MG_OP_INDEXED_FIXED: return "indexed-fixed";
     case MG_OP_INDEXED: return "indexed";
+    case MG_OP_REPEAT_INDEXED: return "repeat-indexed";
     case MG_OP_REPEAT: return "repeat";
     case MG_OP_SEQUENCE: return "sequence";
     }
@@ -232,6 +233,7 @@ static void program(text *o, const mg_node *n, MPI_Aint disp, int depth)
     case MG_OP_INDEXED:
         put(o, " count=%lld bytes=%lld\n", (long long)n->count, (long long)n->size);
         return;
+    case MG_OP_REPEAT_INDEXED:
     case MG_OP_REPEAT:
         put(o, " count=%lld stride=%lldB\n", (long long)n->count, (long long)n->stride);
         program(o, n->kid, 0, depth + 1);

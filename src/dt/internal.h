@@ -54,6 +54,7 @@ typedef enum {
     MG_OP_STRIDED2,  /* VEC of VEC of BLOCK: two strided levels in one loop */
     MG_OP_INDEXED_FIXED, /* IDX, equal lengths */
     MG_OP_INDEXED,   /* IDX, variable lengths */
+    MG_OP_REPEAT_INDEXED, /* VEC of IDX: each copy's blocks, no frame per copy */
     MG_OP_REPEAT,    /* VEC of anything else: push the child count times */
     MG_OP_SEQUENCE,  /* SEQ: push each child */
 } mg_op;

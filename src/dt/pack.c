@@ -87,6 +87,12 @@ static void seek(mg_dt_cursor *c, MPI_Count off)
             f->i = off / b;
             c->pos = off % b;
             return;
+        case MG_OP_REPEAT_INDEXED:
+            i = off / n->kid->size;
+            f->i = i;
+            off -= i * n->kid->size;
+            n = n->kid; /* the block within copy i, as for INDEXED */
+            /* fall through */
         case MG_OP_INDEXED:
         case MG_OP_SEQUENCE:
             /* last entry whose prefix is <= off (entries are never empty) */
@@ -98,6 +104,11 @@ static void seek(mg_dt_cursor *c, MPI_Count off)
                 else hi = mid - 1;
             }
             off -= n->prefix[lo];
+            if (f->n->op == MG_OP_REPEAT_INDEXED) {
+                f->j = lo;
+                c->pos = off;
+                return;
+            }
             if (n->op == MG_OP_INDEXED) {
                 f->i = lo;
                 c->pos = off;
@@ -149,6 +160,51 @@ static inline __attribute__((always_inline)) void strided(int pack, char *user, 
     }
 }
 
+/* rows x (c1 blocks of b bytes, s1 apart), rows s2 apart: the switch on the
+ * block size is outside both loops. */
+#define STRIDED2_CASE(B)                                                                               \
+    case B:                                                                                            \
+        for (MPI_Count r = 0; r < rows; r++) {                                                         \
+            char *u = user + r * s2;                                                                   \
+            if (pack)                                                                                  \
+                for (MPI_Count k = 0; k < c1; k++, u += s1, stream += B) memcpy(stream, u, B);         \
+            else                                                                                       \
+                for (MPI_Count k = 0; k < c1; k++, u += s1, stream += B) memcpy(u, stream, B);         \
+        }                                                                                              \
+        return;
+static inline __attribute__((always_inline)) void strided2(int pack, char *user, MPI_Aint s2, char *stream,
+                                                           MPI_Count rows, MPI_Count c1, MPI_Aint s1, MPI_Count b)
+{
+    switch (b) {
+        STRIDED2_CASE(4)
+        STRIDED2_CASE(8)
+        STRIDED2_CASE(16)
+        STRIDED2_CASE(32)
+    default:
+        for (MPI_Count r = 0; r < rows; r++, stream += c1 * b) strided(pack, user + r * s2, s1, stream, c1, b);
+    }
+}
+
+/* One block of b bytes; common small sizes as single moves. */
+#define VAR_CASE(B)                                                                                    \
+    case B:                                                                                            \
+        if (pack) memcpy(stream, user, B);                                                             \
+        else memcpy(user, stream, B);                                                                  \
+        return;
+static inline __attribute__((always_inline)) void copy_block(int pack, char *user, char *stream, MPI_Count b)
+{
+    switch (b) {
+        VAR_CASE(4)
+        VAR_CASE(8)
+        VAR_CASE(12)
+        VAR_CASE(16)
+        VAR_CASE(24)
+        VAR_CASE(32)
+    default:
+        move(pack, user, stream, b);
+    }
+}
+
 /* One leaf-level block: finish the partial block at pos, return bytes moved. */
 static inline __attribute__((always_inline)) MPI_Count partial(int pack, char *user, char *stream, MPI_Count b,
                                                                MPI_Count *pos, MPI_Count left)
@@ -186,6 +242,15 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
             MPI_Count *ip = n->op == MG_OP_STRIDED2 ? &f->i : NULL;
             while (left > 0) {
                 char *row = ubuf + f->base + (ip ? (MPI_Aint)*ip * n->stride : 0);
+                if (ip && !c->pos && !*jp) {
+                    /* whole rows at once */
+                    MPI_Count rows = min_count(outer - *ip, left / in->size);
+                    strided2(pack, row, n->stride, stream, rows, in->count, in->stride, b);
+                    stream += rows * in->size;
+                    left -= rows * in->size;
+                    if ((*ip += rows) == outer || left == 0) break;
+                    row = ubuf + f->base + (MPI_Aint)*ip * n->stride;
+                }
                 if (c->pos) {
                     MPI_Count take = partial(pack, row + (MPI_Aint)*jp * in->stride, stream, b, &c->pos, left);
                     stream += take;
@@ -250,7 +315,7 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
             } else {
                 MPI_Count b;
                 while (i < n->count && (b = n->lens[i] * esz) <= left) {
-                    move(pack, u + d[i], stream, b);
+                    copy_block(pack, u + d[i], stream, b);
                     stream += b;
                     left -= b;
                     i++;
@@ -263,6 +328,57 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
                 left -= take;
             }
             if (f->i == n->count) c->sp--;
+            break;
+        }
+        case MG_OP_REPEAT_INDEXED: {
+            /* i: copy, j: block within the copy */
+            const mg_node *in = n->kid;
+            const MPI_Aint *d = in->displs;
+            const MPI_Count *lens = in->lens, esz = in->esize;
+            if (!c->pos && !f->j) {
+                /* whole copies at once */
+                MPI_Count full = min_count(n->count - f->i, left / in->size);
+                char *u = ubuf + f->base + (MPI_Aint)f->i * n->stride;
+                for (MPI_Count e = 0; e < full; e++, u += n->stride)
+                    for (MPI_Count j = 0; j < in->count; j++) {
+                        MPI_Count b = lens[j] * esz;
+                        copy_block(pack, u + d[j], stream, b);
+                        stream += b;
+                    }
+                f->i += full;
+                left -= full * in->size;
+            }
+            while (left > 0 && f->i < n->count) {
+                char *u = ubuf + f->base + (MPI_Aint)f->i * n->stride;
+                MPI_Count j = f->j, b;
+                if (c->pos) {
+                    b = lens[j] * esz;
+                    MPI_Count take = partial(pack, u + d[j], stream, b, &c->pos, left);
+                    stream += take;
+                    left -= take;
+                    if (c->pos < b) break;
+                    c->pos = 0;
+                    j++;
+                }
+                while (j < in->count && (b = lens[j] * esz) <= left) {
+                    copy_block(pack, u + d[j], stream, b);
+                    stream += b;
+                    left -= b;
+                    j++;
+                }
+                if (j < in->count) {
+                    if (left > 0) {
+                        MPI_Count take = partial(pack, u + d[j], stream, lens[j] * esz, &c->pos, left);
+                        stream += take;
+                        left -= take;
+                    }
+                    f->j = j;
+                    break;
+                }
+                f->j = 0;
+                if (++f->i == n->count) break;
+            }
+            if (f->i == n->count && c->pos == 0) c->sp--;
             break;
         }
         case MG_OP_REPEAT:
