@@ -212,6 +212,9 @@ def _analyze_and_write(rd: runner.RunDir) -> None:
     if rd.job.name == "dtbench":
         dtreport.write_csv(rd, a.summary)
     for title, table in report.console_tables(rd, a).items():
+        if rd.job.name == "dtbench":  # wide tables: plain text reads better than a wrapped grid
+            out.print(f"{title}:\n{table.to_string(float_format=lambda v: f'{v:.3g}')}\n")
+            continue
         index_names = [n or "" for n in table.index.names]
         t = Table(*index_names, *map(str, table.columns), title=title)
         for idx, row in table.iterrows():

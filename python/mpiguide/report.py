@@ -61,7 +61,8 @@ def console_tables(rd: RunDir, a: Analysis) -> dict[str, pd.DataFrame]:
     """The tables worth printing at the end of a run (the rest is in the report)."""
     tables = job_tables(rd, a)
     if rd.job.name == "dtbench":
-        return {k: v for k, v in tables.items() if k.startswith(("Engine goals", "Commit cost"))}
+        picked = {k: v for k, v in tables.items() if k.startswith(("Engine goals", "Commit cost"))}
+        return {k: (v.T if k.startswith("Commit cost") else v) for k, v in picked.items()}
     return tables
 
 

@@ -415,29 +415,6 @@ static void cfg_free(cfg_ctx *c) {
 
 /* Writes `#@key[label]=value` on rank 0 (value on one line). The core has no
  * public helper for keyed lines yet, so this writes to b->out directly. */
-static void keyed_line(mg_bench *b, const char *key, const char *label, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void keyed_line(mg_bench *b, const char *key, const char *label, const char *fmt, ...) {
-    if (b->rank != 0 || !b->out) return;
-    char stackbuf[1024], *val = stackbuf;
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(stackbuf, sizeof stackbuf, fmt, ap);
-    va_end(ap);
-    if (len >= (int)sizeof stackbuf && (val = malloc((size_t)len + 1)) != NULL) {
-        va_start(ap, fmt);
-        vsnprintf(val, (size_t)len + 1, fmt, ap);
-        va_end(ap);
-    } else if (len >= (int)sizeof stackbuf) {
-        val = stackbuf;
-    }
-    fprintf(b->out, "#@%s[%s]=", key, label);
-    for (const char *s = val; *s; s++) fputc((*s == '\n' || *s == '\r' || *s == '\t') ? ' ' : *s, b->out);
-    fputc('\n', b->out);
-    fflush(b->out);
-    if (val != stackbuf) free(val);
-}
-
 /* ------------------------------------------------------------------ */
 /* Checks                                                              */
 /* ------------------------------------------------------------------ */
@@ -961,21 +938,21 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
             mg_bench_config_error(b, label, err);
             return;
         }
-        keyed_line(b, "skip", cfg, "%s", err);
+        mg_bench_note(b, "skip", cfg, "%s", err);
         (*nskipped)++;
         return;
     }
     const mg_layout_info *L = &lt.info;
     snprintf(cfg, sizeof cfg, "%s %s %ld %lld", d->label, geo_names[d->geo], Acol, (long long)L->data_size);
     if ((size_t)L->buffer_size > o->max_span) {
-        keyed_line(b, "skip", cfg, "%s: the layout buffer spans %lld bytes, more than --max-span %zu", d->label,
+        mg_bench_note(b, "skip", cfg, "%s: the layout buffer spans %lld bytes, more than --max-span %zu", d->label,
                    (long long)L->buffer_size, o->max_span);
         mg_layout_type_free(&lt);
         (*nskipped)++;
         return;
     }
     if (L->data_size > INT_MAX) {
-        keyed_line(b, "skip", cfg, "%s: %lld data bytes do not fit MPI_Pack's int sizes", d->label,
+        mg_bench_note(b, "skip", cfg, "%s: %lld data bytes do not fit MPI_Pack's int sizes", d->label,
                    (long long)L->data_size);
         mg_layout_type_free(&lt);
         (*nskipped)++;
@@ -1063,9 +1040,9 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
                 check_fail(&k, M_NORMALIZED, dd, "mg_dt_to_mpi failed: %s", mg_dt_strerror(rc));
         }
     }
-    keyed_line(b, "info", cfg, "packed=%zu,span=%lld,touched=%lld,blocks=%lld,n=%ld", c.data,
+    mg_bench_note(b, "info", cfg, "packed=%zu,span=%lld,touched=%lld,blocks=%lld,n=%ld", c.data,
                (long long)L->true_extent, touched_bytes(L, offs, sizes, c.span), (long long)blocks, L->n);
-    keyed_line(b, "normal", cfg, "%s", normal);
+    mg_bench_note(b, "normal", cfg, "%s", normal);
     free(normal);
 
     check_config(&k, &c, L, offs, sizes);
@@ -1291,7 +1268,7 @@ static int run(int argc, char **argv) {
                 char cfg[256];
                 if (u->rc) {
                     snprintf(cfg, sizeof cfg, "%s %s %ld %zu", d->label, geo_names[d->geo], A, m);
-                    keyed_line(&b, "skip", cfg, "%s", u->err);
+                    mg_bench_note(&b, "skip", cfg, "%s", u->err);
                     nskipped++;
                     continue;
                 }
@@ -1312,7 +1289,7 @@ static int run(int argc, char **argv) {
                 long long units_n = overflow ? 0 : ((long long)m + Lbytes / 2) / Lbytes;
                 if (units_n == 0 || units_n * Lu > INT_MAX) {
                     snprintf(cfg, sizeof cfg, "%s %s %ld %zu", d->label, geo_names[d->geo], A, m);
-                    keyed_line(&b, "skip", cfg,
+                    mg_bench_note(&b, "skip", cfg,
                                "%s: m=%zu bytes is %s the %lld bytes of one unit of %ld elements that every "
                                "description of the %s geometry can take",
                                d->label, m, units_n == 0 ? "less than half" : "too many units of", Lbytes, Lu,

@@ -358,14 +358,33 @@ int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_benc
     return MPI_SUCCESS;
 }
 
+static void keyed_line(mg_bench *b, const char *kind, const char *label, const char *value) {
+    fprintf(b->out, "#@%s[%s]=", kind, label);
+    put_oneline(b->out, value);
+    fputc('\n', b->out);
+    fflush(b->out);
+}
+
 void mg_bench_config_error(mg_bench *b, const char *label, const char *what) {
     b->errors++;
     if (b->rank != 0) return;
-    fprintf(b->out, "#@error[%s]=", label);
-    put_oneline(b->out, what);
-    fputc('\n', b->out);
-    fflush(b->out);
+    keyed_line(b, "error", label, what);
     mg_bench_error(b, "configuration '%s': %s", label, what);
+}
+
+void mg_bench_note(mg_bench *b, const char *kind, const char *label, const char *fmt, ...) {
+    if (b->rank != 0 || !b->out) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *value = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (!value) return;
+    va_start(ap, fmt);
+    vsnprintf(value, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    keyed_line(b, kind, label, value);
+    free(value);
 }
 
 int mg_bench_end(mg_bench *b) {

@@ -90,6 +90,11 @@ int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_benc
 /* Records that a configuration failed its data check (no timing is written). */
 void mg_bench_config_error(mg_bench *b, const char *label, const char *what);
 
+/* Writes a per-configuration note `#@<kind>[<label>]=<value>` (rank 0), e.g. the
+ * engine bench's info, normal and skip lines; newlines in the value become spaces. */
+void mg_bench_note(mg_bench *b, const char *kind, const char *label, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Writes the end marker, closes the output and frees. Returns the driver's exit
  * status: 0, or 3 if any configuration failed its check. */
 int mg_bench_end(mg_bench *b);

@@ -19,7 +19,7 @@ typedef struct {
 
 struct mg_dt_cursor {
     const mg_dt *t;
-    mg_node top, topkid; /* count copies of the root */
+    mg_node top;         /* count copies of the root */
     MPI_Count off, total;
     MPI_Count pos;       /* bytes done of the current block of the top frame */
     int sp, cap;
@@ -459,7 +459,13 @@ int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count o
         cursor_release(&c);
         return MG_DT_ERR_ARG;
     }
-    *actual = run_pack(&c, inbuf, outbuf, want);
+    if (t->root && t->root->kind == MG_N_BLOCK && t->extent == t->root->size) {
+        /* contiguous elements: the stream is the memory */
+        memcpy(outbuf, (const char *)inbuf + t->disp + offset, (size_t)want);
+        *actual = want;
+    } else {
+        *actual = run_pack(&c, inbuf, outbuf, want);
+    }
     cursor_release(&c);
     return MG_DT_SUCCESS;
 }
@@ -476,7 +482,12 @@ int mg_dt_unpack(const mg_dt *t, const void *inbuf, MPI_Count in_bytes, MPI_Coun
         cursor_release(&c);
         return MG_DT_ERR_ARG;
     }
-    *actual = run_unpack(&c, outbuf, inbuf, want);
+    if (t->root && t->root->kind == MG_N_BLOCK && t->extent == t->root->size) {
+        memcpy((char *)outbuf + t->disp + offset, inbuf, (size_t)want);
+        *actual = want;
+    } else {
+        *actual = run_unpack(&c, outbuf, inbuf, want);
+    }
     cursor_release(&c);
     return MG_DT_SUCCESS;
 }

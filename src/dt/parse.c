@@ -524,6 +524,8 @@ static int get_info(parser *p, MPI_Datatype t, size_t at, tinfo *ti) {
         fail(p, MG_DT_ERR_MPI, at, "querying the size and extent of a type failed");
         return -1;
     }
+    /* A type without data has no true bounds; some libraries report garbage. */
+    if (ti->size == 0) ti->tlb = ti->textent = 0;
     return 0;
 }
 

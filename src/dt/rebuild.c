@@ -21,6 +21,16 @@ static int contig(MPI_Count n, MPI_Datatype e, MPI_Datatype *out)
 
 static int hvector(MPI_Count count, MPI_Count block, MPI_Aint stride, MPI_Datatype e, MPI_Datatype *out)
 {
+    if (stride == -1 && fits_int(count) && fits_int(block)) {
+        /* Open MPI packs an hvector of byte stride -1 as if it were contiguous;
+         * the same layout as explicit displacements is packed right. */
+        MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(count + 1));
+        if (!d) return MG_DT_ERR_NOMEM;
+        for (MPI_Count i = 0; i < count; i++) d[i] = -(MPI_Aint)i;
+        int rc = ok(MPI_Type_create_hindexed_block((int)count, (int)block, d, e, out));
+        free(d);
+        return rc;
+    }
     if (fits_int(count) && fits_int(block)) return ok(MPI_Type_create_hvector((int)count, (int)block, stride, e, out));
     return LARGE(ok(MPI_Type_create_hvector_c(count, block, stride, e, out)));
 }
@@ -80,7 +90,7 @@ static int build(const mg_node *n, MPI_Datatype *out)
         return contig(n->count, n->elem, out);
     case MG_N_VEC:
         if (n->kid->kind == MG_N_BLOCK) {
-            if (n->stride % n->kid->esize == 0 && fits_int(n->count) && fits_int(n->kid->count) &&
+            if (n->stride != -1 && n->stride % n->kid->esize == 0 && fits_int(n->count) && fits_int(n->kid->count) &&
                 fits_int(n->stride / n->kid->esize))
                 return ok(MPI_Type_vector((int)n->count, (int)n->kid->count, (int)(n->stride / n->kid->esize),
                                           n->kid->elem, out));

@@ -141,3 +141,25 @@ def test_ratios_without_info_leave_the_bound_empty():
     r = dtreport.ratios(_summary(times), pd.DataFrame())
     assert np.isnan(r["engine/bound"]).all()
     assert r["engine/mpi"].tolist() == [1.0]
+
+
+# ---------------------------------------------------------------- a real run
+
+def test_small_bench_run_end_to_end(mpich_build, tmp_path):
+    out = tmp_path / "dt"
+    r = run_cli(["dt", "bench", "--stacks", "mpich", "--runs", "2", "--A", "2", "--sizes", "3200",
+                 "--layouts", "tiled;tiled-struct;rowcol-fully-indexed", "--commit-blocks", "10", "--nrep", "3",
+                 "--output", str(out)])
+    assert r.rc == 0, r.text
+    assert "Engine goals" in r.text
+    ratios = pd.read_csv(out / "dt_ratios.csv")
+    assert set(ratios["layout"]) == {"tiled", "tiled-struct", "rowcol-fully-indexed"}
+    assert set(ratios["direction"]) == {"pack", "unpack"}
+    assert (ratios["engine/mpi"] > 0).all() and (ratios["engine/hand"] > 0).all()
+    normal = dict(zip(ratios["layout"], ratios["normal"], strict=False))
+    assert normal["tiled-struct"] == normal["tiled"] == "vector(count=400, block=2, stride=4, int)"
+    assert normal["rowcol-fully-indexed"].startswith("struct(displs=[0, 16], types=[contig(count=3, int), vector(")
+    report = (out / "report.md").read_text()
+    assert "Commit cost" in report and "engine/mpi-create" in report
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    assert {"ENG-MPI", "ENG-HAND", "NORM-MPI"} <= set(verdicts["guideline"])
