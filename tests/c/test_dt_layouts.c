@@ -124,10 +124,8 @@ int main(int argc, char **argv)
         MPI_Type_get_extent(lt.type, &lb, &ext);
         snprintf(expected, sizeof expected, "vector(count=%d, block=60, stride=%ld, byte)", lt.count, (long)ext);
         if (ext == 60) snprintf(expected, sizeof expected, "contig(count=%d, byte)", 60 * lt.count);
-        int count = lt.count;
         mg_layout_type_free(&lt);
         check("tiled-heterogeneous A=4", 48, expected);
-        (void)count;
     }
     MPI_Finalize();
     if (failures) fprintf(stderr, "test_dt_layouts: %d failure(s)\n", failures);
