@@ -164,6 +164,19 @@ static inline __attribute__((always_inline)) void strided(int pack, char *user, 
  * block size is outside both loops. */
 #define STRIDED2_CASE(B)                                                                               \
     case B:                                                                                            \
+        if (c1 == 2) { /* two blocks per row (the Block layout): no inner loop */                      \
+            for (MPI_Count r = 0; r < rows; r++, stream += 2 * B) {                                    \
+                char *u = user + r * s2;                                                               \
+                if (pack) {                                                                            \
+                    memcpy(stream, u, B);                                                              \
+                    memcpy(stream + B, u + s1, B);                                                     \
+                } else {                                                                               \
+                    memcpy(u, stream, B);                                                              \
+                    memcpy(u + s1, stream + B, B);                                                     \
+                }                                                                                      \
+            }                                                                                          \
+            return;                                                                                    \
+        }                                                                                              \
         for (MPI_Count r = 0; r < rows; r++) {                                                         \
             char *u = user + r * s2;                                                                   \
             if (pack)                                                                                  \
@@ -447,25 +460,40 @@ static void cursor_release(mg_dt_cursor *c)
     c->st = c->local;
 }
 
+/* Contiguous elements: the stream is the memory. Returns 0 if t is not contiguous. */
+static int contiguous(const mg_dt *t, MPI_Count count, MPI_Count offset, MPI_Count bytes, MPI_Count *want, int *rc)
+{
+    if (!t || !t->root || t->root->kind != MG_N_BLOCK || t->extent != t->root->size) return 0;
+    MPI_Count total;
+    if (count < 0 || offset < 0) *rc = MG_DT_ERR_ARG;
+    else if (!mg__mul(count, t->size, &total)) *rc = MG_DT_ERR_OVERFLOW;
+    else if (offset > total) *rc = MG_DT_ERR_OFFSET;
+    else *want = min_count(bytes, total - offset);
+    return 1;
+}
+
 int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,
                MPI_Count max_bytes, MPI_Count *actual)
 {
     if (!actual || max_bytes < 0) return MG_DT_ERR_ARG;
     *actual = 0;
+    int rc = MG_DT_SUCCESS;
+    MPI_Count want = 0;
+    if (contiguous(t, incount, offset, max_bytes, &want, &rc)) {
+        if (rc || want == 0) return rc;
+        if (!inbuf || !outbuf) return MG_DT_ERR_ARG;
+        memcpy(outbuf, (const char *)inbuf + t->disp + offset, (size_t)want);
+        *actual = want;
+        return MG_DT_SUCCESS;
+    }
     mg_dt_cursor c;
     MG_TRY(cursor_init(&c, t, incount, offset));
-    MPI_Count want = min_count(max_bytes, c.total - offset);
+    want = min_count(max_bytes, c.total - offset);
     if (want > 0 && (!inbuf || !outbuf)) {
         cursor_release(&c);
         return MG_DT_ERR_ARG;
     }
-    if (t->root && t->root->kind == MG_N_BLOCK && t->extent == t->root->size) {
-        /* contiguous elements: the stream is the memory */
-        memcpy(outbuf, (const char *)inbuf + t->disp + offset, (size_t)want);
-        *actual = want;
-    } else {
-        *actual = run_pack(&c, inbuf, outbuf, want);
-    }
+    *actual = run_pack(&c, inbuf, outbuf, want);
     cursor_release(&c);
     return MG_DT_SUCCESS;
 }
@@ -475,19 +503,23 @@ int mg_dt_unpack(const mg_dt *t, const void *inbuf, MPI_Count in_bytes, MPI_Coun
 {
     if (!actual || in_bytes < 0) return MG_DT_ERR_ARG;
     *actual = 0;
+    int rc = MG_DT_SUCCESS;
+    MPI_Count want = 0;
+    if (contiguous(t, outcount, offset, in_bytes, &want, &rc)) {
+        if (rc || want == 0) return rc;
+        if (!inbuf || !outbuf) return MG_DT_ERR_ARG;
+        memcpy((char *)outbuf + t->disp + offset, inbuf, (size_t)want);
+        *actual = want;
+        return MG_DT_SUCCESS;
+    }
     mg_dt_cursor c;
     MG_TRY(cursor_init(&c, t, outcount, offset));
-    MPI_Count want = min_count(in_bytes, c.total - offset);
+    want = min_count(in_bytes, c.total - offset);
     if (want > 0 && (!inbuf || !outbuf)) {
         cursor_release(&c);
         return MG_DT_ERR_ARG;
     }
-    if (t->root && t->root->kind == MG_N_BLOCK && t->extent == t->root->size) {
-        memcpy((char *)outbuf + t->disp + offset, inbuf, (size_t)want);
-        *actual = want;
-    } else {
-        *actual = run_unpack(&c, outbuf, inbuf, want);
-    }
+    *actual = run_unpack(&c, outbuf, inbuf, want);
     cursor_release(&c);
     return MG_DT_SUCCESS;
 }
