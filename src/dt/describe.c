@@ -178,22 +178,17 @@ int mg_dt_describe(const mg_dt *t, char *buf, size_t len)
     return finish(&o);
 }
 
+static int describe_visit(const mg_node *n, MPI_Aint disp, void *o)
+{
+    placed(o, n, disp);
+    return finish(o);
+}
+
 int mg_dt_describe_count(const mg_dt *t, MPI_Count count, char *buf, size_t len)
 {
     if (!t || count < 0 || (!buf && len)) return MG_DT_ERR_ARG;
-    mg_node *n;
-    MPI_Aint disp;
-    /* The count-aware form goes into a scratch arena: t itself is only read. */
-    mg_arena *a = mg__arena_new();
-    if (!a) return MG_DT_ERR_NOMEM;
-    int rc = mg__repeat(a, t, count, &n, &disp);
     text o = {buf, len, 0, 0};
-    if (!rc) {
-        placed(&o, n, disp);
-        rc = finish(&o);
-    }
-    mg__arena_free(a);
-    return rc;
+    return mg__repeat(t, count, describe_visit, &o);
 }
 
 static const char *op_name(int op)
@@ -251,20 +246,16 @@ static void program(text *o, const mg_node *n, MPI_Aint disp, int depth)
     }
 }
 
+static int program_visit(const mg_node *n, MPI_Aint disp, void *o)
+{
+    if (n) program(o, n, disp, 0);
+    else put(o, "(no data)\n");
+    return finish(o);
+}
+
 int mg_dt_program(const mg_dt *t, MPI_Count count, char *buf, size_t len)
 {
     if (!t || count < 0 || (!buf && len)) return MG_DT_ERR_ARG;
-    mg_node *n;
-    MPI_Aint disp;
-    mg_arena *a = mg__arena_new();
-    if (!a) return MG_DT_ERR_NOMEM;
-    int rc = mg__repeat(a, t, count, &n, &disp);
     text o = {buf, len, 0, 0};
-    if (!rc) {
-        if (n) program(&o, n, disp, 0);
-        else put(&o, "(no data)\n");
-        rc = finish(&o);
-    }
-    mg__arena_free(a);
-    return rc;
+    return mg__repeat(t, count, program_visit, &o);
 }

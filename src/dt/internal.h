@@ -91,8 +91,11 @@ int mg__decode(mg_arena *a, MPI_Datatype type, mg_node **out);
 /* Rewrite to the normal form; *disp receives the displacement the result
  * needs so that it describes the same bytes as n. */
 int mg__normalize(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp);
-/* count elements of t as one tree (count-aware normalization). */
-int mg__repeat(mg_arena *a, const mg_dt *t, MPI_Count count, mg_node **out, MPI_Aint *disp);
+/* Hands fn the count-aware normal form of count elements of t (NULL when they
+ * hold no data) and its displacement. The form lives in a scratch arena freed
+ * afterwards, so t itself is only read. Returns fn's result or an error. */
+typedef int (*mg_visit)(const mg_node *n, MPI_Aint disp, void *arg);
+int mg__repeat(const mg_dt *t, MPI_Count count, mg_visit fn, void *arg);
 
 const char *mg__elem_name(MPI_Datatype elem, char *buf, size_t len);
 

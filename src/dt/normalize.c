@@ -475,15 +475,16 @@ static int norm(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp)
 
 int mg__normalize(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp) { return norm(a, n, out, disp); }
 
-int mg__repeat(mg_arena *a, const mg_dt *t, MPI_Count count, mg_node **out, MPI_Aint *disp)
+int mg__repeat(const mg_dt *t, MPI_Count count, mg_visit fn, void *arg)
 {
-    *out = NULL;
-    *disp = 0;
-    if (!t->root || count == 0) return MG_DT_SUCCESS;
-    mg_node *v = mg__vec(a, count, t->extent, t->root);
-    if (!v) return MG_DT_ERR_NOMEM;
-    MG_TRY(mg__finish(a, v));
-    MG_TRY(norm(a, v, out, disp));
-    *disp += t->disp;
-    return MG_DT_SUCCESS;
+    if (!t->root || count == 0) return fn(NULL, 0, arg);
+    mg_arena *a = mg__arena_new();
+    if (!a) return MG_DT_ERR_NOMEM;
+    mg_node *v = mg__vec(a, count, t->extent, t->root), *n = NULL;
+    MPI_Aint disp = 0;
+    int rc = v ? mg__finish(a, v) : MG_DT_ERR_NOMEM;
+    if (!rc) rc = norm(a, v, &n, &disp);
+    if (!rc) rc = fn(n, disp + t->disp, arg);
+    mg__arena_free(a);
+    return rc;
 }

@@ -472,56 +472,41 @@ static int contiguous(const mg_dt *t, MPI_Count count, MPI_Count offset, MPI_Cou
     return 1;
 }
 
-int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,
-               MPI_Count max_bytes, MPI_Count *actual)
+/* mg_dt_pack and mg_dt_unpack: bytes [offset, offset + *actual) of the stream
+ * of count elements, between user memory and the stream. */
+static int transfer(const mg_dt *t, char *user, char *stream, MPI_Count count, MPI_Count offset, MPI_Count max,
+                    MPI_Count *actual, int pack)
 {
-    if (!actual || max_bytes < 0) return MG_DT_ERR_ARG;
+    if (!actual || max < 0) return MG_DT_ERR_ARG;
     *actual = 0;
     int rc = MG_DT_SUCCESS;
     MPI_Count want = 0;
-    if (contiguous(t, incount, offset, max_bytes, &want, &rc)) {
+    if (contiguous(t, count, offset, max, &want, &rc)) {
         if (rc || want == 0) return rc;
-        if (!inbuf || !outbuf) return MG_DT_ERR_ARG;
-        memcpy(outbuf, (const char *)inbuf + t->disp + offset, (size_t)want);
+        if (!user || !stream) return MG_DT_ERR_ARG;
+        move(pack, user + t->disp + offset, stream, want);
         *actual = want;
         return MG_DT_SUCCESS;
     }
     mg_dt_cursor c;
-    MG_TRY(cursor_init(&c, t, incount, offset));
-    want = min_count(max_bytes, c.total - offset);
-    if (want > 0 && (!inbuf || !outbuf)) {
-        cursor_release(&c);
-        return MG_DT_ERR_ARG;
-    }
-    *actual = run_pack(&c, inbuf, outbuf, want);
+    MG_TRY(cursor_init(&c, t, count, offset));
+    want = min_count(max, c.total - offset);
+    if (want > 0 && (!user || !stream)) rc = MG_DT_ERR_ARG;
+    else *actual = pack ? run_pack(&c, user, stream, want) : run_unpack(&c, user, stream, want);
     cursor_release(&c);
-    return MG_DT_SUCCESS;
+    return rc;
+}
+
+int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,
+               MPI_Count max_bytes, MPI_Count *actual)
+{
+    return transfer(t, (char *)inbuf, outbuf, incount, offset, max_bytes, actual, 1);
 }
 
 int mg_dt_unpack(const mg_dt *t, const void *inbuf, MPI_Count in_bytes, MPI_Count offset, void *outbuf,
                  MPI_Count outcount, MPI_Count *actual)
 {
-    if (!actual || in_bytes < 0) return MG_DT_ERR_ARG;
-    *actual = 0;
-    int rc = MG_DT_SUCCESS;
-    MPI_Count want = 0;
-    if (contiguous(t, outcount, offset, in_bytes, &want, &rc)) {
-        if (rc || want == 0) return rc;
-        if (!inbuf || !outbuf) return MG_DT_ERR_ARG;
-        memcpy((char *)outbuf + t->disp + offset, inbuf, (size_t)want);
-        *actual = want;
-        return MG_DT_SUCCESS;
-    }
-    mg_dt_cursor c;
-    MG_TRY(cursor_init(&c, t, outcount, offset));
-    want = min_count(in_bytes, c.total - offset);
-    if (want > 0 && (!inbuf || !outbuf)) {
-        cursor_release(&c);
-        return MG_DT_ERR_ARG;
-    }
-    *actual = run_unpack(&c, outbuf, inbuf, want);
-    cursor_release(&c);
-    return MG_DT_SUCCESS;
+    return transfer(t, outbuf, (char *)inbuf, outcount, offset, in_bytes, actual, 0);
 }
 
 int mg_dt_cursor_create(const mg_dt *t, MPI_Count count, MPI_Count offset, mg_dt_cursor **out)

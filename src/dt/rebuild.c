@@ -110,17 +110,20 @@ static int build(const mg_node *n, MPI_Datatype *out)
     return MG_DT_ERR_ARG;
 }
 
-int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out)
+typedef struct {
+    const mg_dt *t;
+    MPI_Count count;
+    MPI_Datatype *out;
+} rebuild_ctx;
+
+static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
 {
-    if (!t || !out || count < 0) return MG_DT_ERR_ARG;
-    *out = MPI_DATATYPE_NULL;
-    mg_arena *a = mg__arena_new();
-    if (!a) return MG_DT_ERR_NOMEM;
-    mg_node *n;
-    MPI_Aint disp;
+    const rebuild_ctx *r = arg;
+    const mg_dt *t = r->t;
+    MPI_Count count = r->count;
+    MPI_Datatype *out = r->out;
     MPI_Datatype body = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL;
-    int rc = mg__repeat(a, t, count, &n, &disp);
-    if (!rc) rc = n ? build(n, &body) : ok(MPI_Type_contiguous(0, MPI_BYTE, &body));
+    int rc = n ? build(n, &body) : ok(MPI_Type_contiguous(0, MPI_BYTE, &body));
     if (!rc && n && disp) {
         int one = 1;
         rc = ok(MPI_Type_create_hindexed_block(1, one, &disp, body, &placed));
@@ -137,6 +140,13 @@ int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out)
     if (rc && *out != MPI_DATATYPE_NULL) MPI_Type_free(out);
     if (body != MPI_DATATYPE_NULL) MPI_Type_free(&body);
     if (placed != MPI_DATATYPE_NULL) MPI_Type_free(&placed);
-    mg__arena_free(a);
     return rc;
+}
+
+int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out)
+{
+    if (!t || !out || count < 0) return MG_DT_ERR_ARG;
+    *out = MPI_DATATYPE_NULL;
+    rebuild_ctx r = {t, count, out};
+    return mg__repeat(t, count, rebuild_visit, &r);
 }

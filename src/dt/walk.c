@@ -23,15 +23,17 @@ static int walk(const mg_node *n, MPI_Aint base, walk_fn fn, void *arg)
     return rc;
 }
 
+typedef struct { walk_fn fn; void *arg; } walk_ctx;
+
+static int walk_visit(const mg_node *n, MPI_Aint disp, void *arg)
+{
+    const walk_ctx *w = arg;
+    return n ? walk(n, disp, w->fn, w->arg) : 0;
+}
+
 int mg_dt_walk(const mg_dt *t, MPI_Count count, walk_fn fn, void *arg)
 {
     if (!t || !fn || count < 0) return MG_DT_ERR_ARG;
-    mg_arena *a = mg__arena_new();
-    if (!a) return MG_DT_ERR_NOMEM;
-    mg_node *n;
-    MPI_Aint disp;
-    int rc = mg__repeat(a, t, count, &n, &disp);
-    if (!rc && n) rc = walk(n, disp, fn, arg);
-    mg__arena_free(a);
-    return rc;
+    walk_ctx w = {fn, arg};
+    return mg__repeat(t, count, walk_visit, &w);
 }
