@@ -3,12 +3,12 @@ verdicts.csv. Everything here can be recomputed from the raw files alone."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from mpiguide import rawfile, stats
+from mpiguide import dtreport, rawfile, stats
 from mpiguide.errors import MpiguideError
 from mpiguide.jobs import Job
 from mpiguide.runner import MEASURE, OK, RunDir
@@ -23,6 +23,7 @@ class Analysis:
     verdicts: pd.DataFrame
     config_errors: pd.DataFrame
     keys: list[str]  # columns identifying one configuration
+    dt_ratios: pd.DataFrame = field(default_factory=pd.DataFrame)  # engine bench only (dtreport.ratios)
 
 
 def load_measurements(rd: RunDir) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -96,7 +97,8 @@ def analyze(rd: RunDir) -> Analysis:
     keys = config_keys(job, df)
     summary = stats.summarize(df, keys)
     ver = verdicts(job, df, keys, opts["samples"], opts["tolerance"], opts["alpha"])
-    return Analysis(df, summary, ver, errors, keys)
+    dt_ratios = dtreport.ratios(summary, dtreport.load_info(rd)) if job.name == "dtbench" else pd.DataFrame()
+    return Analysis(df, summary, ver, errors, keys, dt_ratios)
 
 
 # Columns that an empty table still names, so that every CSV can be read back.
@@ -110,9 +112,9 @@ EMPTY_COLUMNS = {
 def write_tables(rd: RunDir, a: Analysis) -> list[Path]:
     written = []
     for name, frame in (("measurements", a.measurements), ("summary", a.summary), ("verdicts", a.verdicts),
-                        ("config_errors", a.config_errors)):
+                        ("config_errors", a.config_errors), ("dt_ratios", a.dt_ratios)):
         path = rd.path / f"{name}.csv"
-        if frame.empty and name == "config_errors":
+        if frame.empty and name in ("config_errors", "dt_ratios"):
             path.unlink(missing_ok=True)
             continue
         if frame.empty and frame.columns.empty:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from mpiguide import __version__, analysis, build, dtreport, launch, report, runner
+from mpiguide import __version__, analysis, build, launch, report, runner
 from mpiguide import stacks as stackmod
 from mpiguide.errors import MpiguideError
 from mpiguide.jobs import DEFAULT_JOB, JOBS, Job
@@ -209,8 +209,6 @@ def _analyze_and_write(rd: runner.RunDir) -> None:
     analysis.write_tables(rd, a)
     plots = report.plot(rd, a)
     _, html_path = report.write_report(rd, a, plots)
-    if rd.job.name == "dtbench":
-        dtreport.write_csv(rd, a.summary)
     for title, table in report.console_tables(rd, a).items():
         if rd.job.name == "dtbench":  # wide tables: plain text reads better than a wrapped grid
             out.print(f"{title}:\n{table.to_string(float_format=lambda v: f'{v:.3g}')}\n")

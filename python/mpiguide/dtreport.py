@@ -5,9 +5,6 @@ run, and whether the engine's goals are met."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -130,8 +127,8 @@ def median_ratio_table(r: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
-def report_tables(rd: RunDir, summary: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    r = ratios(summary, load_info(rd))
+def report_tables(summary: pd.DataFrame, r: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The report's tables from the summary and the ratios (computed once per analysis)."""
     tables = {}
     g = goals(r)
     if not g.empty:
@@ -150,38 +147,3 @@ def report_tables(rd: RunDir, summary: pd.DataFrame) -> dict[str, pd.DataFrame]:
         tables["Commit cost: decode + normalize + compile (engine) vs MPI_Type_dup + MPI_Type_commit (mpi) "
                "and vs building the type with its constructors + MPI_Type_commit (mpi-create), microseconds"] = ct
     return tables
-
-
-def write_csv(rd: RunDir, summary: pd.DataFrame) -> None:
-    r = ratios(summary, load_info(rd))
-    if not r.empty:
-        r.to_csv(rd.path / "dt_ratios.csv", index=False, float_format="%.6g")
-
-
-def plot(rd: RunDir, summary: pd.DataFrame) -> list[Path]:
-    """Median engine/MPI_Pack ratio per layout description, one marker per stack."""
-    r = ratios(summary, load_info(rd))
-    if r.empty:
-        return []
-    out = rd.path / "plots"
-    out.mkdir(exist_ok=True)
-    dirs = [d for d in DIRECTIONS if d in set(r["direction"])]
-    layouts = list(dict.fromkeys(r["layout"]))
-    fig, axes = plt.subplots(1, len(dirs), figsize=(7 * len(dirs), 4.5), squeeze=False, sharey=True)
-    for ax, d in zip(axes[0], dirs, strict=True):
-        part = r[r["direction"] == d]
-        for stack in rd.meta["stacks_order"]:
-            med = part[part["stack"] == stack].groupby("layout")["engine/mpi"].median().reindex(layouts)
-            if med.notna().any():
-                ax.plot(range(len(layouts)), med.values, "o", label=stack)
-        ax.axhline(1.0, color="grey", lw=0.8)
-        ax.set_xticks(range(len(layouts)), layouts, rotation=70, ha="right", fontsize=7)
-        ax.set_yscale("log")
-        ax.set_title(f"{d}: engine time / MPI_{'Pack' if d == 'pack' else 'Unpack'} time (median over A, m)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "engine_vs_mpi.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]

@@ -52,7 +52,7 @@ def latency_tables(rd: RunDir, a: Analysis) -> dict[str, pd.DataFrame]:
 def job_tables(rd: RunDir, a: Analysis) -> dict[str, pd.DataFrame]:
     """The job's result tables, titled, in report order."""
     if rd.job.name == "dtbench":
-        return dtreport.report_tables(rd, a.summary) if not a.summary.empty else {}
+        return dtreport.report_tables(a.summary, a.dt_ratios) if not a.summary.empty else {}
     return {f"Latency of {value} (microseconds, mean of launch medians)": table
             for value, table in latency_tables(rd, a).items()}
 
@@ -72,7 +72,7 @@ def plot(rd: RunDir, a: Analysis) -> list[Path]:
     if a.summary.empty:
         return []
     if job.name == "dtbench":
-        return dtreport.plot(rd, a.summary)
+        return plot_engine_ratios(rd, a.dt_ratios)
     out = rd.path / "plots"
     out.mkdir(exist_ok=True)
     series = series_order(rd, a)
@@ -96,6 +96,34 @@ def plot(rd: RunDir, a: Analysis) -> list[Path]:
     fig.suptitle(f"{rd.meta['title']} - {rd.meta['run_id']}", fontsize=9)
     fig.tight_layout()
     path = out / "latency.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]
+
+
+def plot_engine_ratios(rd: RunDir, r: pd.DataFrame) -> list[Path]:
+    """Engine bench: median engine/MPI_Pack ratio per layout description, one marker per stack."""
+    if r.empty:
+        return []
+    out = rd.path / "plots"
+    out.mkdir(exist_ok=True)
+    dirs = [d for d in dtreport.DIRECTIONS if d in set(r["direction"])]
+    layouts = list(dict.fromkeys(r["layout"]))
+    fig, axes = plt.subplots(1, len(dirs), figsize=(7 * len(dirs), 4.5), squeeze=False, sharey=True)
+    for ax, d in zip(axes[0], dirs, strict=True):
+        part = r[r["direction"] == d]
+        for stack in rd.meta["stacks_order"]:
+            med = part[part["stack"] == stack].groupby("layout")["engine/mpi"].median().reindex(layouts)
+            if med.notna().any():
+                ax.plot(range(len(layouts)), med.values, "o", label=stack)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xticks(range(len(layouts)), layouts, rotation=70, ha="right", fontsize=7)
+        ax.set_yscale("log")
+        ax.set_title(f"{d}: engine time / MPI_{'Pack' if d == 'pack' else 'Unpack'} time (median over A, m)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out / "engine_vs_mpi.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return [path]
