@@ -88,6 +88,26 @@ static void bad_input(void)
 }
 
 /* A zero-size type: an empty stream, a to_mpi type of size 0. */
+/* mg_dt_to_mpi of a byte stride of -1 must pack the bytes in that order (Open
+ * MPI packs an hvector with that stride as if it were contiguous). */
+static void to_mpi_negative_byte_stride(void)
+{
+    MPI_Datatype v, nt;
+    MPI_Type_create_hvector(3, 1, -1, MPI_CHAR, &v);
+    mg_dt *d;
+    EXPECT(mg_dt_from_mpi(v, &d) == MG_DT_SUCCESS);
+    EXPECT(mg_dt_to_mpi(d, 2, &nt) == MG_DT_SUCCESS);
+    char buf[16] = "abcdefghijklmno", packed[8] = "", mine[8] = "";
+    int pos = 0;
+    MPI_Count act = 0;
+    MPI_Pack(buf + 8, 1, nt, packed, sizeof packed, &pos, MPI_COMM_SELF);
+    EXPECT(mg_dt_pack(d, buf + 8, 2, 0, mine, sizeof mine, &act) == MG_DT_SUCCESS && act == 6);
+    EXPECT(pos == 6 && !memcmp(packed, mine, 6) && !memcmp(mine, "ihglkj", 6));
+    MPI_Type_free(&nt);
+    mg_dt_free(d);
+    MPI_Type_free(&v);
+}
+
 static void empty_type(void)
 {
     MPI_Datatype z;
@@ -162,6 +182,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     bad_input();
     empty_type();
+    to_mpi_negative_byte_stride();
     large_count_constructors();
     MPI_Finalize();
     if (failures) fprintf(stderr, "test_dt_errors: %d failure(s)\n", failures);
