@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from mpiguide import __version__, analysis, build, launch, report, runner
+from mpiguide import __version__, analysis, build, ddt, ddtreport, launch, report, runner
 from mpiguide import stacks as stackmod
 from mpiguide.errors import MpiguideError
 from mpiguide.jobs import DEFAULT_JOB, JOBS, Job
@@ -148,7 +148,8 @@ def _print_dry_run(launches: list[runner.Launch], spec: launch.LaunchSpec, run_d
         args = list(x.args)
         if x.needs_t1:
             args += ["--t1", "<max t_nrep1 of the calibration launches>"]
-        argv = launch.command(spec, stack, x.nprocs, str(exe), [*args, "--output", str(run_dir / x.raw)])
+        argv = launch.command(spec.with_layout(x.layout), stack, x.nprocs, str(exe),
+                              [*args, "--output", str(run_dir / x.raw)])
         out.print(launch.describe(argv, stack), highlight=False, soft_wrap=True)
 
 
@@ -205,6 +206,9 @@ def _execute_and_report(rd: runner.RunDir, timeout: float) -> int:
 
 
 def _analyze_and_write(rd: runner.RunDir) -> None:
+    if rd.job.name == "ddt":
+        _ddt_report([rd], rd.path)
+        return
     a = analysis.analyze(rd)
     analysis.write_tables(rd, a)
     plots = report.plot(rd, a)
@@ -247,9 +251,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     measurement, opts, spec = _measurement(args), _analysis_opts(args), _launch_spec(args)
     launches = runner.plan(job, params, names, args.runs, measurement)
     for x in launches:
-        spec.validate(x.nprocs)
+        spec.with_layout(x.layout).validate(x.nprocs)
     run_id = runner.new_run_id(job.name)
     run_dir = Path(args.output) if args.output else Path("results") / run_id
+    plan_text = job.describe_plan(params, args.runs, len(names), measurement["nrep"])
+    if plan_text:
+        console.print(plan_text, highlight=False)
     if args.dry_run:
         for name in names:
             _dry_stack(name)
@@ -293,6 +300,49 @@ def cmd_dt_explain(args: argparse.Namespace) -> int:
     if res.returncode != 0:
         message = res.stderr.strip().removeprefix("mg_dtexplain: ")
         raise MpiguideError(message or f"mg_dtexplain failed with status {res.returncode}")
+    return 0
+
+
+# ---------------------------------------------------------------- datatype expectation tests
+
+def _ddt_report(rds: list[runner.RunDir], out_dir: Path, samples: str | None = None, tolerance: float | None = None,
+                alpha: float | None = None) -> None:
+    r = ddtreport.load(rds, samples, tolerance, alpha)
+    path = ddtreport.write(r, out_dir)
+    counts = ddtreport.verdict_counts(r)
+    if not counts.empty:
+        out.print("verdicts per stack and guideline (configurations):")
+        out.print(counts.to_string())
+    worst = ddtreport.worst_violations(r, 5)
+    for _, v in worst.iterrows():
+        out.print(f"  VIOLATED {v['guideline']} test {v['test']} {v['comparison']} on {v['stack']}, {v['pattern']}, "
+                  f"A={v['A']}, m={v['m']}: x{v['factor']:.2f} (p={v['p_value']:.3g})", highlight=False)
+    if r.failed:
+        out.print(f"{len(r.failed)} launch(es) did not complete; the report covers what was measured")
+    out.print(f"report: {path}", highlight=False)
+
+
+def cmd_ddt_report(args: argparse.Namespace) -> int:
+    rds = [runner.RunDir.open(runner.resolve_run(ref)) for ref in args.runs]
+    _check_verdict_opts(args.tolerance, args.alpha)
+    out_dir = Path(args.output) if args.output else ddtreport.default_output(rds)
+    _ddt_report(rds, out_dir, args.samples, args.tolerance, args.alpha)
+    return 0
+
+
+def cmd_ddt_list(args: argparse.Namespace) -> int:
+    for t in ddt.TESTS.values():
+        grid = t.paper if args.grid == "paper" else t.quick
+        guideline = t.guideline or "characterizes (slowdown against the reference)"
+        out.print(f"Test {t.number}: {t.title} (000 Section {t.section}) - {guideline}")
+        out.print(f"  references: {', '.join(ddt.label(x) for x in t.references) or '-'}; compared: "
+                  f"{', '.join(ddt.label(x) for x in t.compared)}; modes: {', '.join(t.modes)}")
+        sizes = ", ".join(str(m) for m in grid.sizes) + (" (n = 100, 10240 elements of MPI_INT)" if t.n_grid else "")
+        out.print(f"  {args.grid} grid: A = {', '.join(map(str, grid.A))}; m = {sizes} bytes; patterns: "
+                  f"{', '.join(grid.patterns)}")
+        for c in t.comparisons():
+            if c.guideline != "slowdown":
+                out.print(f"  {c.guideline}: {ddtreport.comparison_text(c)}", highlight=False)
     return 0
 
 
@@ -395,6 +445,25 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(p)
     dtjob.add_arguments(p)
     p.set_defaults(func=cmd_run, job="dtbench", resume=None)
+
+    dd = sub.add_parser("ddt", help="the derived datatype expectation tests 1-11 of paper 000")
+    dds = dd.add_subparsers(dest="ddt_command", required=True, metavar="ACTION")
+    ddtjob = JOBS["ddt"]
+    p = dds.add_parser("run", help=ddtjob.title, description=f"{ddtjob.title}. Same as `mpiguide run ddt`.")
+    _add_run_options(p)
+    ddtjob.add_arguments(p)
+    p.set_defaults(func=cmd_run, job="ddt", resume=None)
+    p = dds.add_parser("report", help="verdicts, cross-stack matrix, charts and HTML of one or several ddt runs")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run ids under results/ or run directories")
+    p.add_argument("--output", metavar="DIR", help="where to write (default: the run itself for one run, "
+                   "results/<time>-ddt-report for several)")
+    p.add_argument("--samples", choices=SAMPLE_MODES)
+    p.add_argument("--tolerance", type=float)
+    p.add_argument("--alpha", type=float)
+    p.set_defaults(func=cmd_ddt_report)
+    p = dds.add_parser("list", help="the 11 tests: layouts, guideline, comparisons and grid")
+    p.add_argument("--grid", choices=ddt.GRIDS, default="paper")
+    p.set_defaults(func=cmd_ddt_list)
 
     p = sub.add_parser("analyze", help="recompute tables, verdicts, plots and report of a run")
     p.add_argument("run", help="run id under results/ or a run directory")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 
+from mpiguide import ddt, launch
 from mpiguide.errors import MpiguideError
 
 
@@ -28,6 +29,7 @@ class LaunchTemplate:
     driver: str
     nprocs: int
     args: list[str]
+    layout: str | None = None  # NODESxPPN for this template instead of the run's --layout
 
 
 @dataclass
@@ -48,6 +50,10 @@ class Job:
 
     def launches(self, params: dict) -> list[LaunchTemplate]:
         raise NotImplementedError
+
+    def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
+        """A line printed before a run starts (size of the grid, expected duration); empty for none."""
+        return ""
 
 
 def parse_sizes(text: str, unit: int = 1) -> list[int]:
@@ -206,7 +212,83 @@ class DtBenchJob(Job):
         return [LaunchTemplate("dt", "mg_dtbench", 1, args)]
 
 
-JOBS: dict[str, Job] = {job.name: job for job in (PingPongJob(), DtBenchJob())}
+class DdtJob(Job):
+    def __init__(self) -> None:
+        super().__init__(name="ddt", title="Derived datatype expectation tests 1-11 (paper 000)", guidelines=[],
+                         series="layout", x="A")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        g = parser.add_argument_group("expectation tests (mpiguide ddt list shows each test's grid)")
+        g.add_argument("--tests", default="1-11", help="tests to run: 1-11 (default), 3,5-7, ...")
+        g.add_argument("--grid", choices=ddt.GRIDS, default="paper",
+                       help="paper: the grids of 000 Sections 2.4-3.2 (default); quick: fewer A, sizes, for a "
+                            "first look")
+        g.add_argument("--layouts", help="keep only these compared layouts (names such as tiled,block-indexed or "
+                       "labels such as tiled:variant=2); each test keeps its references")
+        g.add_argument("--A", dest="blocksizes", help="blocksizes A for every selected test (default: each test's)")
+        g.add_argument("--sizes", help="data sizes m in bytes for every selected test (default: each test's)")
+        g.add_argument("--patterns", help="pingpong,bcast,allgather for every selected test (default: each test's)")
+        g.add_argument("--modes", help="keep only these modes: datatype,pack,engine,normalized (default: all a "
+                       "test needs; datatype,pack gives the paper's comparisons only)")
+        g.add_argument("--np", help="processes of the collective patterns, e.g. 2,4 (default: the cores, 2 to 16, "
+                       "or the nodes x ppn of --layout); ping-pong always uses 2")
+        g.add_argument("--type", dest="basic", default="int", choices=sorted(ddt.BASIC_TYPES),
+                       help="basic element type of the layouts (default int)")
+
+    def selection(self, args: argparse.Namespace) -> ddt.Selection:
+        layout = getattr(args, "layout", None)
+        if args.np:
+            nps = _int_list(args.np, "--np")
+            if min(nps) < 2:
+                raise MpiguideError(f"bad --np '{args.np}': collectives need at least 2 processes")
+        elif layout:
+            nodes, ppn = launch.parse_layout(layout)
+            nps = [nodes * ppn]
+        else:
+            nps = [ddt.default_np()]
+        layouts = None
+        if args.layouts:
+            layouts = [x.strip() for x in args.layouts.split(",") if x.strip()]
+            known = {w for t in ddt.TESTS.values() for s in t.layouts for w in (s.split()[0], ddt.label(s))}
+            bad = [x for x in layouts if x not in known]
+            if bad or not layouts:
+                raise MpiguideError(f"unknown layout '{(bad or [args.layouts])[0]}' in --layouts: the tests use "
+                                    + ", ".join(sorted(known)))
+        sizes = parse_sizes(args.sizes, ddt.BASIC_TYPES[args.basic]) if args.sizes else None
+        return ddt.Selection(
+            tests=ddt.parse_tests(args.tests), grid=args.grid, layouts=layouts,
+            A=_int_list(args.blocksizes, "--A") if args.blocksizes else None, sizes=sizes,
+            patterns=parse_choice_list(args.patterns, ddt.PATTERNS, "pattern") if args.patterns else None,
+            modes=parse_choice_list(args.modes, ddt.MODES, "mode") if args.modes else None,
+            np=nps, basic=args.basic, layout=layout)
+
+    def params(self, args: argparse.Namespace) -> dict:
+        sel = self.selection(args)
+        entries = ddt.plan_tests(sel)
+        if not entries:
+            raise MpiguideError("the options leave no test to run (each test needs one of its compared layouts "
+                                "and the modes of its comparisons; see mpiguide ddt list)")
+        return {"tests": sel.tests, "grid": sel.grid, "type": sel.basic, "entries": entries}
+
+    def launches(self, params: dict) -> list[LaunchTemplate]:
+        out = []
+        for e in params["entries"]:
+            args = ["--pattern", e["pattern"], "--layouts", ";".join(e["layouts"]),
+                    "--A", ",".join(map(str, e["A"])), "--sizes", ",".join(map(str, e["sizes"])),
+                    "--modes", ",".join(e["modes"]), "--type", params["type"]]
+            out.append(LaunchTemplate(e["key"], "mg_ddtbench", e["nprocs"], args, e.get("launch_layout")))
+        return out
+
+    def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
+        configs, seconds = ddt.estimate(params["entries"], nrep)
+        total = seconds * runs * stacks
+        return (f"{len(params['tests'])} test(s), {len(params['entries'])} launch template(s), {configs} "
+                f"configurations (layout x A x m x mode), {runs} run(s) on {stacks} stack(s): about "
+                f"{ddt.fmt_duration(total)} by a rough model of a 2-core machine (slow datatype handling takes "
+                "longer)")
+
+
+JOBS: dict[str, Job] = {job.name: job for job in (PingPongJob(), DtBenchJob(), DdtJob())}
 DEFAULT_JOB = "pingpong"
 
 

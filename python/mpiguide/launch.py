@@ -5,7 +5,7 @@ a hostfile, or a user template. Nodes x processes-per-node layouts such as
 from __future__ import annotations
 
 import shlex
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from mpiguide.errors import MpiguideError
 from mpiguide.stacks import Stack
@@ -28,6 +28,13 @@ class LaunchSpec:
     @classmethod
     def from_dict(cls, d: dict) -> LaunchSpec:
         return cls(**d)
+
+    def with_layout(self, layout: str | None) -> LaunchSpec:
+        """The same launcher with another NODESxPPN layout (None: unchanged)."""
+        if layout is None:
+            return self
+        nodes, ppn = parse_layout(layout)
+        return replace(self, nodes=nodes, ppn=ppn)
 
     def validate(self, nprocs: int) -> None:
         if self.launcher not in LAUNCHERS:

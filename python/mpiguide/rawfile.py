@@ -16,7 +16,8 @@ import pandas as pd
 
 from mpiguide.errors import MpiguideError
 
-_KEYED = re.compile(r"^(?P<kind>[a-z_]+)\[(?P<config>[^\]]*)\]$")
+# `kind[config]=value`; the config may itself hold '=' (layout labels such as tiled-struct:S1=2:S2=3).
+_KEYED = re.compile(r"^(?P<kind>[a-z_]+)\[(?P<config>[^\]]*)\]=(?P<value>.*)$")
 
 
 @dataclass
@@ -63,10 +64,12 @@ def parse(path: str | Path) -> RawFile:
         if not line.strip():
             continue
         if line.startswith("#@"):
+            m = _KEYED.match(line[2:])
             key, sep, value = line[2:].partition("=")
-            if not sep:
+            if m:
+                value = m["value"]
+            elif not sep:
                 raise MpiguideError(f"{path}:{lineno}: header line without '=': {line!r}")
-            m = _KEYED.match(key)
             if m and m["kind"] == "error":
                 raw.errors[m["config"]] = value
             elif m and m["kind"] == "estimate":

@@ -44,6 +44,7 @@ class Launch:
     driver: str
     args: list[str]
     raw: str  # relative to the run directory
+    layout: str | None = None  # NODESxPPN overriding the run's launch layout for this launch
     status: str = PENDING
     returncode: int | None = None
     message: str = ""
@@ -120,7 +121,7 @@ def plan(job: Job, params: dict, stack_names: list[str], runs: int, measurement:
                     extra = ["--calibrate-only"] if phase == CALIBRATE else []
                     out.append(Launch(id=lid, stack=stack, template=t.key, phase=phase, run_index=i,
                                       nprocs=t.nprocs, driver=t.driver, args=[*t.args, *common, *extra],
-                                      raw=f"raw/{stack}/{lid}.txt"))
+                                      raw=f"raw/{stack}/{lid}.txt", layout=t.layout))
     return out
 
 
@@ -239,7 +240,8 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
     raw = rd.path / x.raw
     raw.parent.mkdir(parents=True, exist_ok=True)
     _keep_previous_attempt(rd, x)
-    argv = launch.command(spec, stack, x.nprocs, str(exe), [*args, "--output", str(raw.resolve())])
+    argv = launch.command(spec.with_layout(x.layout), stack, x.nprocs, str(exe),
+                          [*args, "--output", str(raw.resolve())])
     log = rd.path / "logs" / f"{x.id}.log"
     log.parent.mkdir(exist_ok=True)
     x.attempts += 1

@@ -9,6 +9,7 @@
  * compilation, allocation and first touch are never timed. Extra header lines
  * per configuration (`#@info[...]`, `#@normal[...]`, `#@skip[...]`) and the
  * commit-cost rows are described in docs/formats.md. */
+#include "bench_util.h"
 #include "layouts.h"
 #include "mg_bench.h"
 #include "mpiguide/dt.h"
@@ -22,7 +23,7 @@
 
 #define MAX_LIST 64
 #define MAX_DESCS 128
-#define GUARD 0xA5
+#define GUARD MG_BENCH_GUARD
 #define LINE 64
 #define NORMAL_MAX 8192
 
@@ -101,38 +102,6 @@ typedef struct {
     geo_kind geo;
     int takes_A;
 } desc;
-
-/* ------------------------------------------------------------------ */
-/* Data patterns and comparisons                                       */
-/* ------------------------------------------------------------------ */
-
-/* A byte per position that never equals GUARD, so that a byte a method failed
- * to write is always seen. */
-static void fill_pattern(unsigned char *p, size_t len) {
-    for (size_t i = 0; i < len; i++) {
-        uint32_t h = (uint32_t)(i * 2654435761u) ^ (uint32_t)(i >> 7);
-        unsigned v = (h >> 11) % 255u;
-        p[i] = (unsigned char)(v >= GUARD ? v + 1 : v);
-    }
-}
-
-/* Index of the first differing byte, or -1. */
-static long long first_diff(const unsigned char *a, const unsigned char *b, size_t len) {
-    const size_t chunk = 4096;
-    for (size_t off = 0; off < len; off += chunk) {
-        size_t l = len - off < chunk ? len - off : chunk;
-        if (memcmp(a + off, b + off, l) != 0)
-            for (size_t i = off; i < off + l; i++)
-                if (a[i] != b[i]) return (long long)i;
-    }
-    return -1;
-}
-
-static void *alloc64(size_t len) {
-    void *p = NULL;
-    if (posix_memalign(&p, 64, len ? len : 64) != 0) return NULL;
-    return p;
-}
 
 /* ------------------------------------------------------------------ */
 /* Hand-written loops: what a user writes for each geometry            */
@@ -466,7 +435,7 @@ static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const 
     for (long i = 0; i < n && ref_ok; i++) {
         size_t sz = sizes ? (size_t)sizes[i] : (size_t)L->elem_size;
         if (memcmp(c->ref + sp, c->src + offs[i], sz) != 0) {
-            long long j = first_diff(c->ref + sp, c->src + offs[i], sz);
+            long long j = mg_first_diff(c->ref + sp, c->src + offs[i], sz);
             check_fail(k, M_MPI, D_PACK,
                        "MPI_Pack stream differs from the layout's offsets at stream byte %lld (element %ld at "
                        "buffer offset %lld)",
@@ -495,7 +464,7 @@ static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const 
                                                          : mpi_err(rc, e));
             continue;
         }
-        long long j = first_diff(c->packed, c->ref, c->data);
+        long long j = mg_first_diff(c->packed, c->ref, c->data);
         if (j >= 0)
             check_fail(k, m, D_PACK, "stream differs from MPI_Pack's at byte %lld of %zu (got 0x%02x, want 0x%02x)",
                        j, c->data, c->packed[j], c->ref[j]);
@@ -518,7 +487,7 @@ static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const 
         for (long i = 0; i < n && !bad; i++) {
             size_t sz = sizes ? (size_t)sizes[i] : (size_t)L->elem_size;
             if (memcmp(c->dst + offs[i], c->src + offs[i], sz) != 0) {
-                long long j = first_diff(c->dst + offs[i], c->src + offs[i], sz);
+                long long j = mg_first_diff(c->dst + offs[i], c->src + offs[i], sz);
                 check_fail(k, m, D_UNPACK, "element %ld differs from the original at buffer byte %lld", i,
                            (long long)offs[i] + j);
                 bad = 1;
@@ -591,59 +560,6 @@ static void usage(const mg_bench *b) {
             "  --list                list the layouts of the catalog\n"
             "%s",
             mg_bench_common_usage());
-}
-
-static int parse_long_list(const char *s, long *out, int max, int *n, long min) {
-    *n = 0;
-    const char *p = s;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (end == p || errno || v < min || v > INT_MAX || (*end != ',' && *end != '\0') || *n >= max) return -1;
-        out[(*n)++] = v;
-        p = *end ? end + 1 : end;
-    }
-    return *n > 0 ? 0 : -1;
-}
-
-static int parse_bytes(const char *s, size_t *out) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno || *s == '-') return -1;
-    if (*end == 'k' || *end == 'K') v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M') v <<= 20, end++;
-    else if (*end == 'g' || *end == 'G') v <<= 30, end++;
-    if (*end != '\0' || v == 0) return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
-/* Comma list of names; returns the count or -1 (message printed). */
-static int parse_names(mg_bench *b, const char *what, const char *list, const char *const *names, int nnames,
-                       int *chosen) {
-    char *copy = strdup(list), *save = NULL;
-    int n = 0, seen[16] = {0};
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (k < nnames && strcmp(names[k], tok) != 0) k++;
-        if (k == nnames) {
-            char known[256] = "";
-            for (int i = 0; i < nnames; i++) {
-                strcat(known, i ? ", " : "");
-                strcat(known, names[i]);
-            }
-            mg_bench_error(b, "unknown %s '%s' (known: %s)", what, tok, known);
-            free(copy);
-            return -1;
-        }
-        if (!seen[k]) chosen[n++] = k;
-        seen[k] = 1;
-    }
-    free(copy);
-    if (n == 0) mg_bench_error(b, "empty %s list '%s'", what, list);
-    return n ? n : -1;
 }
 
 /* Layout column of a user spec: the default description's label if the spec is
@@ -727,28 +643,9 @@ typedef struct {
 
 static void unit_of(const desc *d, long A, unit_info *u) {
     mg_layout_params p;
-    mg_layout_info L;
     u->err[0] = '\0';
     u->rc = with_A(d, A, &p, u->err, sizeof u->err);
-    if (!u->rc) u->rc = mg_layout_check(&p, 0, &L, u->err, sizeof u->err);
-    if (u->rc) return;
-    u->unit = L.n_unit;
-    if (L.elem_size > 0) {
-        u->unit_bytes = (long long)L.n_unit * L.elem_size;
-    } else { /* mixed element types: the data bytes of one unit */
-        mg_layout_info L1;
-        u->rc = mg_layout_check(&p, L.n_unit < L.n_min ? L.n_min : L.n_unit, &L1, u->err, sizeof u->err);
-        if (!u->rc) u->unit_bytes = (long long)L1.data_size;
-    }
-}
-
-static long gcd_l(long a, long b) {
-    while (b) {
-        long t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
+    if (!u->rc) u->rc = mg_sizing_unit(&p, &u->unit, &u->unit_bytes, u->err, sizeof u->err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -817,7 +714,7 @@ static const char *commit_check(commit_ctx *c, char *msg, size_t len) {
         return "MPI_Type_dup/MPI_Type_commit failed";
     MPI_Type_get_true_extent(t, &tlb, &text);
     MPI_Type_size(t, &size);
-    unsigned char *buf = alloc64((size_t)text), *a = alloc64((size_t)size), *b = alloc64((size_t)size);
+    unsigned char *buf = mg_alloc64((size_t)text), *a = mg_alloc64((size_t)size), *b = mg_alloc64((size_t)size);
     mg_dt *e = NULL;
     const char *res = NULL;
     int rc;
@@ -827,7 +724,7 @@ static const char *commit_check(commit_ctx *c, char *msg, size_t len) {
         snprintf(msg, len, "mg_dt_from_mpi failed: %s", mg_dt_strerror(rc));
         res = msg;
     } else {
-        fill_pattern(buf, (size_t)text);
+        mg_fill_pattern(buf, (size_t)text);
         MPI_Count got = 0;
         if (MPI_Pack(buf - tlb, 1, t, a, size, &pos, MPI_COMM_SELF) != MPI_SUCCESS || pos != size) {
             res = "MPI_Pack failed";
@@ -835,7 +732,7 @@ static const char *commit_check(commit_ctx *c, char *msg, size_t len) {
             snprintf(msg, len, "mg_dt_pack failed: %s", mg_dt_strerror(rc));
             res = msg;
         } else {
-            long long j = first_diff(a, b, (size_t)size);
+            long long j = mg_first_diff(a, b, (size_t)size);
             if (j >= 0) {
                 snprintf(msg, len, "engine stream differs from MPI_Pack's at byte %lld of %d", j, size);
                 res = msg;
@@ -990,11 +887,11 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
         return;
     }
 
-    c.src = alloc64(c.span);
-    c.dst = alloc64(c.span);
-    c.ref = alloc64(c.packcap);
-    c.packed = alloc64(c.packcap);
-    c.cbuf = alloc64(c.data);
+    c.src = mg_alloc64(c.span);
+    c.dst = mg_alloc64(c.span);
+    c.ref = mg_alloc64(c.packcap);
+    c.packed = mg_alloc64(c.packcap);
+    c.cbuf = mg_alloc64(c.data);
     MPI_Aint *offs = malloc(sizeof *offs * (size_t)L->n);
     int *sizes = L->elem_size == 0 ? malloc(sizeof *sizes * (size_t)L->n) : NULL;
     if (!c.src || !c.dst || !c.ref || !c.packed || !c.cbuf || !offs || (L->elem_size == 0 && !sizes)) {
@@ -1006,11 +903,11 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     /* First touch of every buffer, outside any timing. */
-    fill_pattern(c.src, c.span);
+    mg_fill_pattern(c.src, c.span);
     memset(c.dst, GUARD, c.span);
     memset(c.ref, GUARD, c.packcap);
     memset(c.packed, GUARD, c.packcap);
-    fill_pattern(c.cbuf, c.data);
+    mg_fill_pattern(c.cbuf, c.data);
 
     /* Engine: compile and normalized type (never timed). */
     MPI_Count blocks = -1;
@@ -1156,7 +1053,7 @@ static int run(int argc, char **argv) {
         mg_bench_error(&b, "unknown --type '%s' (known: int, char, short, double, byte)", type_arg);
         return fail_opt(&b, &o);
     }
-    if (parse_long_list(A_arg, o.A, MAX_LIST, &o.nA, 1) != 0) {
+    if (mg_parse_long_list(A_arg, o.A, MAX_LIST, &o.nA, 1) != 0) {
         mg_bench_error(&b, "bad --A '%s': expected comma-separated blocksizes >= 1 (at most %d)", A_arg, MAX_LIST);
         return fail_opt(&b, &o);
     }
@@ -1170,16 +1067,16 @@ static int run(int argc, char **argv) {
             mg_bench_error(&b, "bad --sizes value %zu: sizes must be between 1 and %d bytes", o.sizes[s], INT_MAX);
             return fail_opt(&b, &o);
         }
-    if ((o.nmethods = parse_names(&b, "method", methods_arg, method_names, NMETHODS, o.methods)) < 0 ||
-        (o.ndirs = parse_names(&b, "direction", dirs_arg, dir_names, NDIRS, o.dirs)) < 0)
+    if ((o.nmethods = mg_parse_names(&b, "method", methods_arg, method_names, NMETHODS, o.methods)) < 0 ||
+        (o.ndirs = mg_parse_names(&b, "direction", dirs_arg, dir_names, NDIRS, o.dirs)) < 0)
         return fail_opt(&b, &o);
     if (strcmp(commit_arg, "none") == 0) o.ncommit = 0;
-    else if (parse_long_list(commit_arg, o.commit, MAX_LIST, &o.ncommit, 1) != 0) {
+    else if (mg_parse_long_list(commit_arg, o.commit, MAX_LIST, &o.ncommit, 1) != 0) {
         mg_bench_error(&b, "bad --commit-blocks '%s': expected comma-separated block counts >= 1 (or none)",
                        commit_arg);
         return fail_opt(&b, &o);
     }
-    if (parse_bytes(span_arg, &o.max_span) != 0) {
+    if (mg_parse_bytes(span_arg, &o.max_span) != 0) {
         mg_bench_error(&b, "bad --max-span '%s': expected a byte count, k/m/g = KiB/MiB/GiB", span_arg);
         return fail_opt(&b, &o);
     }
@@ -1245,9 +1142,9 @@ static int run(int argc, char **argv) {
     if (!o.check_only) {
         size_t smallest = o.sizes[0];
         for (int s = 0; s < o.nsizes; s++) smallest = o.sizes[s] < smallest ? o.sizes[s] : smallest;
-        calib_ctx cc = {alloc64(smallest), alloc64(smallest), smallest};
+        calib_ctx cc = {mg_alloc64(smallest), mg_alloc64(smallest), smallest};
         if (!cc.a || !cc.b) MPI_Abort(MPI_COMM_WORLD, 2);
-        fill_pattern(cc.a, smallest);
+        mg_fill_pattern(cc.a, smallest);
         memset(cc.b, 0, smallest);
         if (mg_bench_calibrate(&b, op_calib, &cc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
         free(cc.a);
@@ -1281,7 +1178,7 @@ static int run(int argc, char **argv) {
                     const unit_info *v = &units[j];
                     if (v->rc || o.descs[j].geo != d->geo || v->unit_bytes * u->unit != u->unit_bytes * v->unit)
                         continue;
-                    long g = gcd_l(Lu, v->unit);
+                    long g = (long)mg_gcd(Lu, v->unit);
                     if (Lu / g > INT_MAX / v->unit) overflow = 1;
                     else Lu = Lu / g * v->unit;
                 }

@@ -1,0 +1,328 @@
+"""The derived-datatype expectation tests of paper 000 (Carpen-Amarie, Hunold,
+Träff: "MPI Derived Datatypes: Performance Expectations and Status Quo") as
+named suites: what each test compares, under which guideline, on which grid,
+and the job that turns a selection of tests into launches of `mg_ddtbench`.
+
+Guidelines (names as in mpiguide; docs/ddt.md):
+  DT-GL1      X(c, t) ≃ X(1, contig(c, t))
+  DT-GL2/3    X(c, t) ⪯ MPI_Pack + X(packed) + MPI_Unpack   (a ping-pong or collective does both sides)
+  DT-GL4      X(c, t) ⪯ X(c, normal(t)), with the paper's best description as normal(t)
+and beyond the paper, from mpiguide's datatype engine:
+  DT-GL2/3-ENG  the datatype is no slower than the engine's pack + contiguous transfer + unpack
+  DT-GL4-NORM   the description is no slower than mpiguide's normalized type (mg_dt_to_mpi)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+from mpiguide import launch
+from mpiguide.errors import MpiguideError
+
+PATTERNS = ("pingpong", "bcast", "allgather")
+MODES = ("datatype", "pack", "engine", "normalized")
+BASIC_TYPES = {"int": 4, "char": 1, "short": 2, "double": 8}
+GRIDS = ("paper", "quick")
+PRECEDES, SIMILAR = "⪯", "≃"  # compared no slower than reference / both no slower than the other
+CHARACTERIZE, GUIDELINE = "characterize", "guideline"
+BASIC_LAYOUTS = ("tiled", "block", "bucket", "alternating")
+
+
+def label(spec: str) -> str:
+    """The `layout` column mg_ddtbench writes for a spec: blanks become ':'."""
+    return ":".join(spec.split())
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """`compared ⪯ reference` (or ≃) for one guideline, each side a (layout spec, mode)."""
+
+    guideline: str
+    compared: tuple[str, str]
+    reference: tuple[str, str]
+    relation: str = PRECEDES
+
+    def to_dict(self) -> dict:
+        return {"guideline": self.guideline, "compared": list(self.compared), "reference": list(self.reference),
+                "relation": self.relation}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Comparison:
+        return cls(d["guideline"], tuple(d["compared"]), tuple(d["reference"]), d["relation"])
+
+
+@dataclass(frozen=True)
+class Grid:
+    A: tuple[int, ...]
+    sizes: tuple[int, ...]  # data sizes m in bytes (for MPI_INT elements)
+    patterns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExpectationTest:
+    number: int
+    title: str
+    section: str  # of paper 000
+    kind: str  # CHARACTERIZE or GUIDELINE
+    guideline: str  # the paper's guideline ("" for characterization)
+    references: tuple[str, ...]  # layout specs
+    compared: tuple[str, ...]
+    relation: str
+    paper: Grid
+    quick: Grid
+    modes: tuple[str, ...]  # what the driver measures (beyond-paper modes included)
+    expectation: str  # the paper's hypothesis, in mpiguide's words
+    finding: str  # what the paper measured (NEC MPI 1.3.1, MVAPICH2 2.1, Open MPI 1.10.1, Intel MPI 5.1.3)
+    panel: str = ""  # chart panels: "variant" (Test 1), "layout" (Test 3), "" (one panel)
+    n_grid: bool = False  # the paper gives n (elements), not m: sizes are n * 4 bytes of MPI_INT
+
+    @property
+    def layouts(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.references + self.compared))
+
+    def comparisons(self) -> list[Comparison]:
+        """Every comparison of the test, the paper's and mpiguide's extra ones."""
+        n = self.number
+        out: list[Comparison] = []
+        if self.kind == CHARACTERIZE:
+            ref = self.references[0]
+            out = [Comparison("slowdown", (c, "datatype"), (ref, "datatype")) for c in self.compared]
+        elif n == 3:
+            for spec in self.compared:
+                out.append(Comparison("DT-GL2/3", (spec, "datatype"), (spec, "pack")))
+                out.append(Comparison("DT-GL2/3-ENG", (spec, "datatype"), (spec, "engine")))
+        elif n == 4:
+            for spec in self.compared:
+                sub = spec.split("sub=")[1]
+                out.append(Comparison("DT-GL1", (spec, "datatype"), (sub, "datatype"), SIMILAR))
+        else:
+            ref = self.references[0]
+            out = [Comparison("DT-GL4", (c, "datatype"), (ref, "datatype"), self.relation) for c in self.compared]
+        if "normalized" in self.modes:
+            out += [Comparison("DT-GL4-NORM", (s, "datatype"), (s, "normalized")) for s in self.layouts]
+        return out
+
+
+A_PAPER = (2, 10, 100, 1000, 1024, 10000)
+A_QUICK = (2, 10, 1000)
+M_SMALL, M_LARGE = 2000, 2560000  # Tests 4-7
+M_SMALL_B = 3200  # Tests 1, 8-10
+PING = ("pingpong",)
+ALL_PATTERNS = ("pingpong", "bcast", "allgather")
+VARIANT2 = tuple(f"{x} variant=2" for x in BASIC_LAYOUTS)
+GL4_MODES = ("datatype", "normalized")
+
+
+def _t(number, title, section, kind, guideline, references, compared, relation, paper, quick, modes,
+       expectation, finding, **kw) -> ExpectationTest:
+    return ExpectationTest(number, title, section, kind, guideline, tuple(references), tuple(compared), relation,
+                           paper, quick, tuple(modes), expectation, finding, **kw)
+
+
+TESTS: dict[int, ExpectationTest] = {t.number: t for t in (
+    _t(1, "Contiguous vs the basic layouts", "2.4.1", CHARACTERIZE, "", ["contiguous"],
+       [*BASIC_LAYOUTS, *VARIANT2], PRECEDES,
+       Grid(A_PAPER, (M_SMALL_B, M_LARGE), ALL_PATTERNS), Grid(A_QUICK, (M_SMALL_B, M_LARGE), ALL_PATTERNS),
+       ["datatype"],
+       "Every non-contiguous layout is slower than the contiguous buffer of the same size, and the gap closes "
+       "as the blocksize A grows.",
+       "Tiled was the fastest non-contiguous layout in every pattern; the gaps were widest at small A; "
+       "contiguous performance was alike across libraries, but non-contiguous performance differed by a "
+       "factor of two and more (NEC MPI best).",
+       panel="variant"),
+    _t(2, "Contiguous bytes vs Tiled-heterogeneous", "2.4.2", CHARACTERIZE, "", ["contiguous type=byte"],
+       ["tiled-heterogeneous"], PRECEDES,
+       Grid((2, 6, 8, 10, 16, 100, 128, 200), (48000, 1500000), PING),
+       Grid((2, 10, 100), (48000, 1500000), PING),
+       ["datatype"],
+       "A dense struct of char, int, double and short moves as fast as the same number of raw bytes, unless "
+       "alignment padding makes the struct non-contiguous.",
+       "Confirmed for all three libraries; the large differences came from the alignment padding of the struct, "
+       "which makes it larger than its data and non-contiguous."),
+    _t(3, "Datatypes vs MPI_Pack/MPI_Unpack", "3.2.1", GUIDELINE, "DT-GL2/3", [], list(BASIC_LAYOUTS), PRECEDES,
+       Grid((2, 10, 10000), (64000, 320000, 640000, 1280000, 2560000), ALL_PATTERNS),
+       Grid((2, 10, 10000), (64000, 2560000), ALL_PATTERNS),
+       ["datatype", "pack", "engine"],
+       "No library is slower with the datatype in the call than with MPI_Pack, a contiguous transfer and "
+       "MPI_Unpack; a good one is faster.",
+       "Many, often severe violations between nodes (MVAPICH2 by factors of two and more, NEC MPI too); on one "
+       "node NEC MPI's datatypes were often faster than explicit packing.",
+       panel="layout"),
+    _t(4, "count x t vs one contiguous(count, t)", "3.2.2", GUIDELINE, "DT-GL1", list(BASIC_LAYOUTS),
+       [f"contiguous-subtype sub={x}" for x in BASIC_LAYOUTS], SIMILAR,
+       Grid(A_PAPER, (M_SMALL, M_LARGE), PING), Grid(A_QUICK, (M_SMALL, M_LARGE), PING),
+       ["datatype"],
+       "Sending c elements of t and one element of contiguous(c, t) take the same time.",
+       "MVAPICH2 and Open MPI were about three times slower with the contiguous type over Tiled; no significant "
+       "difference for Block, Bucket and Alternating."),
+    _t(5, "Tiled vs Tiled-struct", "3.2.3", GUIDELINE, "DT-GL4", ["tiled"],
+       ["tiled-struct S1=1 S2=1", "tiled-struct S1=2 S2=3"], PRECEDES,
+       Grid(A_PAPER, (M_SMALL, M_LARGE), PING), Grid(A_QUICK, (M_SMALL, M_LARGE), PING), GL4_MODES,
+       "A commit that saw that both struct members are tiled with the same A and B would make Tiled-struct as "
+       "fast as Tiled; the authors expected libraries not to see it.",
+       "Tiled-struct was several times slower at A = 2 (MVAPICH2 most), even with S1 = S2."),
+    _t(6, "Tiled vs Tiled-vector", "3.2.4", GUIDELINE, "DT-GL4", ["tiled"], ["tiled-vector"], SIMILAR,
+       Grid(A_PAPER, (M_SMALL, M_LARGE), PING), Grid(A_QUICK, (M_SMALL, M_LARGE), PING), GL4_MODES,
+       "The vector description and the repeated Tiled block perform alike; the vector might even be a little "
+       "faster.",
+       "At small A, NEC MPI and Open MPI were much slower with Tiled-vector than with repeated Tiled blocks "
+       "(in absolute terms NEC MPI's slow case matched MVAPICH2)."),
+    _t(7, "Tiled vs Vector-tiled", "3.2.5", GUIDELINE, "DT-GL4", ["tiled"], ["vector-tiled"], PRECEDES,
+       Grid(A_PAPER, (M_SMALL, M_LARGE), PING), Grid(A_QUICK, (M_SMALL, M_LARGE), PING), GL4_MODES,
+       "The commit flattens the vector of vectors (outer stride a multiple of the inner one) into one vector, "
+       "so Vector-tiled is as fast as Tiled.",
+       "No library flattened it: at A = 2 Vector-tiled was 2 to 4 times slower."),
+    _t(8, "Block vs Block-indexed", "3.2.6", GUIDELINE, "DT-GL4", ["block"], ["block-indexed"], SIMILAR,
+       Grid(A_PAPER, (M_SMALL_B, M_LARGE), PING), Grid(A_QUICK, (M_SMALL_B, M_LARGE), PING), GL4_MODES,
+       "Both descriptions should end up the same after commit; if not, a long index list may cost more than "
+       "repeating the small Block type.",
+       "At small A the Block description was the slower one (NEC MPI notably); otherwise the two were close."),
+    _t(9, "Alternating vs Alternating-indexed", "3.2.7", GUIDELINE, "DT-GL4", ["alternating"],
+       ["alternating-indexed"], SIMILAR,
+       Grid(A_PAPER, (M_SMALL_B, M_LARGE), PING), Grid(A_QUICK, (M_SMALL_B, M_LARGE), PING), GL4_MODES,
+       "As in Test 8, neither description is known to be better without normalization.",
+       "At small A the opposite of Test 8: Alternating-indexed was slower (NEC MPI); alike at large A."),
+    _t(10, "Alternating-repeated vs Alternating-struct", "3.2.8", GUIDELINE, "DT-GL4", ["alternating-struct"],
+       ["alternating-repeated"], PRECEDES,
+       Grid(A_PAPER, (M_SMALL_B, M_LARGE), PING), Grid(A_QUICK, (M_SMALL_B, M_LARGE), PING), GL4_MODES,
+       "The struct of a head, one vector of merged runs and a tail approaches the tiled baseline; libraries do "
+       "not find it from the repeated block, so Alternating-struct should be faster.",
+       "Alternating-repeated was slower at small A with every library: even homogeneous layouts need the "
+       "struct constructor for their best description."),
+    _t(11, "RowCol descriptions", "3.2.9", GUIDELINE, "DT-GL4", ["rowcol-struct"],
+       ["rowcol-fully-indexed", "rowcol-contiguous-and-indexed"], PRECEDES,
+       Grid((2, 10, 100, 128, 512, 1000, 1024, 5000, 10000), (400, 40960), PING),
+       Grid((2, 10, 100, 1000), (400, 40960), PING), GL4_MODES,
+       "The compact struct (a contiguous row, a vector for the column) is the fastest description; the "
+       "contiguous-and-indexed one may overtake the fully indexed one as A grows.",
+       "NEC MPI: the struct best, fully-indexed close behind; MVAPICH2 slower for all three except large A; "
+       "Open MPI: the struct close to twice as fast as the other two except at large A.",
+       n_grid=True),
+)}
+
+
+def parse_tests(text: str) -> list[int]:
+    """'1-11', '3,5-7' -> sorted unique test numbers."""
+    out: set[int] = set()
+    for item in text.split(","):
+        item = item.strip()
+        lo, sep, hi = item.partition("-")
+        try:
+            a, b = int(lo), int(hi) if sep else int(lo)
+        except ValueError:
+            raise MpiguideError(f"bad --tests '{text}': numbers and ranges such as 1-11 or 3,5-7") from None
+        if a > b or a not in TESTS or b not in TESTS:
+            raise MpiguideError(f"bad --tests '{text}': tests are numbered 1 to {max(TESTS)}")
+        out.update(range(a, b + 1))
+    return sorted(out)
+
+
+def default_np() -> int:
+    """Processes of the collective patterns: the paper's 16 on one node, at most the cores here, at least 2."""
+    return max(2, min(16, os.cpu_count() or 2))
+
+
+def pingpong_layout(collective: tuple[int, int] | None) -> str | None:
+    """The paper runs ping-pong on 2x1 under 32x1 and on 1x2 under 1x16."""
+    if collective is None:
+        return None
+    nodes = 2 if collective[0] >= 2 else 1
+    return f"{nodes}x{2 // nodes}"
+
+
+@dataclass
+class Selection:
+    """The options that narrow or change the tests' grids (None: the test's own)."""
+
+    tests: list[int]
+    grid: str = "paper"
+    layouts: list[str] | None = None  # layout names or labels to keep among the compared ones
+    A: list[int] | None = None
+    sizes: list[int] | None = None
+    patterns: list[str] | None = None
+    modes: list[str] | None = None
+    np: list[int] = field(default_factory=lambda: [default_np()])
+    basic: str = "int"
+    layout: str | None = None  # NODESxPPN of the collective launches
+
+
+def _keep_layout(spec: str, wanted: list[str]) -> bool:
+    return spec.split()[0] in wanted or label(spec) in wanted
+
+
+def plan_tests(sel: Selection) -> list[dict]:
+    """One entry per launch template: test, pattern, processes, layouts, A, sizes, modes, comparisons."""
+    out = []
+    unit = BASIC_TYPES[sel.basic]
+    for number in sel.tests:
+        t = TESTS[number]
+        grid = t.paper if sel.grid == "paper" else t.quick
+        compared = [c for c in t.compared if sel.layouts is None or _keep_layout(c, sel.layouts)]
+        if not compared:
+            continue
+        modes = [m for m in t.modes if sel.modes is None or m in sel.modes]
+        if "datatype" not in modes:
+            continue  # every comparison has the datatype on one side
+        comps = [c for c in t.comparisons()
+                 if (c.compared[0] in compared or c.guideline == "DT-GL4-NORM" and c.compared[0] in t.references)
+                 and c.compared[1] in modes and c.reference[1] in modes]
+        if not comps:
+            continue
+        used = {s for c in comps for s in (c.compared[0], c.reference[0])}
+        specs = [s for s in t.layouts if s in used]
+        # The paper gives m in bytes; Test 11 gives n elements of MPI_INT, kept as n for other element types.
+        sizes = sel.sizes or [m // 4 * unit if t.n_grid else m for m in grid.sizes]
+        for pattern in sel.patterns or grid.patterns:
+            nps = [2] if pattern == "pingpong" else sel.np
+            for np_ in nps:
+                out.append({
+                    "key": f"t{number:02d}-{pattern}-np{np_}", "test": number, "pattern": pattern, "nprocs": np_,
+                    "layouts": specs, "A": list(sel.A or grid.A), "sizes": list(sizes), "modes": modes,
+                    "comparisons": [c.to_dict() for c in comps],
+                    "launch_layout": pingpong_layout(launch.parse_layout(sel.layout) if sel.layout else None)
+                    if pattern == "pingpong" else None,
+                })
+    return out
+
+
+# ---------------------------------------------------------------- time estimate
+
+# A rough model of this kind of machine (shared memory, 2 cores): startup per
+# launch, per configuration and mode a data check plus setup, and the timed
+# repetitions at a bandwidth that non-contiguous data lowers.
+LAUNCH_S = 1.0
+SETUP_S = 0.002
+LATENCY_S = 4e-6
+BYTES_PER_S = 1.5e9
+
+
+def _nrep(m: int) -> int:
+    return 100 if m <= 32000 else 50 if m <= 320000 else 20
+
+
+def estimate(entries: list[dict], nrep: str | int) -> tuple[int, float]:
+    """(configurations, seconds) of one launch of every entry; configurations count layout x A x m x mode."""
+    configs, seconds = 0, 0.0
+    for e in entries:
+        p = e["nprocs"]
+        transfers = {"pingpong": 2, "bcast": max(1, math.ceil(math.log2(p))), "allgather": p}[e["pattern"]]
+        seconds += LAUNCH_S
+        for m in e["sizes"]:
+            reps = nrep if isinstance(nrep, int) else _nrep(m) if nrep == "rule" else 100
+            for _layout in e["layouts"]:
+                for mode in e["modes"]:
+                    configs += len(e["A"])
+                    copies = 3 if mode in ("pack", "engine") else 2
+                    op = LATENCY_S * transfers + copies * transfers * m / BYTES_PER_S
+                    seconds += len(e["A"]) * (SETUP_S + (reps + 2) * op)
+    return configs, seconds
+
+
+def fmt_duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,808 @@
+#define _POSIX_C_SOURCE 200809L
+/* mg_ddtbench: the derived-datatype expectation tests of paper 000 (Sec. 2.3.2,
+ * 3.1). One launch measures one communication pattern (ping-pong, MPI_Bcast,
+ * MPI_Allgather) for every layout description x blocksize A x data size m x
+ * mode: the derived type in the call, MPI_Pack + contiguous transfer +
+ * MPI_Unpack, the same with the datatype engine, or the engine's normalized
+ * type in the call.
+ *
+ * All descriptions of one (A, m) move the same data bytes, so that they compare
+ * directly. Every configuration and mode is checked with known data before it
+ * is timed; type construction, engine compilation, allocation and filling are
+ * never timed. Columns and keyed lines are described in docs/formats.md. */
+#include "bench_util.h"
+#include "layouts.h"
+#include "mg_bench.h"
+#include "mpiguide/dt.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LIST 64
+#define MAX_DESCS 128
+#define GUARD MG_BENCH_GUARD
+#define GAP 0x5A /* send-buffer bytes that hold no data: differs from GUARD */
+#define NORMAL_MAX 8192
+#define MSG_LEN 512
+#define TAG 23
+#define TAG_MSG 24
+
+enum { PAT_PINGPONG, PAT_BCAST, PAT_ALLGATHER, NPATTERNS };
+static const char *const pattern_names[NPATTERNS] = {"pingpong", "bcast", "allgather"};
+enum { MODE_DATATYPE, MODE_PACK, MODE_ENGINE, MODE_NORMALIZED, NMODES };
+static const char *const mode_names[NMODES] = {"datatype", "pack", "engine", "normalized"};
+static const char *const type_names[] = {"int", "char", "short", "double"};
+#define NTYPES (sizeof type_names / sizeof *type_names)
+
+typedef struct {
+    char spec[256];  /* as given, trimmed */
+    char label[256]; /* layout column: blanks collapsed to ':' */
+    mg_layout_params params;
+    int takes_A;
+} desc;
+
+typedef struct {
+    int pattern, root, check_only, corrupt;
+    int modes[NMODES], nmodes;
+    long A[MAX_LIST];
+    int nA;
+    size_t sizes[MAX_LIST];
+    int nsizes;
+    long basic; /* mg_layout_basic */
+    size_t max_memory; /* skip configurations whose buffers need more per rank */
+    desc *descs;
+    int ndescs;
+} options;
+
+/* ------------------------------------------------------------------ */
+/* The timed operations                                                */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    int rank, size, root;
+    MPI_Comm comm;
+    MPI_Datatype type; /* datatype and normalized modes: what goes into the call */
+    int count;
+    MPI_Datatype ltype; /* pack and engine modes: the layout's type */
+    int lcount;
+    mg_dt *dt;
+    int engine; /* pack/engine ops: 1 = mg_dt_pack/mg_dt_unpack, MPI_BYTE messages */
+    unsigned char *sbuf, *rbuf, *pbuf, *pbuf2;
+    MPI_Aint ext;     /* extent of count x type: where allgather block i goes */
+    int packsize;     /* MPI_Pack_size */
+    int packed;       /* MPI_Pack's position after one pack */
+    int msize;        /* data bytes */
+} xfer;
+
+static void keep(int *rc, int r) {
+    if (*rc == MPI_SUCCESS) *rc = r;
+}
+
+/* The engine's failures become MPI_ERR_OTHER; the op still does its
+ * communication so that the peer does not wait forever. */
+static int pack_to(const xfer *c, unsigned char *out) {
+    if (c->engine) {
+        MPI_Count got = 0;
+        int rc = mg_dt_pack(c->dt, c->sbuf, c->lcount, 0, out, c->msize, &got);
+        return rc == MG_DT_SUCCESS && got == c->msize ? MPI_SUCCESS : MPI_ERR_OTHER;
+    }
+    int pos = 0;
+    return MPI_Pack(c->sbuf, c->lcount, c->ltype, out, c->packsize, &pos, c->comm);
+}
+
+static int unpack_from(const xfer *c, const unsigned char *in, unsigned char *out) {
+    if (c->engine) {
+        MPI_Count got = 0;
+        int rc = mg_dt_unpack(c->dt, in, c->msize, 0, out, c->lcount, &got);
+        return rc == MG_DT_SUCCESS && got == c->msize ? MPI_SUCCESS : MPI_ERR_OTHER;
+    }
+    int pos = 0;
+    return MPI_Unpack(in, c->packed, &pos, out, c->lcount, c->ltype, c->comm);
+}
+
+static MPI_Datatype wire_type(const xfer *c) { return c->engine ? MPI_BYTE : MPI_PACKED; }
+static int wire_count(const xfer *c) { return c->engine ? c->msize : c->packed; }
+
+static int op_dt_pingpong(void *p) {
+    xfer *c = p;
+    int rc = MPI_SUCCESS;
+    if (c->rank == 0) {
+        keep(&rc, MPI_Send(c->sbuf, c->count, c->type, 1, TAG, c->comm));
+        keep(&rc, MPI_Recv(c->rbuf, c->count, c->type, 1, TAG, c->comm, MPI_STATUS_IGNORE));
+    } else if (c->rank == 1) {
+        keep(&rc, MPI_Recv(c->rbuf, c->count, c->type, 0, TAG, c->comm, MPI_STATUS_IGNORE));
+        keep(&rc, MPI_Send(c->sbuf, c->count, c->type, 0, TAG, c->comm));
+    }
+    return rc;
+}
+
+static int op_dt_bcast(void *p) {
+    xfer *c = p;
+    return MPI_Bcast(c->rank == c->root ? c->sbuf : c->rbuf, c->count, c->type, c->root, c->comm);
+}
+
+static int op_dt_allgather(void *p) {
+    xfer *c = p;
+    return MPI_Allgather(c->sbuf, c->count, c->type, c->rbuf, c->count, c->type, c->comm);
+}
+
+/* 000 Sec. 3.1: ping side pack, send, receive, unpack; pong side receive,
+ * unpack, pack, send. */
+static int op_pk_pingpong(void *p) {
+    xfer *c = p;
+    int rc = MPI_SUCCESS, rcount = c->engine ? c->msize : c->packsize;
+    if (c->rank == 0) {
+        keep(&rc, pack_to(c, c->pbuf));
+        keep(&rc, MPI_Send(c->pbuf, wire_count(c), wire_type(c), 1, TAG, c->comm));
+        keep(&rc, MPI_Recv(c->pbuf2, rcount, wire_type(c), 1, TAG, c->comm, MPI_STATUS_IGNORE));
+        keep(&rc, unpack_from(c, c->pbuf2, c->rbuf));
+    } else if (c->rank == 1) {
+        keep(&rc, MPI_Recv(c->pbuf2, rcount, wire_type(c), 0, TAG, c->comm, MPI_STATUS_IGNORE));
+        keep(&rc, unpack_from(c, c->pbuf2, c->rbuf));
+        keep(&rc, pack_to(c, c->pbuf));
+        keep(&rc, MPI_Send(c->pbuf, wire_count(c), wire_type(c), 0, TAG, c->comm));
+    }
+    return rc;
+}
+
+static int op_pk_bcast(void *p) {
+    xfer *c = p;
+    int rc = MPI_SUCCESS;
+    if (c->rank == c->root) {
+        keep(&rc, pack_to(c, c->pbuf));
+        keep(&rc, MPI_Bcast(c->pbuf, wire_count(c), wire_type(c), c->root, c->comm));
+    } else {
+        keep(&rc, MPI_Bcast(c->pbuf, wire_count(c), wire_type(c), c->root, c->comm));
+        keep(&rc, unpack_from(c, c->pbuf, c->rbuf));
+    }
+    return rc;
+}
+
+/* One unpack per received block: a catenation of packing units is not a
+ * packing unit (000 Sec. 3.1, MPI 4.2). */
+static int op_pk_allgather(void *p) {
+    xfer *c = p;
+    int rc = MPI_SUCCESS, w = wire_count(c);
+    keep(&rc, pack_to(c, c->pbuf));
+    keep(&rc, MPI_Allgather(c->pbuf, w, wire_type(c), c->pbuf2, w, wire_type(c), c->comm));
+    for (int i = 0; i < c->size; i++)
+        keep(&rc, unpack_from(c, c->pbuf2 + (size_t)i * (size_t)w, c->rbuf + (size_t)i * (size_t)c->ext));
+    return rc;
+}
+
+static const mg_bench_op dt_ops[NPATTERNS] = {op_dt_pingpong, op_dt_bcast, op_dt_allgather};
+static const mg_bench_op pk_ops[NPATTERNS] = {op_pk_pingpong, op_pk_bcast, op_pk_allgather};
+
+/* ------------------------------------------------------------------ */
+/* Data check                                                          */
+/* ------------------------------------------------------------------ */
+
+/* One layout configuration: its geometry, buffers and expected image. */
+typedef struct {
+    const mg_layout_info *L;
+    MPI_Aint *offs;
+    int *sizes;           /* per element, mixed element types only */
+    size_t span, rsize;   /* send buffer, receive buffer bytes */
+    unsigned char *expect; /* what the receive buffer must hold after the op */
+    int receives;          /* this rank checks its receive buffer */
+    size_t flip;           /* --corrupt: a received data byte */
+} layout_cfg;
+
+static unsigned seed_of(int rank) { return (unsigned)rank + 1u; }
+
+/* pat(sender, q) at the data bytes of one instance, q the packed stream position. */
+static void put_stream(unsigned char *buf, const layout_cfg *g, int sender) {
+    size_t q = 0;
+    for (long e = 0; e < g->L->n; e++) {
+        size_t sz = g->sizes ? (size_t)g->sizes[e] : (size_t)g->L->elem_size;
+        unsigned char *d = buf + g->offs[e];
+        for (size_t j = 0; j < sz; j++) d[j] = mg_pattern_byte(seed_of(sender), q++);
+    }
+}
+
+/* The expected receive buffer of this rank and whether it receives at all. */
+static void build_expect(layout_cfg *g, int pattern, int rank, int size, int root) {
+    memset(g->expect, GUARD, g->rsize);
+    g->receives = 0;
+    if (pattern == PAT_PINGPONG && rank <= 1) {
+        put_stream(g->expect, g, 1 - rank);
+        g->receives = 1;
+    } else if (pattern == PAT_BCAST && rank != root) {
+        put_stream(g->expect, g, root);
+        g->receives = 1;
+    } else if (pattern == PAT_ALLGATHER) {
+        for (int i = 0; i < size; i++) put_stream(g->expect + (size_t)i * (size_t)g->L->extent, g, i);
+        g->receives = 1;
+    }
+    g->flip = (size_t)g->offs[g->L->n / 2];
+}
+
+/* Runs op once on freshly filled buffers and compares every rank's whole
+ * receive buffer with its expected image. Returns 1 on every rank if all
+ * ranks got what they should; else records the error of the lowest failing
+ * rank under `label` and returns 0. The buffers keep their state. */
+static int check_mode(mg_bench *b, const options *o, const layout_cfg *g, xfer *x, mg_bench_op op,
+                      const char *label) {
+    char msg[MSG_LEN] = "";
+    memset(x->sbuf, GAP, g->span);
+    put_stream(x->sbuf, g, b->rank);
+    memset(x->rbuf, GUARD, g->rsize);
+    int rc = op(x);
+    if (rc != MPI_SUCCESS) {
+        char e[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        if (x->engine && rc == MPI_ERR_OTHER) snprintf(e, sizeof e, "mg_dt_pack or mg_dt_unpack failed");
+        else if (MPI_Error_string(rc, e, &len) != MPI_SUCCESS) snprintf(e, sizeof e, "MPI error %d", rc);
+        snprintf(msg, sizeof msg, "the operation failed on rank %d: %.400s", b->rank, e);
+    } else if (g->receives) {
+        if (o->corrupt) x->rbuf[g->flip] ^= 0xFF;
+        long long j = mg_first_diff(x->rbuf, g->expect, g->rsize);
+        if (j >= 0)
+            snprintf(msg, sizeof msg,
+                     "received data differ: first differing byte %lld of %zu on rank %d (got 0x%02x, want 0x%02x)%s",
+                     j, g->rsize, b->rank, x->rbuf[j], g->expect[j],
+                     g->expect[j] == GUARD ? "; no data belongs at that byte" : "");
+    }
+    int mine = msg[0] ? b->rank : INT_MAX, first = INT_MAX, failing = msg[0] != 0, nfailing = 0;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, b->comm);
+    if (first == INT_MAX) return 1;
+    MPI_Allreduce(&failing, &nfailing, 1, MPI_INT, MPI_SUM, b->comm);
+    if (first != 0) {
+        if (b->rank == first) MPI_Send(msg, MSG_LEN, MPI_CHAR, 0, TAG_MSG, b->comm);
+        else if (b->rank == 0) MPI_Recv(msg, MSG_LEN, MPI_CHAR, first, TAG_MSG, b->comm, MPI_STATUS_IGNORE);
+    }
+    if (nfailing > 1 && b->rank == 0) {
+        size_t len = strlen(msg);
+        snprintf(msg + len, sizeof msg - len, " (%d ranks failed)", nfailing);
+    }
+    mg_bench_config_error(b, label, msg);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* One layout configuration                                            */
+/* ------------------------------------------------------------------ */
+
+static int with_A(const desc *d, long A, mg_layout_params *p, char *err, size_t errlen) {
+    *p = d->params;
+    if (!d->takes_A) return MG_LAYOUT_OK;
+    return mg_layout_params_set(p, MG_LAYOUT_P_A, A, err, errlen);
+}
+
+typedef struct {
+    int configs, skipped, checks;
+} counters;
+
+/* Records an error for every requested mode whose flag in bad[] is set. */
+static void modes_error(mg_bench *b, const options *o, const char *cfg, long long msize, const int *bad,
+                        const char *what) {
+    char label[400];
+    for (int i = 0; i < o->nmodes; i++)
+        if (!bad || bad[o->modes[i]]) {
+            snprintf(label, sizeof label, "%s %lld %s", cfg, msize, mode_names[o->modes[i]]);
+            mg_bench_config_error(b, label, what);
+        }
+}
+
+static int want_mode(const options *o, int mode) {
+    for (int i = 0; i < o->nmodes; i++)
+        if (o->modes[i] == mode) return 1;
+    return 0;
+}
+
+static void run_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, counters *cnt) {
+    char cfg[320], err[512], label[400];
+    snprintf(cfg, sizeof cfg, "%s %s %ld %zu", pattern_names[o->pattern], d->label, A, m);
+    mg_layout_params p;
+    mg_layout_info info;
+    int rc = with_A(d, A, &p, err, sizeof err);
+    if (!rc) rc = mg_layout_check(&p, n, &info, err, sizeof err);
+    if (rc) {
+        mg_bench_note(b, "skip", cfg, "%s", err);
+        cnt->skipped++;
+        return;
+    }
+    if (info.data_size > INT_MAX) {
+        mg_bench_note(b, "skip", cfg, "%s: %lld data bytes do not fit MPI's int counts", d->label,
+                      (long long)info.data_size);
+        cnt->skipped++;
+        return;
+    }
+    long long msize = (long long)info.data_size;
+    /* RowCol at a large A spans A times its data: keep such grids from exhausting memory. */
+    double rbytes = o->pattern == PAT_ALLGATHER ? (b->size - 1.0) * info.extent + info.buffer_size : info.buffer_size;
+    double need = info.buffer_size + 2.0 * rbytes + (o->pattern == PAT_ALLGATHER ? b->size + 1.0 : 2.0) * msize;
+    if (need > (double)o->max_memory) {
+        mg_bench_note(b, "skip", cfg, "%s: the buffers need %.0f bytes per rank, more than --max-memory %zu", d->label,
+                      need, o->max_memory);
+        cnt->skipped++;
+        return;
+    }
+    mg_layout_type lt;
+    rc = mg_layout_build(&p, n, &lt, err, sizeof err);
+    if (rc) { /* the catalog accepted it, so this is a failure, not an impossible configuration */
+        modes_error(b, o, cfg, msize, NULL, err);
+        return;
+    }
+    cnt->configs++;
+    const mg_layout_info *L = &lt.info;
+    int bad[NMODES] = {0};
+
+    /* MPI places allgather blocks one MPI extent apart: it must be the catalog's. */
+    MPI_Aint lb, text, tlb, tspan;
+    MPI_Type_get_extent(lt.type, &lb, &text);
+    MPI_Type_get_true_extent(lt.type, &tlb, &tspan);
+    if (lb != 0 || text * lt.count != L->extent || tlb < 0 || tlb + (lt.count - 1) * text + tspan > L->buffer_size) {
+        snprintf(err, sizeof err,
+                 "MPI gives the type lb %lld, extent %lld and true extent [%lld, +%lld) for count %d; the layout "
+                 "needs lb 0, an extent of %lld for count x type and a buffer of %lld bytes",
+                 (long long)lb, (long long)text, (long long)tlb, (long long)tspan, lt.count, (long long)L->extent,
+                 (long long)L->buffer_size);
+        modes_error(b, o, cfg, msize, NULL, err);
+        mg_layout_type_free(&lt);
+        return;
+    }
+
+    layout_cfg g = {.L = L, .span = (size_t)L->buffer_size};
+    g.rsize = o->pattern == PAT_ALLGATHER ? (size_t)(b->size - 1) * (size_t)L->extent + g.span : g.span;
+    xfer x = {.rank = b->rank, .size = b->size, .root = o->root, .comm = MPI_COMM_WORLD, .ltype = lt.type,
+              .lcount = lt.count, .ext = L->extent, .msize = (int)msize};
+    MPI_Pack_size(lt.count, lt.type, x.comm, &x.packsize);
+    size_t pcap = (size_t)(x.packsize > x.msize ? x.packsize : x.msize);
+    size_t p2cap = o->pattern == PAT_ALLGATHER ? (size_t)b->size * pcap : pcap;
+    x.sbuf = mg_alloc64(g.span);
+    x.rbuf = mg_alloc64(g.rsize);
+    g.expect = mg_alloc64(g.rsize);
+    x.pbuf = mg_alloc64(pcap);
+    x.pbuf2 = mg_alloc64(p2cap);
+    g.offs = malloc(sizeof *g.offs * (size_t)L->n);
+    g.sizes = L->elem_size == 0 ? malloc(sizeof *g.sizes * (size_t)L->n) : NULL;
+    if (!x.sbuf || !x.rbuf || !g.expect || !x.pbuf || !x.pbuf2 || !g.offs || (L->elem_size == 0 && !g.sizes)) {
+        fprintf(stderr, "ddtbench: error: %s: rank %d cannot allocate the buffers (%zu + 2 x %zu + %zu + %zu bytes)\n",
+                cfg, b->rank, g.span, g.rsize, pcap, p2cap);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (mg_layout_offsets(L, g.offs, g.sizes) != MG_LAYOUT_OK) {
+        fprintf(stderr, "ddtbench: error: %s: mg_layout_offsets failed\n", cfg);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    build_expect(&g, o->pattern, b->rank, b->size, o->root);
+    /* First touch of every buffer, outside any timing. */
+    memset(x.sbuf, GAP, g.span);
+    put_stream(x.sbuf, &g, b->rank);
+    memset(x.rbuf, GUARD, g.rsize);
+    memset(x.pbuf, 0, pcap);
+    memset(x.pbuf2, 0, p2cap);
+
+    /* MPI_PACKED messages of `packed` bytes need the same size everywhere. */
+    int pos = 0, range[2];
+    rc = MPI_Pack(x.sbuf, lt.count, lt.type, x.pbuf, x.packsize, &pos, x.comm);
+    x.packed = pos;
+    int mm[2] = {rc == MPI_SUCCESS ? pos : INT_MAX, rc == MPI_SUCCESS ? -pos : INT_MAX};
+    MPI_Allreduce(mm, range, 2, MPI_INT, MPI_MAX, b->comm);
+    if (range[0] != -range[1]) {
+        int only[NMODES] = {[MODE_PACK] = 1};
+        bad[MODE_PACK] = 1;
+        if (range[0] == INT_MAX) snprintf(err, sizeof err, "MPI_Pack failed at setup");
+        else snprintf(err, sizeof err, "MPI_Pack gives %d to %d bytes on different ranks", -range[1], range[0]);
+        modes_error(b, o, cfg, msize, only, err);
+    }
+    mg_bench_note(b, "info", cfg, "n=%ld,count=%d,k=%ld,msize=%lld,extent=%lld,packed=%d", L->n, lt.count, L->k,
+                  msize, (long long)L->extent, x.packed);
+
+    /* Engine and normalized type (never timed). */
+    MPI_Datatype norm = MPI_DATATYPE_NULL;
+    if (want_mode(o, MODE_ENGINE) || want_mode(o, MODE_NORMALIZED)) {
+        int ebad[NMODES] = {0};
+        char *normal = malloc(NORMAL_MAX);
+        if (!normal) MPI_Abort(MPI_COMM_WORLD, 2);
+        rc = mg_dt_from_mpi(lt.type, &x.dt);
+        if (rc != MG_DT_SUCCESS) {
+            x.dt = NULL;
+            snprintf(err, sizeof err, "mg_dt_from_mpi failed: %s", mg_dt_strerror(rc));
+            snprintf(normal, NORMAL_MAX, "(%s)", err);
+            ebad[MODE_ENGINE] = ebad[MODE_NORMALIZED] = 1;
+        } else {
+            rc = mg_dt_describe_count(x.dt, lt.count, normal, NORMAL_MAX);
+            if (rc == MG_DT_ERR_TRUNCATED) strcpy(normal + NORMAL_MAX - 16, " ...(truncated)");
+            else if (rc != MG_DT_SUCCESS)
+                snprintf(normal, NORMAL_MAX, "(mg_dt_describe_count: %s)", mg_dt_strerror(rc));
+            if (mg_dt_size(x.dt) * lt.count != msize) {
+                snprintf(err, sizeof err, "engine size %lld x count %d differs from the %lld data bytes",
+                         (long long)mg_dt_size(x.dt), lt.count, msize);
+                ebad[MODE_ENGINE] = ebad[MODE_NORMALIZED] = 1;
+            } else if (want_mode(o, MODE_NORMALIZED)) {
+                MPI_Aint nlb = -1, next = -1;
+                rc = mg_dt_to_mpi(x.dt, lt.count, &norm);
+                if (rc != MG_DT_SUCCESS) {
+                    norm = MPI_DATATYPE_NULL;
+                    snprintf(err, sizeof err, "mg_dt_to_mpi failed: %s", mg_dt_strerror(rc));
+                    ebad[MODE_NORMALIZED] = 1;
+                } else {
+                    MPI_Type_get_extent(norm, &nlb, &next);
+                    if (nlb != 0 || next != L->extent) {
+                        snprintf(err, sizeof err, "the normalized type has lb %lld and extent %lld, not 0 and %lld",
+                                 (long long)nlb, (long long)next, (long long)L->extent);
+                        ebad[MODE_NORMALIZED] = 1;
+                    }
+                }
+            }
+        }
+        mg_bench_note(b, "normal", cfg, "%s", normal);
+        free(normal);
+        modes_error(b, o, cfg, msize, ebad, err);
+        for (int i = 0; i < NMODES; i++) bad[i] |= ebad[i];
+    }
+
+    for (int i = 0; i < o->nmodes; i++) {
+        int mode = o->modes[i];
+        if (bad[mode]) continue;
+        snprintf(label, sizeof label, "%s %lld %s", cfg, msize, mode_names[mode]);
+        x.engine = mode == MODE_ENGINE;
+        x.type = mode == MODE_NORMALIZED ? norm : lt.type;
+        x.count = mode == MODE_NORMALIZED ? 1 : lt.count;
+        mg_bench_op op = (mode == MODE_DATATYPE || mode == MODE_NORMALIZED) ? dt_ops[o->pattern] : pk_ops[o->pattern];
+        cnt->checks++;
+        if (!check_mode(b, o, &g, &x, op, label)) continue;
+        if (!o->check_only && mg_bench_measure(b, label, (size_t)msize, op, &x) != MPI_SUCCESS)
+            mg_bench_config_error(b, label, "an MPI call failed during measurement");
+    }
+
+    if (norm != MPI_DATATYPE_NULL) MPI_Type_free(&norm);
+    if (x.dt) mg_dt_free(x.dt);
+    free(x.sbuf);
+    free(x.rbuf);
+    free(g.expect);
+    free(x.pbuf);
+    free(x.pbuf2);
+    free(g.offs);
+    free(g.sizes);
+    mg_layout_type_free(&lt);
+}
+
+/* ------------------------------------------------------------------ */
+/* Sizing: one n per (A, m) and layout, the same data bytes for all    */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    int rc;
+    char err[512];
+    long unit;
+    long long unit_bytes;
+} unit_info;
+
+static void unit_of(const desc *d, long A, unit_info *u) {
+    mg_layout_params p;
+    u->err[0] = '\0';
+    u->rc = with_A(d, A, &p, u->err, sizeof u->err);
+    if (!u->rc) u->rc = mg_sizing_unit(&p, &u->unit, &u->unit_bytes, u->err, sizeof u->err);
+}
+
+static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, unit_info *units, counters *cnt) {
+    char cfg[320];
+    long long cb = 1; /* common unit in bytes: lcm over the layouts valid at A */
+    int overflow = 0, nvalid = 0;
+    for (int i = 0; i < o->ndescs; i++) {
+        unit_of(&o->descs[i], A, &units[i]);
+        if (units[i].rc) continue;
+        nvalid++;
+        long long ub = units[i].unit_bytes, g = mg_gcd(cb, ub);
+        if (__builtin_mul_overflow(cb / g, ub, &cb)) overflow = 1;
+    }
+    long long nunits = overflow ? 0 : ((long long)m + cb / 2) / cb;
+    for (int i = 0; i < o->ndescs; i++) {
+        const desc *d = &o->descs[i];
+        const unit_info *u = &units[i];
+        snprintf(cfg, sizeof cfg, "%s %s %ld %zu", pattern_names[o->pattern], d->label, A, m);
+        if (u->rc) {
+            mg_bench_note(b, "skip", cfg, "%s", u->err);
+            cnt->skipped++;
+            continue;
+        }
+        long long n;
+        if (overflow || nunits == 0) {
+            if (overflow)
+                mg_bench_note(b, "skip", cfg, "%s: the common unit of the %d layouts valid at A=%ld overflows",
+                              d->label, nvalid, A);
+            else
+                mg_bench_note(b, "skip", cfg,
+                              "%s: m=%zu bytes is less than half of the common unit of %lld bytes of the %d layouts "
+                              "valid at A=%ld",
+                              d->label, m, cb, nvalid, A);
+            cnt->skipped++;
+            continue;
+        }
+        if (__builtin_mul_overflow(nunits, cb / u->unit_bytes, &n) || __builtin_mul_overflow(n, u->unit, &n) ||
+            n > INT_MAX) {
+            mg_bench_note(b, "skip", cfg, "%s: %lld units of %lld bytes need more than INT_MAX elements", d->label,
+                          nunits, cb);
+            cnt->skipped++;
+            continue;
+        }
+        run_config(b, o, d, A, m, (long)n, cnt);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+static void usage(const mg_bench *b) {
+    if (b->rank != 0) return;
+    fprintf(stderr,
+            "usage: mpiexec -n P mg_ddtbench [options]\n"
+            "  --pattern NAME        pingpong (default; P >= 2, ranks >= 2 only synchronize), bcast, allgather\n"
+            "  --layouts 'SPEC;...'  layout descriptions without A, e.g. 'tiled;tiled-struct S1=2 S2=3'\n"
+            "                        (default contiguous;tiled;block;bucket;alternating; see --list)\n"
+            "  --A LIST              blocksizes A (default 2,10,100,1000,1024,10000)\n"
+            "  --sizes LIST          data sizes m in bytes, k/m = KiB/MiB (default 3200,2560000)\n"
+            "  --modes LIST          datatype (default), pack, engine, normalized\n"
+            "  --type NAME           basic type of specs without type=: int (default), char, short, double\n"
+            "  --root R              root of bcast (default 0)\n"
+            "  --max-memory BYTES    skip configurations whose buffers need more per rank (default 1g; k/m/g)\n"
+            "  --check-only          check the data of every configuration and mode, time nothing\n"
+            "  --corrupt             testing aid: flip one received byte in every check, so that all fail\n"
+            "  --list                list the layouts of the catalog\n"
+            "%s",
+            mg_bench_common_usage());
+}
+
+/* "tiled  variant=2 " -> "tiled:variant=2"; returns 0 if the spec is empty. */
+static int make_label(const char *spec, char *out, size_t len) {
+    size_t pos = 0;
+    const char *s = spec;
+    while (*s) {
+        size_t blank = strspn(s, " \t\n\r"), word;
+        s += blank;
+        word = strcspn(s, " \t\n\r");
+        if (!word) break;
+        if (pos && pos + 1 < len) out[pos++] = ':';
+        for (size_t i = 0; i < word && pos + 1 < len; i++) out[pos++] = s[i];
+        s += word;
+    }
+    out[pos] = '\0';
+    return pos > 0;
+}
+
+static int add_desc(mg_bench *b, options *o, const char *spec) {
+    if (o->ndescs >= MAX_DESCS) {
+        mg_bench_error(b, "too many layouts (at most %d)", MAX_DESCS);
+        return -1;
+    }
+    desc *d = &o->descs[o->ndescs];
+    while (*spec == ' ' || *spec == '\t') spec++;
+    if (strlen(spec) >= sizeof d->spec) {
+        mg_bench_error(b, "layout spec '%.40s...' is too long (at most %zu characters)", spec, sizeof d->spec - 1);
+        return -1;
+    }
+    snprintf(d->spec, sizeof d->spec, "%s", spec);
+    for (size_t l = strlen(d->spec); l > 0 && strchr(" \t\n\r", d->spec[l - 1]); l--) d->spec[l - 1] = '\0';
+    if (!make_label(d->spec, d->label, sizeof d->label)) return 0; /* empty entry, e.g. a trailing ';' */
+    for (const char *t = d->label; t; t = strchr(t, ':')) {
+        if (*t == ':') t++;
+        if ((t[0] == 'A' || t[0] == 'a') && t[1] == '=') {
+            mg_bench_error(b, "bad layout '%s': give A with --A, not in the spec", d->spec);
+            return -1;
+        }
+    }
+    char err[512];
+    if (mg_layout_parse(d->spec, &d->params, err, sizeof err) != MG_LAYOUT_OK) {
+        mg_bench_error(b, "bad layout '%s': %s", d->spec, err);
+        return -1;
+    }
+    for (int i = 0; i < o->ndescs; i++)
+        if (strcmp(o->descs[i].label, d->label) == 0) {
+            mg_bench_error(b, "layout '%s' is given twice", d->spec);
+            return -1;
+        }
+    const mg_layout_desc *dd = mg_layouts_get(d->params.kind);
+    d->takes_A = (dd->params & MG_LAYOUT_BIT(MG_LAYOUT_P_A)) != 0;
+    if ((dd->params & MG_LAYOUT_BIT(MG_LAYOUT_P_TYPE)) && !(d->params.given & MG_LAYOUT_BIT(MG_LAYOUT_P_TYPE)))
+        mg_layout_params_set(&d->params, MG_LAYOUT_P_TYPE, o->basic, NULL, 0);
+    o->ndescs++;
+    return 0;
+}
+
+static int fail_opt(mg_bench *b, options *o) {
+    free(o->descs);
+    mg_bench_end(b);
+    return 2;
+}
+
+static int parse_options(mg_bench *b, options *o, int argc, char **argv, const char **args, int *done) {
+    /* args: pattern, layouts, A, sizes, modes, type, root, max-memory */
+    static const char *const valued[] = {"--pattern", "--layouts", "--A", "--sizes",
+                                         "--modes",   "--type",    "--root", "--max-memory"};
+    for (int i = 1; i < argc; i++) {
+        int r = mg_bench_option(b, argc, argv, &i);
+        if (r > 0) continue;
+        if (r < 0) return -1;
+        const char *opt = argv[i];
+        int known = -1;
+        for (int k = 0; k < (int)(sizeof valued / sizeof *valued); k++)
+            if (strcmp(opt, valued[k]) == 0) known = k;
+        if (known >= 0) {
+            if (i + 1 >= argc) {
+                mg_bench_error(b, "option %s needs a value", opt);
+                return -1;
+            }
+            args[known] = argv[++i];
+        } else if (strcmp(opt, "--check-only") == 0) {
+            o->check_only = 1;
+        } else if (strcmp(opt, "--corrupt") == 0) {
+            o->corrupt = 1;
+        } else if (strcmp(opt, "--list") == 0) {
+            if (b->rank == 0) {
+                char *buf = malloc(1 << 16);
+                if (buf && mg_layouts_list(buf, 1 << 16) == MG_LAYOUT_OK) fputs(buf, stdout);
+                free(buf);
+            }
+            *done = 1;
+            return 0;
+        } else if (strcmp(opt, "--help") == 0) {
+            usage(b);
+            *done = 1;
+            return 0;
+        } else {
+            mg_bench_error(b, "unknown option '%s' (try --help)", opt);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int validate(mg_bench *b, options *o, const char **args) {
+    const char *pattern_arg = args[0], *layouts_arg = args[1], *A_arg = args[2], *sizes_arg = args[3],
+               *modes_arg = args[4], *type_arg = args[5], *root_arg = args[6], *mem_arg = args[7];
+    o->pattern = -1;
+    for (int k = 0; k < NPATTERNS; k++)
+        if (strcmp(pattern_arg, pattern_names[k]) == 0) o->pattern = k;
+    if (o->pattern < 0) {
+        mg_bench_error(b, "unknown --pattern '%s' (known: pingpong, bcast, allgather)", pattern_arg);
+        return -1;
+    }
+    o->basic = -1;
+    for (size_t k = 0; k < NTYPES; k++)
+        if (strcmp(type_arg, type_names[k]) == 0)
+            for (int t = 0; t < MG_LAYOUT_NBASIC; t++)
+                if (strcmp(mg_layout_basic_name((mg_layout_basic)t), type_arg) == 0) o->basic = t;
+    if (o->basic < 0) {
+        mg_bench_error(b, "unknown --type '%s' (known: int, char, short, double)", type_arg);
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    long root = strtol(root_arg, &end, 10);
+    if (end == root_arg || *end || errno || root < 0 || root >= b->size) {
+        mg_bench_error(b, "bad --root '%s': expected a rank from 0 to %d", root_arg, b->size - 1);
+        return -1;
+    }
+    o->root = (int)root;
+    if (mg_parse_bytes(mem_arg, &o->max_memory) != 0) {
+        mg_bench_error(b, "bad --max-memory '%s': expected a byte count, k/m/g = KiB/MiB/GiB", mem_arg);
+        return -1;
+    }
+    if (mg_parse_long_list(A_arg, o->A, MAX_LIST, &o->nA, 1) != 0) {
+        mg_bench_error(b, "bad --A '%s': expected comma-separated blocksizes >= 1 (at most %d)", A_arg, MAX_LIST);
+        return -1;
+    }
+    if (mg_parse_size_list(sizes_arg, o->sizes, MAX_LIST, &o->nsizes) != 0) {
+        mg_bench_error(b, "bad --sizes '%s': expected comma-separated byte counts, k/m = KiB/MiB (at most %d)",
+                       sizes_arg, MAX_LIST);
+        return -1;
+    }
+    for (int s = 0; s < o->nsizes; s++)
+        if (o->sizes[s] == 0 || o->sizes[s] > (size_t)INT_MAX) {
+            mg_bench_error(b, "bad --sizes value %zu: sizes must be between 1 and %d bytes", o->sizes[s], INT_MAX);
+            return -1;
+        }
+    if ((o->nmodes = mg_parse_names(b, "mode", modes_arg, mode_names, NMODES, o->modes)) < 0) return -1;
+
+    char *copy = strdup(layouts_arg), *save = NULL;
+    if (!copy) MPI_Abort(MPI_COMM_WORLD, 2);
+    for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
+        if (add_desc(b, o, tok) != 0) {
+            free(copy);
+            return -1;
+        }
+    free(copy);
+    if (o->ndescs == 0) {
+        mg_bench_error(b, "empty --layouts '%s'", layouts_arg);
+        return -1;
+    }
+    /* A description that breaks a rule for every A is a mistake in the spec. */
+    for (int i = 0; i < o->ndescs; i++) {
+        unit_info u;
+        int ok = 0;
+        for (int a = 0; a < o->nA && !ok; a++) {
+            unit_of(&o->descs[i], o->A[a], &u);
+            ok = u.rc == MG_LAYOUT_OK;
+        }
+        if (!ok) {
+            mg_bench_error(b, "layout '%s' is invalid for every A: %s", o->descs[i].spec, u.err);
+            return -1;
+        }
+    }
+    if (o->pattern == PAT_PINGPONG && b->size < 2) {
+        mg_bench_error(b, "the ping-pong needs at least 2 processes (got %d)", b->size);
+        return -1;
+    }
+    if (o->corrupt && o->pattern == PAT_BCAST && b->size < 2) {
+        mg_bench_error(b, "--corrupt with bcast needs a rank that receives: at least 2 processes (got %d)", b->size);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Driver                                                              */
+/* ------------------------------------------------------------------ */
+
+static int run(int argc, char **argv) {
+    mg_bench b;
+    mg_bench_init(&b, "ddtbench", MPI_COMM_WORLD);
+    const char *args[] = {"pingpong", "contiguous;tiled;block;bucket;alternating", "2,10,100,1000,1024,10000",
+                          "3200,2560000", "datatype", "int", "0", "1g"};
+    options o;
+    memset(&o, 0, sizeof o);
+    o.descs = calloc(MAX_DESCS, sizeof *o.descs);
+    if (!o.descs) MPI_Abort(MPI_COMM_WORLD, 2);
+    int done = 0;
+    if (parse_options(&b, &o, argc, argv, args, &done) != 0) return fail_opt(&b, &o);
+    if (done) {
+        free(o.descs);
+        mg_bench_end(&b);
+        return 0;
+    }
+    if (validate(&b, &o, args) != 0) return fail_opt(&b, &o);
+
+    char list[8192];
+    size_t pos = 0;
+    list[0] = '\0';
+    for (int i = 0; i < o.ndescs && pos < sizeof list; i++)
+        pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s%s", i ? ";" : "", o.descs[i].label);
+    mg_bench_param(&b, "pattern", "%s", pattern_names[o.pattern]);
+    mg_bench_param(&b, "layouts", "%s", list);
+    mg_bench_param(&b, "A", "%s", args[2]);
+    mg_bench_param(&b, "sizes", "%s", args[3]);
+    mg_bench_param(&b, "modes", "%s", args[4]);
+    mg_bench_param(&b, "type", "%s", args[5]);
+    mg_bench_param(&b, "root", "%d", o.root);
+    mg_bench_param(&b, "max_memory", "%zu", o.max_memory);
+    mg_bench_param(&b, "check_only", "%d", o.check_only);
+    if (o.corrupt) mg_bench_param(&b, "corrupt", "1");
+    if (mg_bench_begin(&b, "pattern layout A m msize mode") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+
+    /* t_nrep1 (estimate mode): the pattern on 1 MPI_BYTE, after a warm-up exchange. */
+    if (!o.check_only) {
+        unsigned char one = 1, *all = calloc((size_t)b.size, 1);
+        if (!all) MPI_Abort(MPI_COMM_WORLD, 2);
+        xfer cx = {.rank = b.rank, .size = b.size, .root = o.root, .comm = MPI_COMM_WORLD, .type = MPI_BYTE,
+                   .count = 1, .sbuf = &one, .rbuf = all, .ext = 1};
+        if (dt_ops[o.pattern](&cx) != MPI_SUCCESS || mg_bench_calibrate(&b, dt_ops[o.pattern], &cx) != MPI_SUCCESS)
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        free(all);
+    }
+
+    counters cnt = {0, 0, 0};
+    unit_info *units = calloc((size_t)o.ndescs, sizeof *units);
+    if (!units) MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int s = 0; s < o.nsizes && !b.calibrate_only; s++)
+        for (int a = 0; a < o.nA; a++) run_grid_point(&b, &o, o.A[a], o.sizes[s], units, &cnt);
+    free(units);
+
+    if (o.check_only && b.rank == 0)
+        fprintf(stderr, "ddtbench: %d configurations, %d mode checks, %d skipped, %d failed\n", cnt.configs,
+                cnt.checks, cnt.skipped, b.errors);
+    free(o.descs);
+    return mg_bench_end(&b);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int status = run(argc, argv);
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,344 @@
+"""The datatype expectation tests (job `ddt`): the test catalog against paper
+000, option handling, verdicts from recorded raw data with known outcomes,
+the report of one and of several runs, and a small real run on MPICH."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import run_cli, run_driver, synthetic_meta
+from mpiguide import ddt, ddtreport, rawfile, runner, stats
+from mpiguide.errors import MpiguideError
+from mpiguide.jobs import DT_LAYOUT_NAMES, JOBS
+
+JOB = JOBS["ddt"]
+
+
+def _params(*argv: str) -> dict:
+    p = argparse.ArgumentParser()
+    JOB.add_arguments(p)
+    p.add_argument("--layout")
+    return JOB.params(p.parse_args(list(argv)))
+
+
+# ---------------------------------------------------------------- the catalog
+
+def test_every_test_uses_catalog_layouts_and_its_own_layouts_only():
+    assert sorted(ddt.TESTS) == list(range(1, 12))
+    for t in ddt.TESTS.values():
+        for spec in t.layouts:
+            assert spec.split()[0] in DT_LAYOUT_NAMES, spec
+            assert "A=" not in spec
+        for c in t.comparisons():
+            assert c.compared[0] in t.layouts and c.reference[0] in t.layouts
+            assert {c.compared[1], c.reference[1]} <= set(t.modes), (t.number, c)
+
+
+def test_paper_grids():
+    """000 Sections 2.4.1-3.2.9."""
+    T = ddt.TESTS
+    assert T[1].paper.A == (2, 10, 100, 1000, 1024, 10000) and T[1].paper.sizes == (3200, 2560000)
+    assert set(T[1].paper.patterns) == {"pingpong", "bcast", "allgather"}
+    assert T[2].paper.A == (2, 6, 8, 10, 16, 100, 128, 200) and T[2].paper.sizes == (48000, 1500000)
+    assert T[2].references == ("contiguous type=byte",)
+    assert T[3].paper.A == (2, 10, 10000) and T[3].paper.sizes == (64000, 320000, 640000, 1280000, 2560000)
+    for n in (4, 5, 6, 7):
+        assert T[n].paper.sizes == (2000, 2560000) and T[n].paper.patterns == ("pingpong",)
+    for n in (8, 9, 10):
+        assert T[n].paper.sizes == (3200, 2560000)
+    assert T[11].paper.A == (2, 10, 100, 128, 512, 1000, 1024, 5000, 10000)
+    assert T[11].paper.sizes == (400, 40960)  # n = 100 and 10240 elements of MPI_INT
+    assert {T[n].guideline for n in range(5, 12)} == {"DT-GL4"}
+    assert (T[3].guideline, T[4].guideline) == ("DT-GL2/3", "DT-GL1")
+
+
+def test_comparisons_name_the_right_sides():
+    t3 = {(c.guideline, c.compared, c.reference) for c in ddt.TESTS[3].comparisons()}
+    assert ("DT-GL2/3", ("block", "datatype"), ("block", "pack")) in t3
+    assert ("DT-GL2/3-ENG", ("block", "datatype"), ("block", "engine")) in t3
+    (c4,) = [c for c in ddt.TESTS[4].comparisons() if c.compared[0].endswith("tiled")]
+    assert c4.reference == ("tiled", "datatype") and c4.relation == ddt.SIMILAR
+    t10 = [c for c in ddt.TESTS[10].comparisons() if c.guideline == "DT-GL4"]
+    assert [(c.compared[0], c.reference[0], c.relation) for c in t10] == [
+        ("alternating-repeated", "alternating-struct", ddt.PRECEDES)]
+    norm = [c.compared[0] for c in ddt.TESTS[11].comparisons() if c.guideline == "DT-GL4-NORM"]
+    assert sorted(norm) == sorted(ddt.TESTS[11].layouts)
+
+
+def test_label_is_the_spec_with_colons():
+    assert ddt.label("tiled-struct  S1=2 S2=3") == "tiled-struct:S1=2:S2=3"
+    assert ddt.label("contiguous") == "contiguous"
+
+
+# ---------------------------------------------------------------- options
+
+def test_default_plan_covers_the_paper():
+    params = _params()
+    assert params["tests"] == list(range(1, 12)) and params["grid"] == "paper"
+    keys = [e["key"] for e in params["entries"]]
+    np_ = ddt.default_np()
+    assert f"t01-allgather-np{np_}" in keys and "t11-pingpong-np2" in keys
+    t3 = [e for e in params["entries"] if e["test"] == 3]
+    assert {e["pattern"] for e in t3} == {"pingpong", "bcast", "allgather"}
+    assert t3[0]["modes"] == ["datatype", "pack", "engine"]
+    launches = JOB.launches(params)
+    assert len(launches) == len(params["entries"])
+    t5 = next(x for x in launches if x.key == "t05-pingpong-np2")
+    assert t5.driver == "mg_ddtbench" and t5.nprocs == 2
+    assert t5.args[t5.args.index("--layouts") + 1] == "tiled;tiled-struct S1=1 S2=1;tiled-struct S1=2 S2=3"
+    assert t5.args[t5.args.index("--modes") + 1] == "datatype,normalized"
+
+
+def test_subsets():
+    params = _params("--tests", "3-5", "--layouts", "tiled", "--modes", "datatype,pack", "--np", "3",
+                     "--A", "2,4", "--sizes", "4k")
+    entries = params["entries"]
+    # Test 4 compares contiguous-subtype descriptions, not tiled itself; Test 5 keeps its reference only
+    # for DT-GL4-NORM, which needs the normalized mode: both drop out.
+    assert sorted({e["test"] for e in entries}) == [3]
+    assert {(e["pattern"], e["nprocs"]) for e in entries} == {("pingpong", 2), ("bcast", 3), ("allgather", 3)}
+    e = entries[0]
+    assert e["layouts"] == ["tiled"] and e["modes"] == ["datatype", "pack"] and e["A"] == [2, 4]
+    assert e["sizes"] == [4096]
+    assert [c["guideline"] for c in e["comparisons"]] == ["DT-GL2/3"]
+
+
+def test_test_11_sizes_follow_the_element_type():
+    (e,) = [e for e in _params("--tests", "11", "--type", "double")["entries"]]
+    assert e["sizes"] == [800, 81920]  # n = 100 and 10240 doubles
+
+
+def test_pingpong_layout_follows_the_collective_layout():
+    params = _params("--tests", "1", "--layout", "32x1")
+    by_pattern = {e["pattern"]: e for e in params["entries"]}
+    assert by_pattern["pingpong"]["launch_layout"] == "2x1" and by_pattern["bcast"]["nprocs"] == 32
+    assert by_pattern["bcast"]["launch_layout"] is None
+    params = _params("--tests", "1", "--layout", "1x16", "--patterns", "pingpong")
+    assert params["entries"][0]["launch_layout"] == "1x2"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tests", "0-3"], "tests are numbered 1 to 11"),
+    (["--tests", "5-3"], "tests are numbered 1 to 11"),
+    (["--tests", "x"], "bad --tests 'x'"),
+    (["--np", "1"], "collectives need at least 2 processes"),
+    (["--layouts", "tiled,wiggly"], "unknown layout 'wiggly' in --layouts"),
+    (["--patterns", "alltoall"], "unknown pattern 'alltoall'"),
+    (["--modes", "fast"], "unknown mode 'fast'"),
+    (["--A", "0"], "bad --A '0'"),
+    (["--sizes", "10", "--type", "int"], "not a multiple of the element size 4"),
+    (["--tests", "2", "--modes", "pack"], "leave no test to run"),
+])
+def test_bad_options(argv, message):
+    with pytest.raises(MpiguideError, match=re.escape(message)):
+        _params(*argv)
+
+
+def test_estimate_grows_with_the_grid():
+    quick = ddt.estimate(_params("--grid", "quick")["entries"], "rule")
+    paper = ddt.estimate(_params()["entries"], "rule")
+    assert 0 < quick[0] < paper[0] and 0 < quick[1] < paper[1]
+    # Test 5 on the quick grid: 3 layouts x 2 modes x 3 A x 2 sizes
+    assert ddt.estimate(_params("--grid", "quick", "--tests", "5")["entries"], 10)[0] == 36
+
+
+# ---------------------------------------------------------------- verdicts from recorded data
+
+COLUMNS = "pattern layout A m msize mode rep time_s"
+
+
+def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
+                  skip: dict | None = None) -> Path:
+    """A finished ddt run whose raw files hold times(stack, test, layout, mode, A, m, launch) seconds."""
+    meta = synthetic_meta(run_id=path.name, runs=runs)
+    meta.update(job="ddt", title=JOB.title, params=params, stacks_order=list(stacks))
+    meta["stacks"] = {s: {**meta["stacks"]["fake"], "name": s, "library_version": f"{s} MPI 1.0"} for s in stacks}
+    meta["measurement"]["nrep"] = nrep
+    launches = runner.plan(JOB, params, list(stacks), runs, meta["measurement"])
+    entries = {e["key"]: e for e in params["entries"]}
+    for x in launches:
+        e = entries[x.template]
+        lines = ["#@mpiguide_raw=1", "#@driver=ddtbench", f"#@nprocs={e['nprocs']}", COLUMNS]
+        for m in e["sizes"]:
+            for a in e["A"]:
+                for spec in e["layouts"]:
+                    lab = ddt.label(spec)
+                    if skip and (lab, a) in skip:
+                        lines.append(f"#@skip[{e['pattern']} {lab} {a} {m}]={skip[(lab, a)]}")
+                        continue
+                    for mode in e["modes"]:
+                        t = times(x.stack, e["test"], lab, mode, a, m, x.run_index)
+                        lines += [f"{e['pattern']} {lab} {a} {m} {m} {mode} {i} {t * (1 + 1e-3 * i):.9e}"
+                                  for i in range(nrep)]
+        lines.append("#@end=ok")
+        raw = path / x.raw
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text("\n".join(lines) + "\n")
+        x.status, x.returncode, x.attempts, x.seconds = runner.OK, 0, 1, 0.1
+    (path / "meta.json").write_text(json.dumps(meta, indent=2))
+    rd = runner.RunDir(path)
+    rd.meta, rd.launches = meta, launches
+    rd.save()
+    return path
+
+
+def known_times(stack, test, layout, mode, A, m, launch):
+    """fast keeps every guideline; slow: datatype 2x MPI_Pack (Test 3), contiguous-subtype over tiled 3x
+    slower and over block 3x faster (Test 4, both violate ≃), tiled-struct 4x slower (Test 5) at A=2 only,
+    and an inconclusive 1.5x for tiled-struct at A=10 (launch medians interleave)."""
+    t = 1e-3 * (1 + 0.01 * launch)
+    slow = stack == "slow"
+    if test == 3 and mode == "datatype" and slow:
+        return 2 * t
+    if test == 3 and mode == "datatype":
+        return 0.9 * t
+    if test == 4 and slow and layout == "contiguous-subtype:sub=tiled":
+        return 3 * t
+    if test == 4 and slow and layout == "block":
+        return 3 * t
+    if test == 5 and slow and layout.startswith("tiled-struct") and mode == "datatype":
+        if A == 2:
+            return 4 * t
+        if A == 10:
+            return 1e-3 * (0.9 if launch % 2 else 1.5)
+    if test == 1:
+        return t * {"contiguous": 1, "tiled": 2, "block": 3}.get(layout.split(":")[0], 5)
+    return t
+
+
+@pytest.fixture(scope="module")
+def known_run(tmp_path_factory) -> Path:
+    params = _params("--tests", "1,3,4,5", "--grid", "quick", "--A", "2,10", "--sizes", "3200",
+                     "--patterns", "pingpong")
+    path = tmp_path_factory.mktemp("ddt") / "known"
+    return write_ddt_run(path, params, known_times, skip={("tiled-struct:S1=2:S2=3", 10): "m is too small"})
+
+
+def _verdict(v: pd.DataFrame, **sel) -> pd.Series:
+    mask = pd.Series(True, index=v.index)
+    for k, val in sel.items():
+        mask &= v[k] == val
+    rows = v[mask]
+    assert len(rows) == 1, (sel, rows)
+    return rows.iloc[0]
+
+
+def test_verdicts_from_known_times(known_run):
+    r = ddtreport.load([runner.RunDir.open(known_run)])
+    v = r.verdicts
+    row = _verdict(v, stack="slow", guideline="DT-GL2/3", compared="block", A=2)
+    assert row["verdict"] == stats.VIOLATED and row["ratio"] == pytest.approx(2.0)
+    assert row["p_value"] == pytest.approx(1 / 252)
+    assert _verdict(v, stack="fast", guideline="DT-GL2/3", compared="block", A=2)["verdict"] == stats.PASS
+    assert _verdict(v, stack="slow", guideline="DT-GL2/3-ENG", compared="tiled", A=10)["verdict"] == stats.VIOLATED
+    # ≃ fails both ways: the compared side 3x slower, and the compared side 3x faster
+    sub_tiled = _verdict(v, stack="slow", guideline="DT-GL1", compared="contiguous-subtype:sub=tiled", A=2)
+    assert sub_tiled["verdict"] == stats.VIOLATED and sub_tiled["factor"] == pytest.approx(3.0)
+    sub_block = _verdict(v, stack="slow", guideline="DT-GL1", compared="contiguous-subtype:sub=block", A=2)
+    assert sub_block["verdict"] == stats.VIOLATED and sub_block["ratio"] == pytest.approx(1 / 3)
+    assert sub_block["factor"] == pytest.approx(3.0)
+    assert _verdict(v, stack="fast", guideline="DT-GL1", compared="contiguous-subtype:sub=block",
+                    A=2)["verdict"] == stats.PASS
+    t5 = _verdict(v, stack="slow", guideline="DT-GL4", compared="tiled-struct:S1=1:S2=1", A=2)
+    assert t5["verdict"] == stats.VIOLATED and t5["factor"] == pytest.approx(4.0)
+    inconclusive = _verdict(v, stack="slow", guideline="DT-GL4", compared="tiled-struct:S1=1:S2=1", A=10)
+    assert inconclusive["verdict"] == stats.INCONCLUSIVE
+    # the skipped configuration has no verdict, and is listed
+    assert v[(v["compared"] == "tiled-struct:S1=2:S2=3") & (v["A"] == 10) & (v["guideline"] == "DT-GL4")].empty
+    assert set(r.notes["reason"]) == {"m is too small"}
+    # mpiguide's normalized type: as fast as tiled, so the slow tiled-struct violates DT-GL4-NORM too
+    norm = v[v["guideline"] == "DT-GL4-NORM"]
+    assert set(norm[norm["stack"] == "fast"]["verdict"]) == {stats.PASS}
+    assert _verdict(norm, stack="slow", compared="tiled-struct:S1=1:S2=1", A=2)["factor"] == pytest.approx(4.0)
+    assert _verdict(norm, stack="slow", compared="tiled", A=2)["verdict"] == stats.PASS
+
+
+def test_slowdown_factors_from_known_times(known_run):
+    f = ddtreport.load([runner.RunDir.open(known_run)]).factors
+    tiled = f[(f["compared"] == "tiled") & (f["stack"] == "fast") & (f["A"] == 2)]
+    assert tiled["factor"].tolist() == pytest.approx([2.0])
+    assert set(f["reference"]) == {"contiguous"}
+    assert f[f["compared"] == "alternating:variant=2"]["factor"].tolist() == pytest.approx([5.0] * 4)
+
+
+def test_matrix_cells(known_run):
+    r = ddtreport.load([runner.RunDir.open(known_run)])
+    m = ddtreport.matrix(r)
+    assert list(m.columns) == ["fast", "slow"]
+    row = m.xs((5, "DT-GL4", "tiled-struct:S1=1:S2=1 ⪯ tiled", "pingpong", 2, 3200))
+    assert row["slow"] == "VIOLATED 1/2 x4.00 (A=2)"
+    assert row["fast"].startswith("PASS 2/2 x1.00")
+    row = m.xs((1, "slowdown", "tiled / contiguous", "pingpong", 2, 3200))
+    assert row["fast"] == "x2.00 median, x2.00 max (A=2)"
+    counts = ddtreport.verdict_counts(r)
+    assert counts.loc[("fast", "DT-GL2/3"), stats.PASS] == 8  # 4 layouts x 2 A
+    assert counts.loc[("slow", "DT-GL2/3"), stats.VIOLATED] == 8
+
+
+def test_report_of_one_run(known_run, tmp_path):
+    out = tmp_path / "rep"
+    r = ddtreport.load([runner.RunDir.open(known_run)])
+    html_path = ddtreport.write(r, out)
+    text = html_path.read_text()
+    assert "Cross-stack matrix" in text and "Test 5: Tiled vs Tiled-struct" in text
+    assert "Paper found" in text and "DT-GL4: 2 of 3 VIOLATED, worst x4.00" in text
+    for name in ("measurements", "summary", "verdicts", "factors", "matrix", "skipped"):
+        assert (out / f"{name}.csv").exists(), name
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    assert len(verdicts) == len(r.verdicts) and "factor" in verdicts.columns
+    # one chart per test x pattern x processes x m x stack
+    pngs = sorted(p.name for p in (out / "plots").glob("*.png"))
+    assert len(pngs) == 4 * 2 and "t05-pingpong-np2-m3200-slow.png" in pngs
+    for p in pngs:
+        assert f'src="plots/{p}"' in text
+    assert (out / "report.md").read_text().count("### Test") == 8  # paper section + details, 4 tests
+
+
+def test_report_of_two_runs_side_by_side(known_run, tmp_path, capsys):
+    params = _params("--tests", "3", "--grid", "quick", "--A", "2", "--sizes", "3200", "--patterns", "pingpong")
+    other = write_ddt_run(tmp_path / "other", params, known_times, stacks=("fast",))
+    out = tmp_path / "both"
+    res = run_cli(["ddt", "report", str(known_run), str(other), "--output", str(out)])
+    assert res.rc == 0, res.text
+    m = pd.read_csv(out / "matrix.csv")
+    assert {"fast@known", "slow", "fast@other"} <= set(m.columns)
+    assert f"report: {out / 'report.html'}" in res.text
+
+
+def test_report_rejects_other_jobs(small_run, tmp_path):
+    res = run_cli(["ddt", "report", str(small_run[0]), "--output", str(tmp_path / "x")])
+    assert res.rc == 2 and "is a 'pingpong' run, not a ddt run" in res.text
+
+
+# ---------------------------------------------------------------- the real driver
+
+def test_corrupted_data_is_caught(mpich_stack, mpich_build, tmp_path):
+    """The data check can fail: with --corrupt every configuration must be reported, none timed."""
+    raw = tmp_path / "c.txt"
+    res = run_driver(mpich_stack, mpich_build, "mg_ddtbench",
+                     ["--pattern", "pingpong", "--layouts", "tiled;block", "--A", "2", "--sizes", "3200",
+                      "--modes", "datatype,pack", "--corrupt", "--output", str(raw)])
+    assert res.returncode == 3, res.stdout + res.stderr
+    parsed = rawfile.parse(raw)
+    assert len(parsed.errors) == 4 and not parsed.rows
+    assert all("differ" in msg for msg in parsed.errors.values())
+
+
+def test_small_real_run(mpich_build, tmp_path):
+    out = tmp_path / "run"
+    res = run_cli(["ddt", "run", "--tests", "3,5", "--grid", "quick", "--A", "2", "--sizes", "3200",
+                   "--patterns", "pingpong", "--runs", "2", "--nrep", "3", "--output", str(out)])
+    assert res.rc == 0, res.text
+    assert "2 test(s), 2 launch template(s)" in res.text and "report: " in res.text
+    v = pd.read_csv(out / "verdicts.csv")
+    assert set(v["guideline"]) == {"DT-GL2/3", "DT-GL2/3-ENG", "DT-GL4", "DT-GL4-NORM"}
+    assert len(v[v["guideline"] == "DT-GL2/3"]) == 4  # tiled, block, bucket, alternating at A=2
+    s = pd.read_csv(out / "summary.csv")
+    assert set(s["msize"]) == {3200} and (s["mean_s"] > 0).all()
+    assert (out / "report.html").exists() and any((out / "plots").glob("t05-*.png"))
