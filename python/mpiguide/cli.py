@@ -315,8 +315,9 @@ def _ddt_report(rds: list[runner.RunDir], out_dir: Path, samples: str | None = N
         out.print(counts.to_string())
     worst = ddtreport.worst_violations(r, 5)
     for _, v in worst.iterrows():
+        slower = ", reference slower" if v["relation"] != ddt.PRECEDES and v["ratio"] < 1 else ""
         out.print(f"  VIOLATED {v['guideline']} test {v['test']} {v['comparison']} on {v['stack']}, {v['pattern']}, "
-                  f"A={v['A']}, m={v['m']}: x{v['factor']:.2f} (p={v['p_value']:.3g})", highlight=False)
+                  f"A={v['A']}, m={v['m']}: x{v['factor']:.2f}{slower} (p={v['p_value']:.3g})", highlight=False)
     if r.failed:
         out.print(f"{len(r.failed)} launch(es) did not complete; the report covers what was measured")
     out.print(f"report: {path}", highlight=False)

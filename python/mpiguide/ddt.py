@@ -292,14 +292,15 @@ def plan_tests(sel: Selection) -> list[dict]:
 # A rough model of this kind of machine (shared memory, 2 cores): startup per
 # launch, per configuration and mode a data check plus setup, and the timed
 # repetitions at a bandwidth that non-contiguous data lowers.
-LAUNCH_S = 1.0
-SETUP_S = 0.002
+LAUNCH_S = 0.9
+SETUP_S = 0.0015
 LATENCY_S = 4e-6
-BYTES_PER_S = 1.5e9
+BYTES_PER_S = 2.5e9
 
 
 def _nrep(m: int) -> int:
-    return 100 if m <= 32000 else 50 if m <= 320000 else 20
+    """mg_nrep_rule() of src/bench/mg_bench.c."""
+    return 100 if m <= 32 * 1024 else 50 if m <= 320 * 1024 else 20
 
 
 def estimate(entries: list[dict], nrep: str | int) -> tuple[int, float]:

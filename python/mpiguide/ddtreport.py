@@ -200,11 +200,17 @@ def _size(m: int) -> str:
     return f"{m / 1e6:g} MB" if m >= 1e6 else f"{m / 1e3:g} kB" if m >= 1e3 else f"{m} B"
 
 
+def _where(w: pd.Series, *extra: str) -> str:
+    """'A=2, ...' of a verdict row; for ≃ it also says when the reference was the slower side."""
+    slower = ["reference slower"] if w["relation"] != PRECEDES and w["ratio"] < 1 else []
+    return ", ".join([f"A={w['A']}", *extra, *slower])
+
+
 def verdict_cell(part: pd.DataFrame) -> str:
     worst_verdict = max(part["verdict"], key=lambda v: RANK[v])
     bad = part[part["verdict"] == worst_verdict]
     w = _worst(bad if worst_verdict != stats.PASS else part)
-    return f"{worst_verdict} {len(bad)}/{len(part)} x{w['factor']:.2f} (A={w['A']})"
+    return f"{worst_verdict} {len(bad)}/{len(part)} x{w['factor']:.2f} ({_where(w)})"
 
 
 def factor_cell(part: pd.DataFrame) -> str:
@@ -277,8 +283,8 @@ def paper_comparison(r: DdtResult) -> list[tuple[int, str, str, dict[str, str]]]
                 text = f"{g}: {len(bad)} of {len(part)} VIOLATED"
                 if not bad.empty:
                     w = _worst(bad)
-                    text += (f", worst x{w['factor']:.2f} ({w['comparison']}, A={w['A']}, m={_size(w['m'])}, "
-                             f"{w['pattern']})")
+                    where = _where(w, f"m={_size(w['m'])}", w["pattern"])
+                    text += f", worst x{w['factor']:.2f} ({w['comparison']}, {where})"
                 parts.append(text)
             if parts:
                 here[stack] = "; ".join(parts)

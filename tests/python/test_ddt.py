@@ -276,6 +276,8 @@ def test_matrix_cells(known_run):
     assert row["fast"].startswith("PASS 2/2 x1.00")
     row = m.xs((1, "slowdown", "tiled / contiguous", "pingpong", 2, 3200))
     assert row["fast"] == "x2.00 median, x2.00 max (A=2)"
+    row = m.xs((4, "DT-GL1", "contiguous-subtype:sub=block ≃ block", "pingpong", 2, 3200))
+    assert row["slow"] == "VIOLATED 2/2 x3.00 (A=2, reference slower)"
     counts = ddtreport.verdict_counts(r)
     assert counts.loc[("fast", "DT-GL2/3"), stats.PASS] == 8  # 4 layouts x 2 A
     assert counts.loc[("slow", "DT-GL2/3"), stats.VIOLATED] == 8
@@ -311,6 +313,20 @@ def test_report_of_two_runs_side_by_side(known_run, tmp_path, capsys):
     assert f"report: {out / 'report.html'}" in res.text
 
 
+def test_report_of_a_run_without_any_finished_launch(tmp_path):
+    params = _params("--tests", "5", "--grid", "quick", "--A", "2", "--sizes", "3200")
+    path = write_ddt_run(tmp_path / "none", params, known_times, runs=2)
+    rd = runner.RunDir.open(path)
+    for x in rd.launches:
+        x.status, x.message = runner.FAILED, "exit code 137"
+    rd.save()
+    res = run_cli(["analyze", str(path)])
+    assert res.rc == 0, res.text
+    text = (path / "report.html").read_text()
+    assert "Launches not completed" in text and "exit code 137" in text
+    assert pd.read_csv(path / "verdicts.csv").empty
+
+
 def test_report_rejects_other_jobs(small_run, tmp_path):
     res = run_cli(["ddt", "report", str(small_run[0]), "--output", str(tmp_path / "x")])
     assert res.rc == 2 and "is a 'pingpong' run, not a ddt run" in res.text
@@ -328,6 +344,39 @@ def test_corrupted_data_is_caught(mpich_stack, mpich_build, tmp_path):
     parsed = rawfile.parse(raw)
     assert len(parsed.errors) == 4 and not parsed.rows
     assert all("differ" in msg for msg in parsed.errors.values())
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--layouts", "tiled A=2"], "give A with --A"),
+    (["--layouts", "tiled B=2", "--A", "2"], "layout 'tiled B=2' is invalid for every A: tiled: B must be > A"),
+    (["--layouts", "tiled;wiggly"], "unknown layout 'wiggly'"),
+    (["--modes", "datatype,fast"], "unknown mode 'fast'"),
+    (["--pattern", "alltoall"], "unknown --pattern 'alltoall'"),
+    (["--pattern", "bcast", "--root", "2"], "bad --root '2': expected a rank from 0 to 1"),
+    (["--sizes", "0"], "bad --sizes value 0"),
+])
+def test_driver_rejects_bad_input(mpich_stack, mpich_build, args, message):
+    res = run_driver(mpich_stack, mpich_build, "mg_ddtbench", [*args, "--check-only"])
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert message in res.stderr
+
+
+def test_driver_skips_impossible_configurations(mpich_stack, mpich_build, tmp_path):
+    """RowCol needs A < n; m below half the common unit cannot be formed: skipped with the reason, not run."""
+    raw = tmp_path / "s.txt"
+    res = run_driver(mpich_stack, mpich_build, "mg_ddtbench",
+                     ["--layouts", "rowcol-struct;rowcol-fully-indexed", "--A", "2,100", "--sizes", "400",
+                      "--check-only", "--output", str(raw)])
+    assert res.returncode == 0, res.stdout + res.stderr
+    skips = rawfile.parse(raw).notes["skip"]
+    assert "A must be < n (A=100, n=100)" in skips["pingpong rowcol-struct 100 400"]
+    assert "pingpong rowcol-struct 2 400" not in skips
+    res = run_driver(mpich_stack, mpich_build, "mg_ddtbench",
+                     ["--layouts", "tiled;block", "--A", "1000", "--sizes", "3200", "--check-only",
+                      "--output", str(raw)])
+    assert res.returncode == 0
+    skip = rawfile.parse(raw).notes["skip"]["pingpong tiled 1000 3200"]
+    assert "less than half of the common unit of 8000 bytes" in skip
 
 
 def test_small_real_run(mpich_build, tmp_path):
