@@ -1,0 +1,276 @@
+/* Configuration: defaults, then the file named by MPIGUIDE_TUNE_CONFIG
+ * (`key = value` lines, # comments), then the MPIGUIDE_TUNE_* variables (the
+ * environment wins). Never argv. A bad line or value is reported once with
+ * where it is (file:line or the variable) and skipped; nothing aborts. */
+#define _POSIX_C_SOURCE 200809L
+#include "tune_state.h"
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+extern char **environ;
+
+static const char *const keys = "mode, force, profiles, msg_pool_bytes, int_pool_bytes, chunk, report";
+
+static const char *const env_names[] = {"MPIGUIDE_TUNE_MODE",     "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
+                                        "MPIGUIDE_TUNE_CONFIG",   "MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL",
+                                        "MPIGUIDE_TUNE_CHUNK",    "MPIGUIDE_TUNE_REPORT"};
+#define N_ENV ((int)(sizeof env_names / sizeof env_names[0]))
+
+void mg_tune__config_defaults(mg_tune_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->mode = MG_TUNE_OFF;
+    cfg->msg_pool_bytes = MG_TUNE_DEFAULT_MSG_POOL;
+    cfg->int_pool_bytes = MG_TUNE_DEFAULT_INT_POOL;
+    cfg->chunk = MG_TUNE_DEFAULT_CHUNK;
+}
+
+void mg_tune__config_free(mg_tune_config *cfg)
+{
+    free(cfg->profiles);
+    free(cfg->report);
+    cfg->profiles = cfg->report = NULL;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    return s;
+}
+
+static int parse_mode(const char *s, mg_tune_mode *m)
+{
+    if (strcasecmp(s, "off") == 0)
+        *m = MG_TUNE_OFF;
+    else if (strcasecmp(s, "forced") == 0)
+        *m = MG_TUNE_FORCED;
+    else if (strcasecmp(s, "tuned") == 0)
+        *m = MG_TUNE_TUNED;
+    else
+        return -1;
+    return 0;
+}
+
+int mg_tune__parse_size(const char *s, size_t *out)
+{
+    while (isspace((unsigned char)*s)) s++;
+    if (!isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE) return -1;
+    unsigned long long mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1ull << 10, end++; break;
+    case 'm': case 'M': mul = 1ull << 20, end++; break;
+    case 'g': case 'G': mul = 1ull << 30, end++; break;
+    default: break;
+    }
+    if (mul > 1) {
+        if ((end[0] == 'i' || end[0] == 'I') && (end[1] == 'b' || end[1] == 'B'))
+            end += 2;
+        else if (end[0] == 'b' || end[0] == 'B')
+            end++;
+    } else if (*end == 'b' || *end == 'B') {
+        end++;
+    }
+    while (isspace((unsigned char)*end)) end++;
+    if (*end) return -1;
+    if (v > SIZE_MAX / mul) return -1;
+    *out = (size_t)(v * mul);
+    return 0;
+}
+
+static int parse_chunk(const char *s, MPI_Count *out)
+{
+    while (isspace((unsigned char)*s)) s++;
+    if (!isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    while (isspace((unsigned char)*end)) end++;
+    if (errno == ERANGE || *end || v < 1 || v > INT_MAX) return -1;
+    *out = (MPI_Count)v;
+    return 0;
+}
+
+int mg_tune__parse_force(const char *spec, int *forced, const char *where)
+{
+    char *copy = strdup(spec), *save = NULL, list[512];
+    if (!copy) return 1;
+    int bad = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *entry = trim(tok);
+        if (!*entry) continue;
+        char *eq = strchr(entry, '=');
+        if (!eq) {
+            mg_tune__warn("%s: force entry '%s': expected COLLECTIVE=IMPLEMENTATION (allgather=allgather_as_gather_bcast); "
+                          "this entry is ignored",
+                          where, entry);
+            bad++;
+            continue;
+        }
+        *eq = '\0';
+        char *coll = trim(entry), *impl = trim(eq + 1);
+        int c = mg_tune__coll_index(coll);
+        if (c < 0) {
+            mg_tune__warn("%s: force entry '%s=%s': unknown collective '%s' (collectives: %s); this entry is ignored",
+                          where, coll, impl, coll, mg_tune__coll_list(list, sizeof list));
+            bad++;
+            continue;
+        }
+        int i = mg_tune__impl_index((mg_coll)c, impl);
+        if (i < 0) {
+            mg_tune__warn("%s: force entry '%s=%s': unknown implementation '%s' of %s (implementations: %s); this entry "
+                          "is ignored",
+                          where, coll, impl, impl, mg_tune__table((mg_coll)c)->name,
+                          mg_tune__impl_list((mg_coll)c, list, sizeof list));
+            bad++;
+            continue;
+        }
+        forced[c] = i;
+    }
+    free(copy);
+    return bad;
+}
+
+/* A path of the configuration file: relative ones are relative to the file's directory. */
+static char *config_path(const char *file, const char *value)
+{
+    const char *slash = strrchr(file, '/');
+    if (value[0] == '/' || strcmp(value, "-") == 0 || !slash) return strdup(value);
+    size_t dlen = (size_t)(slash - file) + 1, vlen = strlen(value);
+    char *p = malloc(dlen + vlen + 1);
+    if (!p) return NULL;
+    memcpy(p, file, dlen);
+    memcpy(p + dlen, value, vlen + 1);
+    return p;
+}
+
+static void set_string(char **dst, char *value)
+{
+    free(*dst);
+    *dst = value;
+}
+
+static int read_file(const char *path, mg_tune_config *cfg)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        mg_tune__warn("MPIGUIDE_TUNE_CONFIG=%s: cannot open the configuration file (%s); the defaults and the "
+                      "environment are used",
+                      path, strerror(errno));
+        return 1;
+    }
+    char *buf = NULL, where[4200];
+    size_t cap = 0;
+    int lineno = 0, problems = 0;
+    while (getline(&buf, &cap, f) != -1) {
+        lineno++;
+        /* a comment starts with # at the beginning or after a blank */
+        for (char *h = buf; (h = strchr(h, '#')) != NULL; h++)
+            if (h == buf || isspace((unsigned char)h[-1])) {
+                *h = '\0';
+                break;
+            }
+        char *line = trim(buf);
+        if (!*line) continue;
+        snprintf(where, sizeof where, "%s:%d", path, lineno);
+        char *eq = strchr(line, '=');
+        if (!eq) {
+            mg_tune__warn("%s: expected 'key = value', found '%s'; this line is ignored", where, line);
+            problems++;
+            continue;
+        }
+        *eq = '\0';
+        char *key = trim(line), *val = trim(eq + 1);
+        int ok = 1;
+        const char *expected = NULL;
+        if (strcmp(key, "mode") == 0) {
+            ok = parse_mode(val, &cfg->mode) == 0;
+            expected = "off, forced or tuned";
+        } else if (strcmp(key, "force") == 0) {
+            problems += mg_tune__parse_force(val, cfg->forced, where);
+            continue;
+        } else if (strcmp(key, "profiles") == 0 || strcmp(key, "report") == 0) {
+            ok = *val != '\0';
+            expected = "a path";
+            if (ok) set_string(strcmp(key, "report") == 0 ? &cfg->report : &cfg->profiles, config_path(path, val));
+        } else if (strcmp(key, "msg_pool_bytes") == 0 || strcmp(key, "int_pool_bytes") == 0) {
+            size_t v;
+            ok = mg_tune__parse_size(val, &v) == 0;
+            expected = "a size in bytes such as 67108864, 64M or 256k";
+            if (ok) *(key[0] == 'm' ? &cfg->msg_pool_bytes : &cfg->int_pool_bytes) = v;
+        } else if (strcmp(key, "chunk") == 0) {
+            ok = parse_chunk(val, &cfg->chunk) == 0;
+            expected = "a number of elements from 1 to 2147483647";
+        } else {
+            mg_tune__warn("%s: unknown key '%s' (keys: %s); this line is ignored", where, key, keys);
+            problems++;
+            continue;
+        }
+        if (!ok) {
+            mg_tune__warn("%s: %s '%s': expected %s; this line is ignored", where, key, val, expected);
+            problems++;
+        }
+    }
+    free(buf);
+    fclose(f);
+    return problems;
+}
+
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+int mg_tune__config_read(mg_tune_config *cfg)
+{
+    mg_tune__config_defaults(cfg);
+    int problems = 0;
+    const char *v;
+    if ((v = env("MPIGUIDE_TUNE_CONFIG")) != NULL) problems += read_file(v, cfg);
+    if ((v = env("MPIGUIDE_TUNE_MODE")) != NULL && parse_mode(v, &cfg->mode) != 0) {
+        mg_tune__warn("MPIGUIDE_TUNE_MODE=%s: expected off, forced or tuned; ignored", v);
+        problems++;
+    }
+    if ((v = env("MPIGUIDE_TUNE_FORCE")) != NULL) {
+        memset(cfg->forced, 0, sizeof cfg->forced); /* the variable replaces the file's force */
+        problems += mg_tune__parse_force(v, cfg->forced, "MPIGUIDE_TUNE_FORCE");
+    }
+    if ((v = env("MPIGUIDE_TUNE_PROFILES")) != NULL) set_string(&cfg->profiles, strdup(v));
+    if ((v = env("MPIGUIDE_TUNE_REPORT")) != NULL) set_string(&cfg->report, strdup(v));
+    const char *pools[2] = {"MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL"};
+    size_t *dst[2] = {&cfg->msg_pool_bytes, &cfg->int_pool_bytes};
+    for (int i = 0; i < 2; i++)
+        if ((v = env(pools[i])) != NULL && mg_tune__parse_size(v, dst[i]) != 0) {
+            mg_tune__warn("%s=%s: expected a size in bytes such as 67108864, 64M or 256k; ignored", pools[i], v);
+            problems++;
+        }
+    if ((v = env("MPIGUIDE_TUNE_CHUNK")) != NULL && parse_chunk(v, &cfg->chunk) != 0) {
+        mg_tune__warn("MPIGUIDE_TUNE_CHUNK=%s: expected a number of elements from 1 to 2147483647; ignored", v);
+        problems++;
+    }
+    /* a misspelled variable would otherwise be ignored silently */
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "MPIGUIDE_TUNE_", 14) != 0) continue;
+        size_t n = strcspn(*e, "=");
+        int known = 0;
+        for (int i = 0; i < N_ENV && !known; i++) known = strlen(env_names[i]) == n && strncmp(*e, env_names[i], n) == 0;
+        if (!known) {
+            mg_tune__warn("unknown variable %.*s ignored (known: MPIGUIDE_TUNE_MODE, _FORCE, _PROFILES, _CONFIG, "
+                          "_MSG_POOL, _INT_POOL, _CHUNK, _REPORT)",
+                          (int)n, *e);
+            problems++;
+        }
+    }
+    return problems;
+}

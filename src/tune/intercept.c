@@ -1,0 +1,233 @@
+/* The intercepted MPI functions: MPI_Init, MPI_Init_thread, MPI_Finalize and
+ * nine blocking collectives (and their MPI-4 large-count forms where the stack
+ * has them). Each collective becomes an mg_call, gets an implementation
+ * (native, or a mock-up with a lease on the pools) and is counted.
+ *
+ * The choice must be the same on every rank of the call, so it depends only
+ * on values all ranks agree on: mode, forced choice and profiles (the same
+ * configuration everywhere), the communicator's size, `bytes`, the reduction's
+ * count, datatype and op, and the mock-up's supports() and need() (which look
+ * at such values only). The pools' configured capacity decides whether a
+ * need() fits, never the free space. */
+#define _POSIX_C_SOURCE 200809L
+#include "tune_state.h"
+#include <string.h>
+
+/* What the calling thread's last call of each collective ran. */
+static _Thread_local const char *last_impl[MG_NCOLLS];
+
+const char *mg_tune_last_impl(const char *collective)
+{
+    for (int i = 0; i < MG_NCOLLS; i++)
+        if (collective && strcmp(collective, mg_tune__table((mg_coll)i)->name) == 0) return last_impl[i];
+    return NULL;
+}
+
+static int is_reduction(mg_coll c)
+{
+    return c == MG_COLL_ALLREDUCE || c == MG_COLL_REDUCE || c == MG_COLL_SCAN || c == MG_COLL_REDUCE_SCATTER_BLOCK;
+}
+
+/* Completes c (rank, size, bytes, commutative) and chooses. Returns the mock-up
+ * to run (with its need in *need), or NULL for the native call. */
+static const mg_mockup *choose(mg_call *c, mg_need *need)
+{
+    mg_tune_state *g = &mg_tune_g;
+    mg_tune__lock();
+    int on = g->initialized;
+    mg_tune_mode mode = g->cfg.mode;
+    int forced = g->cfg.forced[c->coll];
+    size_t msg_cap = g->cfg.msg_pool_bytes, int_cap = g->cfg.int_pool_bytes;
+    mg_tune__unlock();
+    /* before MPI_Init, after MPI_Finalize, on MPI_COMM_NULL: the native call says what is wrong */
+    if (!on || c->comm == MPI_COMM_NULL) return NULL;
+    int inter = 0;
+    if (PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS) return NULL;
+    if (inter) {
+        /* intercommunicators: other semantics, and arguments we must not read; not counted */
+        last_impl[c->coll] = mode == MG_TUNE_OFF ? "default" : "native";
+        return NULL;
+    }
+    PMPI_Comm_size(c->comm, &c->size);
+    PMPI_Comm_rank(c->comm, &c->rank);
+
+    /* the uniform message size (tune_internal.h) */
+    MPI_Count count = c->sendcount;
+    MPI_Datatype type = c->sendtype;
+    switch (c->coll) {
+    case MG_COLL_ALLGATHER:
+    case MG_COLL_ALLTOALL:
+    case MG_COLL_GATHER:
+        if (c->in_place) count = c->recvcount, type = c->recvtype;
+        break;
+    case MG_COLL_SCATTER:
+        if (!c->in_place) count = c->recvcount, type = c->recvtype;
+        break;
+    case MG_COLL_REDUCE_SCATTER_BLOCK:
+        /* the whole vector: recvcount x size elements */
+        if (__builtin_mul_overflow(c->recvcount, (MPI_Count)c->size, &c->sendcount)) c->sendcount = -1;
+        count = c->sendcount, type = c->recvtype;
+        break;
+    default: break;
+    }
+    c->bytes = count >= 0 ? mg_type_bytes(count, type) : -1;
+    if (is_reduction(c->coll) && c->op != MPI_OP_NULL) PMPI_Op_commutative(c->op, &c->commutative);
+
+    int impl = 0;
+    if (mode == MG_TUNE_FORCED)
+        impl = forced;
+    else if (mode == MG_TUNE_TUNED && c->bytes > 0)
+        impl = mg_tune__lookup(c->coll, c->size, c->bytes);
+    if (impl < 0) impl = 0;
+
+    const mg_mockup *m = NULL;
+    if (impl > 0) {
+        m = &mg_tune__table(c->coll)->mockups[impl - 1];
+        int fits = is_reduction(c->coll) ? mg_fits_int(c->sendcount) && mg_fits_int(c->recvcount)
+                                         : mg_fits_int(c->bytes);
+        if (c->size < 2 || c->bytes <= 0 || !fits || (m->supports && !m->supports(c))) {
+            m = NULL;
+        } else {
+            *need = m->need ? m->need(c) : (mg_need){0, 0};
+            if (need->msg_bytes > msg_cap || need->int_bytes > int_cap) m = NULL;
+        }
+        if (!m) impl = MG_TUNE_NATIVE;
+    }
+    mg_tune__count(c->coll, c->bytes, impl);
+    last_impl[c->coll] = mg_tune__impl_label(c->coll, impl);
+    return m;
+}
+
+static int run(const mg_call *c, const mg_mockup *m, const mg_need *need)
+{
+    mg_lease *l = mg_lease_acquire(need->msg_bytes, need->int_bytes);
+    if (!l) {
+        /* other ranks run the mock-up: the native call is no way out */
+        PMPI_Comm_call_errhandler(c->comm, MPI_ERR_NO_MEM);
+        return MPI_ERR_NO_MEM;
+    }
+    int rc = m->run(c, l);
+    mg_lease_release(l);
+    return rc;
+}
+
+/* ---- start and end ---- */
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS) mg_tune__start();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS) mg_tune__start();
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    mg_tune__stop();
+    return PMPI_Finalize();
+}
+
+/* ---- the collectives ----
+ * Each has one body for the int and the large-count entry point; CNT is the
+ * count type of the entry point and SFX the PMPI suffix. */
+
+#define MG_CALL(cl) mg_call c = {.coll = (cl), .sendtype = MPI_DATATYPE_NULL, .recvtype = MPI_DATATYPE_NULL, \
+                                  .op = MPI_OP_NULL}
+
+#define DEF_ALLGATHER_LIKE(NAME, PNAME, CNT, COLL)                                                               \
+    int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,           \
+             MPI_Datatype recvtype, MPI_Comm comm)                                                              \
+    {                                                                                                           \
+        MG_CALL(COLL);                                                                                          \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;            \
+        c.sendtype = sendtype, c.recvtype = recvtype, c.comm = comm, c.in_place = sendbuf == MPI_IN_PLACE;     \
+        mg_need need;                                                                                           \
+        const mg_mockup *m = choose(&c, &need);                                                                 \
+        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                 \
+        return run(&c, m, &need);                                                                               \
+    }
+
+#define DEF_ROOTED(NAME, PNAME, CNT, COLL)                                                                      \
+    int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,           \
+             MPI_Datatype recvtype, int root, MPI_Comm comm)                                                    \
+    {                                                                                                           \
+        MG_CALL(COLL);                                                                                          \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;            \
+        c.sendtype = sendtype, c.recvtype = recvtype, c.root = root, c.comm = comm;                            \
+        if ((COLL) == MG_COLL_SCATTER)                                                                          \
+            c.in_place = recvbuf == MPI_IN_PLACE, c.recvbuf = c.in_place ? NULL : recvbuf;                      \
+        else                                                                                                    \
+            c.in_place = sendbuf == MPI_IN_PLACE;                                                               \
+        mg_need need;                                                                                           \
+        const mg_mockup *m = choose(&c, &need);                                                                 \
+        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);           \
+        return run(&c, m, &need);                                                                               \
+    }
+
+/* Allreduce, Scan (no root), Reduce_scatter_block (count is recvcount). */
+#define DEF_REDUCTION(NAME, PNAME, CNT, COLL)                                                                   \
+    int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)    \
+    {                                                                                                           \
+        MG_CALL(COLL);                                                                                          \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                    \
+        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.comm = comm;                                 \
+        c.in_place = sendbuf == MPI_IN_PLACE;                                                                   \
+        mg_need need;                                                                                           \
+        const mg_mockup *m = choose(&c, &need);                                                                 \
+        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                      \
+        return run(&c, m, &need);                                                                               \
+    }
+
+#define DEF_REDUCE(NAME, PNAME, CNT)                                                                            \
+    int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root,         \
+             MPI_Comm comm)                                                                                     \
+    {                                                                                                           \
+        MG_CALL(MG_COLL_REDUCE);                                                                                \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                    \
+        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.root = root, c.comm = comm;                  \
+        c.in_place = sendbuf == MPI_IN_PLACE;                                                                   \
+        mg_need need;                                                                                           \
+        const mg_mockup *m = choose(&c, &need);                                                                 \
+        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);                                \
+        return run(&c, m, &need);                                                                               \
+    }
+
+#define DEF_BCAST(NAME, PNAME, CNT)                                                                             \
+    int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm)                           \
+    {                                                                                                           \
+        MG_CALL(MG_COLL_BCAST);                                                                                 \
+        c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;                      \
+        c.sendtype = datatype, c.recvtype = datatype, c.root = root, c.comm = comm;                             \
+        mg_need need;                                                                                           \
+        const mg_mockup *m = choose(&c, &need);                                                                 \
+        if (!m) return PNAME(buffer, count, datatype, root, comm);                                              \
+        return run(&c, m, &need);                                                                               \
+    }
+
+DEF_ALLGATHER_LIKE(MPI_Allgather, PMPI_Allgather, int, MG_COLL_ALLGATHER)
+DEF_ALLGATHER_LIKE(MPI_Alltoall, PMPI_Alltoall, int, MG_COLL_ALLTOALL)
+DEF_ROOTED(MPI_Gather, PMPI_Gather, int, MG_COLL_GATHER)
+DEF_ROOTED(MPI_Scatter, PMPI_Scatter, int, MG_COLL_SCATTER)
+DEF_REDUCTION(MPI_Allreduce, PMPI_Allreduce, int, MG_COLL_ALLREDUCE)
+DEF_REDUCTION(MPI_Scan, PMPI_Scan, int, MG_COLL_SCAN)
+DEF_REDUCTION(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block, int, MG_COLL_REDUCE_SCATTER_BLOCK)
+DEF_REDUCE(MPI_Reduce, PMPI_Reduce, int)
+DEF_BCAST(MPI_Bcast, PMPI_Bcast, int)
+
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+DEF_ALLGATHER_LIKE(MPI_Allgather_c, PMPI_Allgather_c, MPI_Count, MG_COLL_ALLGATHER)
+DEF_ALLGATHER_LIKE(MPI_Alltoall_c, PMPI_Alltoall_c, MPI_Count, MG_COLL_ALLTOALL)
+DEF_ROOTED(MPI_Gather_c, PMPI_Gather_c, MPI_Count, MG_COLL_GATHER)
+DEF_ROOTED(MPI_Scatter_c, PMPI_Scatter_c, MPI_Count, MG_COLL_SCATTER)
+DEF_REDUCTION(MPI_Allreduce_c, PMPI_Allreduce_c, MPI_Count, MG_COLL_ALLREDUCE)
+DEF_REDUCTION(MPI_Scan_c, PMPI_Scan_c, MPI_Count, MG_COLL_SCAN)
+DEF_REDUCTION(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c, MPI_Count, MG_COLL_REDUCE_SCATTER_BLOCK)
+DEF_REDUCE(MPI_Reduce_c, PMPI_Reduce_c, MPI_Count)
+DEF_BCAST(MPI_Bcast_c, PMPI_Bcast_c, MPI_Count)
+#endif

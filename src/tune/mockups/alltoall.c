@@ -1,0 +1,65 @@
+/* Mock-up of MPI_Alltoall (002, COLL-GL8). */
+#include "mockup_util.h"
+
+/* ---- GL8: MPI_Alltoallv with counts[i] = bytes and displs[i] = i x bytes
+ * on both sides: the same call in its irregular form, on packed bytes
+ * (MPI_BYTE messages, as in allgather.c, so that ranks with datatypes of
+ * different sizes still make the same internal choices). A buffer whose p
+ * blocks are one gap-free run is used in place; otherwise the send blocks are
+ * packed into the lease, and the receive blocks land there and are unpacked.
+ * MPI_IN_PLACE (which MPI requires on all ranks) passes through. */
+
+static int gl8_supports(const mg_call *c)
+{
+    return c->bytes > 0 && mg_mu_fits_int_prod(c->size, c->bytes);
+}
+
+static mg_need gl8_need(const mg_call *c)
+{
+    /* counts, displs, shared by both sides (002 Table 1: 2pI); p x bytes for
+     * each side whose datatype is not contiguous */
+    return (mg_need){2 * (size_t)c->size * (size_t)c->bytes, 2 * (size_t)c->size * sizeof(int)};
+}
+
+static int gl8_run(const mg_call *c, mg_lease *lease)
+{
+    const int p = c->size;
+    const size_t all = (size_t)p * (size_t)c->bytes;
+    int *counts = mg_lease_ints(lease, 2 * (size_t)p);
+    if (counts == NULL)
+        return MPI_ERR_NO_MEM;
+    int *displs = counts + p;
+    mg_mu_regular_v(p, (int)c->bytes, counts, displs);
+
+    char *recv = mg_mu_direct(c->recvbuf, p * c->recvcount, c->recvtype);
+    const int unpack = recv == NULL;
+    if (unpack && (recv = mg_lease_msg(lease, all)) == NULL)
+        return MPI_ERR_NO_MEM;
+    int err;
+    if (c->in_place) {
+        err = unpack ? mg_call_pack(c->recvbuf, p * c->recvcount, c->recvtype, recv, c->comm) : MPI_SUCCESS;
+        if (err == MPI_SUCCESS)
+            err = PMPI_Alltoallv(MPI_IN_PLACE, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE, c->comm);
+    } else {
+        const char *send = mg_mu_direct(c->sendbuf, p * c->sendcount, c->sendtype);
+        err = MPI_SUCCESS;
+        if (send == NULL) {
+            char *packed = mg_lease_msg(lease, all);
+            if (packed == NULL)
+                return MPI_ERR_NO_MEM;
+            err = mg_call_pack(c->sendbuf, p * c->sendcount, c->sendtype, packed, c->comm);
+            send = packed;
+        }
+        if (err == MPI_SUCCESS)
+            err = PMPI_Alltoallv(send, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE, c->comm);
+    }
+    if (err == MPI_SUCCESS && unpack)
+        err = mg_call_unpack(recv, c->recvbuf, p * c->recvcount, c->recvtype, c->comm);
+    return err;
+}
+
+static const mg_mockup alltoall_list[] = {
+    {"alltoall_as_alltoallv", 8, "MPI_Alltoallv", gl8_supports, gl8_need, gl8_run},
+};
+
+const mg_coll_mockups mg_alltoall_mockups = {MG_COLL_ALLTOALL, "alltoall", "MPI_Alltoall", 1, alltoall_list};

@@ -1,0 +1,152 @@
+/* The two pools (message bytes, int vectors) and the leases on them.
+ *
+ * The pools are allocated once at MPI_Init with the configured sizes (002,
+ * Sec. 3.2.3: size_msg_buffer_bytes, size_int_buffer_bytes) so that a mock-up
+ * makes no system call for its buffers. One lease holds both pools for one
+ * call; sub-allocations are bump-allocated, 64-byte aligned, and all returned
+ * at release. A second, concurrent lease (another thread) and every lease
+ * before MPI_Init or with pools of size 0 malloc its pieces instead: the
+ * choice of the mock-up never depends on the free space, so all ranks make the
+ * same one. */
+#define _POSIX_C_SOURCE 200809L
+#include "tune_state.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MG_ALIGN ((size_t)64)
+
+/* n rounded up to a multiple of 64 (at least 64); 0 if that overflows. */
+static size_t round_up(size_t n)
+{
+    if (n == 0) n = 1;
+    if (n > SIZE_MAX - (MG_ALIGN - 1)) return 0;
+    return (n + MG_ALIGN - 1) & ~(MG_ALIGN - 1);
+}
+
+static void *alloc_aligned(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, MG_ALIGN, bytes) != 0) return NULL;
+    return p;
+}
+
+void mg_tune__pools_alloc(size_t msg_bytes, size_t int_bytes)
+{
+    mg_tune_state *g = &mg_tune_g;
+    mg_tune__pools_free();
+    if (msg_bytes > 0) {
+        size_t r = round_up(msg_bytes);
+        g->msg_pool = r ? alloc_aligned(r) : NULL;
+        if (!g->msg_pool)
+            mg_tune__warn_local("cannot allocate the message pool of %zu bytes; mock-ups malloc their buffers "
+                                "(lower msg_pool_bytes / MPIGUIDE_TUNE_MSG_POOL)",
+                                msg_bytes);
+        else
+            g->msg_pool_size = msg_bytes;
+    }
+    if (int_bytes > 0) {
+        size_t r = round_up(int_bytes);
+        g->int_pool = r ? alloc_aligned(r) : NULL;
+        if (!g->int_pool)
+            mg_tune__warn_local("cannot allocate the int pool of %zu bytes; mock-ups malloc their vectors "
+                                "(lower int_pool_bytes / MPIGUIDE_TUNE_INT_POOL)",
+                                int_bytes);
+        else
+            g->int_pool_size = int_bytes;
+    }
+}
+
+void mg_tune__pools_free(void)
+{
+    mg_tune_state *g = &mg_tune_g;
+    if (g->pool_leased) return; /* a call still runs (erroneous program): keep the memory */
+    free(g->msg_pool);
+    free(g->int_pool);
+    g->msg_pool = g->int_pool = NULL;
+    g->msg_pool_size = g->int_pool_size = 0;
+}
+
+mg_lease *mg_lease_acquire(size_t msg_bytes, size_t int_bytes)
+{
+    (void)msg_bytes; /* pieces beyond the pool are malloc'ed, so the need only matters for the choice */
+    (void)int_bytes;
+    mg_tune_state *g = &mg_tune_g;
+    mg_tune__lock();
+    if (!g->pool_leased && (g->msg_pool || g->int_pool)) {
+        g->pool_leased = 1;
+        mg_lease *l = &g->pool_lease;
+        memset(l, 0, sizeof *l);
+        l->pooled = 1;
+        mg_tune__unlock();
+        return l;
+    }
+    mg_tune__unlock();
+    return calloc(1, sizeof(mg_lease));
+}
+
+/* A malloc'ed piece, remembered for release. */
+static void *extra_piece(mg_lease *l, size_t rounded)
+{
+    if (l->nextra == l->cap_extra) {
+        size_t cap = l->cap_extra ? 2 * l->cap_extra : 4;
+        void **e = realloc(l->extra, cap * sizeof *e);
+        if (!e) return NULL;
+        l->extra = e;
+        l->cap_extra = cap;
+    }
+    void *p = alloc_aligned(rounded);
+    if (p) l->extra[l->nextra++] = p;
+    return p;
+}
+
+/* Bump allocation from a pool the lease holds; NULL if the rest is too small. */
+static void *bump(unsigned char *pool, size_t size, size_t *used, size_t rounded)
+{
+    if (!pool || *used > size) return NULL;
+    /* the pool itself is rounded up to 64 bytes at allocation */
+    size_t cap = round_up(size);
+    if (rounded > cap - *used) return NULL;
+    void *p = pool + *used;
+    *used += rounded;
+    return p;
+}
+
+void *mg_lease_msg(mg_lease *l, size_t bytes)
+{
+    if (!l) return NULL;
+    size_t r = round_up(bytes);
+    if (!r) return NULL;
+    if (l->pooled) {
+        void *p = bump(mg_tune_g.msg_pool, mg_tune_g.msg_pool_size, &l->msg_used, r);
+        if (p) return p;
+    }
+    return extra_piece(l, r);
+}
+
+int *mg_lease_ints(mg_lease *l, size_t count)
+{
+    if (!l || count > SIZE_MAX / sizeof(int)) return NULL;
+    size_t r = round_up(count * sizeof(int));
+    if (!r) return NULL;
+    if (l->pooled) {
+        void *p = bump(mg_tune_g.int_pool, mg_tune_g.int_pool_size, &l->int_used, r);
+        if (p) return p;
+    }
+    return extra_piece(l, r);
+}
+
+void mg_lease_release(mg_lease *l)
+{
+    if (!l) return;
+    for (size_t i = 0; i < l->nextra; i++) free(l->extra[i]);
+    free(l->extra);
+    if (l->pooled) {
+        memset(l, 0, sizeof *l);
+        mg_tune__lock();
+        mg_tune_g.pool_leased = 0;
+        mg_tune__unlock();
+    } else {
+        free(l);
+    }
+}

@@ -1,0 +1,426 @@
+/* Profiles: which implementation a collective uses for which message sizes on
+ * a communicator of a given size. Two formats, told apart by the first line:
+ *
+ * mpiguide's own (first line "# mpiguide tune profile 1"):
+ *     collective allgather
+ *     procs 4
+ *     1 1024 allgather_as_gather_bcast      # from_bytes to_bytes implementation
+ *
+ * PGMPITuneLib's (002 Listing 1; anything else, e.g. "# pgtune profile"):
+ *     MPI_Scatter
+ *     1024 # nb. of processes
+ *     2    # nb. of mock-up impl.
+ *     2 scatter_as_bcast
+ *     3 scatter_as_scatterv
+ *     8    # nb. of ranges
+ *     1 1 2  # byte_range_start byte_range_end alg_id
+ *     ...
+ *
+ * Ranges are inclusive byte ranges of mg_call.bytes, sorted at load, and must
+ * not overlap. Any problem makes the whole file unusable: one warning
+ * "FILE:LINE: what; this profile is ignored", and the collective runs natively
+ * for that communicator size. */
+#define _POSIX_C_SOURCE 200809L
+#include "tune_state.h"
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TOKENS 4
+
+typedef struct {
+    FILE *f;
+    const char *path;
+    char *buf;
+    size_t cap;
+    int lineno;
+    int ntok;
+    char *tok[MAX_TOKENS + 1]; /* one more to see extra tokens */
+    char raw[200];             /* the line as read, shortened, for messages */
+} reader;
+
+/* Next line with at least one token (comments and blank lines skipped); 0 at the end. */
+static int next_line(reader *r)
+{
+    while (getline(&r->buf, &r->cap, r->f) != -1) {
+        r->lineno++;
+        char *h = strchr(r->buf, '#');
+        if (h) *h = '\0';
+        size_t n = strlen(r->buf);
+        while (n > 0 && isspace((unsigned char)r->buf[n - 1])) r->buf[--n] = '\0';
+        char *s = r->buf;
+        while (isspace((unsigned char)*s)) s++;
+        if (!*s) continue;
+        snprintf(r->raw, sizeof r->raw, "%s", s);
+        r->ntok = 0;
+        char *save = NULL;
+        for (char *t = strtok_r(s, " \t\r\n\v\f", &save); t && r->ntok <= MAX_TOKENS;
+             t = strtok_r(NULL, " \t\r\n\v\f", &save))
+            r->tok[r->ntok++] = t;
+        return 1;
+    }
+    return 0;
+}
+
+static int bad(reader *r, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(reader *r, int line, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    mg_tune__warn("%s:%d: %s; this profile is ignored", r->path, line > 0 ? line : 1, what);
+    return -1;
+}
+
+/* A whole token as a non-negative number. */
+static int number(const char *s, MPI_Count *out)
+{
+    if (!isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno == ERANGE || *end) return -1;
+    *out = (MPI_Count)v;
+    return 0;
+}
+
+static int procs_number(const char *s, int *out)
+{
+    MPI_Count v;
+    if (number(s, &v) != 0 || v < 1 || v > INT_MAX) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int add_range(mg_tune_profile *p, int *cap, MPI_Count from, MPI_Count to, int impl, int line)
+{
+    if (p->nranges == *cap) {
+        int n = *cap ? 2 * *cap : 16;
+        mg_tune_range *rs = realloc(p->ranges, (size_t)n * sizeof *rs);
+        if (!rs) return -1;
+        p->ranges = rs;
+        *cap = n;
+    }
+    p->ranges[p->nranges++] = (mg_tune_range){from, to, impl, line};
+    return 0;
+}
+
+static int by_from(const void *a, const void *b)
+{
+    const mg_tune_range *x = a, *y = b;
+    if (x->from != y->from) return x->from < y->from ? -1 : 1;
+    return x->line - y->line;
+}
+
+/* A range line's numbers; -1 after a warning. */
+static int range_numbers(reader *r, MPI_Count *from, MPI_Count *to)
+{
+    if (number(r->tok[0], from) != 0)
+        return bad(r, r->lineno, "range start '%s' is not a non-negative number of bytes", r->tok[0]);
+    if (number(r->tok[1], to) != 0)
+        return bad(r, r->lineno, "range end '%s' is not a non-negative number of bytes", r->tok[1]);
+    if (*from > *to)
+        return bad(r, r->lineno, "inverted range %s %s (the start is above the end)", r->tok[0], r->tok[1]);
+    return 0;
+}
+
+static int parse_mpiguide(reader *r, mg_tune_profile *p)
+{
+    int cap = 0, coll_line = 0, procs_line = 0;
+    char list[1024];
+    while (next_line(r)) {
+        if (strcmp(r->tok[0], "collective") == 0 || strcmp(r->tok[0], "procs") == 0) {
+            int is_coll = r->tok[0][0] == 'c';
+            if (r->ntok != 2) return bad(r, r->lineno, "expected '%s %s', found '%s'", r->tok[0],
+                                         is_coll ? "NAME" : "N", r->raw);
+            if ((is_coll ? coll_line : procs_line) != 0)
+                return bad(r, r->lineno, "a second '%s' line (the first is line %d)", r->tok[0],
+                           is_coll ? coll_line : procs_line);
+            if (is_coll) {
+                int c = mg_tune__coll_index(r->tok[1]);
+                if (c < 0)
+                    return bad(r, r->lineno, "unknown collective '%s' (collectives: %s)", r->tok[1],
+                               mg_tune__coll_list(list, sizeof list));
+                p->coll = (mg_coll)c;
+                coll_line = r->lineno;
+            } else {
+                if (procs_number(r->tok[1], &p->procs) != 0)
+                    return bad(r, r->lineno, "procs '%s' is not a number of processes >= 1", r->tok[1]);
+                procs_line = p->procs_line = r->lineno;
+            }
+            continue;
+        }
+        if (r->ntok != 3)
+            return bad(r, r->lineno, "expected 'collective NAME', 'procs N' or 'FROM_BYTES TO_BYTES IMPLEMENTATION', "
+                                     "found '%s'", r->raw);
+        if (!coll_line) return bad(r, r->lineno, "a range before the 'collective NAME' line");
+        MPI_Count from, to;
+        if (range_numbers(r, &from, &to) != 0) return -1;
+        int impl = mg_tune__impl_index(p->coll, r->tok[2]);
+        if (impl < 0)
+            return bad(r, r->lineno, "unknown implementation '%s' of %s (implementations: %s)", r->tok[2],
+                       mg_tune__table(p->coll)->name, mg_tune__impl_list(p->coll, list, sizeof list));
+        if (add_range(p, &cap, from, to, impl, r->lineno) != 0) return bad(r, r->lineno, "out of memory");
+    }
+    if (!coll_line) return bad(r, r->lineno, "no 'collective NAME' line");
+    if (!procs_line) return bad(r, r->lineno, "no 'procs N' line");
+    return 0;
+}
+
+/* The next line must exist; what names it in the message. */
+static int expect_line(reader *r, const char *what)
+{
+    if (next_line(r)) return 0;
+    return bad(r, r->lineno, "the file ends before %s", what);
+}
+
+static int parse_pgmpi(reader *r, mg_tune_profile *p)
+{
+    char list[1024];
+    if (expect_line(r, "the collective's name (MPI_Allgather, ...)") != 0) return -1;
+    int c = mg_tune__coll_index(r->tok[0]);
+    if (r->ntok != 1 || c < 0 || strncmp(r->tok[0], "MPI_", 4) != 0)
+        return bad(r, r->lineno,
+                   "expected the first line '# mpiguide tune profile 1' or a PGMPITuneLib profile starting with a "
+                   "collective such as MPI_Allgather, found '%s'",
+                   r->raw);
+    p->coll = (mg_coll)c;
+    const char *cname = mg_tune__table(p->coll)->mpi_name;
+    if (expect_line(r, "the number of processes") != 0) return -1;
+    if (r->ntok != 1 || procs_number(r->tok[0], &p->procs) != 0)
+        return bad(r, r->lineno, "expected the number of processes (>= 1), found '%s'", r->raw);
+    p->procs_line = r->lineno;
+    if (expect_line(r, "the number of mock-ups") != 0) return -1;
+    MPI_Count nalg, nranges;
+    if (r->ntok != 1 || number(r->tok[0], &nalg) != 0 || nalg > 1000)
+        return bad(r, r->lineno, "expected the number of mock-ups, found '%s'", r->raw);
+    MPI_Count ids[1000];
+    int impls[1000];
+    for (int i = 0; i < (int)nalg; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "mock-up %d of %d", i + 1, (int)nalg);
+        if (expect_line(r, what) != 0) return -1;
+        if (r->ntok != 2 || number(r->tok[0], &ids[i]) != 0)
+            return bad(r, r->lineno, "expected 'ALG_ID NAME' of %s, found '%s'", what, r->raw);
+        for (int j = 0; j < i; j++)
+            if (ids[j] == ids[i]) return bad(r, r->lineno, "alg_id %s is declared twice", r->tok[0]);
+        impls[i] = mg_tune__impl_index(p->coll, r->tok[1]);
+        if (impls[i] < 0)
+            return bad(r, r->lineno, "unknown mock-up '%s' of %s (mpiguide has: %s)", r->tok[1], cname,
+                       mg_tune__impl_list(p->coll, list, sizeof list));
+    }
+    if (expect_line(r, "the number of ranges") != 0) return -1;
+    if (r->ntok != 1 || number(r->tok[0], &nranges) != 0 || nranges > INT_MAX)
+        return bad(r, r->lineno, "expected the number of ranges, found '%s'", r->raw);
+    int cap = 0;
+    for (MPI_Count k = 0; k < nranges; k++) {
+        char what[80];
+        snprintf(what, sizeof what, "range %lld of %lld", (long long)k + 1, (long long)nranges);
+        if (expect_line(r, what) != 0) return -1;
+        if (r->ntok != 3)
+            return bad(r, r->lineno, "expected 'BYTE_RANGE_START BYTE_RANGE_END ALG_ID' of %s, found '%s'", what,
+                       r->raw);
+        MPI_Count from, to, id;
+        if (range_numbers(r, &from, &to) != 0) return -1;
+        int impl = -1;
+        if (number(r->tok[2], &id) == 0)
+            for (int j = 0; j < (int)nalg; j++)
+                if (ids[j] == id) impl = impls[j];
+        if (impl < 0) return bad(r, r->lineno, "alg_id '%s' is not among the mock-ups declared above", r->tok[2]);
+        if (add_range(p, &cap, from, to, impl, r->lineno) != 0) return bad(r, r->lineno, "out of memory");
+    }
+    if (next_line(r))
+        return bad(r, r->lineno, "'%s' after the %lld ranges declared", r->raw, (long long)nranges);
+    return 0;
+}
+
+void mg_tune__profile_free(mg_tune_profile *p)
+{
+    free(p->ranges);
+    free(p->path);
+    p->ranges = NULL;
+    p->path = NULL;
+    p->nranges = 0;
+}
+
+int mg_tune__profile_parse(const char *path, mg_tune_profile *out)
+{
+    memset(out, 0, sizeof *out);
+    reader r = {.path = path};
+    r.f = fopen(path, "r");
+    if (!r.f) {
+        mg_tune__warn("%s: cannot open the profile (%s); this profile is ignored", path, strerror(errno));
+        return -1;
+    }
+    /* the first line tells the format */
+    int rc, mine = 0;
+    if (getline(&r.buf, &r.cap, r.f) != -1) {
+        r.lineno = 1;
+        char *s = r.buf;
+        while (isspace((unsigned char)*s)) s++;
+        const char *magic = "# mpiguide tune profile";
+        if (strncmp(s, magic, strlen(magic)) == 0) {
+            mine = 1;
+            char *v = s + strlen(magic), *end;
+            long ver = strtol(v, &end, 10);
+            while (isspace((unsigned char)*end)) end++;
+            if (end == v || *end || ver != 1) {
+                v[strcspn(v, "\r\n")] = '\0';
+                bad(&r, 1, "profile version '%s' is not supported (this library reads version 1)", v + strspn(v, " \t"));
+                goto fail;
+            }
+        } else {
+            rewind(r.f);
+            r.lineno = 0;
+        }
+    }
+    out->path = strdup(path);
+    rc = out->path ? (mine ? parse_mpiguide(&r, out) : parse_pgmpi(&r, out)) : bad(&r, r.lineno, "out of memory");
+    if (rc != 0) goto fail;
+    if (out->nranges > 1) qsort(out->ranges, (size_t)out->nranges, sizeof *out->ranges, by_from);
+    for (int i = 1; i < out->nranges; i++) {
+        const mg_tune_range *a = &out->ranges[i - 1], *b = &out->ranges[i];
+        if (b->from <= a->to) {
+            const mg_tune_range *later = a->line > b->line ? a : b, *earlier = later == a ? b : a;
+            bad(&r, later->line, "range %lld %lld overlaps range %lld %lld of line %d", (long long)later->from,
+                (long long)later->to, (long long)earlier->from, (long long)earlier->to, earlier->line);
+            goto fail;
+        }
+    }
+    free(r.buf);
+    fclose(r.f);
+    return 0;
+fail:
+    free(r.buf);
+    fclose(r.f);
+    mg_tune__profile_free(out);
+    return -1;
+}
+
+void mg_tune__profiles_free(mg_tune_profiles *ps)
+{
+    for (int i = 0; i < ps->n; i++) mg_tune__profile_free(&ps->p[i]);
+    free(ps->p);
+    ps->p = NULL;
+    ps->n = 0;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int by_key(const void *a, const void *b)
+{
+    const mg_tune_profile *x = a, *y = b;
+    if (x->coll != y->coll) return x->coll < y->coll ? -1 : 1;
+    return x->procs < y->procs ? -1 : x->procs > y->procs;
+}
+
+static int is_profile_name(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 5 && strcmp(n + l - 5, ".prof") == 0) || (l > 4 && strcmp(n + l - 4, ".prf") == 0);
+}
+
+int mg_tune__profiles_load(const char *dir, mg_tune_profiles *out, int *nbad)
+{
+    out->n = 0;
+    out->p = NULL;
+    *nbad = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        mg_tune__warn("profile directory %s: cannot open it (%s); tuned mode runs every collective natively", dir,
+                      strerror(errno));
+        return MG_TUNE_ERR_PROFILE;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = MG_TUNE_SUCCESS;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (!is_profile_name(e->d_name)) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn) {
+                rc = MG_TUNE_ERR_NOMEM;
+                break;
+            }
+            names = nn;
+        }
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        if ((names[n] = malloc(len)) == NULL) {
+            rc = MG_TUNE_ERR_NOMEM;
+            break;
+        }
+        snprintf(names[n++], len, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (rc == MG_TUNE_SUCCESS && n > 0) {
+        qsort(names, n, sizeof *names, by_name); /* the same order, so the same choices, everywhere */
+        out->p = calloc(n, sizeof *out->p);
+        if (!out->p) rc = MG_TUNE_ERR_NOMEM;
+    }
+    for (size_t i = 0; rc == MG_TUNE_SUCCESS && i < n; i++) {
+        mg_tune_profile p;
+        if (mg_tune__profile_parse(names[i], &p) != 0) {
+            (*nbad)++;
+            continue;
+        }
+        int dup = -1;
+        for (int j = 0; j < out->n && dup < 0; j++)
+            if (out->p[j].coll == p.coll && out->p[j].procs == p.procs) dup = j;
+        if (dup >= 0) {
+            mg_tune__warn("%s:%d: a second profile of %s for %d processes (the first is %s); this profile is ignored",
+                          names[i], p.procs_line, mg_tune__table(p.coll)->name, p.procs, out->p[dup].path);
+            mg_tune__profile_free(&p);
+            (*nbad)++;
+            continue;
+        }
+        out->p[out->n++] = p;
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    if (rc != MG_TUNE_SUCCESS) {
+        mg_tune__profiles_free(out);
+        return rc;
+    }
+    if (out->n > 1) qsort(out->p, (size_t)out->n, sizeof *out->p, by_key);
+    return MG_TUNE_SUCCESS;
+}
+
+int mg_tune__profiles_find(const mg_tune_profiles *ps, mg_coll coll, int procs, MPI_Count bytes)
+{
+    /* the profile of (coll, procs) */
+    int lo = 0, hi = ps->n - 1;
+    const mg_tune_profile *p = NULL;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        const mg_tune_profile *m = &ps->p[mid];
+        if (m->coll == coll && m->procs == procs) {
+            p = m;
+            break;
+        }
+        if (m->coll < coll || (m->coll == coll && m->procs < procs))
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    if (!p) return -1;
+    /* the last range starting at or below bytes */
+    lo = 0, hi = p->nranges - 1;
+    int at = -1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (p->ranges[mid].from <= bytes) {
+            at = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return at >= 0 && bytes <= p->ranges[at].to ? p->ranges[at].impl : -1;
+}

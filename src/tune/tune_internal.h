@@ -1,0 +1,150 @@
+/* libmpiguide-tune internals: the contract between the interception layer
+ * (intercept.c), the library state (state.c: configuration, profiles, pools,
+ * counters) and the mock-ups (mockups/<collective>.c, one file per collective).
+ *
+ * Rules every mock-up keeps (docs/tuning.md):
+ *  - It returns exactly what the native collective returns, bit for bit, for
+ *    every argument its `supports` accepts; inner calls are PMPI_ calls only.
+ *  - `supports` and `need` look only at values every rank of the call agrees on
+ *    (the mg_call fields marked "uniform"), so that all ranks make the same
+ *    choice. A rank-local property (a datatype's layout, MPI_IN_PLACE on one
+ *    rank) may change what a rank does locally, never which calls it makes.
+ *  - Data-moving collectives work on packed bytes (mg_call_pack/unpack), so any
+ *    datatype works, and different datatypes with the same signature on
+ *    different ranks work. Reductions pass (count, datatype, op) to inner PMPI
+ *    reductions unchanged, in an order that keeps non-commutative ops exact.
+ *  - Extra memory comes from the call's lease (mg_lease_msg, mg_lease_ints);
+ *    the caller releases the lease after `run` on every path. Errors of inner
+ *    calls are returned.
+ */
+#ifndef MG_TUNE_INTERNAL_H
+#define MG_TUNE_INTERNAL_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+typedef enum {
+    MG_COLL_ALLGATHER,
+    MG_COLL_ALLREDUCE,
+    MG_COLL_ALLTOALL,
+    MG_COLL_BCAST,
+    MG_COLL_GATHER,
+    MG_COLL_REDUCE,
+    MG_COLL_REDUCE_SCATTER_BLOCK,
+    MG_COLL_SCAN,
+    MG_COLL_SCATTER,
+    MG_NCOLLS
+} mg_coll;
+
+/* One intercepted call in large-count form (the int entry points widen).
+ * Fields a collective does not take are 0 / NULL / MPI_DATATYPE_NULL. */
+typedef struct {
+    mg_coll coll;
+    const void *sendbuf; /* may be MPI_IN_PLACE */
+    void *recvbuf;       /* MPI_IN_PLACE never appears here (Scatter's root passes it as recvbuf: see in_place) */
+    MPI_Count sendcount, recvcount;
+    MPI_Datatype sendtype, recvtype;
+    MPI_Op op;    /* reductions; uniform */
+    int root;     /* rooted collectives; uniform */
+    MPI_Comm comm;
+    int rank, size;  /* of comm; size uniform */
+    int in_place;    /* this rank passed MPI_IN_PLACE (send side, or Scatter's recvbuf at the root); NOT uniform */
+    MPI_Count bytes; /* uniform: the per-process block in bytes (below) */
+    int commutative; /* reductions: MPI_Op_commutative(op); uniform */
+} mg_call;
+
+/* `bytes`, the message size every rank agrees on and profiles are keyed by:
+ *   Allgather, Alltoall:    one block: sendcount x size(sendtype), or recvcount x size(recvtype) with MPI_IN_PLACE
+ *   Allreduce, Reduce, Scan, Reduce_scatter_block (recvcount per rank x p for RSB is the whole vector):
+ *                           count x size(datatype) of one process's input (RSB: recvcount x size x p)
+ *   Bcast:                  count x size(datatype)
+ *   Gather:                 the block each process sends: sendcount x size(sendtype); at a root with
+ *                           MPI_IN_PLACE, recvcount x size(recvtype)
+ *   Scatter:                the block each process receives: recvcount x size(recvtype); at a root with
+ *                           MPI_IN_PLACE, sendcount x size(sendtype)
+ * All are equal on every rank of a correct program (matching type signatures).
+ *
+ * The fields per collective (intercept.c fills them; arguments that are not
+ * significant on a rank are passed through untouched and must not be used):
+ *   Allgather, Alltoall, Gather, Scatter: the arguments as given (sendbuf may be
+ *       MPI_IN_PLACE; for Scatter at a root with MPI_IN_PLACE, recvbuf is NULL,
+ *       in_place is 1 and recvcount/recvtype are as given but not significant)
+ *   Allreduce, Reduce, Scan: sendcount = recvcount = count, sendtype = recvtype = datatype
+ *   Reduce_scatter_block: recvcount = recvcount, sendcount = recvcount x size (the
+ *       whole vector), sendtype = recvtype = datatype
+ *   Bcast: sendbuf = recvbuf = buffer, sendcount = recvcount = count, sendtype = recvtype = datatype
+ *
+ * Before any mock-up sees a call, intercept.c has checked (uniform values only):
+ * comm is an intracommunicator of size >= 2, bytes > 0, and the counts fit an
+ * int: bytes for the data-moving collectives (mock-ups work on packed bytes, and
+ * no count exceeds bytes), sendcount and recvcount for the reductions. Products
+ * such as size x bytes are the mock-up's `supports` to check (mg_fits_int). */
+
+/* A lease on the pools for one call: sub-allocations are bump-allocated and
+ * all returned at once. If another thread holds the pool (MPI_THREAD_MULTIPLE),
+ * the lease falls back to malloc so that the choice stays the same on all
+ * ranks; mg_lease_msg/mg_lease_ints return NULL only if that fails too.
+ * Every sub-allocation starts on a 64-byte boundary; a piece that does not fit
+ * the rest of the pool (the padding to 64 bytes is not part of mg_need) is
+ * malloc'ed, so a need() that is the sum of the requested sizes is enough.
+ * A request of 0 bytes returns a valid, non-NULL pointer. */
+typedef struct mg_lease mg_lease;
+mg_lease *mg_lease_acquire(size_t msg_bytes, size_t int_bytes); /* NULL: out of memory */
+void *mg_lease_msg(mg_lease *l, size_t bytes);   /* 64-byte aligned, from the message pool */
+int *mg_lease_ints(mg_lease *l, size_t count);   /* from the int pool */
+void mg_lease_release(mg_lease *l);
+
+/* Extra memory of a mock-up for this call (002 Table 1, in bytes), the maximum
+ * over the roles (root or not) so that every rank computes the same value. */
+typedef struct {
+    size_t msg_bytes;
+    size_t int_bytes;
+} mg_need;
+
+typedef struct {
+    const char *name;      /* e.g. "allgather_as_gather_bcast" (PGMPITuneLib's name where it has one) */
+    int guideline;         /* n of COLL-GLn (002, Sec. 3.1) */
+    const char *formula;   /* "MPI_Gather + MPI_Bcast" */
+    /* 1 if this mock-up can produce the exact native result for the call; uniform inputs only. */
+    int (*supports)(const mg_call *c);
+    mg_need (*need)(const mg_call *c);
+    /* Runs the composition; returns MPI_SUCCESS or the first inner error code. */
+    int (*run)(const mg_call *c, mg_lease *lease);
+} mg_mockup;
+
+/* The mock-ups of one collective, from mockups/<collective>.c. */
+typedef struct {
+    mg_coll coll;
+    const char *name; /* "allgather" */
+    const char *mpi_name; /* "MPI_Allgather" */
+    int nmockups;
+    const mg_mockup *mockups;
+} mg_coll_mockups;
+
+extern const mg_coll_mockups mg_allgather_mockups, mg_allreduce_mockups, mg_alltoall_mockups, mg_bcast_mockups,
+    mg_gather_mockups, mg_reduce_mockups, mg_reduce_scatter_block_mockups, mg_scan_mockups, mg_scatter_mockups;
+
+/* Helpers for the mock-ups (mockups/common.c). */
+
+/* Size in bytes of count x type, or -1 if it overflows MPI_Count. */
+MPI_Count mg_type_bytes(MPI_Count count, MPI_Datatype type);
+/* 1 if every inner count of a composition fits an int (the mock-ups call the int PMPI functions). */
+int mg_fits_int(MPI_Count n);
+/* 1 if count x type is one gap-free run of count x size bytes in typemap order,
+ * starting at buf + *offset (the type's true lower bound), so that a memcpy is
+ * its pack; 0 if not known to be (then pack). Predefined types and
+ * dup/contiguous/resized/(h)vector nests of them are recognized. */
+int mg_type_contiguous(MPI_Count count, MPI_Datatype type, MPI_Aint *offset);
+/* Packs count x type at buf into out (exactly count x size bytes), or copies
+ * directly when the type is contiguous; unpack is the inverse. */
+int mg_call_pack(const void *buf, MPI_Count count, MPI_Datatype type, void *out, MPI_Comm comm);
+int mg_call_unpack(const void *in, void *buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm);
+/* Copies count x type from src to dst, both laid out as the type (for reductions' local copies). */
+int mg_copy_typed(const void *src, void *dst, MPI_Count count, MPI_Datatype type);
+/* Chunked round-robin distribution of n elements over p processes in chunks of C
+ * elements (002 Appendix A, GL7/GL16): counts[i] elements for process i, displs[i] offsets. */
+void mg_round_robin_counts(MPI_Count n, int p, MPI_Count chunk, int *counts, int *displs);
+/* The configured chunk size C (elements) of the Reduce_scatter based mock-ups. */
+MPI_Count mg_tune_chunk(void);
+
+#endif

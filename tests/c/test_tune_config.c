@@ -1,0 +1,675 @@
+/* libmpiguide-tune: configuration (file and environment), profiles in both
+ * formats (look-ups, malformed files warned about with file:line and ignored),
+ * the choice rules of real calls, the pools' leases, the helpers and the
+ * report. Runs under mpiexec -n 2 (any size >= 2 works); files go to a temporary
+ * directory per rank. Mock-up names are taken from the tables at run time, so
+ * the test also runs with empty tables. */
+#define _POSIX_C_SOURCE 200809L
+#include "mpiguide/tune.h"
+#include "tune_state.h"
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int failures, rank, size;
+#define EXPECT(cond)                                                                              \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            fprintf(stderr, "rank %d: %s:%d: expected %s\n", rank, __FILE__, __LINE__, #cond);    \
+            failures++;                                                                           \
+        }                                                                                         \
+    } while (0)
+
+static char dir[64];
+static FILE *warn_file;
+
+static void write_file(const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Everything warned so far (rank 0) or "" (other ranks). Static buffer. */
+static const char *warnings(void)
+{
+    static char buf[65536];
+    fflush(warn_file);
+    long end = ftell(warn_file);
+    rewind(warn_file);
+    size_t n = fread(buf, 1, sizeof buf - 1, warn_file);
+    buf[n] = '\0';
+    fseek(warn_file, end, SEEK_SET);
+    return buf;
+}
+
+static int occurrences(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
+}
+
+/* On rank 0 the warning must be there exactly once; elsewhere nowhere. */
+static void expect_warning(const char *text, int line)
+{
+    const char *w = warnings();
+    int n = occurrences(w, text);
+    if (n != (rank == 0 ? 1 : 0)) {
+        fprintf(stderr, "rank %d: %s:%d: warning seen %d times (expected %d): %s\n--- warnings:\n%s---\n", rank,
+                __FILE__, line, n, rank == 0 ? 1 : 0, text, w);
+        failures++;
+    }
+}
+#define EXPECT_WARNING(...)                                        \
+    do {                                                           \
+        char text_[1024];                                          \
+        snprintf(text_, sizeof text_, __VA_ARGS__);                \
+        expect_warning(text_, __LINE__);                           \
+    } while (0)
+
+/* Mock-up k (1-based) of a collective, or "default" when the table is shorter. */
+static const char *mockup(const char *coll, int k)
+{
+    return k < mg_tune_nimpls(coll) ? mg_tune_impl_name(coll, k) : "default";
+}
+
+static int impl_of(mg_coll c, const char *name) { return mg_tune__impl_index(c, name); }
+
+/* ---- configuration ---- */
+
+static void check_config_at_init(void)
+{
+    /* file: mode forced, chunk 16 (env 32 wins), msg pool 2M (env 1M wins), int pool 8k */
+    EXPECT(mg_tune_get_mode() == MG_TUNE_FORCED);
+    EXPECT(mg_tune_chunk() == 32);
+    EXPECT(mg_tune_g.cfg.msg_pool_bytes == ((size_t)1 << 20));
+    EXPECT(mg_tune_g.cfg.int_pool_bytes == 8192);
+    EXPECT(mg_tune_g.msg_pool != NULL && mg_tune_g.int_pool != NULL);
+    EXPECT(((uintptr_t)mg_tune_g.msg_pool & 63) == 0 && ((uintptr_t)mg_tune_g.int_pool & 63) == 0);
+    EXPECT(mg_tune_g.cfg.forced[MG_COLL_ALLREDUCE] == impl_of(MG_COLL_ALLREDUCE, mockup("allreduce", 1)));
+    EXPECT(mg_tune_g.cfg.forced[MG_COLL_BCAST] == 0);
+    char want[256];
+    snprintf(want, sizeof want, "%s/nonexistent_profiles", dir);
+    EXPECT(mg_tune_g.cfg.profiles && strcmp(mg_tune_g.cfg.profiles, want) == 0);
+    EXPECT(mg_tune_g.cfg.report && strcmp(mg_tune_g.cfg.report, "-") == 0);
+
+    EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:4: unknown key 'mdoe' (keys: mode, force, profiles, "
+                   "msg_pool_bytes, int_pool_bytes, chunk, report); this line is ignored\n", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:5: expected 'key = value', found 'just words'; this line "
+                   "is ignored\n", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:6: int_pool_bytes '12 parsecs': expected a size in bytes "
+                   "such as 67108864, 64M or 256k; this line is ignored\n", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:8: force entry 'allreduce=no_such_mockup': unknown "
+                   "implementation 'no_such_mockup' of allreduce", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:8: force entry 'allgathr=default': unknown collective "
+                   "'allgathr'", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: unknown variable MPIGUIDE_TUNE_PROFILE ignored");
+    EXPECT_WARNING("mpiguide-tune: warning: profile directory %s/nonexistent_profiles: cannot open it", dir);
+    /* the good lines were used: nothing else was warned about */
+    if (rank == 0) EXPECT(occurrences(warnings(), "mpiguide-tune: warning:") == 7);
+}
+
+static void check_config_variants(void)
+{
+    size_t v = 0;
+    EXPECT(mg_tune__parse_size("64M", &v) == 0 && v == ((size_t)64 << 20));
+    EXPECT(mg_tune__parse_size("64MiB", &v) == 0 && v == ((size_t)64 << 20));
+    EXPECT(mg_tune__parse_size("256k", &v) == 0 && v == 262144);
+    EXPECT(mg_tune__parse_size("1G", &v) == 0 && v == ((size_t)1 << 30));
+    EXPECT(mg_tune__parse_size("67108864", &v) == 0 && v == 67108864);
+    EXPECT(mg_tune__parse_size("0", &v) == 0 && v == 0);
+    EXPECT(mg_tune__parse_size("-1", &v) != 0);
+    EXPECT(mg_tune__parse_size("12x", &v) != 0);
+    EXPECT(mg_tune__parse_size("", &v) != 0);
+    EXPECT(mg_tune__parse_size("99999999999999999999999", &v) != 0);
+
+    /* the environment alone, then a bad mode in it: the file's mode stays */
+    mg_tune_config cfg;
+    setenv("MPIGUIDE_TUNE_MODE", "tuned", 1);
+    setenv("MPIGUIDE_TUNE_FORCE", "bcast=default, allgather=default", 1); /* replaces the file's force */
+    setenv("MPIGUIDE_TUNE_REPORT", "/tmp/report.txt", 1);
+    mg_tune__config_read(&cfg);
+    EXPECT(cfg.mode == MG_TUNE_TUNED);
+    EXPECT(cfg.forced[MG_COLL_ALLREDUCE] == 0);
+    EXPECT(cfg.report && strcmp(cfg.report, "/tmp/report.txt") == 0);
+    mg_tune__config_free(&cfg);
+    setenv("MPIGUIDE_TUNE_MODE", "tunde", 1);
+    setenv("MPIGUIDE_TUNE_CHUNK", "0", 1);
+    mg_tune__config_read(&cfg);
+    EXPECT(cfg.mode == MG_TUNE_FORCED && cfg.chunk == 16);
+    mg_tune__config_free(&cfg);
+    EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_MODE=tunde: expected off, forced or tuned; ignored\n");
+    EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_CHUNK=0: expected a number of elements from 1 to "
+                   "2147483647; ignored\n");
+    unsetenv("MPIGUIDE_TUNE_MODE");
+    unsetenv("MPIGUIDE_TUNE_FORCE");
+    unsetenv("MPIGUIDE_TUNE_REPORT");
+    setenv("MPIGUIDE_TUNE_CHUNK", "32", 1);
+
+    /* force strings */
+    int forced[MG_NCOLLS] = {0};
+    char spec[256];
+    snprintf(spec, sizeof spec, " allgather = %s ,bcast=default,,scan", mockup("allgather", 1));
+    EXPECT(mg_tune__parse_force(spec, forced, "test") == 1);
+    EXPECT(forced[MG_COLL_ALLGATHER] == impl_of(MG_COLL_ALLGATHER, mockup("allgather", 1)));
+    EXPECT_WARNING("mpiguide-tune: warning: test: force entry 'scan': expected COLLECTIVE=IMPLEMENTATION");
+
+    /* the public API's argument checks */
+    EXPECT(mg_tune_force("allgather", "no_such_mockup") == MG_TUNE_ERR_ARG);
+    EXPECT(mg_tune_force("MPI_Allgather", "default") == MG_TUNE_ERR_ARG);
+    EXPECT(mg_tune_force("nope", "default") == MG_TUNE_ERR_ARG);
+    EXPECT(mg_tune_force(NULL, "default") == MG_TUNE_ERR_ARG);
+    EXPECT(mg_tune_set_mode((mg_tune_mode)7) == MG_TUNE_ERR_ARG);
+    EXPECT(mg_tune_load_profiles(NULL) == MG_TUNE_ERR_ARG);
+    EXPECT(mg_tune_write_report(NULL) == MG_TUNE_ERR_ARG);
+    EXPECT(mg_tune_ncollectives() == 9);
+    EXPECT(strcmp(mg_tune_collective_name(0), "allgather") == 0);
+    EXPECT(strcmp(mg_tune_collective_name(6), "reduce_scatter_block") == 0);
+    EXPECT(mg_tune_collective_name(9) == NULL);
+    EXPECT(mg_tune_nimpls("nope") == -1 && mg_tune_nimpls("bcast") >= 1);
+    EXPECT(strcmp(mg_tune_impl_name("bcast", 0), "default") == 0);
+    EXPECT(mg_tune_impl_name("bcast", mg_tune_nimpls("bcast")) == NULL);
+    EXPECT(mg_tune_impl_guideline("bcast", 0) == 0);
+    for (int i = 1; i < mg_tune_nimpls("bcast"); i++)
+        EXPECT(mg_tune_impl_guideline("bcast", i) == 9 || mg_tune_impl_guideline("bcast", i) == 10);
+    EXPECT(strstr(mg_tune_strerror(MG_TUNE_ERR_PROFILE), "profile") != NULL);
+}
+
+/* ---- profiles ---- */
+
+static void check_profiles(void)
+{
+    const char *ag1 = mockup("allgather", 1), *ag2 = mockup("allgather", 2);
+    int i1 = impl_of(MG_COLL_ALLGATHER, ag1), i2 = impl_of(MG_COLL_ALLGATHER, ag2);
+    char text[2048];
+    /* good, mpiguide format, ranges out of order */
+    snprintf(text, sizeof text,
+             "# mpiguide tune profile 1\n"
+             "collective allgather\n"
+             "procs %d\n"
+             "# from_bytes to_bytes implementation\n"
+             "2048 4096 default\n"
+             "1 100 %s   # small\n"
+             "\n"
+             "200 1000 %s\n",
+             size, ag1, ag2);
+    write_file("p/allgather_np.prof", text);
+    /* the same collective for another size */
+    snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective MPI_Allgather\nprocs %d\n1 1000000 %s\n",
+             size + 2, ag2);
+    write_file("p/allgather_np_plus2.prof", text);
+    /* a second profile of (allgather, size): ignored */
+    snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective allgather\nprocs %d\n1 5 default\n", size);
+    write_file("p/zz_second.prof", text);
+    /* malformed ones */
+    snprintf(text, sizeof text,
+             "# mpiguide tune profile 1\ncollective bcast\nprocs %d\n# two ranges\n1 10 default\n5 20 default\n", size);
+    write_file("p/bad_overlap.prof", text);
+    snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective reduce\nprocs %d\n100 50 default\n", size);
+    write_file("p/bad_inverted.prof", text);
+    snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective gather\nprocs %d\n1 10 no_such_mockup\n", size);
+    write_file("p/bad_impl.prof", text);
+    snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective scan\nprocs %d\n1x 10 default\n", size);
+    write_file("p/bad_number.prof", text);
+    write_file("p/bad_missing.prof", "# mpiguide tune profile 1\ncollective alltoall\n1 10 default\n");
+    write_file("p/bad_coll.prof", "# mpiguide tune profile 1\ncollective allgathr\nprocs 2\n");
+    write_file("p/bad_version.prof", "# mpiguide tune profile 2\ncollective allgather\nprocs 2\n");
+    write_file("p/not_a_profile.txt", "garbage that is never read\n");
+
+    /* PGMPITuneLib's format: 002 Listing 1 with this communicator size and,
+     * where mpiguide has no mock-up of that name, "default" */
+    const char *sb = impl_of(MG_COLL_SCATTER, "scatter_as_bcast") > 0 ? "scatter_as_bcast" : "default";
+    const char *sv = impl_of(MG_COLL_SCATTER, "scatter_as_scatterv") > 0 ? "scatter_as_scatterv" : "default";
+    snprintf(text, sizeof text,
+             "# pgtune profile\n"
+             "MPI_Scatter\n"
+             "%d # nb. of. processes\n"
+             "2 # nb. of mock -up impl.\n"
+             "2 %s\n"
+             "3 %s\n"
+             "8 # nb. of ranges\n"
+             "1 1 2 # byte_range_start byte_range_end alg_id\n"
+             "8 8 2\n32 32 2\n64 64 2\n100 100 2\n512 512 2\n1024 1024 2\n10000 10000 3\n",
+             size, sb, sv);
+    write_file("p/scatter.prf", text);
+    write_file("p/pg_bad_name.prf", "# pgtune profile\nMPI_Gather\n3\n1\n4 gather_as_magic\n1\n1 1 4\n");
+    write_file("p/pg_short.prf", "# pgtune profile\nMPI_Allreduce\n3\n1\n1 default\n3\n1 1 1\n");
+    write_file("p/pg_bad_id.prf", "MPI_Scan\n3\n1\n1 default\n1\n1 1 7\n");
+
+    char p[128];
+    snprintf(p, sizeof p, "%s/p", dir);
+    EXPECT(mg_tune_load_profiles(p) == MG_TUNE_ERR_PROFILE); /* some were skipped */
+
+    /* range edges, gaps, other sizes */
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 0) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 1) == i1);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 100) == i1);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 101) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 199) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 200) == i2);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 1000) == i2);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 1001) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 2048) == 0);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 4096) == 0);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 4097) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size + 2, 1) == i2);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size + 2, 1000000) == i2);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size + 1, 1) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_ALLTOALL, size, 1) == -1);
+    /* malformed files are ignored entirely */
+    EXPECT(mg_tune__lookup(MG_COLL_BCAST, size, 1) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_REDUCE, size, 60) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_GATHER, size, 1) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_SCAN, size, 5) == -1);
+    /* PGMPITuneLib import */
+    int isb = impl_of(MG_COLL_SCATTER, sb), isv = impl_of(MG_COLL_SCATTER, sv);
+    EXPECT(mg_tune__lookup(MG_COLL_SCATTER, size, 1) == isb);
+    EXPECT(mg_tune__lookup(MG_COLL_SCATTER, size, 2) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_SCATTER, size, 1024) == isb);
+    EXPECT(mg_tune__lookup(MG_COLL_SCATTER, size, 10000) == isv);
+    EXPECT(mg_tune__lookup(MG_COLL_SCATTER, size, 10001) == -1);
+    EXPECT(mg_tune__lookup(MG_COLL_SCATTER, size + 1, 1) == -1);
+    /* the parser on its own, in case the names above were "default" */
+    mg_tune_profile prof;
+    snprintf(text, sizeof text, "%s/p/scatter.prf", dir);
+    EXPECT(mg_tune__profile_parse(text, &prof) == 0);
+    EXPECT(prof.coll == MG_COLL_SCATTER && prof.procs == size && prof.nranges == 8);
+    EXPECT(prof.ranges[7].from == 10000 && prof.ranges[7].to == 10000 && prof.ranges[7].impl == isv);
+    mg_tune__profile_free(&prof);
+
+    /* one warning each, with file:line */
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_overlap.prof:6: range 5 20 overlaps range 1 10 of line 5; "
+                   "this profile is ignored\n", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_inverted.prof:4: inverted range 100 50 (the start is above "
+                   "the end); this profile is ignored\n", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_impl.prof:4: unknown implementation 'no_such_mockup' of "
+                   "gather (implementations: default", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_number.prof:4: range start '1x' is not a non-negative number "
+                   "of bytes; this profile is ignored\n", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_missing.prof:3: no 'procs N' line; this profile is ignored\n",
+                   dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_coll.prof:2: unknown collective 'allgathr' (collectives: "
+                   "allgather, allreduce, alltoall, bcast, gather, reduce, reduce_scatter_block, scan, scatter); "
+                   "this profile is ignored\n", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_version.prof:1: profile version '2' is not supported (this "
+                   "library reads version 1); this profile is ignored\n", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/zz_second.prof:3: a second profile of allgather for %d processes "
+                   "(the first is %s/p/allgather_np.prof); this profile is ignored\n", dir, size, dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/pg_bad_name.prf:5: unknown mock-up 'gather_as_magic' of "
+                   "MPI_Gather (mpiguide has: default", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/pg_short.prf:7: the file ends before range 2 of 3; this profile "
+                   "is ignored\n", dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/p/pg_bad_id.prf:6: alg_id '7' is not among the mock-ups declared "
+                   "above; this profile is ignored\n", dir);
+    EXPECT(occurrences(warnings(), "this profile is ignored") == (rank == 0 ? 11 : 0));
+    /* loading again warns no more, and the good profiles are still there */
+    EXPECT(mg_tune_load_profiles(p) == MG_TUNE_ERR_PROFILE);
+    EXPECT(occurrences(warnings(), "this profile is ignored") == (rank == 0 ? 11 : 0));
+    EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 100) == i1);
+}
+
+/* ---- real calls: the choice, the counters, the report ---- */
+
+static const char *allgather_bytes(MPI_Comm comm, int n)
+{
+    int p;
+    MPI_Comm_size(comm, &p);
+    unsigned char *s = malloc((size_t)n + 1), *r = malloc((size_t)n * (size_t)p + 1);
+    for (int i = 0; i < n; i++) s[i] = (unsigned char)(rank * 31 + i);
+    memset(r, 0xEE, (size_t)n * (size_t)p);
+    EXPECT(MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm) == MPI_SUCCESS);
+    int crank;
+    MPI_Comm_rank(comm, &crank);
+    for (int q = 0; q < p; q++) {
+        int wr = q; /* world rank of q: comm is WORLD or SELF */
+        if (p == 1) wr = rank;
+        for (int i = 0; i < n; i++)
+            if (r[(size_t)q * (size_t)n + (size_t)i] != (unsigned char)(wr * 31 + i)) {
+                EXPECT(!"allgather result");
+                q = p;
+                break;
+            }
+    }
+    free(s);
+    free(r);
+    (void)crank;
+    return mg_tune_last_impl("allgather");
+}
+
+static void *other_thread_last(void *arg)
+{
+    (void)arg;
+    return (void *)mg_tune_last_impl("allgather");
+}
+
+static void check_calls(void)
+{
+    const char *ag1 = mockup("allgather", 1), *ag2 = mockup("allgather", 2);
+    const int have1 = strcmp(ag1, "default") != 0;
+    /* tuned: the profile of this size */
+    EXPECT(mg_tune_set_mode(MG_TUNE_TUNED) == MG_TUNE_SUCCESS);
+    const char *ran = allgather_bytes(MPI_COMM_WORLD, 100);
+    EXPECT(ran && strcmp(ran, ag1) == 0);
+    EXPECT(strcmp(allgather_bytes(MPI_COMM_WORLD, 101), "default") == 0);   /* a gap */
+    EXPECT(strcmp(allgather_bytes(MPI_COMM_WORLD, 4096), "default") == 0);  /* "default" range */
+    EXPECT(strcmp(allgather_bytes(MPI_COMM_SELF, 100), "default") == 0);    /* no profile for size 1 */
+    pthread_t th;
+    void *other = (void *)1;
+    pthread_create(&th, NULL, other_thread_last, NULL);
+    pthread_join(th, &other);
+    EXPECT(other == NULL); /* last_impl is per thread */
+
+    /* forced */
+    EXPECT(mg_tune_set_mode(MG_TUNE_FORCED) == MG_TUNE_SUCCESS);
+    EXPECT(mg_tune_force("allgather", ag1) == MG_TUNE_SUCCESS);
+    EXPECT(strcmp(allgather_bytes(MPI_COMM_WORLD, 8), ag1) == 0);
+    if (have1) {
+        EXPECT(strcmp(allgather_bytes(MPI_COMM_SELF, 8), "native") == 0);  /* size 1 */
+        EXPECT(strcmp(allgather_bytes(MPI_COMM_WORLD, 0), "native") == 0); /* 0 bytes */
+    }
+    /* need vs capacity (1 MiB message pool): what every mock-up of allgather
+     * declares decides, for a small and a large block */
+    const mg_coll_mockups *t = mg_tune__table(MG_COLL_ALLGATHER);
+    for (int k = 0; k < t->nmockups; k++) {
+        const mg_mockup *m = &t->mockups[k];
+        EXPECT(mg_tune_force("allgather", m->name) == MG_TUNE_SUCCESS);
+        int sizes[2] = {1000, 400000};
+        for (int s = 0; s < 2; s++) {
+            mg_call c = {.coll = MG_COLL_ALLGATHER, .sendcount = sizes[s], .recvcount = sizes[s],
+                         .sendtype = MPI_BYTE, .recvtype = MPI_BYTE, .op = MPI_OP_NULL, .comm = MPI_COMM_WORLD,
+                         .rank = rank, .size = size, .bytes = sizes[s]};
+            int ok = !m->supports || m->supports(&c);
+            mg_need need = m->need ? m->need(&c) : (mg_need){0, 0};
+            ok = ok && need.msg_bytes <= mg_tune_g.cfg.msg_pool_bytes && need.int_bytes <= mg_tune_g.cfg.int_pool_bytes;
+            const char *got = allgather_bytes(MPI_COMM_WORLD, sizes[s]);
+            if (strcmp(got, ok ? m->name : "native") != 0) {
+                fprintf(stderr, "rank %d: forced %s, %d bytes (need %zu+%zu): ran %s\n", rank, m->name, sizes[s],
+                        need.msg_bytes, need.int_bytes, got);
+                failures++;
+            }
+        }
+    }
+    EXPECT(mg_tune_force("allgather", "default") == MG_TUNE_SUCCESS);
+    EXPECT(strcmp(allgather_bytes(MPI_COMM_WORLD, 8), "default") == 0);
+    /* off */
+    EXPECT(mg_tune_set_mode(MG_TUNE_OFF) == MG_TUNE_SUCCESS);
+    EXPECT(mg_tune_force("allgather", ag2) == MG_TUNE_SUCCESS);
+    EXPECT(strcmp(allgather_bytes(MPI_COMM_WORLD, 8), "default") == 0);
+
+    /* the counters and the report */
+    EXPECT(mg_tune__counted(MG_COLL_ALLGATHER, 100, impl_of(MG_COLL_ALLGATHER, ag1)) == (have1 ? 1u : 2u));
+    EXPECT(mg_tune__counted(MG_COLL_ALLGATHER, 8, 0) == (have1 ? 2u : 3u));
+    FILE *f = tmpfile();
+    EXPECT(mg_tune_write_report(f) == MG_TUNE_SUCCESS);
+    char buf[16384];
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    char line[256];
+    if (have1) {
+        snprintf(line, sizeof line, "#@mpiguide_tune alg MPI_Allgather 100 default 1\n#@mpiguide_tune alg "
+                 "MPI_Allgather 100 %s 1\n", ag1);
+        EXPECT(strstr(buf, line) != NULL);
+        snprintf(line, sizeof line, "#@mpiguide_tune alg MPI_Allgather 8 %s 1\n#@mpiguide_tune alg MPI_Allgather 8 "
+                 "native 1\n", ag1);
+        EXPECT(strstr(buf, line) != NULL);
+    }
+    EXPECT(strstr(buf, "#@mpiguide_tune alg MPI_Allgather 101 default 1\n") != NULL);
+    EXPECT(strstr(buf, "#@mpiguide_tune alg MPI_Allgather 4096 default 1\n") != NULL);
+    const char *tail = "#@mpiguide_tune config msg_pool_bytes 1048576\n"
+                       "#@mpiguide_tune config int_pool_bytes 8192\n"
+                       "#@mpiguide_tune config mode off\n"
+                       "#@mpiguide_tune config chunk 32\n";
+    EXPECT(n >= strlen(tail) && strcmp(buf + n - strlen(tail), tail) == 0);
+    /* the lines are sorted: 4 before 8 before 100 ... within MPI_Allgather */
+    const char *a = strstr(buf, "MPI_Allgather 8 "), *b = strstr(buf, "MPI_Allgather 100 ");
+    EXPECT(a && b && a < b);
+    if (failures) fprintf(stderr, "rank %d: report:\n%s", rank, buf);
+}
+
+/* ---- pools ---- */
+
+static int in_pool(const void *p, const unsigned char *pool, size_t size)
+{
+    return pool && (const unsigned char *)p >= pool && (const unsigned char *)p < pool + size;
+}
+
+static void *lease_in_thread(void *arg)
+{
+    (void)arg;
+    mg_lease *l = mg_lease_acquire(64, 0);
+    char *p = mg_lease_msg(l, 64);
+    int ok = l && !l->pooled && p && !in_pool(p, mg_tune_g.msg_pool, mg_tune_g.msg_pool_size) &&
+             ((uintptr_t)p & 63) == 0;
+    if (p) memset(p, 1, 64);
+    mg_lease_release(l);
+    return ok ? (void *)1 : NULL;
+}
+
+static void check_pool(void)
+{
+    unsigned char *mp = mg_tune_g.msg_pool, *ip = mg_tune_g.int_pool;
+    size_t ms = mg_tune_g.msg_pool_size, is = mg_tune_g.int_pool_size;
+    EXPECT(ms == ((size_t)1 << 20) && is == 8192);
+    mg_lease *l = mg_lease_acquire(1000, 100);
+    EXPECT(l && l->pooled);
+    char *p1 = mg_lease_msg(l, 100), *p2 = mg_lease_msg(l, 1), *p0 = mg_lease_msg(l, 0);
+    EXPECT(p1 == (char *)mp);                    /* bump from the start */
+    EXPECT(p2 == (char *)mp + 128);              /* 100 rounded to 64 */
+    EXPECT(p0 && ((uintptr_t)p0 & 63) == 0);
+    int *i1 = mg_lease_ints(l, 10), *i2 = mg_lease_ints(l, 3);
+    EXPECT(i1 == (int *)ip && (char *)i2 == (char *)ip + 64);
+    memset(p1, 1, 100);
+    /* larger than the rest of the pool: malloc'ed, still aligned */
+    char *big = mg_lease_msg(l, ms);
+    EXPECT(big && !in_pool(big, mp, ms) && ((uintptr_t)big & 63) == 0);
+    if (big) big[0] = big[ms - 1] = 1;
+    int *many = mg_lease_ints(l, is); /* is ints > is bytes */
+    EXPECT(many && !in_pool(many, ip, is));
+    if (many) many[is - 1] = 1;
+    /* the pool is held: a second lease (this or another thread) mallocs */
+    mg_lease *l2 = mg_lease_acquire(64, 64);
+    EXPECT(l2 && !l2->pooled);
+    char *q = mg_lease_msg(l2, 200);
+    int *qi = mg_lease_ints(l2, 5);
+    EXPECT(q && !in_pool(q, mp, ms) && ((uintptr_t)q & 63) == 0);
+    EXPECT(qi && !in_pool(qi, ip, is));
+    if (q) memset(q, 2, 200);
+    pthread_t th;
+    void *ok = NULL;
+    pthread_create(&th, NULL, lease_in_thread, NULL);
+    pthread_join(th, &ok);
+    EXPECT(ok != NULL);
+    mg_lease_release(l2);
+    mg_lease_release(l);
+    /* everything was returned */
+    mg_lease *l3 = mg_lease_acquire(0, 0);
+    EXPECT(l3 && l3->pooled && mg_lease_msg(l3, 10) == (void *)mp && mg_lease_ints(l3, 1) == (int *)ip);
+    mg_lease_release(l3);
+    EXPECT(!mg_tune_g.pool_leased);
+    EXPECT(mg_lease_msg(NULL, 1) == NULL && mg_lease_ints(NULL, 1) == NULL);
+    mg_lease_release(NULL);
+}
+
+/* ---- helpers of the mock-ups ---- */
+
+static int same_as_mpi_pack(MPI_Datatype t, int count)
+{
+    MPI_Aint lb, ext, tlb, text;
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    MPI_Aint span = text + (count > 1 ? (count - 1) * ext : 0);
+    unsigned char *buf = malloc((size_t)span), *back = malloc((size_t)span);
+    for (MPI_Aint i = 0; i < span; i++) buf[i] = (unsigned char)(i * 7 + 3), back[i] = 0xEE;
+    int psize, pos = 0, tsize;
+    MPI_Type_size(t, &tsize);
+    MPI_Pack_size(count, t, MPI_COMM_WORLD, &psize);
+    unsigned char *ref = malloc((size_t)psize + 1), *mine = malloc((size_t)psize + 1);
+    MPI_Pack(buf - tlb, count, t, ref, psize, &pos, MPI_COMM_WORLD);
+    int ok = pos == tsize * count && mg_call_pack(buf - tlb, count, t, mine, MPI_COMM_WORLD) == MPI_SUCCESS &&
+             memcmp(ref, mine, (size_t)pos) == 0;
+    /* unpack: the data bytes come back, the gaps stay */
+    ok = ok && mg_call_unpack(mine, back - tlb, count, t, MPI_COMM_WORLD) == MPI_SUCCESS;
+    unsigned char *back2 = malloc((size_t)span);
+    memset(back2, 0xEE, (size_t)span);
+    pos = 0;
+    MPI_Unpack(ref, psize, &pos, back2 - tlb, count, t, MPI_COMM_WORLD);
+    ok = ok && memcmp(back, back2, (size_t)span) == 0;
+    /* typed copy: the same bytes as the unpack, gaps untouched */
+    memset(back, 0xEE, (size_t)span);
+    ok = ok && mg_copy_typed(buf - tlb, back - tlb, count, t) == MPI_SUCCESS && memcmp(back, back2, (size_t)span) == 0;
+    free(buf), free(back), free(back2), free(ref), free(mine);
+    return ok;
+}
+
+static void check_helpers(void)
+{
+    EXPECT(mg_type_bytes(10, MPI_INT) == 40);
+    EXPECT(mg_type_bytes(-1, MPI_INT) == -1);
+    EXPECT(mg_type_bytes(1, MPI_DATATYPE_NULL) == -1);
+    MPI_Datatype huge;
+    MPI_Type_contiguous(1 << 30, MPI_DOUBLE, &huge); /* 8 GiB per element */
+    EXPECT(mg_type_bytes(1 << 30, huge) == -1 || sizeof(MPI_Count) > 8);
+    EXPECT(mg_type_bytes(4, huge) == (MPI_Count)4 * 8 * (1 << 30));
+    MPI_Type_free(&huge);
+    EXPECT(mg_fits_int(0) && mg_fits_int(2147483647) && !mg_fits_int(2147483648LL) && !mg_fits_int(-1));
+
+    MPI_Aint off = -1;
+    EXPECT(mg_type_contiguous(10, MPI_INT, &off) && off == 0);
+    EXPECT(!mg_type_contiguous(2, MPI_SHORT_INT, &off)); /* a hole after the short */
+    MPI_Datatype v, c, rev, res, cv;
+    MPI_Type_vector(3, 2, 4, MPI_INT, &v);
+    MPI_Type_contiguous(5, MPI_INT, &c);
+    int lens[2] = {1, 1}, disps[2] = {1, 0};
+    MPI_Type_indexed(2, lens, disps, MPI_INT, &rev); /* size == true extent, but reversed */
+    MPI_Type_create_resized(c, -8, 28, &res);        /* lb -8, extent 28 > size 20 */
+    MPI_Type_vector(2, 3, 3, MPI_INT, &cv);          /* a vector that is contiguous */
+    MPI_Datatype all[] = {v, c, rev, res, cv};
+    for (int i = 0; i < 5; i++) MPI_Type_commit(&all[i]);
+    EXPECT(!mg_type_contiguous(1, v, &off));
+    EXPECT(mg_type_contiguous(3, c, &off) && off == 0);
+    EXPECT(!mg_type_contiguous(1, rev, &off));
+    EXPECT(mg_type_contiguous(1, res, &off) && off == 0);
+    EXPECT(!mg_type_contiguous(2, res, &off)); /* extent 28: a gap between elements */
+    EXPECT(mg_type_contiguous(4, cv, &off));
+    for (int i = 0; i < 5; i++)
+        for (int count = 1; count <= 3; count++)
+            if (!same_as_mpi_pack(all[i], count)) {
+                fprintf(stderr, "rank %d: type %d count %d: mg_call_pack/unpack/mg_copy_typed differ from MPI\n",
+                        rank, i, count);
+                failures++;
+            }
+    for (int i = 0; i < 5; i++) MPI_Type_free(&all[i]);
+
+    int counts[4], displs[4];
+    mg_round_robin_counts(130, 2, 64, counts, displs); /* chunks 64, 64, 2 */
+    EXPECT(counts[0] == 66 && counts[1] == 64 && displs[0] == 0 && displs[1] == 66);
+    mg_round_robin_counts(10, 4, 3, counts, displs); /* chunks 3, 3, 3, 1 */
+    EXPECT(counts[0] == 3 && counts[1] == 3 && counts[2] == 3 && counts[3] == 1);
+    EXPECT(displs[0] == 0 && displs[1] == 3 && displs[2] == 6 && displs[3] == 9);
+    mg_round_robin_counts(700, 4, 64, counts, displs); /* 10 full chunks + 60: 3,3,2,2 chunks, the 60 to rank 2 */
+    EXPECT(counts[0] == 192 && counts[1] == 192 && counts[2] == 188 && counts[3] == 128);
+    EXPECT(displs[3] == 572);
+    mg_round_robin_counts(0, 3, 64, counts, displs);
+    EXPECT(counts[0] == 0 && counts[2] == 0 && displs[2] == 0);
+}
+
+int main(int argc, char **argv)
+{
+    /* per-rank directory: the ranks do not know each other before MPI_Init */
+    snprintf(dir, sizeof dir, "/tmp/mg_tune_test_XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/p", dir);
+    if (mkdir(sub, 0700) != 0) {
+        perror(sub);
+        return 2;
+    }
+    /* the configuration file (lines 4, 5, 6 and two entries of 8 are bad) and the environment */
+    write_file("tune.conf", "# mpiguide-tune test configuration\n"
+                            "mode = forced   # a comment\n"
+                            "chunk = 16\n"
+                            "mdoe = tuned\n"
+                            "just words\n"
+                            "int_pool_bytes = 12 parsecs\n"
+                            "int_pool_bytes = 8k\n"
+                            "force = allgathr=default, allreduce=no_such_mockup\n"
+                            "msg_pool_bytes = 2M\n"
+                            "profiles = nonexistent_profiles\n"
+                            "report = -\n");
+    char conf[128];
+    snprintf(conf, sizeof conf, "%s/tune.conf", dir);
+    setenv("MPIGUIDE_TUNE_CONFIG", conf, 1);
+    setenv("MPIGUIDE_TUNE_CHUNK", "32", 1);
+    setenv("MPIGUIDE_TUNE_MSG_POOL", "1M", 1);
+    setenv("MPIGUIDE_TUNE_PROFILE", "misspelled", 1);
+    unsetenv("MPIGUIDE_TUNE_MODE");
+    unsetenv("MPIGUIDE_TUNE_FORCE");
+    unsetenv("MPIGUIDE_TUNE_PROFILES");
+    unsetenv("MPIGUIDE_TUNE_REPORT");
+    unsetenv("MPIGUIDE_TUNE_INT_POOL");
+    warn_file = tmpfile();
+    mg_tune__set_warning_stream(warn_file);
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    unsetenv("MPIGUIDE_TUNE_PROFILE");
+    /* the file's force entry of allreduce was bad; this one is good */
+    EXPECT(mg_tune_force("allreduce", mockup("allreduce", 1)) == MG_TUNE_SUCCESS);
+    check_config_at_init();
+    check_config_variants();
+    check_profiles();
+    check_calls();
+    check_pool();
+    check_helpers();
+    /* the report at MPI_Finalize: to a file instead of the configured "-" */
+    char report[128];
+    snprintf(report, sizeof report, "%s/report.txt", dir);
+    mg_tune__lock();
+    free(mg_tune_g.cfg.report);
+    mg_tune_g.cfg.report = strdup(report);
+    mg_tune__unlock();
+
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    /* after MPI_Finalize: no pools, leases malloc */
+    mg_lease *l = mg_lease_acquire(10, 10);
+    char *p = mg_lease_msg(l, 10);
+    EXPECT(l && !l->pooled && p && ((uintptr_t)p & 63) == 0);
+    mg_lease_release(l);
+    /* the report file: written by rank 0 of MPI_COMM_WORLD only */
+    FILE *rf = fopen(report, "r");
+    EXPECT((rf != NULL) == (rank == 0));
+    if (rf) {
+        char buf[8192];
+        size_t n = fread(buf, 1, sizeof buf - 1, rf);
+        buf[n] = '\0';
+        fclose(rf);
+        EXPECT(strstr(buf, "#@mpiguide_tune alg MPI_Allgather 4096 default 1\n") != NULL);
+        EXPECT(strstr(buf, "#@mpiguide_tune alg MPI_Allreduce 4 default 1\n") != NULL); /* the last allreduce */
+        EXPECT(strstr(buf, "#@mpiguide_tune config mode off\n#@mpiguide_tune config chunk 32\n") != NULL);
+    }
+    fclose(warn_file);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "rank %d: could not remove %s\n", rank, dir);
+    if (rank == 0) printf("test_tune_config: %s (%d failure(s) over all ranks)\n", all ? "FAILED" : "ok", all);
+    return all || failures ? 1 : 0;
+}
