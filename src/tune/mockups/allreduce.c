@@ -16,10 +16,11 @@
  *  - elements one extent apart never overlap, so that single elements can be
  *    written without touching their neighbours (the pad, the block move);
  *  - with a non-commutative op, extent = true extent: MPICH's non-commutative
- *    Reduce_scatter and Reduce_scatter_block (power-of-two p, equal blocks)
- *    step through buffers by the true extent instead of the extent, reading
- *    and writing the wrong bytes otherwise (MPICH 4.x/5.0); its Allreduce does
- *    not, so such calls stay native. */
+ *    Reduce_scatter and Reduce_scatter_block (power-of-two p, equal blocks;
+ *    seen with MPICH 5.0) step through the input and their temporaries by the
+ *    true extent instead of the extent, so with a resized type they read the
+ *    wrong elements and overrun their buffers. Its Allreduce is not affected,
+ *    so such calls stay native. */
 static int rs_datatype_ok(const mg_call *c)
 {
     MPI_Aint lb, extent, true_lb, true_extent;
