@@ -42,6 +42,8 @@ const char *mg_tune_collective_name(int i);
 int mg_tune_nimpls(const char *collective); /* 1 + mock-ups; -1 if unknown */
 const char *mg_tune_impl_name(const char *collective, int i);
 int mg_tune_impl_guideline(const char *collective, int i); /* n of COLL-GLn; 0 for default */
+/* What implementation i calls: "MPI_Gather + MPI_Bcast"; the collective's MPI name for default. */
+const char *mg_tune_impl_formula(const char *collective, int i);
 
 /* What the calling thread's last call of a collective ran ("default" or a
  * mock-up; "native" when the library fell back to the native call because

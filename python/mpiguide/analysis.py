@@ -26,13 +26,21 @@ class Analysis:
     dt_ratios: pd.DataFrame = field(default_factory=pd.DataFrame)  # engine bench only (dtreport.ratios)
 
 
-def load_measurements(rd: RunDir) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Tidy rows of every successful measurement launch, plus the failed data checks."""
+def measured_raws(rd: RunDir) -> dict[str, rawfile.RawFile]:
+    """The raw file of every successful measurement launch, by launch id."""
+    return {x.id: rawfile.parse(rd.path / x.raw) for x in rd.launches if x.phase == MEASURE and x.status == OK}
+
+
+def load_measurements(rd: RunDir, raws: dict[str, rawfile.RawFile] | None = None) -> tuple[pd.DataFrame,
+                                                                                           pd.DataFrame]:
+    """Tidy rows of every successful measurement launch, plus the failed data checks (raws: already parsed
+    by measured_raws)."""
+    raws = measured_raws(rd) if raws is None else raws
     frames, errors = [], []
     for x in rd.launches:
-        if x.phase != MEASURE or x.status != OK:
+        if x.id not in raws:
             continue
-        raw = rawfile.parse(rd.path / x.raw)
+        raw = raws[x.id]
         df = raw.frame()
         df.insert(0, "launch", x.run_index)
         for col, val in reversed(list(zip(ID_COLUMNS, (x.stack, x.template, x.nprocs), strict=True))):

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from mpiguide import __version__, analysis, build, ddt, ddtreport, launch, report, runner
+from mpiguide import __version__, analysis, build, ddt, ddtreport, launch, report, runner, tune, tunereport
 from mpiguide import stacks as stackmod
 from mpiguide.errors import MpiguideError
 from mpiguide.jobs import DEFAULT_JOB, JOBS, Job
@@ -145,7 +145,7 @@ def _print_dry_run(launches: list[runner.Launch], spec: launch.LaunchSpec, run_d
     for x in launches:
         stack = _dry_stack(x.stack)
         exe = build.build_dir(stack) / x.driver
-        args = list(x.args)
+        args = runner.expand_args(run_dir, x)
         if x.needs_t1:
             args += ["--t1", "<max t_nrep1 of the calibration launches>"]
         argv = launch.command(spec.with_layout(x.layout), stack, x.nprocs, str(exe),
@@ -179,7 +179,8 @@ def _progress_callbacks(total_all: int):
     return None, on_start_plain, on_done_plain
 
 
-def _execute_and_report(rd: runner.RunDir, timeout: float) -> int:
+def _execute(rd: runner.RunDir, timeout: float, resume_hint: str) -> int:
+    """Runs the pending launches, writes the run's report; 0, 1 (launches failed) or 130 (interrupted)."""
     todo = rd.pending()
     console.print(f"run {rd.path}: {len(todo)} launch(es) to go of {len(rd.launches)}")
     progress, on_start, on_done = _progress_callbacks(len(todo))
@@ -196,18 +197,29 @@ def _execute_and_report(rd: runner.RunDir, timeout: float) -> int:
     _analyze_and_write(rd)
     if interrupted:
         console.print(f"interrupted: {len(rd.launches) - len(failed)} of {len(rd.launches)} launches are "
-                      f"kept; continue with: mpiguide run --resume {rd.path}", style="yellow")
+                      f"kept; continue with: {resume_hint}", style="yellow")
         return 130
     if failed:
         console.print(f"{len(failed)} launch(es) did not complete (see report and logs/); "
-                      f"retry them with: mpiguide run --resume {rd.path}")
+                      f"retry them with: {resume_hint}")
         return 1
     return 0
+
+
+def _execute_and_report(rd: runner.RunDir, timeout: float) -> int:
+    return _execute(rd, timeout, f"mpiguide run --resume {rd.path}")
 
 
 def _analyze_and_write(rd: runner.RunDir) -> None:
     if rd.job.name == "ddt":
         _ddt_report([rd], rd.path)
+        return
+    if rd.job.name == "coll":
+        r = tune.load(rd)
+        path = tunereport.write_coll(r, rd.path)
+        for line in tunereport.console_summary(tune.guideline_verdicts(r)):
+            out.print(line, highlight=False)
+        out.print(f"report: {path}", highlight=False)
         return
     a = analysis.analyze(rd)
     analysis.write_tables(rd, a)
@@ -233,6 +245,18 @@ def _analyze_and_write(rd: runner.RunDir) -> None:
     out.print(f"report: {html_path}", highlight=False)
 
 
+def _plan_from_args(job: Job, args: argparse.Namespace) -> tuple[dict, list[str], dict, dict, launch.LaunchSpec,
+                                                                    list[runner.Launch]]:
+    """The validated parameters, stacks, measurement and analysis settings, launcher and launches of a new run."""
+    params = job.params(args)
+    names = stackmod.parse_stack_list(args.stacks)
+    measurement, opts, spec = _measurement(args), _analysis_opts(args), _launch_spec(args)
+    launches = runner.plan(job, params, names, args.runs, measurement)
+    for x in launches:
+        spec.with_layout(x.layout).validate(x.nprocs)
+    return params, names, measurement, opts, spec, launches
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise MpiguideError(f"bad --timeout {args.timeout}: seconds, more than 0")
@@ -246,12 +270,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     job: Job = JOBS[args.job]
     if args.runs < 1:
         raise MpiguideError(f"bad --runs {args.runs}: at least 1 launch per configuration")
-    params = job.params(args)
-    names = stackmod.parse_stack_list(args.stacks)
-    measurement, opts, spec = _measurement(args), _analysis_opts(args), _launch_spec(args)
-    launches = runner.plan(job, params, names, args.runs, measurement)
-    for x in launches:
-        spec.with_layout(x.layout).validate(x.nprocs)
+    params, names, measurement, opts, spec, launches = _plan_from_args(job, args)
     run_id = runner.new_run_id(job.name)
     run_dir = Path(args.output) if args.output else Path("results") / run_id
     plan_text = job.describe_plan(params, args.runs, len(names), measurement["nrep"])
@@ -345,6 +364,120 @@ def cmd_ddt_list(args: argparse.Namespace) -> int:
             if c.guideline != "slowdown":
                 out.print(f"  {c.guideline}: {ddtreport.comparison_text(c)}", highlight=False)
     return 0
+
+
+# ---------------------------------------------------------------- collective tuning
+
+TUNE_STATE = "tune.json"
+
+
+def _tune_state(path: Path) -> dict:
+    if not (path / TUNE_STATE).is_file():
+        raise MpiguideError(f"{path} is not a tune directory (no {TUNE_STATE}); start one with mpiguide tune")
+    return runner._read_json(path / TUNE_STATE)
+
+
+def _tune_validation(out_dir: Path, m: tune.CollResult, state: dict) -> runner.RunDir:
+    """The second set of launches: the same grid, plus the library in tuned mode with the profiles chosen
+    from the measurement (written into the validation run, one directory per stack)."""
+    rd_m = m.rd
+    choices = tune.choose(m, state["threshold"])
+    params = {**rd_m.meta["params"], "profiles": "{run_dir}/profiles/{stack}"}
+    job = JOBS["coll"]
+    launches = runner.plan(job, params, rd_m.meta["stacks_order"], rd_m.meta["runs"], rd_m.meta["measurement"])
+    if rd_m.meta["measurement"]["nrep"] == "estimate":  # same collectives, same t_nrep1: no new calibration
+        launches = [x for x in launches if x.phase == runner.MEASURE]
+        for x in launches:
+            t1 = runner.t1_for(rd_m, x)
+            if t1 is None:
+                raise MpiguideError(f"no t_nrep1 for {x.template} on {x.stack} in {rd_m.path}: its calibration "
+                                    "launches did not complete")
+            x.args += ["--t1", f"{t1:.9e}"]
+    meta = runner.new_meta(job, params, rd_m.meta["stacks_order"], rd_m.meta["runs"], rd_m.meta["measurement"],
+                           rd_m.meta["analysis"], launch.LaunchSpec.from_dict(rd_m.meta["launch"]),
+                           runner.new_run_id("coll-validate"), state["command"])
+    rd_v = runner.RunDir.create(out_dir / "validate", meta, launches)
+    written = tune.write_profiles(choices, rd_v.path / "profiles",
+                                  f"chosen by mpiguide tune from run {rd_m.meta['run_id']} (threshold "
+                                  f"{state['threshold']:.0%})")
+    console.print(f"{len(written)} profile(s) written to {rd_v.path / 'profiles'}")
+    return rd_v
+
+
+def _tune_report(out_dir: Path, state: dict) -> int:
+    m = tune.load(runner.RunDir.open(out_dir / "measure"))
+    v = tune.load(runner.RunDir.open(out_dir / "validate")) if (out_dir / "validate" / "meta.json").exists() \
+        else None
+    choices = tune.choose(m, state["threshold"])
+    profiles = sorted((out_dir / "validate" / "profiles").glob("*/*.prof")) if v is not None else []
+    path = tunereport.write_tune(m, choices, profiles, v, out_dir, state["threshold"])
+    verdicts = tune.guideline_verdicts(m)
+    g = rep = None
+    if v is not None and not v.measurements.empty:
+        g, rep = tune.gains(v, choices), tune.repairs(verdicts, v, choices)
+    for line in tunereport.console_summary(verdicts, choices, g, rep):
+        out.print(line, highlight=False)
+    out.print(f"tune report: {path}", highlight=False)
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    if args.report:
+        out_dir = Path(args.report)
+        return _tune_report(out_dir, _tune_state(out_dir))
+    if args.timeout <= 0:
+        raise MpiguideError(f"bad --timeout {args.timeout}: seconds, more than 0")
+    if args.resume:
+        out_dir = Path(args.resume)
+        state = _tune_state(out_dir)
+    else:
+        if not 0 <= args.threshold < 1:
+            raise MpiguideError(f"bad --threshold {args.threshold}: the fraction of time a mock-up must save, "
+                                "such as 0.1 for 10%")
+        if args.runs < 3:
+            raise MpiguideError(f"bad --runs {args.runs}: profiles need at least 3 launches per configuration "
+                                "(the significance test cannot pass with fewer)")
+        job = JOBS["coll"]
+        params, names, measurement, opts, spec, launches = _plan_from_args(job, args)
+        run_id = runner.new_run_id("tune")
+        out_dir = Path(args.output) if args.output else Path("results") / run_id
+        console.print(job.describe_plan(params, args.runs, len(names), measurement["nrep"])
+                      + "; then the same again with the tuned library", highlight=False)
+        if args.dry_run:
+            for name in names:
+                _dry_stack(name)
+            console.print(f"dry run: {len(launches)} measurement launch(es), then as many validation launches; "
+                          "nothing is built or run")
+            _print_dry_run(launches, spec, out_dir / "measure")
+            return 0
+        if (out_dir / TUNE_STATE).exists():
+            raise MpiguideError(f"{out_dir} already holds a tune run; continue it with: mpiguide tune --resume "
+                                f"{out_dir}")
+        for name in names:
+            stackmod.get(name)
+        meta = runner.new_meta(job, params, names, args.runs, measurement, opts, spec, run_id + "-measure",
+                               args.argv)
+        runner.RunDir.create(out_dir / "measure", meta, launches)
+        state = {"threshold": args.threshold, "command": args.argv}
+        runner._write_json(out_dir / TUNE_STATE, state)
+    hint = f"mpiguide tune --resume {out_dir}"
+    rd_m = runner.RunDir.open(out_dir / "measure")
+    if rd_m.pending():
+        console.print("1/2 measurement: every collective natively and with each mock-up")
+        rc = _execute(rd_m, args.timeout, hint)
+        if rc:
+            console.print("the profiles are chosen once every measurement launch has completed")
+            return rc
+    if (out_dir / "validate" / "meta.json").exists():
+        rd_v = runner.RunDir.open(out_dir / "validate")
+    else:
+        rd_v = _tune_validation(out_dir, tune.load(rd_m), state)
+    rc = 0
+    if rd_v.pending():
+        console.print("2/2 validation: native, every mock-up and the tuned library")
+        rc = _execute(rd_v, args.timeout, hint)
+    _tune_report(out_dir, state)
+    return rc
 
 
 # ---------------------------------------------------------------- parser
@@ -465,6 +598,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = dds.add_parser("list", help="the 11 tests: layouts, guideline, comparisons and grid")
     p.add_argument("--grid", choices=ddt.GRIDS, default="paper")
     p.set_defaults(func=cmd_ddt_list)
+
+    coll = JOBS["coll"]
+    p = sub.add_parser("tune", help="measure collectives and their mock-ups, find guideline violations, write "
+                       "profiles for libmpiguide-tune and validate the tuned library (paper 002)",
+                       description="Measure every collective natively and with each mock-up (forced mode), "
+                       "check COLL-GL1..22, monotony and split-robustness, write profiles where a mock-up is "
+                       "faster by the threshold, then measure again with the tuned library. Defaults follow 002: "
+                       "dissemination barrier, nrep estimation, 5 launches.")
+    p.add_argument("--resume", metavar="DIR", help="continue a tune directory (either phase)")
+    p.add_argument("--report", metavar="DIR", help="only rebuild the report of a tune directory")
+    p.add_argument("--threshold", type=float, default=0.10,
+                   help="use a mock-up where it takes at least this fraction less time than native (0.10)")
+    _add_run_options(p)
+    coll.add_arguments(p)
+    p.set_defaults(func=cmd_tune, sync="dissem", nrep="estimate")
 
     p = sub.add_parser("analyze", help="recompute tables, verdicts, plots and report of a run")
     p.add_argument("run", help="run id under results/ or a run directory")

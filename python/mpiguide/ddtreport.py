@@ -21,6 +21,7 @@ import pandas as pd  # noqa: E402
 from mpiguide import analysis, rawfile, stats  # noqa: E402
 from mpiguide.ddt import CHARACTERIZE, MODES, PRECEDES, TESTS, Comparison, label  # noqa: E402
 from mpiguide.errors import MpiguideError  # noqa: E402
+from mpiguide.htmldoc import STYLE, html_table, md_table  # noqa: E402
 from mpiguide.runner import MEASURE, OK, RunDir  # noqa: E402
 
 MATCH = ["stack", "nprocs", "pattern", "A", "m", "msize"]  # what both sides of a comparison share
@@ -364,26 +365,6 @@ def charts(r: DdtResult, out: Path) -> list[Path]:
 
 # ---------------------------------------------------------------- report
 
-def _html_table(df: pd.DataFrame, colored: bool = False) -> str:
-    if df.empty:
-        return "<p>none</p>"
-    text = df.to_html(float_format=lambda v: f"{v:.3g}", escape=True)
-    if colored:
-        for verdict, color in ((stats.VIOLATED, "#f4b6b6"), (stats.INCONCLUSIVE, "#f6e7a8"), (stats.PASS, "#c9ecc9")):
-            text = text.replace(f"<td>{verdict} ", f"<td style='background:{color}'>{verdict} ")
-    return text
-
-
-def _md_table(df: pd.DataFrame) -> str:
-    if df.empty:
-        return "_none_\n"
-    frame = df.reset_index()
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in row) + " |")
-    return "\n".join(lines) + "\n"
-
-
 def write(r: DdtResult, out: Path) -> Path:
     """The CSVs (measurements, summary, verdicts, factors, matrix, skipped, config_errors), plots/*.png,
     report.md and report.html in `out`."""
@@ -415,8 +396,8 @@ def write(r: DdtResult, out: Path) -> Path:
     sections: list[tuple[str, str, str]] = []  # (title, html, markdown)
 
     def add(title: str, frame: pd.DataFrame, colored: bool = False, note: str = "") -> None:
-        sections.append((title, (f"<p>{html.escape(note)}</p>" if note else "") + _html_table(frame, colored),
-                         (note + "\n\n" if note else "") + _md_table(frame)))
+        sections.append((title, (f"<p>{html.escape(note)}</p>" if note else "") + html_table(frame, colored),
+                         (note + "\n\n" if note else "") + md_table(frame)))
 
     add("Run", head)
     add("Stacks", stacks)
@@ -460,9 +441,9 @@ def write(r: DdtResult, out: Path) -> Path:
                 aggfunc="first").fillna("-") if not v.empty else pd.DataFrame()
         imgs = [p for p in plots if p.name.startswith(f"t{n:02d}-")]
         detail_html.append(f"<h3>Test {n}: {html.escape(t.title)}</h3><p>{html.escape(desc)}</p>"
-                           + _html_table(table) + "".join(f'<p><img src="plots/{p.name}" alt="{p.stem}"></p>'
+                           + html_table(table) + "".join(f'<p><img src="plots/{p.name}" alt="{p.stem}"></p>'
                                                           for p in imgs))
-        detail_md.append(f"### Test {n}: {t.title}\n\n{desc}\n\n" + _md_table(table)
+        detail_md.append(f"### Test {n}: {t.title}\n\n{desc}\n\n" + md_table(table)
                          + "".join(f"\n![{p.stem}](plots/{p.name})\n" for p in imgs))
 
     tail = []
@@ -483,14 +464,12 @@ def write(r: DdtResult, out: Path) -> Path:
     body += paper_html + ["<h2>Tests</h2>"] + detail_html
     md += paper_md + ["## Tests\n"] + detail_md
     for t_, frame in tail:
-        body += [f"<h2>{html.escape(t_)}</h2>", _html_table(frame)]
-        md += [f"## {t_}\n", _md_table(frame)]
-    style = ("body{font-family:sans-serif;max-width:90em;margin:2em auto}table{border-collapse:collapse;"
-             "font-size:85%}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:100%}")
+        body += [f"<h2>{html.escape(t_)}</h2>", html_table(frame)]
+        md += [f"## {t_}\n", md_table(frame)]
     (out / "report.md").write_text("\n".join(md))
     path = out / "report.html"
     path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(runs)}</title>"
-                    f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
+                    f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>\n")
     return path
 
 

@@ -288,7 +288,84 @@ class DdtJob(Job):
                 "longer)")
 
 
-JOBS: dict[str, Job] = {job.name: job for job in (PingPongJob(), DtBenchJob(), DdtJob())}
+COLLECTIVES = ("allgather", "allreduce", "alltoall", "bcast", "gather", "reduce", "reduce_scatter_block", "scan",
+               "scatter")
+COLL_DEFAULT_SIZES = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"  # 002 Figure 4
+COLL_DATATYPES = {"byte": 1, "int": 4, "double": 8}
+COLL_OPS = ("bor", "sum", "max")
+POOL_DEFAULTS = {"msg_pool": "64M", "int_pool": "256k"}  # libmpiguide-tune's own defaults (docs/tuning.md)
+
+
+def parse_pool(text: str, what: str) -> str:
+    """A pool capacity as libmpiguide-tune reads it: bytes with an optional k, M or G suffix (0 allowed)."""
+    item = text.strip()
+    digits = item[:-1] if item[-1:].lower() in ("k", "m", "g") else item
+    if not digits.isdigit():
+        raise MpiguideError(f"bad {what} '{text}': bytes with an optional k, M or G suffix, such as 64M")
+    return item
+
+
+class CollJob(Job):
+    """mg_collbench: every collective with its native call and each libmpiguide-tune mock-up (paper 002).
+    One launch template per (processes, collective), so that 002's t_nrep1 is calibrated per collective.
+    The guideline checks live in mpiguide.tune (they need the mock-up catalog the driver records)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="coll", title="Collectives against their mock-ups (paper 002, COLL-GL1..22)",
+                         guidelines=[], series="impl", x="msize")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        g = parser.add_argument_group("collectives")
+        g.add_argument("--collectives", default=",".join(COLLECTIVES),
+                       help="collectives to measure (default: all nine)")
+        g.add_argument("--sizes", default=COLL_DEFAULT_SIZES, help="message sizes in bytes, k/m = KiB/MiB "
+                       "(default 002 Figure 4: 1 B to 100 kB); reduce_scatter_block: the whole vector")
+        g.add_argument("--np", help="processes, e.g. 2,4 (default: the cores, 2 to 16)")
+        g.add_argument("--datatype", default="byte", choices=sorted(COLL_DATATYPES),
+                       help="element type (default byte, as 002)")
+        g.add_argument("--op", default="bor", choices=COLL_OPS, help="reduction operation (default bor)")
+        g.add_argument("--root", type=int, default=0, help="root of the rooted collectives (default 0)")
+        g.add_argument("--msg-pool", default=POOL_DEFAULTS["msg_pool"],
+                       help="the memory limit: message pool of the library; a mock-up that needs more is not "
+                            "used (default 64M)")
+        g.add_argument("--int-pool", default=POOL_DEFAULTS["int_pool"],
+                       help="int-vector pool of the library (default 256k)")
+
+    def params(self, args: argparse.Namespace) -> dict:
+        nps = _int_list(args.np, "--np") if args.np else [ddt.default_np()]
+        if min(nps) < 2:
+            raise MpiguideError(f"bad --np '{args.np}': collectives need at least 2 processes")
+        if args.root < 0 or args.root >= min(nps):
+            raise MpiguideError(f"bad --root {args.root}: a rank below the smallest --np ({min(nps)})")
+        if args.op == "bor" and args.datatype == "double":
+            raise MpiguideError("--op bor needs --datatype byte or int")
+        return {"collectives": parse_choice_list(args.collectives, COLLECTIVES, "collective"),
+                "sizes": sorted(set(parse_sizes(args.sizes, COLL_DATATYPES[args.datatype]))), "np": nps,
+                "datatype": args.datatype, "op": args.op, "root": args.root,
+                "msg_pool": parse_pool(args.msg_pool, "--msg-pool"),
+                "int_pool": parse_pool(args.int_pool, "--int-pool"),
+                "profiles": None}
+
+    def launches(self, params: dict) -> list[LaunchTemplate]:
+        out = []
+        for np_ in params["np"]:
+            for coll in params["collectives"]:
+                args = ["--collectives", coll, "--sizes", ",".join(map(str, params["sizes"])),
+                        "--datatype", params["datatype"], "--op", params["op"], "--root", str(params["root"]),
+                        "--msg-pool", params["msg_pool"], "--int-pool", params["int_pool"]]
+                if params.get("profiles"):
+                    args += ["--profiles", params["profiles"]]
+                out.append(LaunchTemplate(f"{coll}-p{np_}", "mg_collbench", np_, args))
+        return out
+
+    def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
+        n = len(params["collectives"]) * len(params["np"])
+        return (f"{len(params['collectives'])} collective(s) x {len(params['sizes'])} size(s) x every mock-up, on "
+                f"{', '.join(map(str, params['np']))} processes: {n} launch template(s), {runs} run(s) on "
+                f"{stacks} stack(s)")
+
+
+JOBS: dict[str, Job] = {job.name: job for job in (PingPongJob(), DtBenchJob(), DdtJob(), CollJob())}
 DEFAULT_JOB = "pingpong"
 
 

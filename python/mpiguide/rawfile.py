@@ -8,6 +8,7 @@ whose data check failed; `#@estimate[<config>]=...` records an NREP estimate.
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ class RawFile:
     path: Path
     header: dict[str, str] = field(default_factory=dict)
     columns: list[str] = field(default_factory=list)
-    rows: list[list[str]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # the data rows as written (fields separated by blanks)
     errors: dict[str, str] = field(default_factory=dict)  # config label -> message
     estimates: dict[str, dict[str, str]] = field(default_factory=dict)
     # other per-configuration notes of a driver: kind -> config label -> value
@@ -40,14 +41,16 @@ class RawFile:
     def config_columns(self) -> list[str]:
         return [c for c in self.columns if c not in ("rep", "time_s")]
 
+    @property
+    def rows(self) -> list[list[str]]:
+        return [line.split() for line in self.lines]
+
     def frame(self) -> pd.DataFrame:
-        """Rows as a typed DataFrame (numeric columns converted)."""
-        df = pd.DataFrame(self.rows, columns=self.columns)
-        for col in df.columns:
-            converted = pd.to_numeric(df[col], errors="coerce")
-            if converted.notna().all():
-                df[col] = converted
-        return df
+        """Rows as a typed DataFrame (a column whose every value is a number becomes numeric)."""
+        if not self.lines:
+            return pd.DataFrame(columns=self.columns)
+        return pd.read_csv(io.StringIO("\n".join(self.lines)), sep=r"\s+", header=None, names=self.columns,
+                           na_filter=False, engine="c")
 
 
 def parse(path: str | Path) -> RawFile:
@@ -87,12 +90,15 @@ def parse(path: str | Path) -> RawFile:
             if raw.columns[-2:] != ["rep", "time_s"]:
                 raise MpiguideError(f"{path}:{lineno}: column line must end with 'rep time_s', got {line!r}")
         else:
-            fields = line.split()
-            if len(fields) != len(raw.columns):
-                raise MpiguideError(
-                    f"{path}:{lineno}: {len(fields)} fields where the column line has {len(raw.columns)}"
-                )
-            raw.rows.append(fields)
+            line = line.strip()
+            # single blanks as the drivers write them: counting them is enough (and much faster than split)
+            if line.count(" ") + 1 != len(raw.columns) or "  " in line or "\t" in line:
+                fields = line.split()
+                if len(fields) != len(raw.columns):
+                    raise MpiguideError(
+                        f"{path}:{lineno}: {len(fields)} fields where the column line has {len(raw.columns)}"
+                    )
+            raw.lines.append(line)
     if "mpiguide_raw" not in raw.header:
         raise MpiguideError(f"{path} is not an mpiguide raw file (no #@mpiguide_raw header)")
     return raw

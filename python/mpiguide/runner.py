@@ -188,7 +188,7 @@ def resolve_run(ref: str, results: Path = Path("results")) -> Path:
     raise MpiguideError(f"run directory {p} does not exist{where}")
 
 
-def _t1_for(rd: RunDir, target: Launch) -> float | None:
+def t1_for(rd: RunDir, target: Launch) -> float | None:
     """002 Sec. 4.2: t_nrep1 is the longest calibration time over the calibration launches."""
     values = []
     for x in rd.launches:
@@ -228,11 +228,17 @@ def _keep_previous_attempt(rd: RunDir, x: Launch) -> None:
         raw.rename(raw.with_name(f"{raw.stem}.attempt{x.attempts}{raw.suffix}"))
 
 
+def expand_args(run_dir: Path, x: Launch) -> list[str]:
+    """Driver arguments with {run_dir} and {stack} filled in: per-stack inputs inside the run directory
+    (the tuned library's profiles) stay valid when the directory is moved and resumed."""
+    return [a.replace("{run_dir}", str(run_dir.resolve())).replace("{stack}", x.stack) for a in x.args]
+
+
 def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float) -> None:
     exe = build.driver_path(stack, x.driver)
-    args = list(x.args)
+    args = expand_args(rd.path, x)
     if x.needs_t1:
-        t1 = _t1_for(rd, x)
+        t1 = t1_for(rd, x)
         if t1 is None:
             x.status, x.message = FAILED, "no calibration launch of this stack succeeded, so t_nrep1 is unknown"
             return

@@ -6,8 +6,11 @@
  * --nrep estimate for the paper's method). Before a configuration is timed,
  * its result is compared on every rank with the native PMPI call; a
  * mock-up that does not apply to the call (the library ran the native code)
- * is recorded as a skip, not timed. The library's usage report is appended to
- * the raw file as `#@tune_alg[...]` lines (docs/formats.md). */
+ * is recorded as a skip, not timed: so are all reduction mock-ups under
+ * --datatype double --op sum, because floating-point MPI_SUM/MPI_PROD always
+ * runs natively (docs/tuning.md, "Reductions"). The library's usage report is
+ * appended to the raw file as `#@tune_alg[...]` and `#@tune_config[...]` lines
+ * (docs/formats.md). */
 #include "bench_util.h"
 #include "mg_bench.h"
 #include "mpiguide/tune.h"
@@ -100,6 +103,9 @@ static void usage(const mg_bench *b) {
             "  --datatype NAME      byte (default), int, double\n"
             "  --op NAME            bor (default), sum, max\n"
             "  --root R             root of the rooted collectives (default 0)\n"
+            "  --msg-pool BYTES     capacity of the library's message pool (MPIGUIDE_TUNE_MSG_POOL, 64M):\n"
+            "                       a mock-up that needs more runs natively (recorded as a skip)\n"
+            "  --int-pool BYTES     capacity of the library's int-vector pool (MPIGUIDE_TUNE_INT_POOL, 256k)\n"
             "  --check-only         compare every configuration with the native call, time nothing\n"
             "%s",
             mg_bench_common_usage());
@@ -167,8 +173,10 @@ static int run(int argc, char **argv) {
         if (r < 0) return fail(&b);
         const char *opt = argv[i];
         static const char *const valued[] = {"--collectives", "--sizes", "--impls", "--profiles",
-                                             "--datatype", "--op", "--root"};
-        const char **dst[] = {&colls_arg, &sizes_arg, &impls_arg, &profiles, &type_arg, &op_arg, &root_arg};
+                                             "--datatype", "--op", "--root", "--msg-pool", "--int-pool"};
+        const char *pool_arg; /* read by main() before MPI_Init */
+        const char **dst[] = {&colls_arg, &sizes_arg, &impls_arg, &profiles, &type_arg, &op_arg, &root_arg,
+                              &pool_arg, &pool_arg};
         int known = index_of(opt, valued, (int)(sizeof valued / sizeof *valued));
         if (known >= 0 && i + 1 < argc) {
             *dst[known] = argv[++i];
@@ -282,6 +290,9 @@ static int run(int argc, char **argv) {
                 free(copy);
             }
         }
+        for (int i = 0; i < total; i++)
+            mg_bench_note(&b, "mockup", mg_tune_impl_name(cname, i), "%d %s", mg_tune_impl_guideline(cname, i),
+                          mg_tune_impl_formula(cname, i));
         if (profiles) impls[nimpls++] = "tuned";
         for (int s = 0; s < nsizes; s++) {
             size_t block = sizes[s];
@@ -326,7 +337,16 @@ static int run(int argc, char **argv) {
     return mg_bench_end(&b);
 }
 
+/* The library reads its pool sizes at MPI_Init, from the environment. */
+static void set_pools_from_options(int argc, char **argv) {
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--msg-pool") == 0) setenv("MPIGUIDE_TUNE_MSG_POOL", argv[i + 1], 1);
+        if (strcmp(argv[i], "--int-pool") == 0) setenv("MPIGUIDE_TUNE_INT_POOL", argv[i + 1], 1);
+    }
+}
+
 int main(int argc, char **argv) {
+    set_pools_from_options(argc, argv);
     MPI_Init(&argc, &argv);
     int status = run(argc, argv);
     MPI_Finalize();

@@ -13,8 +13,12 @@
 #include "tune_state.h"
 #include <string.h>
 
-/* What the calling thread's last call of each collective ran. */
-static _Thread_local const char *last_impl[MG_NCOLLS];
+/* What the calling thread's last call of each collective ran. initial-exec:
+ * no __tls_get_addr call per collective in the shared library (it is loaded at
+ * start-up, by LD_PRELOAD or as a dependency, where static TLS is available). */
+static _Thread_local const char *last_impl[MG_NCOLLS] __attribute__((tls_model("initial-exec")));
+
+static const char *const label_default = "default";
 
 const char *mg_tune_last_impl(const char *collective)
 {
@@ -28,73 +32,104 @@ static int is_reduction(mg_coll c)
     return c == MG_COLL_ALLREDUCE || c == MG_COLL_REDUCE || c == MG_COLL_SCAN || c == MG_COLL_REDUCE_SCATTER_BLOCK;
 }
 
+/* The hot path, before anything else of a call: 1 if the call runs natively
+ * without more questions (nothing to choose and nothing to count), 0 if
+ * choose() must look at it. No lock, no MPI call: one atomic load of the hot
+ * word, and in forced or tuned mode one more (the forced choice, or the
+ * profiles' collective mask, which is immutable once published). Calls on
+ * intercommunicators that end here are labelled "default" (no choice was
+ * made); choose() labels them "native" when it sees them. */
+static inline __attribute__((always_inline)) int native_fast(mg_coll coll, MPI_Comm comm)
+{
+    unsigned h = atomic_load_explicit(&mg_tune_g.hot, memory_order_acquire);
+    /* before MPI_Init, after MPI_Finalize, on MPI_COMM_NULL: the native call says what is wrong */
+    if (__builtin_expect(!(h & MG_HOT_ON) || comm == MPI_COMM_NULL, 0)) return 1;
+    if (h & MG_HOT_COUNT) return 0;
+    switch (MG_HOT_MODE(h)) {
+    case MG_TUNE_FORCED:
+        if (atomic_load_explicit(&mg_tune_g.hot_forced[coll], memory_order_relaxed) != 0) return 0;
+        break;
+    case MG_TUNE_TUNED: {
+        const mg_tune_live *l = atomic_load_explicit(&mg_tune_g.live, memory_order_acquire);
+        if (l && (l->coll_mask >> coll & 1u)) return 0;
+        break;
+    }
+    default: break;
+    }
+    last_impl[coll] = label_default;
+    return 1;
+}
+
 /* Completes c (rank, size, bytes, commutative) and chooses. Returns the mock-up
- * to run (with its need in *need), or NULL for the native call. */
+ * to run (with its need in *need), or NULL for the native call. Lock-free but
+ * for the counter (only when a report is requested) and the mock-up's lease. */
 static const mg_mockup *choose(mg_call *c, mg_need *need)
 {
     mg_tune_state *g = &mg_tune_g;
-    mg_tune__lock();
-    int on = g->initialized;
-    mg_tune_mode mode = g->cfg.mode;
-    int forced = g->cfg.forced[c->coll];
-    size_t msg_cap = g->cfg.msg_pool_bytes, int_cap = g->cfg.int_pool_bytes;
-    mg_tune__unlock();
-    /* before MPI_Init, after MPI_Finalize, on MPI_COMM_NULL: the native call says what is wrong */
-    if (!on || c->comm == MPI_COMM_NULL) return NULL;
+    unsigned h = atomic_load_explicit(&g->hot, memory_order_acquire);
+    mg_tune_mode mode = MG_HOT_MODE(h);
+    int count = (h & MG_HOT_COUNT) != 0;
+    if (!(h & MG_HOT_ON) || c->comm == MPI_COMM_NULL) return NULL;
     int inter = 0;
     if (PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS) return NULL;
     if (inter) {
         /* intercommunicators: other semantics, and arguments we must not read; not counted */
-        last_impl[c->coll] = mode == MG_TUNE_OFF ? "default" : "native";
+        last_impl[c->coll] = mode == MG_TUNE_OFF ? label_default : "native";
         return NULL;
     }
     PMPI_Comm_size(c->comm, &c->size);
-    PMPI_Comm_rank(c->comm, &c->rank);
-
-    /* the uniform message size (tune_internal.h) */
-    MPI_Count count = c->sendcount;
-    MPI_Datatype type = c->sendtype;
-    switch (c->coll) {
-    case MG_COLL_ALLGATHER:
-    case MG_COLL_ALLTOALL:
-    case MG_COLL_GATHER:
-        if (c->in_place) count = c->recvcount, type = c->recvtype;
-        break;
-    case MG_COLL_SCATTER:
-        if (!c->in_place) count = c->recvcount, type = c->recvtype;
-        break;
-    case MG_COLL_REDUCE_SCATTER_BLOCK:
-        /* the whole vector: recvcount x size elements */
-        if (__builtin_mul_overflow(c->recvcount, (MPI_Count)c->size, &c->sendcount)) c->sendcount = -1;
-        count = c->sendcount, type = c->recvtype;
-        break;
-    default: break;
-    }
-    c->bytes = count >= 0 ? mg_type_bytes(count, type) : -1;
-    if (is_reduction(c->coll) && c->op != MPI_OP_NULL) PMPI_Op_commutative(c->op, &c->commutative);
 
     int impl = 0;
-    if (mode == MG_TUNE_FORCED)
-        impl = forced;
-    else if (mode == MG_TUNE_TUNED && c->bytes > 0)
-        impl = mg_tune__lookup(c->coll, c->size, c->bytes);
+    if (mode == MG_TUNE_FORCED) impl = atomic_load_explicit(&g->hot_forced[c->coll], memory_order_relaxed);
+    /* tuned mode without a profile of (collective, size), and mode off, choose nothing: the
+     * size of the message is only needed for the counter */
+    int want_bytes = count || impl > 0;
+    if (mode == MG_TUNE_TUNED && !want_bytes) want_bytes = mg_tune__has_profile(c->coll, c->size);
+
+    if (want_bytes) {
+        /* the uniform message size (tune_internal.h) */
+        MPI_Count n = c->sendcount;
+        MPI_Datatype type = c->sendtype;
+        switch (c->coll) {
+        case MG_COLL_ALLGATHER:
+        case MG_COLL_ALLTOALL:
+        case MG_COLL_GATHER:
+            if (c->in_place) n = c->recvcount, type = c->recvtype;
+            break;
+        case MG_COLL_SCATTER:
+            if (!c->in_place) n = c->recvcount, type = c->recvtype;
+            break;
+        case MG_COLL_REDUCE_SCATTER_BLOCK:
+            /* the whole vector: recvcount x size elements */
+            if (__builtin_mul_overflow(c->recvcount, (MPI_Count)c->size, &c->sendcount)) c->sendcount = -1;
+            n = c->sendcount, type = c->recvtype;
+            break;
+        default: break;
+        }
+        c->bytes = n >= 0 ? mg_type_bytes(n, type) : -1;
+        if (mode == MG_TUNE_TUNED && c->bytes > 0) impl = mg_tune__lookup(c->coll, c->size, c->bytes);
+    }
     if (impl < 0) impl = 0;
 
     const mg_mockup *m = NULL;
     if (impl > 0) {
         m = &mg_tune__table(c->coll)->mockups[impl - 1];
+        PMPI_Comm_rank(c->comm, &c->rank);
+        if (is_reduction(c->coll) && c->op != MPI_OP_NULL) PMPI_Op_commutative(c->op, &c->commutative);
         int fits = is_reduction(c->coll) ? mg_fits_int(c->sendcount) && mg_fits_int(c->recvcount)
                                          : mg_fits_int(c->bytes);
         if (c->size < 2 || c->bytes <= 0 || !fits || (m->supports && !m->supports(c))) {
             m = NULL;
         } else {
             *need = m->need ? m->need(c) : (mg_need){0, 0};
-            if (need->msg_bytes > msg_cap || need->int_bytes > int_cap) m = NULL;
+            if (need->msg_bytes > atomic_load_explicit(&g->hot_msg_cap, memory_order_relaxed) ||
+                need->int_bytes > atomic_load_explicit(&g->hot_int_cap, memory_order_relaxed))
+                m = NULL;
         }
         if (!m) impl = MG_TUNE_NATIVE;
     }
-    mg_tune__count(c->coll, c->bytes, impl);
-    last_impl[c->coll] = mg_tune__impl_label(c->coll, impl);
+    if (count) mg_tune__count(c->coll, c->bytes, impl);
+    last_impl[c->coll] = impl == 0 ? label_default : mg_tune__impl_label(c->coll, impl);
     return m;
 }
 
@@ -144,6 +179,7 @@ int MPI_Finalize(void)
     int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,           \
              MPI_Datatype recvtype, MPI_Comm comm)                                                              \
     {                                                                                                           \
+        if (native_fast(COLL, comm)) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); \
         MG_CALL(COLL);                                                                                          \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;            \
         c.sendtype = sendtype, c.recvtype = recvtype, c.comm = comm, c.in_place = sendbuf == MPI_IN_PLACE;     \
@@ -157,6 +193,8 @@ int MPI_Finalize(void)
     int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,           \
              MPI_Datatype recvtype, int root, MPI_Comm comm)                                                    \
     {                                                                                                           \
+        if (native_fast(COLL, comm))                                                                            \
+            return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);               \
         MG_CALL(COLL);                                                                                          \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;            \
         c.sendtype = sendtype, c.recvtype = recvtype, c.root = root, c.comm = comm;                            \
@@ -174,6 +212,7 @@ int MPI_Finalize(void)
 #define DEF_REDUCTION(NAME, PNAME, CNT, COLL)                                                                   \
     int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)    \
     {                                                                                                           \
+        if (native_fast(COLL, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                 \
         MG_CALL(COLL);                                                                                          \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                    \
         c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.comm = comm;                                 \
@@ -188,6 +227,7 @@ int MPI_Finalize(void)
     int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root,         \
              MPI_Comm comm)                                                                                     \
     {                                                                                                           \
+        if (native_fast(MG_COLL_REDUCE, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm); \
         MG_CALL(MG_COLL_REDUCE);                                                                                \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                    \
         c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.root = root, c.comm = comm;                  \
@@ -201,6 +241,7 @@ int MPI_Finalize(void)
 #define DEF_BCAST(NAME, PNAME, CNT)                                                                             \
     int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm)                           \
     {                                                                                                           \
+        if (native_fast(MG_COLL_BCAST, comm)) return PNAME(buffer, count, datatype, root, comm);                 \
         MG_CALL(MG_COLL_BCAST);                                                                                 \
         c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;                      \
         c.sendtype = datatype, c.recvtype = datatype, c.root = root, c.comm = comm;                             \

@@ -1,10 +1,12 @@
 /* Usage counters (per collective, message size and implementation that ran)
- * and the report, in the spirit of 002 Listing 2:
- *   #@mpiguide_tune alg MPI_Allgather 100 allgather_as_gather_bcast 25
- *   #@mpiguide_tune config msg_pool_bytes 67108864
- *   #@mpiguide_tune config int_pool_bytes 262144
- *   #@mpiguide_tune config mode tuned
- *   #@mpiguide_tune config chunk 64 */
+ * and the report, in the spirit of 002 Listing 2, as keyed notes of a raw file
+ * (`#@kind[config]=value`, docs/formats.md), so that a report appended to a
+ * raw file is read with it:
+ *   #@tune_alg[MPI_Allgather 100 allgather_as_gather_bcast]=25
+ *   #@tune_config[msg_pool_bytes]=67108864
+ *   #@tune_config[int_pool_bytes]=262144
+ *   #@tune_config[mode]=tuned
+ *   #@tune_config[chunk]=64 */
 #define _POSIX_C_SOURCE 200809L
 #include "tune_state.h"
 #include <stdlib.h>
@@ -109,14 +111,14 @@ int mg_tune_write_report(FILE *out)
     if (n > 1) qsort(rows, n, sizeof *rows, by_report_order);
     static const char *const modes[] = {"off", "forced", "tuned"};
     for (size_t i = 0; i < n; i++)
-        fprintf(out, "#@mpiguide_tune alg %s %lld %s %llu\n", mg_tune__table((mg_coll)rows[i].coll)->mpi_name,
+        fprintf(out, "#@tune_alg[%s %lld %s]=%llu\n", mg_tune__table((mg_coll)rows[i].coll)->mpi_name,
                 (long long)rows[i].bytes, mg_tune__impl_label((mg_coll)rows[i].coll, rows[i].impl),
                 (unsigned long long)rows[i].calls);
     free(rows);
-    fprintf(out, "#@mpiguide_tune config msg_pool_bytes %zu\n", cfg.msg_pool_bytes);
-    fprintf(out, "#@mpiguide_tune config int_pool_bytes %zu\n", cfg.int_pool_bytes);
-    fprintf(out, "#@mpiguide_tune config mode %s\n", modes[cfg.mode]);
-    fprintf(out, "#@mpiguide_tune config chunk %lld\n", (long long)cfg.chunk);
+    fprintf(out, "#@tune_config[msg_pool_bytes]=%zu\n", cfg.msg_pool_bytes);
+    fprintf(out, "#@tune_config[int_pool_bytes]=%zu\n", cfg.int_pool_bytes);
+    fprintf(out, "#@tune_config[mode]=%s\n", modes[cfg.mode]);
+    fprintf(out, "#@tune_config[chunk]=%lld\n", (long long)cfg.chunk);
     if (fflush(out) != 0 || ferror(out)) return MG_TUNE_ERR_ARG;
     return MG_TUNE_SUCCESS;
 }

@@ -13,6 +13,7 @@ mg_tune_state mg_tune_g = {
     .warn_mu = PTHREAD_MUTEX_INITIALIZER,
     .world_rank = -1,
     .thread_level = MPI_THREAD_SINGLE,
+    .count_override = -1,
 };
 
 void mg_tune__lock(void) { pthread_mutex_lock(&mg_tune_g.mu); }
@@ -179,6 +180,66 @@ const char *mg_tune__coll_list(char *buf, size_t len)
     return buf;
 }
 
+/* ---- the hot fields, the profiles ---- */
+
+void mg_tune__publish(void)
+{
+    mg_tune_state *g = &mg_tune_g;
+    for (int c = 0; c < MG_NCOLLS; c++) atomic_store_explicit(&g->hot_forced[c], g->cfg.forced[c], memory_order_relaxed);
+    atomic_store_explicit(&g->hot_msg_cap, g->cfg.msg_pool_bytes, memory_order_relaxed);
+    atomic_store_explicit(&g->hot_int_cap, g->cfg.int_pool_bytes, memory_order_relaxed);
+    int count = g->count_override >= 0 ? g->count_override : g->cfg.report != NULL || g->api_used;
+    unsigned h = (g->initialized ? MG_HOT_ON : 0u) | (count ? MG_HOT_COUNT : 0u) |
+                 ((unsigned)g->cfg.mode << MG_HOT_MODE_SHIFT);
+    atomic_store_explicit(&g->hot, h, memory_order_release);
+}
+
+void mg_tune__set_counting(int mode)
+{
+    mg_tune__lock();
+    mg_tune_g.count_override = mode < 0 ? -1 : mode > 0;
+    mg_tune__publish();
+    mg_tune__unlock();
+}
+
+/* A published set of profiles (NULL: out of memory). Takes ps over. */
+static mg_tune_live *live_new(mg_tune_profiles *ps)
+{
+    mg_tune_live *l = calloc(1, sizeof *l);
+    if (!l) {
+        mg_tune__profiles_free(ps);
+        return NULL;
+    }
+    l->ps = *ps;
+    for (int i = 0; i < ps->n; i++) l->coll_mask |= 1u << ps->p[i].coll;
+    return l;
+}
+
+/* mu held: makes l the profiles of the hot path; the previous set is retired
+ * (freed at MPI_Finalize: another thread may still read it). */
+static void live_replace(mg_tune_live *l)
+{
+    mg_tune_state *g = &mg_tune_g;
+    mg_tune_live *old = atomic_exchange_explicit(&g->live, l, memory_order_acq_rel);
+    if (old) {
+        old->retired_next = g->retired;
+        g->retired = old;
+    }
+}
+
+/* mu held, no call running: frees every set. */
+static void live_free_all(void)
+{
+    mg_tune_state *g = &mg_tune_g;
+    live_replace(NULL);
+    while (g->retired) {
+        mg_tune_live *n = g->retired->retired_next;
+        mg_tune__profiles_free(&g->retired->ps);
+        free(g->retired);
+        g->retired = n;
+    }
+}
+
 /* ---- configuration, start, stop ---- */
 
 /* mu held. */
@@ -187,14 +248,19 @@ static void configure_locked(void)
     mg_tune_state *g = &mg_tune_g;
     mg_tune__config_free(&g->cfg);
     mg_tune__config_read(&g->cfg);
-    mg_tune__profiles_free(&g->profiles);
+    live_replace(NULL);
     if (g->cfg.profiles) {
         int nbad = 0;
-        if (mg_tune__profiles_load(g->cfg.profiles, &g->profiles, &nbad) == MG_TUNE_ERR_NOMEM)
+        mg_tune_profiles ps;
+        int rc = mg_tune__profiles_load(g->cfg.profiles, &ps, &nbad);
+        mg_tune_live *l = rc == MG_TUNE_ERR_NOMEM ? NULL : live_new(&ps);
+        if (rc == MG_TUNE_ERR_NOMEM || !l)
             mg_tune__warn_local("out of memory while loading the profiles of %s; tuned mode runs natively",
                                 g->cfg.profiles);
+        live_replace(l);
     }
     g->configured = 1;
+    mg_tune__publish();
 }
 
 void mg_tune__ensure_configured(void)
@@ -217,6 +283,7 @@ void mg_tune__start(void)
     mg_tune__pools_alloc(g->cfg.msg_pool_bytes, g->cfg.int_pool_bytes);
     mg_tune__counters_reset();
     g->initialized = 1;
+    mg_tune__publish();
     mg_tune__unlock();
 }
 
@@ -247,8 +314,9 @@ void mg_tune__stop(void)
     free(report);
     mg_tune__lock();
     g->initialized = 0;
+    mg_tune__publish();
     mg_tune__pools_free();
-    mg_tune__profiles_free(&g->profiles);
+    live_free_all();
     mg_tune__counters_reset();
     free(g->counters);
     g->counters = NULL;
@@ -262,10 +330,25 @@ void mg_tune__stop(void)
 
 int mg_tune__lookup(mg_coll coll, int procs, MPI_Count bytes)
 {
-    mg_tune__lock();
-    int r = mg_tune__profiles_find(&mg_tune_g.profiles, coll, procs, bytes);
-    mg_tune__unlock();
-    return r;
+    const mg_tune_live *l = atomic_load_explicit(&mg_tune_g.live, memory_order_acquire);
+    return l ? mg_tune__profiles_find(&l->ps, coll, procs, bytes) : -1;
+}
+
+int mg_tune__has_profile(mg_coll coll, int procs)
+{
+    const mg_tune_live *l = atomic_load_explicit(&mg_tune_g.live, memory_order_acquire);
+    if (!l || !(l->coll_mask >> coll & 1u)) return 0;
+    int lo = 0, hi = l->ps.n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        const mg_tune_profile *m = &l->ps.p[mid];
+        if (m->coll == coll && m->procs == procs) return 1;
+        if (m->coll < coll || (m->coll == coll && m->procs < procs))
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return 0;
 }
 
 MPI_Count mg_tune_chunk(void)
@@ -294,6 +377,8 @@ int mg_tune_set_mode(mg_tune_mode mode)
     mg_tune__ensure_configured();
     mg_tune__lock();
     mg_tune_g.cfg.mode = mode;
+    mg_tune_g.api_used = 1;
+    mg_tune__publish();
     mg_tune__unlock();
     return MG_TUNE_SUCCESS;
 }
@@ -316,6 +401,8 @@ int mg_tune_force(const char *collective, const char *impl)
     mg_tune__ensure_configured();
     mg_tune__lock();
     mg_tune_g.cfg.forced[c] = i;
+    mg_tune_g.api_used = 1;
+    mg_tune__publish();
     mg_tune__unlock();
     return MG_TUNE_SUCCESS;
 }
@@ -326,11 +413,13 @@ int mg_tune_load_profiles(const char *dir)
     mg_tune__ensure_configured();
     mg_tune_profiles ps = {0, NULL};
     int nbad = 0, rc = mg_tune__profiles_load(dir, &ps, &nbad);
+    mg_tune_live *l = live_new(&ps);
+    if (!l && rc == MG_TUNE_SUCCESS) rc = MG_TUNE_ERR_NOMEM;
     mg_tune__lock();
-    mg_tune_profiles old = mg_tune_g.profiles;
-    mg_tune_g.profiles = ps;
+    live_replace(l);
+    mg_tune_g.api_used = 1;
+    mg_tune__publish();
     mg_tune__unlock();
-    mg_tune__profiles_free(&old);
     if (rc != MG_TUNE_SUCCESS) return rc;
     return nbad ? MG_TUNE_ERR_PROFILE : MG_TUNE_SUCCESS;
 }
@@ -357,6 +446,13 @@ int mg_tune_impl_guideline(const char *collective, int i)
     int c = public_coll(collective);
     if (c < 0 || i < 0 || i > tables[c]->nmockups) return -1;
     return i == 0 ? 0 : tables[c]->mockups[i - 1].guideline;
+}
+
+const char *mg_tune_impl_formula(const char *collective, int i)
+{
+    int c = public_coll(collective);
+    if (c < 0 || i < 0 || i > tables[c]->nmockups) return NULL;
+    return i == 0 ? tables[c]->mpi_name : tables[c]->mockups[i - 1].formula;
 }
 
 const char *mg_tune_strerror(int code)

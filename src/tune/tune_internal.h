@@ -12,7 +12,11 @@
  *  - Data-moving collectives work on packed bytes (mg_call_pack/unpack), so any
  *    datatype works, and different datatypes with the same signature on
  *    different ranks work. Reductions pass (count, datatype, op) to inner PMPI
- *    reductions unchanged, in an order that keeps non-commutative ops exact.
+ *    reductions unchanged, in an order that keeps non-commutative ops exact,
+ *    and every reduction mock-up refuses what mg_reduction_supported refuses
+ *    (floating-point MPI_SUM/MPI_PROD, whose rounding depends on the grouping;
+ *    datatypes the inner reductions mishandle).
+ *  - Shared static inline helpers are in mockups/mockup_helpers.h.
  *  - Extra memory comes from the call's lease (mg_lease_msg, mg_lease_ints);
  *    the caller releases the lease after `run` on every path. Errors of inner
  *    calls are returned.
@@ -139,6 +143,23 @@ int mg_type_contiguous(MPI_Count count, MPI_Datatype type, MPI_Aint *offset);
  * directly when the type is contiguous; unpack is the inverse. */
 int mg_call_pack(const void *buf, MPI_Count count, MPI_Datatype type, void *out, MPI_Comm comm);
 int mg_call_unpack(const void *in, void *buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm);
+/* 1 if a reduction mock-up may take the call: the one rule every reduction
+ * mock-up (allreduce, reduce, reduce_scatter_block, scan) applies in its
+ * supports(), a function of the reduction's (datatype, op) only, which MPI
+ * requires to be the same on all ranks, so the refusal is uniform:
+ *  - exactness: MPI_SUM and MPI_PROD only on integer types (every base type of
+ *    the datatype a C, Fortran or multi-language integer type; under Open MPI
+ *    at least 32 bits wide, because its vectorized 8- and 16-bit SUM/PROD
+ *    saturate, open-mpi/ompi#8045). Floating-point and complex types round
+ *    differently when the composition groups the operands differently, so
+ *    such calls run natively. Every other predefined op (MIN, MAX, MINLOC,
+ *    the logical and bitwise ops) and every user-defined op (MPI requires them
+ *    to be associative) is exact in any grouping;
+ *  - layout: a datatype without gaps and with true lower bound 0, or a
+ *    predefined one with gaps (MPI_DOUBLE_INT, ...) under a commutative op,
+ *    because MPI libraries mishandle other derived datatypes in some of the
+ *    reductions the mock-ups call (common.c). */
+int mg_reduction_supported(const mg_call *c);
 /* Copies count x type from src to dst, both laid out as the type (for reductions' local copies). */
 int mg_copy_typed(const void *src, void *dst, MPI_Count count, MPI_Datatype type);
 /* Chunked round-robin distribution of n elements over p processes in chunks of C

@@ -10,6 +10,7 @@
 #include "mpiguide/tune.h"
 #include "tune_internal.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -44,6 +45,21 @@ typedef struct {
     int n;
     mg_tune_profile *p;
 } mg_tune_profiles;
+
+/* A loaded set of profiles as the hot path sees it: immutable once published.
+ * A set that is replaced (mg_tune_load_profiles) is kept on a list until
+ * MPI_Finalize, because a call in another thread may still be reading it. */
+typedef struct mg_tune_live {
+    mg_tune_profiles ps;
+    unsigned coll_mask;         /* bit c: some profile of collective c exists */
+    struct mg_tune_live *retired_next;
+} mg_tune_live;
+
+/* The hot word (mg_tune_state.hot): what every intercepted call reads first. */
+#define MG_HOT_ON 1u            /* between our MPI_Init and MPI_Finalize */
+#define MG_HOT_COUNT 2u         /* count the calls (a report is requested) */
+#define MG_HOT_MODE_SHIFT 2
+#define MG_HOT_MODE(h) ((mg_tune_mode)(((h) >> MG_HOT_MODE_SHIFT) & 3u))
 
 /* The configuration: defaults, then the configuration file, then the environment. */
 typedef struct {
@@ -80,12 +96,23 @@ typedef struct {
 } mg_tune_warning;
 
 typedef struct {
+    /* The hot path (intercept.c) reads only these, without the lock: copies of
+     * the fields below, written under mu by mg_tune__publish after every
+     * change. Relaxed/acquire atomics: a call that races with a change sees
+     * the old or the new value of each, never a torn one. */
+    _Atomic unsigned hot;               /* MG_HOT_ON | MG_HOT_COUNT | mode << MG_HOT_MODE_SHIFT */
+    _Atomic int hot_forced[MG_NCOLLS];  /* cfg.forced */
+    _Atomic size_t hot_msg_cap, hot_int_cap; /* cfg.msg_pool_bytes, cfg.int_pool_bytes */
+    _Atomic(mg_tune_live *) live;       /* the profiles (NULL: none); replaced, never changed */
+
     pthread_mutex_t mu;      /* everything below but the warnings */
     int configured;          /* the configuration has been read (first API call or MPI_Init) */
     int initialized;         /* between our MPI_Init and MPI_Finalize */
     int thread_level;        /* provided by MPI_Init(_thread) */
     mg_tune_config cfg;
-    mg_tune_profiles profiles;
+    mg_tune_live *retired;   /* replaced profile sets, freed at MPI_Finalize */
+    int api_used;            /* the control API changed mode, force or profiles */
+    int count_override;      /* -1: automatic (report set or api_used), 0: never count, 1: always */
     /* pools: allocated at MPI_Init with the configured sizes (NULL if 0 or failed) */
     unsigned char *msg_pool, *int_pool;
     size_t msg_pool_size, int_pool_size;
@@ -135,8 +162,17 @@ const char *mg_tune__coll_list(char *buf, size_t len);
 void mg_tune__start(void);
 void mg_tune__stop(void);
 /* Tuned-mode choice for (coll, procs, bytes): implementation index of the
- * covering range, -1 if no profile or no range covers bytes. Locks. */
+ * covering range, -1 if no profile or no range covers bytes. Lock-free. */
 int mg_tune__lookup(mg_coll coll, int procs, MPI_Count bytes);
+/* 1 if a profile of (coll, procs) is loaded. Lock-free. */
+int mg_tune__has_profile(mg_coll coll, int procs);
+/* mu held: copies the configuration into the hot fields. Calls are counted
+ * (for the report) when a report file is configured or the control API has
+ * changed mode, force or profiles (a program linked with the library may call
+ * mg_tune_write_report at any time), unless overridden below. */
+void mg_tune__publish(void);
+/* Counting override (benchmarks, tests): -1 automatic (above), 0 never, 1 always. */
+void mg_tune__set_counting(int mode);
 
 /* config.c */
 void mg_tune__config_defaults(mg_tune_config *cfg);
@@ -166,7 +202,7 @@ void mg_tune__profiles_free(mg_tune_profiles *ps);
 int mg_tune__profiles_find(const mg_tune_profiles *ps, mg_coll coll, int procs, MPI_Count bytes);
 
 /* report.c */
-/* Counts one call (locks). */
+/* Counts one call (locks; called only when MG_HOT_COUNT is set). */
 void mg_tune__count(mg_coll coll, MPI_Count bytes, int impl);
 /* Calls counted for (coll, bytes, impl) (locks; tests). */
 uint64_t mg_tune__counted(mg_coll coll, MPI_Count bytes, int impl);

@@ -15,68 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int failures, rank, size;
-#define EXPECT(cond)                                                                              \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "rank %d: %s:%d: expected %s\n", rank, __FILE__, __LINE__, #cond);    \
-            failures++;                                                                           \
-        }                                                                                         \
-    } while (0)
-
-static char dir[64];
-static FILE *warn_file;
-
-static void write_file(const char *name, const char *text)
-{
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        exit(2);
-    }
-    fputs(text, f);
-    fclose(f);
-}
-
-/* Everything warned so far (rank 0) or "" (other ranks). Static buffer. */
-static const char *warnings(void)
-{
-    static char buf[65536];
-    fflush(warn_file);
-    long end = ftell(warn_file);
-    rewind(warn_file);
-    size_t n = fread(buf, 1, sizeof buf - 1, warn_file);
-    buf[n] = '\0';
-    fseek(warn_file, end, SEEK_SET);
-    return buf;
-}
-
-static int occurrences(const char *hay, const char *needle)
-{
-    int n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
-    return n;
-}
-
-/* On rank 0 the warning must be there exactly once; elsewhere nowhere. */
-static void expect_warning(const char *text, int line)
-{
-    const char *w = warnings();
-    int n = occurrences(w, text);
-    if (n != (rank == 0 ? 1 : 0)) {
-        fprintf(stderr, "rank %d: %s:%d: warning seen %d times (expected %d): %s\n--- warnings:\n%s---\n", rank,
-                __FILE__, line, n, rank == 0 ? 1 : 0, text, w);
-        failures++;
-    }
-}
-#define EXPECT_WARNING(...)                                        \
-    do {                                                           \
-        char text_[1024];                                          \
-        snprintf(text_, sizeof text_, __VA_ARGS__);                \
-        expect_warning(text_, __LINE__);                           \
-    } while (0)
+#include "tune_testkit.h"
 
 /* Mock-up k (1-based) of a collective, or "default" when the table is shorter. */
 static const char *mockup(const char *coll, int k)
@@ -419,20 +358,26 @@ static void check_calls(void)
     fclose(f);
     char line[256];
     if (have1) {
-        snprintf(line, sizeof line, "#@mpiguide_tune alg MPI_Allgather 100 default 1\n#@mpiguide_tune alg "
-                 "MPI_Allgather 100 %s 1\n", ag1);
+        snprintf(line, sizeof line, "#@tune_alg[MPI_Allgather 100 default]=1\n#@tune_alg[MPI_Allgather 100 %s]=1\n",
+                 ag1);
         EXPECT(strstr(buf, line) != NULL);
-        snprintf(line, sizeof line, "#@mpiguide_tune alg MPI_Allgather 8 %s 1\n#@mpiguide_tune alg MPI_Allgather 8 "
-                 "native 1\n", ag1);
+        snprintf(line, sizeof line, "#@tune_alg[MPI_Allgather 8 %s]=1\n#@tune_alg[MPI_Allgather 8 native]=1\n", ag1);
         EXPECT(strstr(buf, line) != NULL);
     }
-    EXPECT(strstr(buf, "#@mpiguide_tune alg MPI_Allgather 101 default 1\n") != NULL);
-    EXPECT(strstr(buf, "#@mpiguide_tune alg MPI_Allgather 4096 default 1\n") != NULL);
-    const char *tail = "#@mpiguide_tune config msg_pool_bytes 1048576\n"
-                       "#@mpiguide_tune config int_pool_bytes 8192\n"
-                       "#@mpiguide_tune config mode off\n"
-                       "#@mpiguide_tune config chunk 32\n";
+    EXPECT(strstr(buf, "#@tune_alg[MPI_Allgather 101 default]=1\n") != NULL);
+    EXPECT(strstr(buf, "#@tune_alg[MPI_Allgather 4096 default]=1\n") != NULL);
+    const char *tail = "#@tune_config[msg_pool_bytes]=1048576\n"
+                       "#@tune_config[int_pool_bytes]=8192\n"
+                       "#@tune_config[mode]=off\n"
+                       "#@tune_config[chunk]=32\n";
     EXPECT(n >= strlen(tail) && strcmp(buf + n - strlen(tail), tail) == 0);
+    /* every line is a keyed note `#@kind[config]=value` (docs/formats.md) */
+    for (const char *q = buf; *q; q = strchr(q, '\n') + 1) {
+        EXPECT(strncmp(q, "#@tune_alg[", 11) == 0 || strncmp(q, "#@tune_config[", 14) == 0);
+        const char *close = strchr(q, ']'), *eol = strchr(q, '\n');
+        EXPECT(eol && close && close < eol && close[1] == '=');
+        if (!eol) break;
+    }
     /* the lines are sorted: 4 before 8 before 100 ... within MPI_Allgather */
     const char *a = strstr(buf, "MPI_Allgather 8 "), *b = strstr(buf, "MPI_Allgather 100 ");
     EXPECT(a && b && a < b);
@@ -534,8 +479,76 @@ static int same_as_mpi_pack(MPI_Datatype t, int count)
     return ok;
 }
 
+/* A user-defined op for the reduction rule (never called). */
+static void op_first(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)in, (void)inout, (void)len, (void)type;
+}
+
+/* mg_reduction_supported for (type, op) as a reduction mock-up sees it. */
+static int reduction_ok(MPI_Datatype type, MPI_Op op)
+{
+    mg_call c;
+    memset(&c, 0, sizeof c);
+    c.coll = MG_COLL_ALLREDUCE;
+    c.sendtype = c.recvtype = type;
+    c.op = op;
+    c.comm = MPI_COMM_WORLD;
+    c.size = size;
+    MPI_Op_commutative(op, &c.commutative);
+    return mg_reduction_supported(&c);
+}
+
+/* The rule of the reduction mock-ups: floating-point MPI_SUM/MPI_PROD (and
+ * under Open MPI 8/16-bit integer SUM/PROD) and awkward layouts run natively. */
+static void check_reduction_rule(void)
+{
+#ifdef OMPI_MAJOR_VERSION
+    const int small_ints = 0; /* Open MPI's vectorized 8/16-bit SUM/PROD saturate */
+#else
+    const int small_ints = 1;
+#endif
+    EXPECT(reduction_ok(MPI_INT, MPI_SUM) && reduction_ok(MPI_INT, MPI_PROD) && reduction_ok(MPI_INT, MPI_MAX));
+    EXPECT(reduction_ok(MPI_LONG_LONG, MPI_PROD) && reduction_ok(MPI_UNSIGNED, MPI_SUM));
+    EXPECT(reduction_ok(MPI_INT64_T, MPI_SUM) && reduction_ok(MPI_UINT32_T, MPI_PROD) && reduction_ok(MPI_AINT, MPI_SUM));
+    EXPECT(reduction_ok(MPI_SHORT, MPI_SUM) == small_ints && reduction_ok(MPI_INT8_T, MPI_SUM) == small_ints);
+    EXPECT(reduction_ok(MPI_UNSIGNED_CHAR, MPI_PROD) == small_ints && reduction_ok(MPI_UINT16_T, MPI_SUM) == small_ints);
+    EXPECT(reduction_ok(MPI_SHORT, MPI_MAX) && reduction_ok(MPI_UNSIGNED_CHAR, MPI_BOR));
+    EXPECT(!reduction_ok(MPI_CHAR, MPI_SUM) && !reduction_ok(MPI_BYTE, MPI_SUM)); /* not integer types for SUM */
+    /* floating point: SUM and PROD native, the rest allowed */
+    EXPECT(!reduction_ok(MPI_DOUBLE, MPI_SUM) && !reduction_ok(MPI_DOUBLE, MPI_PROD));
+    EXPECT(!reduction_ok(MPI_FLOAT, MPI_SUM) && !reduction_ok(MPI_LONG_DOUBLE, MPI_PROD));
+    EXPECT(!reduction_ok(MPI_C_DOUBLE_COMPLEX, MPI_SUM) && !reduction_ok(MPI_C_FLOAT_COMPLEX, MPI_PROD));
+    EXPECT(reduction_ok(MPI_DOUBLE, MPI_MAX) && reduction_ok(MPI_FLOAT, MPI_MIN));
+    EXPECT(reduction_ok(MPI_DOUBLE_INT, MPI_MINLOC) && reduction_ok(MPI_FLOAT_INT, MPI_MAXLOC));
+    EXPECT(!reduction_ok(MPI_DOUBLE_INT, MPI_SUM));
+    MPI_Op user;
+    MPI_Op_create(op_first, 1, &user);
+    EXPECT(reduction_ok(MPI_DOUBLE, user) && reduction_ok(MPI_FLOAT, user)); /* associative by MPI's rules */
+    /* derived types: the base types decide, through nested constructors */
+    MPI_Datatype c4i, c4d, nest, sfi, sii, gaps;
+    MPI_Type_contiguous(4, MPI_INT, &c4i);
+    MPI_Type_contiguous(2, MPI_DOUBLE, &c4d);
+    MPI_Type_contiguous(2, c4d, &nest);
+    int lens[2] = {1, 1};
+    MPI_Aint disps[2] = {0, 4};
+    MPI_Datatype fi[2] = {MPI_INT, MPI_FLOAT}, ii[2] = {MPI_INT, MPI_INT};
+    MPI_Type_create_struct(2, lens, disps, fi, &sfi);
+    MPI_Type_create_struct(2, lens, disps, ii, &sii);
+    MPI_Type_vector(2, 1, 3, MPI_INT, &gaps);
+    MPI_Datatype all[] = {c4i, c4d, nest, sfi, sii, gaps};
+    for (int i = 0; i < 6; i++) MPI_Type_commit(&all[i]);
+    EXPECT(reduction_ok(c4i, MPI_SUM) && !reduction_ok(c4d, MPI_SUM) && reduction_ok(c4d, MPI_MAX));
+    EXPECT(!reduction_ok(nest, MPI_PROD) && reduction_ok(nest, MPI_MIN) && reduction_ok(nest, user));
+    EXPECT(!reduction_ok(sfi, MPI_SUM) && reduction_ok(sii, MPI_SUM));
+    EXPECT(!reduction_ok(gaps, MPI_MAX) && !reduction_ok(gaps, user)); /* the layout part */
+    for (int i = 0; i < 6; i++) MPI_Type_free(&all[i]);
+    MPI_Op_free(&user);
+}
+
 static void check_helpers(void)
 {
+    check_reduction_rule();
     EXPECT(mg_type_bytes(10, MPI_INT) == 40);
     EXPECT(mg_type_bytes(-1, MPI_INT) == -1);
     EXPECT(mg_type_bytes(1, MPI_DATATYPE_NULL) == -1);
@@ -662,9 +675,9 @@ int main(int argc, char **argv)
         size_t n = fread(buf, 1, sizeof buf - 1, rf);
         buf[n] = '\0';
         fclose(rf);
-        EXPECT(strstr(buf, "#@mpiguide_tune alg MPI_Allgather 4096 default 1\n") != NULL);
-        EXPECT(strstr(buf, "#@mpiguide_tune alg MPI_Allreduce 4 default 1\n") != NULL); /* the last allreduce */
-        EXPECT(strstr(buf, "#@mpiguide_tune config mode off\n#@mpiguide_tune config chunk 32\n") != NULL);
+        EXPECT(strstr(buf, "#@tune_alg[MPI_Allgather 4096 default]=1\n") != NULL);
+        EXPECT(strstr(buf, "#@tune_alg[MPI_Allreduce 4 default]=1\n") != NULL); /* the last allreduce */
+        EXPECT(strstr(buf, "#@tune_config[mode]=off\n#@tune_config[chunk]=32\n") != NULL);
     }
     fclose(warn_file);
     char cmd[128];

@@ -17,7 +17,14 @@
  *     WARN (reported, not failing);
  *   - the send buffers, which no call may modify;
  *   - mg_tune_last_impl: the forced mock-up or "native" (fallback), the same on
- *     every rank; "native"/"default" only on size-1 and intercommunicators.
+ *     every rank; "native"/"default" only on size-1 and intercommunicators;
+ *   - the floating-point rule (mg_reduction_supported): MPI_SUM and MPI_PROD on
+ *     double and float must fall back to the native call under every reduction
+ *     mock-up (a mock-up that runs there FAILs, even if its result happens to
+ *     match), with inputs whose sum depends on the grouping (1e16, 1, -1e16
+ *     mixes; random values over 60 binary orders of magnitude), and MPI_MAX on
+ *     random doubles must run the forced mock-up (FAIL if it falls back on a
+ *     communicator of size >= 2 with count > 0).
  * Counts per (collective, implementation) how often the mock-up really ran and
  * how often it fell back to the native call; a mock-up that never ran in the
  * whole matrix fails the test.
@@ -28,7 +35,8 @@
  * a resized type with gaps, contiguous(3,int) x n against int x 3n (also
  * mixed across ranks), int x 2n against vector x n; counts 0 1 3 7 1001 and a
  * large one (20000 ints); MPI_IN_PLACE wherever
- * allowed; SUM MAX BOR PROD MINLOC, a user commutative op on types with gaps
+ * allowed; SUM MAX BOR PROD MINLOC (SUM, PROD and MAX also on double, SUM on
+ * float; full and medium levels), a user commutative op on types with gaps
  * and a user non-commutative op (2x2 matrix product, rank order matters);
  * rooted collectives: the core types at every root, the rest at a rotating
  * root. Then the large-count _c entry points (if the stack has them), an
@@ -86,8 +94,9 @@ static const char *impl_names[NCOLL][MAXIMPL];
 
 /* ---------------------------------------------------------------- datatypes */
 
-enum { K_INT, K_DOUBLE, K_CHAR, K_SHORT_INT, K_DOUBLE_INT };
-enum { T_INT, T_DOUBLE, T_CHAR, T_SHORT_INT, T_DOUBLE_INT, T_VEC, T_RES, T_C3, T_MAT, T_MATGAP, NTYPES };
+enum { K_INT, K_DOUBLE, K_CHAR, K_SHORT_INT, K_DOUBLE_INT, K_FLOAT };
+/* predefined types first, then the derived ones (from T_VEC on, freed at the end) */
+enum { T_INT, T_DOUBLE, T_CHAR, T_SHORT_INT, T_DOUBLE_INT, T_FLOAT, T_VEC, T_RES, T_C3, T_MAT, T_MATGAP, NTYPES };
 
 typedef struct {
     const char *name;
@@ -109,6 +118,7 @@ static MPI_Datatype kind_type(int k) {
     case K_DOUBLE: return MPI_DOUBLE;
     case K_CHAR: return MPI_CHAR;
     case K_SHORT_INT: return MPI_SHORT_INT;
+    case K_FLOAT: return MPI_FLOAT;
     default: return MPI_DOUBLE_INT;
     }
 }
@@ -118,6 +128,7 @@ static size_t kind_size(int k) {
     case K_DOUBLE: return sizeof(double);
     case K_CHAR: return 1;
     case K_SHORT_INT: return sizeof(struct si);
+    case K_FLOAT: return sizeof(float);
     default: return sizeof(struct di);
     }
 }
@@ -155,6 +166,7 @@ static void make_types(void) {
     set_type(T_CHAR, "char", MPI_CHAR, K_CHAR, 1, 0, NULL);
     set_type(T_SHORT_INT, "short_int", MPI_SHORT_INT, K_SHORT_INT, 1, 0, NULL);
     set_type(T_DOUBLE_INT, "double_int", MPI_DOUBLE_INT, K_DOUBLE_INT, 1, 0, NULL);
+    set_type(T_FLOAT, "float", MPI_FLOAT, K_FLOAT, 1, 0, NULL);
     set_type(T_VEC, "vector(2,1,3,int)", vec, K_INT, 2, 2, o012);
     set_type(T_RES, "resized(int,0,12)", res, K_INT, 1, 1, o0);
     set_type(T_C3, "contig(3,int)", c3, K_INT, 3, 3, o4);
@@ -225,27 +237,46 @@ static void op_matmul(void *in, void *inout, int *len, MPI_Datatype *dt) {
 
 static MPI_Op op_ucomm, op_noncomm;
 
-/* Value classes: what inputs an op gets so that the exact result does not depend on the order. */
-enum { VC_GEN, VC_POW2, VC_LOC, VC_ODD, VC_MAT };
+/* Value classes: what inputs an op gets so that the exact result does not depend on the order
+ * (VC_CANCEL and VC_RAND: floating-point values whose sums do depend on the grouping). */
+enum { VC_GEN, VC_POW2, VC_LOC, VC_ODD, VC_MAT, VC_CANCEL, VC_RAND };
+
+/* What a forced mock-up must do with a reduction case (mg_reduction_supported). */
+enum {
+    EX_ANY,    /* run or fall back, as its supports() says */
+    EX_NATIVE, /* fall back: floating-point MPI_SUM/MPI_PROD would round differently */
+    EX_RUN     /* run wherever the library lets a mock-up run (size >= 2, count > 0) */
+};
 
 typedef struct {
     const char *opname;
     int type;
     int vc;
-    MPI_Op op; /* set in make_reds */
+    int expect; /* EX_ */
+    MPI_Op op;  /* set in make_reds */
 } redcase;
 
 enum { R_INT_SUM, R_INT_MAX, R_INT_BOR, R_INT_UCOMM, R_DBL_SUM, R_DBL_PROD, R_SI_MINLOC, R_DI_MINLOC,
-       R_VEC_UCOMM, R_RES_UCOMM, R_MAT_NONCOMM, R_MATGAP_NONCOMM, NREDS };
+       R_VEC_UCOMM, R_RES_UCOMM, R_MAT_NONCOMM, R_MATGAP_NONCOMM, R_DBL_SUM_CANCEL, R_DBL_SUM_RAND, R_FLT_SUM_RAND,
+       R_DBL_MAX_RAND, NREDS };
 
 static redcase reds[NREDS] = {
-    {"MPI_SUM", T_INT, VC_GEN, MPI_OP_NULL},       {"MPI_MAX", T_INT, VC_GEN, MPI_OP_NULL},
-    {"MPI_BOR", T_INT, VC_GEN, MPI_OP_NULL},       {"user_commutative(umul)", T_INT, VC_ODD, MPI_OP_NULL},
-    {"MPI_SUM", T_DOUBLE, VC_GEN, MPI_OP_NULL},    {"MPI_PROD", T_DOUBLE, VC_POW2, MPI_OP_NULL},
-    {"MPI_MINLOC", T_SHORT_INT, VC_LOC, MPI_OP_NULL}, {"MPI_MINLOC", T_DOUBLE_INT, VC_LOC, MPI_OP_NULL},
-    {"user_commutative(umul)", T_VEC, VC_ODD, MPI_OP_NULL}, {"user_commutative(umul)", T_RES, VC_ODD, MPI_OP_NULL},
-    {"user_noncommutative(matmul)", T_MAT, VC_MAT, MPI_OP_NULL},
-    {"user_noncommutative(matmul)", T_MATGAP, VC_MAT, MPI_OP_NULL},
+    {"MPI_SUM", T_INT, VC_GEN, EX_ANY, MPI_OP_NULL},
+    {"MPI_MAX", T_INT, VC_GEN, EX_ANY, MPI_OP_NULL},
+    {"MPI_BOR", T_INT, VC_GEN, EX_ANY, MPI_OP_NULL},
+    {"user_commutative(umul)", T_INT, VC_ODD, EX_ANY, MPI_OP_NULL},
+    {"MPI_SUM", T_DOUBLE, VC_GEN, EX_NATIVE, MPI_OP_NULL},
+    {"MPI_PROD", T_DOUBLE, VC_POW2, EX_NATIVE, MPI_OP_NULL},
+    {"MPI_MINLOC", T_SHORT_INT, VC_LOC, EX_ANY, MPI_OP_NULL},
+    {"MPI_MINLOC", T_DOUBLE_INT, VC_LOC, EX_ANY, MPI_OP_NULL},
+    {"user_commutative(umul)", T_VEC, VC_ODD, EX_ANY, MPI_OP_NULL},
+    {"user_commutative(umul)", T_RES, VC_ODD, EX_ANY, MPI_OP_NULL},
+    {"user_noncommutative(matmul)", T_MAT, VC_MAT, EX_ANY, MPI_OP_NULL},
+    {"user_noncommutative(matmul)", T_MATGAP, VC_MAT, EX_ANY, MPI_OP_NULL},
+    {"MPI_SUM(1e16,1,-1e16 mix)", T_DOUBLE, VC_CANCEL, EX_NATIVE, MPI_OP_NULL},
+    {"MPI_SUM(random)", T_DOUBLE, VC_RAND, EX_NATIVE, MPI_OP_NULL},
+    {"MPI_SUM(random)", T_FLOAT, VC_RAND, EX_NATIVE, MPI_OP_NULL},
+    {"MPI_MAX(random)", T_DOUBLE, VC_RAND, EX_RUN, MPI_OP_NULL},
 };
 
 static void make_reds(void) {
@@ -263,6 +294,22 @@ static void make_reds(void) {
     reds[R_RES_UCOMM].op = op_ucomm;
     reds[R_MAT_NONCOMM].op = op_noncomm;
     reds[R_MATGAP_NONCOMM].op = op_noncomm;
+    reds[R_DBL_SUM_CANCEL].op = MPI_SUM;
+    reds[R_DBL_SUM_RAND].op = MPI_SUM;
+    reds[R_FLT_SUM_RAND].op = MPI_SUM;
+    reds[R_DBL_MAX_RAND].op = MPI_MAX;
+}
+
+/* Floating-point values whose sum over the ranks depends on the grouping:
+ * VC_CANCEL mixes +-1e16 with small values (1e16 + 1 - 1e16 is 0 or 1 by the
+ * order), VC_RAND spreads random mantissas over 2^-30 .. 2^30 with random signs
+ * (never 0, NaN or infinite, so that MPI_MAX is exact in any order). */
+static double grouping_value(int vc, uint64_t h) {
+    static const double mix_values[] = {1e16, -1e16, 1.0, -1.0, 0.5, 3.0, 1e-3, 7e15};
+    if (vc == VC_CANCEL) return mix_values[h % 8u];
+    double m = 1.0 + (double)(h >> 11) * 0x1p-53; /* [1, 2) */
+    double v = ldexp(m, (int)((h >> 3) % 61u) - 30);
+    return h & 1u ? -v : v;
 }
 
 /* Type pairs of the data-moving collectives (send side, receive side; by rank parity for MIXED). */
@@ -315,8 +362,16 @@ static void fill_typed(unsigned char *p, MPI_Count n, const tdesc *d, int vc, ui
         case K_DOUBLE: {
             double v;
             if (vc == VC_POW2) v = ldexp((h >> 8) & 1 ? -1.0 : 1.0, (int)(h % 9u) - 4);
+            else if (vc == VC_CANCEL || vc == VC_RAND) v = grouping_value(vc, h);
             else v = (double)((int)(h % 2001u) - 1000);
             memcpy(arr + i * sizeof(double), &v, sizeof v);
+            break;
+        }
+        case K_FLOAT: {
+            float v;
+            if (vc == VC_CANCEL || vc == VC_RAND) v = (float)grouping_value(vc, h);
+            else v = (float)((int)(h % 2001u) - 1000);
+            memcpy(arr + i * sizeof(float), &v, sizeof v);
             break;
         }
         case K_CHAR: arr[i] = (unsigned char)(h & 0x7f); break;
@@ -1005,6 +1060,14 @@ static void run_case(ctx *x, const tcase *c, cres *res) {
         if (x->must_native && is_ran && c->impl > 0)
             WHY(" ran the mock-up on %s; only the native call may run there;",
                 x->inter ? "an intercommunicator" : "a size-1 communicator");
+        /* the floating-point rule (mg_reduction_supported) */
+        int expect = colls[coll].reduction && c->impl > 0 && !x->must_native ? reds[c->sel].expect : EX_ANY;
+        if (expect == EX_NATIVE && is_ran)
+            WHY(" ran the mock-up on %s %s: floating-point MPI_SUM/MPI_PROD must fall back to the native call "
+                "(the grouping changes the rounding);", reds[c->sel].opname, type_str(c));
+        if (expect == EX_RUN && is_native && c->n > 0)
+            WHY(" fell back to the native call on %s %s, which the mock-up must run (only floating-point "
+                "MPI_SUM/MPI_PROD is refused);", reds[c->sel].opname, type_str(c));
     }
 #undef WHY
     if (why[0]) {

@@ -176,6 +176,40 @@ def raw_text(rows: list[tuple[str, int, float]], nrep: int, end: str | None = "o
     return "\n".join(lines) + "\n"
 
 
+def only_row(frame: pd.DataFrame, **sel) -> pd.Series:
+    """The one row of frame whose columns have the given values (fails unless exactly one matches)."""
+    mask = pd.Series(True, index=frame.index)
+    for k, v in sel.items():
+        mask &= frame[k] == v
+    rows = frame[mask]
+    assert len(rows) == 1, (sel, rows)
+    return rows.iloc[0]
+
+
+def save_synthetic_run(path: Path, meta: dict, launches: list[runner.Launch], raw_of) -> Path:
+    """Writes raw_of(launch) as each launch's raw file, marks every launch finished, saves the run."""
+    for x in launches:
+        raw = path / x.raw
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text(raw_of(x))
+        x.status, x.returncode, x.attempts, x.seconds = runner.OK, 0, 1, 0.1
+    (path / "meta.json").write_text(json.dumps(meta, indent=2))
+    rd = runner.RunDir(path)
+    rd.meta, rd.launches = meta, launches
+    rd.save()
+    return path
+
+
+def synthetic_job_run(path: Path, job, params: dict, stacks, runs: int, nrep: int, raw_of) -> Path:
+    """A finished run of `job` on invented stacks (library version '<stack> MPI 1.0' and a second line)."""
+    meta = synthetic_meta(run_id=path.name, runs=runs)
+    meta.update(job=job.name, title=job.title, params=params, stacks_order=list(stacks))
+    meta["stacks"] = {s: {**meta["stacks"]["fake"], "name": s, "library_version": f"{s} MPI 1.0\nmore"}
+                      for s in stacks}
+    meta["measurement"]["nrep"] = nrep
+    return save_synthetic_run(path, meta, runner.plan(job, params, list(stacks), runs, meta["measurement"]), raw_of)
+
+
 def write_synthetic_run(path: Path, times, runs: int = 5, nrep: int = 5, sizes: list[int] | None = None) -> Path:
     """A finished run directory whose raw files hold constant times: times(variant, size, launch) -> seconds."""
     sizes = sizes or [4, 64]
@@ -184,14 +218,5 @@ def write_synthetic_run(path: Path, times, runs: int = 5, nrep: int = 5, sizes: 
     job = runner.get_job("pingpong")
     launches = runner.plan(job, meta["params"], ["fake"], runs, meta["measurement"])
     path.mkdir(parents=True)
-    for x in launches:
-        rows = [(v, s, times(v, s, x.run_index)) for s in sizes for v in VARIANTS]
-        raw = path / x.raw
-        raw.parent.mkdir(parents=True, exist_ok=True)
-        raw.write_text(raw_text(rows, nrep))
-        x.status, x.returncode, x.attempts, x.seconds = runner.OK, 0, 1, 0.1
-    (path / "meta.json").write_text(json.dumps(meta, indent=2))
-    rd = runner.RunDir(path)
-    rd.meta, rd.launches = meta, launches
-    rd.save()
-    return path
+    return save_synthetic_run(path, meta, launches, lambda x: raw_text(
+        [(v, s, times(v, s, x.run_index)) for s in sizes for v in VARIANTS], nrep))

@@ -5,14 +5,13 @@ the report of one and of several runs, and a small real run on MPICH."""
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import run_cli, run_driver, synthetic_meta
+from conftest import only_row, run_cli, run_driver, synthetic_job_run
 from mpiguide import ddt, ddtreport, rawfile, runner, stats
 from mpiguide.errors import MpiguideError
 from mpiguide.jobs import DT_LAYOUT_NAMES, JOBS
@@ -156,13 +155,9 @@ COLUMNS = "pattern layout A m msize mode rep time_s"
 def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
                   skip: dict | None = None) -> Path:
     """A finished ddt run whose raw files hold times(stack, test, layout, mode, A, m, launch) seconds."""
-    meta = synthetic_meta(run_id=path.name, runs=runs)
-    meta.update(job="ddt", title=JOB.title, params=params, stacks_order=list(stacks))
-    meta["stacks"] = {s: {**meta["stacks"]["fake"], "name": s, "library_version": f"{s} MPI 1.0"} for s in stacks}
-    meta["measurement"]["nrep"] = nrep
-    launches = runner.plan(JOB, params, list(stacks), runs, meta["measurement"])
     entries = {e["key"]: e for e in params["entries"]}
-    for x in launches:
+
+    def raw_of(x) -> str:
         e = entries[x.template]
         lines = ["#@mpiguide_raw=1", "#@driver=ddtbench", f"#@nprocs={e['nprocs']}", COLUMNS]
         for m in e["sizes"]:
@@ -176,16 +171,9 @@ def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs
                         t = times(x.stack, e["test"], lab, mode, a, m, x.run_index)
                         lines += [f"{e['pattern']} {lab} {a} {m} {m} {mode} {i} {t * (1 + 1e-3 * i):.9e}"
                                   for i in range(nrep)]
-        lines.append("#@end=ok")
-        raw = path / x.raw
-        raw.parent.mkdir(parents=True, exist_ok=True)
-        raw.write_text("\n".join(lines) + "\n")
-        x.status, x.returncode, x.attempts, x.seconds = runner.OK, 0, 1, 0.1
-    (path / "meta.json").write_text(json.dumps(meta, indent=2))
-    rd = runner.RunDir(path)
-    rd.meta, rd.launches = meta, launches
-    rd.save()
-    return path
+        return "\n".join([*lines, "#@end=ok"]) + "\n"
+
+    return synthetic_job_run(path, JOB, params, stacks, runs, nrep, raw_of)
 
 
 def known_times(stack, test, layout, mode, A, m, launch):
@@ -220,34 +208,25 @@ def known_run(tmp_path_factory) -> Path:
     return write_ddt_run(path, params, known_times, skip={("tiled-struct:S1=2:S2=3", 10): "m is too small"})
 
 
-def _verdict(v: pd.DataFrame, **sel) -> pd.Series:
-    mask = pd.Series(True, index=v.index)
-    for k, val in sel.items():
-        mask &= v[k] == val
-    rows = v[mask]
-    assert len(rows) == 1, (sel, rows)
-    return rows.iloc[0]
-
-
 def test_verdicts_from_known_times(known_run):
     r = ddtreport.load([runner.RunDir.open(known_run)])
     v = r.verdicts
-    row = _verdict(v, stack="slow", guideline="DT-GL2/3", compared="block", A=2)
+    row = only_row(v, stack="slow", guideline="DT-GL2/3", compared="block", A=2)
     assert row["verdict"] == stats.VIOLATED and row["ratio"] == pytest.approx(2.0)
     assert row["p_value"] == pytest.approx(1 / 252)
-    assert _verdict(v, stack="fast", guideline="DT-GL2/3", compared="block", A=2)["verdict"] == stats.PASS
-    assert _verdict(v, stack="slow", guideline="DT-GL2/3-ENG", compared="tiled", A=10)["verdict"] == stats.VIOLATED
+    assert only_row(v, stack="fast", guideline="DT-GL2/3", compared="block", A=2)["verdict"] == stats.PASS
+    assert only_row(v, stack="slow", guideline="DT-GL2/3-ENG", compared="tiled", A=10)["verdict"] == stats.VIOLATED
     # ≃ fails both ways: the compared side 3x slower, and the compared side 3x faster
-    sub_tiled = _verdict(v, stack="slow", guideline="DT-GL1", compared="contiguous-subtype:sub=tiled", A=2)
+    sub_tiled = only_row(v, stack="slow", guideline="DT-GL1", compared="contiguous-subtype:sub=tiled", A=2)
     assert sub_tiled["verdict"] == stats.VIOLATED and sub_tiled["factor"] == pytest.approx(3.0)
-    sub_block = _verdict(v, stack="slow", guideline="DT-GL1", compared="contiguous-subtype:sub=block", A=2)
+    sub_block = only_row(v, stack="slow", guideline="DT-GL1", compared="contiguous-subtype:sub=block", A=2)
     assert sub_block["verdict"] == stats.VIOLATED and sub_block["ratio"] == pytest.approx(1 / 3)
     assert sub_block["factor"] == pytest.approx(3.0)
-    assert _verdict(v, stack="fast", guideline="DT-GL1", compared="contiguous-subtype:sub=block",
+    assert only_row(v, stack="fast", guideline="DT-GL1", compared="contiguous-subtype:sub=block",
                     A=2)["verdict"] == stats.PASS
-    t5 = _verdict(v, stack="slow", guideline="DT-GL4", compared="tiled-struct:S1=1:S2=1", A=2)
+    t5 = only_row(v, stack="slow", guideline="DT-GL4", compared="tiled-struct:S1=1:S2=1", A=2)
     assert t5["verdict"] == stats.VIOLATED and t5["factor"] == pytest.approx(4.0)
-    inconclusive = _verdict(v, stack="slow", guideline="DT-GL4", compared="tiled-struct:S1=1:S2=1", A=10)
+    inconclusive = only_row(v, stack="slow", guideline="DT-GL4", compared="tiled-struct:S1=1:S2=1", A=10)
     assert inconclusive["verdict"] == stats.INCONCLUSIVE
     # the skipped configuration has no verdict, and is listed
     assert v[(v["compared"] == "tiled-struct:S1=2:S2=3") & (v["A"] == 10) & (v["guideline"] == "DT-GL4")].empty
@@ -255,8 +234,8 @@ def test_verdicts_from_known_times(known_run):
     # mpiguide's normalized type: as fast as tiled, so the slow tiled-struct violates DT-GL4-NORM too
     norm = v[v["guideline"] == "DT-GL4-NORM"]
     assert set(norm[norm["stack"] == "fast"]["verdict"]) == {stats.PASS}
-    assert _verdict(norm, stack="slow", compared="tiled-struct:S1=1:S2=1", A=2)["factor"] == pytest.approx(4.0)
-    assert _verdict(norm, stack="slow", compared="tiled", A=2)["verdict"] == stats.PASS
+    assert only_row(norm, stack="slow", compared="tiled-struct:S1=1:S2=1", A=2)["factor"] == pytest.approx(4.0)
+    assert only_row(norm, stack="slow", compared="tiled", A=2)["verdict"] == stats.PASS
 
 
 def test_slowdown_factors_from_known_times(known_run):

@@ -9,19 +9,19 @@
  * from size(sendtype) x recvcounts, so ranks disagree and deadlock.)
  *
  * The p packed blocks are the user's receive buffer itself when it is one
- * gap-free run (mg_mu_direct), else they go to the lease and are unpacked at
+ * gap-free run (mg_contiguous_run), else they go to the lease and are unpacked at
  * the end, which writes no gap byte. Block i of the user's buffer is
  * recvcount x recvtype at i x recvcount x extent(recvtype); with MPI_IN_PLACE
  * the rank's own block is already there. */
 #include <string.h>
 
-#include "mockup_util.h"
+#include "mockup_helpers.h"
 
 /* The packed blocks of all ranks (p x bytes): in the receive buffer, or from
  * the lease with *unpack set. NULL if out of memory. */
 static char *gathered(const mg_call *c, mg_lease *lease, int *unpack)
 {
-    char *direct = mg_mu_direct(c->recvbuf, c->size * c->recvcount, c->recvtype);
+    char *direct = mg_contiguous_run(c->recvbuf, c->size * c->recvcount, c->recvtype);
     *unpack = direct == NULL;
     return direct ? direct : mg_lease_msg(lease, (size_t)c->size * (size_t)c->bytes);
 }
@@ -33,7 +33,7 @@ static int pack_own(const mg_call *c, char *out)
     if (!c->in_place)
         return mg_call_pack(c->sendbuf, c->sendcount, c->sendtype, out, c->comm);
     MPI_Aint extent;
-    int err = mg_mu_extent(c->recvtype, &extent);
+    int err = mg_type_extent(c->recvtype, &extent);
     if (err != MPI_SUCCESS)
         return err;
     const char *own = (const char *)c->recvbuf + (MPI_Aint)c->rank * (MPI_Aint)c->recvcount * extent;
@@ -59,7 +59,7 @@ static int finish(const mg_call *c, const char *all, int unpack)
 
 static int gl1_supports(const mg_call *c)
 {
-    return c->bytes > 0 && mg_mu_fits_int_prod(c->size, c->bytes);
+    return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes);
 }
 
 static mg_need gl1_need(const mg_call *c)
@@ -126,7 +126,7 @@ static int gl2_run(const mg_call *c, mg_lease *lease)
 
 static int gl3_supports(const mg_call *c)
 {
-    return c->bytes > 0 && mg_mu_fits_int_prod(c->size, c->bytes);
+    return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes);
 }
 
 static mg_need gl3_need(const mg_call *c)
@@ -155,7 +155,7 @@ static int gl3_run(const mg_call *c, mg_lease *lease)
 
 static int gl4_supports(const mg_call *c)
 {
-    return c->bytes > 0 && mg_mu_fits_int_prod(c->size, c->bytes);
+    return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes);
 }
 
 static mg_need gl4_need(const mg_call *c)
@@ -172,7 +172,7 @@ static int gl4_run(const mg_call *c, mg_lease *lease)
     if (counts == NULL || all == NULL)
         return MPI_ERR_NO_MEM;
     int *displs = counts + c->size;
-    mg_mu_regular_v(c->size, (int)c->bytes, counts, displs);
+    mg_regular_v_layout(c->size, (int)c->bytes, counts, displs);
     int err = place_own(c, all, unpack);
     if (err == MPI_SUCCESS)
         err = PMPI_Allgatherv(MPI_IN_PLACE, (int)c->bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, c->comm);

@@ -1,34 +1,20 @@
 /* Mock-ups of MPI_Allreduce (002, COLL-GL5..GL7).
  *
  * The inner reductions get the user's (count, datatype, op), the same on all
- * ranks as MPI requires, so any predefined or user-defined op and any datatype
- * works. Every composition reduces each element over the ranks in rank order,
- * as the inner MPI reductions must, so non-commutative ops are exact too.
- * Element j of a buffer lies at j x extent; temporary buffers are laid out as
- * the datatype (typed_buf.h). The intercept layer sets sendcount = recvcount =
- * count and sendtype = recvtype = datatype. */
-#include "mockup_util.h"
-#include "typed_buf.h"
-
-/* The datatype conditions of the Reduce_scatter based mock-ups (GL6, GL7),
- * from uniform values only (a reduction's datatype and op are the same on all
- * ranks):
- *  - elements one extent apart never overlap, so that single elements can be
- *    written without touching their neighbours (the pad, the block move);
- *  - with a non-commutative op, extent = true extent: MPICH's non-commutative
- *    Reduce_scatter and Reduce_scatter_block (power-of-two p, equal blocks;
- *    seen with MPICH 5.0) step through the input and their temporaries by the
- *    true extent instead of the extent, so with a resized type they read the
- *    wrong elements and overrun their buffers. Its Allreduce is not affected,
- *    so such calls stay native. */
-static int rs_datatype_ok(const mg_call *c)
-{
-    MPI_Aint lb, extent, true_lb, true_extent;
-    if (PMPI_Type_get_extent(c->recvtype, &lb, &extent) != MPI_SUCCESS ||
-        PMPI_Type_get_true_extent(c->recvtype, &true_lb, &true_extent) != MPI_SUCCESS || true_extent <= 0)
-        return 0;
-    return (extent >= true_extent || -extent >= true_extent) && (c->commutative || extent == true_extent);
-}
+ * ranks as MPI requires. Every composition reduces each element over the ranks
+ * in rank order, as the inner MPI reductions must, so non-commutative ops are
+ * exact too. What the inner reductions may still do differently from the
+ * native Allreduce is group the operands differently: that is exact for
+ * integer MPI_SUM/MPI_PROD, for MIN, MAX, MINLOC, MAXLOC, the logical and
+ * bitwise ops and for user-defined ops (associative, as MPI requires), not for
+ * floating-point MPI_SUM/MPI_PROD, which round differently. Every mock-up
+ * therefore takes only what mg_reduction_supported accepts (tune_internal.h),
+ * which also excludes the datatypes the inner reductions mishandle;
+ * floating-point sums and products run natively. Element j of a buffer lies
+ * at j x extent; temporary buffers are laid out as the datatype
+ * (mockup_helpers.h). The intercept layer sets sendcount = recvcount = count
+ * and sendtype = recvtype = datatype. */
+#include "mockup_helpers.h"
 
 /* The reduction's input on this rank: the send buffer, or with MPI_IN_PLACE the receive buffer. */
 static const void *input(const mg_call *c)
@@ -40,7 +26,7 @@ static const void *input(const mg_call *c)
 
 static int gl5_supports(const mg_call *c)
 {
-    return c->recvcount > 0 && mg_fits_int(c->recvcount);
+    return c->recvcount > 0 && mg_fits_int(c->recvcount) && mg_reduction_supported(c);
 }
 
 static mg_need gl5_need(const mg_call *c)
@@ -88,8 +74,8 @@ static int gl6_supports(const mg_call *c)
 {
     gl6_sizes s = gl6_sizes_of(c);
     MPI_Aint lo;
-    return s.n > 0 && mg_fits_int(s.padded) && rs_datatype_ok(c) &&
-           mg_tb_span(s.padded, c->recvtype, &lo) > 0;
+    return s.n > 0 && mg_fits_int(s.padded) && mg_reduction_supported(c) &&
+           mg_typed_span(s.padded, c->recvtype, &lo) > 0;
 }
 
 static mg_need gl6_need(const mg_call *c)
@@ -98,9 +84,9 @@ static mg_need gl6_need(const mg_call *c)
      * (n + pad) / p + (n + pad) elements at most (002 Table 1). */
     gl6_sizes s = gl6_sizes_of(c);
     MPI_Aint lo;
-    size_t bytes = (size_t)mg_tb_span(s.block, c->recvtype, &lo);
+    size_t bytes = (size_t)mg_typed_span(s.block, c->recvtype, &lo);
     if (s.padded != s.n)
-        bytes += (size_t)mg_tb_span(s.padded, c->recvtype, &lo);
+        bytes += (size_t)mg_typed_span(s.padded, c->recvtype, &lo);
     return (mg_need){bytes, 0};
 }
 
@@ -109,7 +95,7 @@ static int gl6_run(const mg_call *c, mg_lease *lease)
     const gl6_sizes s = gl6_sizes_of(c);
     const MPI_Datatype type = c->recvtype;
     const int nb = (int)s.block;
-    char *block = mg_tb_lease(lease, s.block, type);
+    char *block = mg_typed_lease(lease, s.block, type);
     if (block == NULL)
         return MPI_ERR_NO_MEM;
     int err;
@@ -120,11 +106,11 @@ static int gl6_run(const mg_call *c, mg_lease *lease)
         return err;
     }
 
-    char *vec = mg_tb_lease(lease, s.padded, type);
+    char *vec = mg_typed_lease(lease, s.padded, type);
     MPI_Aint extent;
     if (vec == NULL)
         return MPI_ERR_NO_MEM;
-    err = mg_mu_extent(type, &extent);
+    err = mg_type_extent(type, &extent);
     if (err == MPI_SUCCESS)
         err = mg_copy_typed(input(c), vec, s.n, type);
     for (MPI_Count j = s.n; err == MPI_SUCCESS && j < s.padded; j++)
@@ -148,7 +134,7 @@ static int gl6_run(const mg_call *c, mg_lease *lease)
 
 static int gl7_supports(const mg_call *c)
 {
-    return c->recvcount > 0 && mg_fits_int(c->recvcount) && rs_datatype_ok(c);
+    return c->recvcount > 0 && mg_fits_int(c->recvcount) && mg_reduction_supported(c);
 }
 
 static mg_need gl7_need(const mg_call *c)
@@ -161,7 +147,7 @@ static mg_need gl7_need(const mg_call *c)
 static int move_up(char *buf, MPI_Count count, MPI_Count by, MPI_Datatype type)
 {
     MPI_Aint extent;
-    int err = mg_mu_extent(type, &extent);
+    int err = mg_type_extent(type, &extent);
     for (MPI_Count end = count; err == MPI_SUCCESS && end > 0;) {
         MPI_Count start = end > by ? end - by : 0;
         err = mg_copy_typed(buf + start * extent, buf + (start + by) * extent, end - start, type);
@@ -192,7 +178,7 @@ static int gl7_run(const mg_call *c, mg_lease *lease)
             err = move_up(buf, counts[r], displs[r], type);
     } else {
         MPI_Aint extent;
-        err = mg_mu_extent(type, &extent);
+        err = mg_type_extent(type, &extent);
         if (err == MPI_SUCCESS)
             /* an empty block points at recvbuf itself: one past its end may be the send buffer,
              * and MPICH rejects that as aliasing even for zero elements */

@@ -1,5 +1,5 @@
 /* Mock-up of MPI_Alltoall (002, COLL-GL8). */
-#include "mockup_util.h"
+#include "mockup_helpers.h"
 
 /* ---- GL8: MPI_Alltoallv with counts[i] = bytes and displs[i] = i x bytes
  * on both sides: the same call in its irregular form, on packed bytes
@@ -11,7 +11,7 @@
 
 static int gl8_supports(const mg_call *c)
 {
-    return c->bytes > 0 && mg_mu_fits_int_prod(c->size, c->bytes);
+    return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes);
 }
 
 static mg_need gl8_need(const mg_call *c)
@@ -29,9 +29,9 @@ static int gl8_run(const mg_call *c, mg_lease *lease)
     if (counts == NULL)
         return MPI_ERR_NO_MEM;
     int *displs = counts + p;
-    mg_mu_regular_v(p, (int)c->bytes, counts, displs);
+    mg_regular_v_layout(p, (int)c->bytes, counts, displs);
 
-    char *recv = mg_mu_direct(c->recvbuf, p * c->recvcount, c->recvtype);
+    char *recv = mg_contiguous_run(c->recvbuf, p * c->recvcount, c->recvtype);
     const int unpack = recv == NULL;
     if (unpack && (recv = mg_lease_msg(lease, all)) == NULL)
         return MPI_ERR_NO_MEM;
@@ -41,7 +41,7 @@ static int gl8_run(const mg_call *c, mg_lease *lease)
         if (err == MPI_SUCCESS)
             err = PMPI_Alltoallv(MPI_IN_PLACE, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE, c->comm);
     } else {
-        const char *send = mg_mu_direct(c->sendbuf, p * c->sendcount, c->sendtype);
+        const char *send = mg_contiguous_run(c->sendbuf, p * c->sendcount, c->sendtype);
         err = MPI_SUCCESS;
         if (send == NULL) {
             char *packed = mg_lease_msg(lease, all);

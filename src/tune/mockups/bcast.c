@@ -7,7 +7,7 @@
  * lease and the other ranks unpack from there, which writes no gap byte. */
 #include <string.h>
 
-#include "mockup_util.h"
+#include "mockup_helpers.h"
 
 /* ---- GL9: MPI_Allgatherv(MPI_IN_PLACE) in which only the root contributes:
  * recvcounts[root] = bytes, all others 0, every displacement 0. The root's
@@ -28,7 +28,7 @@ static int gl9_run(const mg_call *c, mg_lease *lease)
 {
     const int p = c->size;
     int *counts = mg_lease_ints(lease, 2 * (size_t)p);
-    char *packed = mg_mu_direct(c->recvbuf, c->recvcount, c->recvtype);
+    char *packed = mg_contiguous_run(c->recvbuf, c->recvcount, c->recvtype);
     const int direct = packed != NULL;
     if (!direct)
         packed = mg_lease_msg(lease, (size_t)c->bytes);
@@ -64,7 +64,7 @@ static MPI_Count gl10_block(const mg_call *c)
 
 static int gl10_supports(const mg_call *c)
 {
-    return c->bytes > 0 && mg_mu_fits_int_prod(c->size, gl10_block(c));
+    return c->bytes > 0 && mg_fits_int_product(c->size, gl10_block(c));
 }
 
 static mg_need gl10_need(const mg_call *c)
@@ -75,7 +75,7 @@ static mg_need gl10_need(const mg_call *c)
 static int gl10_run(const mg_call *c, mg_lease *lease)
 {
     const size_t n = (size_t)c->bytes, block = (size_t)gl10_block(c), all = (size_t)c->size * block;
-    char *packed = all == n ? mg_mu_direct(c->recvbuf, c->recvcount, c->recvtype) : NULL;
+    char *packed = all == n ? mg_contiguous_run(c->recvbuf, c->recvcount, c->recvtype) : NULL;
     const int direct = packed != NULL;
     if (!direct && (packed = mg_lease_msg(lease, all)) == NULL)
         return MPI_ERR_NO_MEM;

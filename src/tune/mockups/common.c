@@ -202,3 +202,127 @@ void mg_round_robin_counts(MPI_Count n, int p, MPI_Count chunk, int *counts, int
         off += c;
     }
 }
+
+/* ---- the rule of the reduction mock-ups (mg_reduction_supported) ---- */
+
+/* 1 if t is a predefined integer type for which MPI_SUM and MPI_PROD give the
+ * same bits in any grouping and order (wrap-around arithmetic is associative
+ * and commutative): the C, Fortran and multi-language integer types MPI allows
+ * for them. Under Open MPI only types of at least 32 bits: its vectorized ops
+ * saturate 8- and 16-bit sums and products, which makes the result depend on
+ * the order (open-mpi/ompi#8045). Every other type is refused: floating point
+ * and complex (rounding depends on the grouping), the pair types, MPI_CHAR,
+ * MPI_BYTE, the logical types (not valid for SUM/PROD: the native call reports
+ * the error) and any type this list does not know. */
+static int sum_exact_named(MPI_Datatype t)
+{
+    const MPI_Datatype integers[] = {
+        MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG,
+        MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
+        MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT,
+        MPI_INTEGER,
+#ifdef MPI_INTEGER1
+        MPI_INTEGER1,
+#endif
+#ifdef MPI_INTEGER2
+        MPI_INTEGER2,
+#endif
+#ifdef MPI_INTEGER4
+        MPI_INTEGER4,
+#endif
+#ifdef MPI_INTEGER8
+        MPI_INTEGER8,
+#endif
+#ifdef MPI_INTEGER16
+        MPI_INTEGER16,
+#endif
+    };
+    int known = 0;
+    for (size_t i = 0; i < sizeof integers / sizeof integers[0] && !known; i++)
+        known = t == integers[i] && t != MPI_DATATYPE_NULL;
+    if (!known) return 0;
+#ifdef OMPI_MAJOR_VERSION
+    int size = 0;
+    if (PMPI_Type_size(t, &size) != MPI_SUCCESS || size < 4) return 0;
+#endif
+    return 1;
+}
+
+/* 1 if every base type of t (through any derived-datatype constructor) is one
+ * sum_exact_named accepts; 0 otherwise or if t cannot be decoded. Depends on
+ * the type signature only, which is the same on every rank of a reduction. */
+static int sum_exact_type(MPI_Datatype t, int depth)
+{
+    int comb = MPI_COMBINER_NAMED;
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    MPI_Count ni = 0, na = 0, nc = 0, nd = 0;
+    if (PMPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &comb) != MPI_SUCCESS) return 0;
+#else
+    int ni = 0, na = 0, nc = 0, nd = 0;
+    if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS) return 0;
+#endif
+    if (comb == MPI_COMBINER_NAMED) return sum_exact_named(t);
+    if (comb == MPI_COMBINER_F90_INTEGER) {
+#ifdef OMPI_MAJOR_VERSION
+        int size = 0;
+        if (PMPI_Type_size(t, &size) != MPI_SUCCESS || size < 4) return 0;
+#endif
+        return 1;
+    }
+    /* F90_REAL and F90_COMPLEX (no inner type), an unknown combiner without one, too deep */
+    if (nd < 1 || depth > 16) return 0;
+    int *ints = malloc(((size_t)ni + 1) * sizeof *ints);
+    MPI_Aint *aints = malloc(((size_t)na + 1) * sizeof *aints);
+    MPI_Count *counts = malloc(((size_t)nc + 1) * sizeof *counts);
+    MPI_Datatype *types = malloc((size_t)nd * sizeof *types);
+    int ok = ints && aints && counts && types;
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    if (ok) ok = PMPI_Type_get_contents_c(t, ni, na, nc, nd, ints, aints, counts, types) == MPI_SUCCESS;
+#else
+    if (ok) ok = PMPI_Type_get_contents(t, ni, na, nd, ints, aints, types) == MPI_SUCCESS;
+#endif
+    if (ok) {
+        /* every inner type is visited, so that each derived one is freed */
+        for (size_t i = 0; i < (size_t)nd; i++) {
+            if (ok) ok = sum_exact_type(types[i], depth + 1);
+            if (!is_named(types[i])) PMPI_Type_free(&types[i]);
+        }
+    }
+    free(ints);
+    free(aints);
+    free(counts);
+    free(types);
+    return ok;
+}
+
+/* The layout part of the rule: a datatype without gaps and with true lower
+ * bound 0 (predefined, contiguous, ...), or a predefined one with gaps
+ * (MPI_DOUBLE_INT, ...) under a commutative op. Both MPICH 5.0 and Open MPI
+ * 5.0 mishandle other derived datatypes in some of the reductions the
+ * mock-ups call instead of the one the application called, so a mock-up could
+ * break a call that works natively: MPICH's non-commutative Reduce_scatter and
+ * Reduce_scatter_block (power-of-two p) step through their buffers by the true
+ * extent instead of the extent, read the wrong elements of a type with gaps
+ * and overrun their temporaries; Open MPI's ring Allreduce writes past its
+ * buffer for a true lower bound > 0. */
+static int reduction_layout_ok(MPI_Datatype t, int commutative)
+{
+    MPI_Aint lb, extent, true_lb, true_extent;
+    int ni, na, nd, combiner;
+    MPI_Count size = mg_type_bytes(1, t);
+    if (PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(t, &true_lb, &true_extent) != MPI_SUCCESS ||
+        PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS || size <= 0)
+        return 0;
+    if (extent == size && true_extent == size && true_lb == 0) return 1;
+    return combiner == MPI_COMBINER_NAMED && commutative;
+}
+
+int mg_reduction_supported(const mg_call *c)
+{
+    MPI_Datatype t = c->sendtype != MPI_DATATYPE_NULL ? c->sendtype : c->recvtype;
+    if (t == MPI_DATATYPE_NULL || c->op == MPI_OP_NULL) return 0;
+    if (!reduction_layout_ok(t, c->commutative)) return 0;
+    if (c->op == MPI_SUM || c->op == MPI_PROD) return sum_exact_type(t, 0);
+    return 1;
+}

@@ -7,8 +7,7 @@
  * GL11 and GL13 move packed bytes (MPI_BYTE blocks of B bytes), so any send
  * and receive datatypes with the same signature work and a rank's datatype
  * never changes which calls it makes. */
-#include "tune_internal.h"
-#include "typed_buf.h"
+#include "mockup_helpers.h"
 
 #include <string.h>
 
@@ -16,7 +15,7 @@
  * never exceed bytes) fits an int. Uniform: depends on bytes and size only. */
 static int gather_fits(const mg_call *c)
 {
-    return mg_fits_int(c->bytes) && mg_fits_int(c->bytes * c->size);
+    return mg_fits_int_product(c->size, c->bytes);
 }
 
 /* Packs this process's block into out (B bytes): its send buffer, or at a root
@@ -24,7 +23,7 @@ static int gather_fits(const mg_call *c)
 static int pack_own_block(const mg_call *c, void *out)
 {
     if (c->in_place)
-        return mg_call_pack(mg_tb_block(c->recvbuf, c->root, c->recvcount, c->recvtype), c->recvcount, c->recvtype,
+        return mg_call_pack(mg_typed_block(c->recvbuf, c->root, c->recvcount, c->recvtype), c->recvcount, c->recvtype,
                             out, c->comm);
     return mg_call_pack(c->sendbuf, c->sendcount, c->sendtype, out, c->comm);
 }
@@ -38,7 +37,7 @@ static int unpack_blocks(const mg_call *c, const char *all)
     int rc = mg_call_unpack(all, c->recvbuf, c->root * c->recvcount, c->recvtype, c->comm);
     if (rc == MPI_SUCCESS && c->root + 1 < c->size)
         rc = mg_call_unpack(all + (MPI_Count)(c->root + 1) * c->bytes,
-                            mg_tb_block(c->recvbuf, c->root + 1, c->recvcount, c->recvtype),
+                            mg_typed_block(c->recvbuf, c->root + 1, c->recvcount, c->recvtype),
                             (c->size - c->root - 1) * c->recvcount, c->recvtype, c->comm);
     return rc;
 }

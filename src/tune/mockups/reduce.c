@@ -2,12 +2,17 @@
  *
  * n = count elements of the datatype T per process, p = c->size; (n, T, op) are
  * uniform and go unchanged to the inner reductions, which all combine in rank
- * order, so any predefined or user-defined op, commutative or not, gives the
- * native result. The input is sendbuf, or recvbuf at a root with MPI_IN_PLACE;
- * recvbuf is not significant at the other processes and never touched there.
- * Temporary buffers are laid out as count x T (typed_buf.h). */
-#include "tune_internal.h"
-#include "typed_buf.h"
+ * order, so commutative and non-commutative ops alike give the native result
+ * as long as the grouping of the operands does not matter: integer
+ * MPI_SUM/MPI_PROD, MIN/MAX/MINLOC/MAXLOC, the logical and bitwise ops and
+ * user-defined ops (associative, as MPI requires). Floating-point
+ * MPI_SUM/MPI_PROD would round differently and is refused, with the datatypes
+ * the inner reductions mishandle, by mg_reduction_supported (tune_internal.h):
+ * such calls run natively. The input is sendbuf, or recvbuf at a root with
+ * MPI_IN_PLACE; recvbuf is not significant at the other processes and never
+ * touched there. Temporary buffers are laid out as count x T
+ * (mockup_helpers.h). */
+#include "mockup_helpers.h"
 
 /* The input of this process. */
 static const void *reduce_input(const mg_call *c)
@@ -21,22 +26,22 @@ static const void *reduce_input(const mg_call *c)
 static int as_allreduce_supports(const mg_call *c)
 {
     MPI_Aint lo;
-    MPI_Count n = mg_tb_red_count(c);
-    return mg_tb_reduction_type_ok(c) && mg_fits_int(n) && mg_tb_span(n, mg_tb_red_type(c), &lo) >= 0;
+    MPI_Count n = mg_red_count(c);
+    return mg_reduction_supported(c) && mg_fits_int(n) && mg_typed_span(n, mg_red_type(c), &lo) >= 0;
 }
 
 static mg_need as_allreduce_need(const mg_call *c)
 {
-    return (mg_need){mg_tb_need(mg_tb_red_count(c), mg_tb_red_type(c)), 0};
+    return (mg_need){mg_typed_need(mg_red_count(c), mg_red_type(c)), 0};
 }
 
 static int as_allreduce_run(const mg_call *c, mg_lease *lease)
 {
-    MPI_Datatype t = mg_tb_red_type(c);
-    MPI_Count n = mg_tb_red_count(c);
+    MPI_Datatype t = mg_red_type(c);
+    MPI_Count n = mg_red_count(c);
     if (c->rank == c->root && !c->in_place)
         return PMPI_Allreduce(c->sendbuf, c->recvbuf, (int)n, t, c->op, c->comm);
-    void *tmp = mg_tb_lease(lease, n, t);
+    void *tmp = mg_typed_lease(lease, n, t);
     if (!tmp)
         return MPI_ERR_NO_MEM;
     if (c->rank != c->root)
@@ -61,7 +66,7 @@ static int as_allreduce_run(const mg_call *c, mg_lease *lease)
  * later the p packed blocks; -1 if too large. */
 static MPI_Count padded_bytes(MPI_Count padded, MPI_Datatype t, MPI_Aint *lo)
 {
-    MPI_Count span = mg_tb_span(padded, t, lo), packed = mg_type_bytes(padded, t);
+    MPI_Count span = mg_typed_span(padded, t, lo), packed = mg_type_bytes(padded, t);
     if (span < 0 || packed < 0 || !mg_fits_int(packed))
         return -1;
     return span > packed ? span : packed;
@@ -70,32 +75,32 @@ static MPI_Count padded_bytes(MPI_Count padded, MPI_Datatype t, MPI_Aint *lo)
 static int as_rsb_gather_supports(const mg_call *c)
 {
     MPI_Aint lo;
-    MPI_Count n = mg_tb_red_count(c), blk = (n + c->size - 1) / c->size;
-    return mg_tb_reduction_type_ok(c) && mg_fits_int(n) && mg_fits_int(blk * c->size) &&
-           padded_bytes(blk * c->size, mg_tb_red_type(c), &lo) >= 0;
+    MPI_Count n = mg_red_count(c), blk = (n + c->size - 1) / c->size;
+    return mg_reduction_supported(c) && mg_fits_int(n) && mg_fits_int(blk * c->size) &&
+           padded_bytes(blk * c->size, mg_red_type(c), &lo) >= 0;
 }
 
 static mg_need as_rsb_gather_need(const mg_call *c)
 {
     MPI_Aint lo;
-    MPI_Datatype t = mg_tb_red_type(c);
-    MPI_Count n = mg_tb_red_count(c), blk = (n + c->size - 1) / c->size;
-    return (mg_need){(size_t)padded_bytes(blk * c->size, t, &lo) + mg_tb_need(blk, t), 0};
+    MPI_Datatype t = mg_red_type(c);
+    MPI_Count n = mg_red_count(c), blk = (n + c->size - 1) / c->size;
+    return (mg_need){(size_t)padded_bytes(blk * c->size, t, &lo) + mg_typed_need(blk, t), 0};
 }
 
 static int as_rsb_gather_run(const mg_call *c, mg_lease *lease)
 {
-    MPI_Datatype t = mg_tb_red_type(c);
-    MPI_Count n = mg_tb_red_count(c), blk = (n + c->size - 1) / c->size, padded = blk * c->size;
+    MPI_Datatype t = mg_red_type(c);
+    MPI_Count n = mg_red_count(c), blk = (n + c->size - 1) / c->size, padded = blk * c->size;
     MPI_Aint lo;
     char *raw = mg_lease_msg(lease, (size_t)padded_bytes(padded, t, &lo));
     char *in = raw ? raw - lo : NULL; /* the padded input as T */
-    char *mine = mg_tb_lease(lease, blk, t);
+    char *mine = mg_typed_lease(lease, blk, t);
     if (!in || !mine)
         return MPI_ERR_NO_MEM;
     int rc = mg_copy_typed(reduce_input(c), in, n, t);
     for (MPI_Count i = n; i < padded && rc == MPI_SUCCESS; i++)
-        rc = mg_copy_typed(in, mg_tb_block(in, i, 1, t), 1, t);
+        rc = mg_copy_typed(in, mg_typed_block(in, i, 1, t), 1, t);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_block(in, mine, (int)blk, t, c->op, c->comm);
     if (rc != MPI_SUCCESS)
@@ -144,30 +149,30 @@ static MPI_Count rs_max_segment(MPI_Count n, int p)
 static int as_rs_gatherv_supports(const mg_call *c)
 {
     MPI_Aint lo;
-    MPI_Count n = mg_tb_red_count(c);
-    return mg_tb_reduction_type_ok(c) && mg_fits_int(n) &&
-           mg_tb_span(rs_max_segment(n, c->size), mg_tb_red_type(c), &lo) >= 0;
+    MPI_Count n = mg_red_count(c);
+    return mg_reduction_supported(c) && mg_fits_int(n) &&
+           mg_typed_span(rs_max_segment(n, c->size), mg_red_type(c), &lo) >= 0;
 }
 
 static mg_need as_rs_gatherv_need(const mg_call *c)
 {
-    MPI_Count n = mg_tb_red_count(c);
-    return (mg_need){mg_tb_need(rs_max_segment(n, c->size), mg_tb_red_type(c)), 2 * (size_t)c->size * sizeof(int)};
+    MPI_Count n = mg_red_count(c);
+    return (mg_need){mg_typed_need(rs_max_segment(n, c->size), mg_red_type(c)), 2 * (size_t)c->size * sizeof(int)};
 }
 
 static int as_rs_gatherv_run(const mg_call *c, mg_lease *lease)
 {
-    MPI_Datatype t = mg_tb_red_type(c);
-    MPI_Count n = mg_tb_red_count(c), chunk = mg_tune_chunk();
+    MPI_Datatype t = mg_red_type(c);
+    MPI_Count n = mg_red_count(c);
     int *counts = mg_lease_ints(lease, 2 * (size_t)c->size);
     if (!counts)
         return MPI_ERR_NO_MEM;
     int *displs = counts + c->size;
-    mg_round_robin_counts(n, c->size, chunk < 1 ? 1 : chunk, counts, displs);
+    mg_round_robin_counts(n, c->size, mg_tune_chunk(), counts, displs);
     int largest = 0;
     for (int i = 0; i < c->size; i++)
         largest = counts[i] > largest ? counts[i] : largest;
-    void *mine = mg_tb_lease(lease, largest, t);
+    void *mine = mg_typed_lease(lease, largest, t);
     if (!mine)
         return MPI_ERR_NO_MEM;
     int rc = PMPI_Reduce_scatter(reduce_input(c), mine, counts, t, c->op, c->comm);

@@ -3,12 +3,16 @@
  * Each process contributes N = p x n elements of the datatype T and receives
  * block `rank` (n elements) of the element-wise reduction. (N, T, op) are
  * uniform and go unchanged to the inner reductions, which all combine in rank
- * order, so any predefined or user-defined op, commutative or not, gives the
- * native result. With MPI_IN_PLACE (on all processes, as MPI requires) the input
- * is recvbuf and the result is its first n elements; the rest of recvbuf is
- * undefined after the native call and not written here. */
-#include "tune_internal.h"
-#include "typed_buf.h"
+ * order, so commutative and non-commutative ops alike give the native result
+ * as long as the grouping of the operands does not matter (integer
+ * MPI_SUM/MPI_PROD, MIN/MAX/LOC, logical, bitwise and user-defined ops).
+ * Floating-point MPI_SUM/MPI_PROD, which would round differently, and the
+ * datatypes the inner reductions mishandle are refused by
+ * mg_reduction_supported (tune_internal.h) and run natively. With MPI_IN_PLACE
+ * (on all processes, as MPI requires) the input is recvbuf and the result is
+ * its first n elements; the rest of recvbuf is undefined after the native call
+ * and not written here. */
+#include "mockup_helpers.h"
 
 /* The input of this process. */
 static const void *rsb_input(const mg_call *c)
@@ -16,13 +20,13 @@ static const void *rsb_input(const mg_call *c)
     return c->in_place ? c->recvbuf : c->sendbuf;
 }
 
-/* The datatype may go to other reductions (typed_buf.h), inner counts (N, n)
- * fit an int and a buffer of N x T can be laid out. Uniform. */
+/* The call may go to other reductions (mg_reduction_supported), inner counts
+ * (N, n) fit an int and a buffer of N x T can be laid out. Uniform. */
 static int rsb_fits(const mg_call *c)
 {
     MPI_Aint lo;
-    MPI_Count total = mg_tb_red_count(c);
-    return mg_tb_reduction_type_ok(c) && mg_fits_int(total) && mg_tb_span(total, mg_tb_red_type(c), &lo) >= 0;
+    MPI_Count total = mg_red_count(c);
+    return mg_reduction_supported(c) && mg_fits_int(total) && mg_typed_span(total, mg_red_type(c), &lo) >= 0;
 }
 
 /* GL17 MPI_Reduce + MPI_Scatter: the whole vector is reduced onto process 0,
@@ -30,15 +34,15 @@ static int rsb_fits(const mg_call *c)
  * in rank order, then pure data movement. */
 static mg_need whole_vector_need(const mg_call *c)
 {
-    return (mg_need){mg_tb_need(mg_tb_red_count(c), mg_tb_red_type(c)), 0};
+    return (mg_need){mg_typed_need(mg_red_count(c), mg_red_type(c)), 0};
 }
 
 static int as_reduce_scatter_run(const mg_call *c, mg_lease *lease)
 {
-    MPI_Datatype t = mg_tb_red_type(c);
-    MPI_Count total = mg_tb_red_count(c), n = total / c->size;
+    MPI_Datatype t = mg_red_type(c);
+    MPI_Count total = mg_red_count(c), n = total / c->size;
     void *whole = NULL;
-    if (c->rank == 0 && !(whole = mg_tb_lease(lease, total, t)))
+    if (c->rank == 0 && !(whole = mg_typed_lease(lease, total, t)))
         return MPI_ERR_NO_MEM;
     int rc = PMPI_Reduce(rsb_input(c), whole, (int)total, t, c->op, 0, c->comm);
     if (rc == MPI_SUCCESS)
@@ -58,10 +62,10 @@ static int as_reducescatter_run(const mg_call *c, mg_lease *lease)
     int *counts = mg_lease_ints(lease, (size_t)c->size);
     if (!counts)
         return MPI_ERR_NO_MEM;
-    MPI_Count n = mg_tb_red_count(c) / c->size;
+    MPI_Count n = mg_red_count(c) / c->size;
     for (int i = 0; i < c->size; i++)
         counts[i] = (int)n;
-    return PMPI_Reduce_scatter(c->sendbuf, c->recvbuf, counts, mg_tb_red_type(c), c->op, c->comm);
+    return PMPI_Reduce_scatter(c->sendbuf, c->recvbuf, counts, mg_red_type(c), c->op, c->comm);
 }
 
 /* GL19 MPI_Allreduce: every process reduces the whole vector into a temporary
@@ -69,14 +73,14 @@ static int as_reducescatter_run(const mg_call *c, mg_lease *lease)
  * rank order. */
 static int as_allreduce_run(const mg_call *c, mg_lease *lease)
 {
-    MPI_Datatype t = mg_tb_red_type(c);
-    MPI_Count total = mg_tb_red_count(c), n = total / c->size;
-    void *whole = mg_tb_lease(lease, total, t);
+    MPI_Datatype t = mg_red_type(c);
+    MPI_Count total = mg_red_count(c), n = total / c->size;
+    void *whole = mg_typed_lease(lease, total, t);
     if (!whole)
         return MPI_ERR_NO_MEM;
     int rc = PMPI_Allreduce(rsb_input(c), whole, (int)total, t, c->op, c->comm);
     if (rc == MPI_SUCCESS)
-        rc = mg_copy_typed(mg_tb_block(whole, c->rank, n, t), c->recvbuf, n, t);
+        rc = mg_copy_typed(mg_typed_block(whole, c->rank, n, t), c->recvbuf, n, t);
     return rc;
 }
 

@@ -2,9 +2,14 @@
  *
  * n elements of the datatype T per process; (n, T, op) are uniform and go
  * unchanged to MPI_Exscan and MPI_Reduce_local. The input x_i is sendbuf, or
- * recvbuf with MPI_IN_PLACE (which any subset of the processes may use). */
-#include "tune_internal.h"
-#include "typed_buf.h"
+ * recvbuf with MPI_IN_PLACE (which any subset of the processes may use).
+ * Exscan and the final Reduce_local group the operands differently from the
+ * native Scan, which is exact where grouping does not matter (integer
+ * MPI_SUM/MPI_PROD, MIN/MAX/LOC, logical, bitwise and user-defined ops).
+ * Floating-point MPI_SUM/MPI_PROD would round differently: it is refused, with
+ * the datatypes the inner reductions mishandle, by mg_reduction_supported
+ * (tune_internal.h) and runs natively. */
+#include "mockup_helpers.h"
 
 /* GL20 MPI_Exscan + MPI_Reduce_local: Exscan yields e_i = x_0 op ... op x_{i-1}
  * on process i > 0, and the inclusive result is e_i op x_i, computed as
@@ -18,21 +23,21 @@
 static int as_exscan_supports(const mg_call *c)
 {
     MPI_Aint lo;
-    MPI_Count n = mg_tb_red_count(c);
-    return mg_tb_reduction_type_ok(c) && mg_fits_int(n) && mg_tb_span(n, mg_tb_red_type(c), &lo) >= 0;
+    MPI_Count n = mg_red_count(c);
+    return mg_reduction_supported(c) && mg_fits_int(n) && mg_typed_span(n, mg_red_type(c), &lo) >= 0;
 }
 
 static mg_need as_exscan_need(const mg_call *c)
 {
     /* 002 Table 1 says none; that holds for commutative ops without MPI_IN_PLACE
      * only, and in_place is not uniform, so every process reserves n. */
-    return (mg_need){mg_tb_need(mg_tb_red_count(c), mg_tb_red_type(c)), 0};
+    return (mg_need){mg_typed_need(mg_red_count(c), mg_red_type(c)), 0};
 }
 
 static int as_exscan_run(const mg_call *c, mg_lease *lease)
 {
-    MPI_Datatype t = mg_tb_red_type(c);
-    int n = (int)mg_tb_red_count(c);
+    MPI_Datatype t = mg_red_type(c);
+    int n = (int)mg_red_count(c);
     if (c->commutative && !c->in_place) {
         int rc = PMPI_Exscan(c->sendbuf, c->recvbuf, n, t, c->op, c->comm);
         if (rc != MPI_SUCCESS)
@@ -41,7 +46,7 @@ static int as_exscan_run(const mg_call *c, mg_lease *lease)
             return mg_copy_typed(c->sendbuf, c->recvbuf, n, t);
         return PMPI_Reduce_local(c->sendbuf, c->recvbuf, n, t, c->op);
     }
-    void *prefix = mg_tb_lease(lease, n, t);
+    void *prefix = mg_typed_lease(lease, n, t);
     if (!prefix)
         return MPI_ERR_NO_MEM;
     const void *in = c->in_place ? c->recvbuf : c->sendbuf;

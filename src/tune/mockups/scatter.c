@@ -4,13 +4,13 @@
  * The send side (sendbuf, sendcount, sendtype) is significant only at the root
  * and never read elsewhere. At a root with MPI_IN_PLACE (c->in_place, recvbuf
  * NULL) the root's block stays in sendbuf and nothing is written for it. */
-#include "tune_internal.h"
+#include "mockup_helpers.h"
 
 /* Every inner count (p x B bytes, counts and displacements in elements, which
  * never exceed bytes) fits an int. Uniform: depends on bytes and size only. */
 static int scatter_fits(const mg_call *c)
 {
-    return mg_fits_int(c->bytes) && mg_fits_int(c->bytes * c->size);
+    return mg_fits_int_product(c->size, c->bytes);
 }
 
 /* GL21 MPI_Bcast: the root packs its p blocks into a p x B byte buffer, a Bcast

@@ -1,0 +1,347 @@
+"""Collective guideline tuning (paper 002): from the raw files of `coll` runs
+(mg_collbench) to guideline verdicts, profiles for libmpiguide-tune, and the
+validation of the tuned library.
+
+Guidelines checked on the native collective of each stack:
+  COLL-GLn     MPI_X ⪯ mock-up n: the collective is no slower than the
+               composition that emulates it (002 Sec. 3.1, one per mock-up);
+  MONOTONY     MPI_X(m) ⪯ MPI_X(m'), for consecutive measured sizes m < m':
+               more data never takes less time (PGMPI, 002 Sec. 2);
+  SPLIT        MPI_X(m) ⪯ k x MPI_X(m/k), for measured sizes m = k m': one call
+               is no slower than k calls on the pieces (PGMPI, 002 Sec. 2); the
+               k calls are estimated as k times the measured single call.
+Verdicts use the statistics of mpiguide.stats on the per-launch medians.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mpiguide import analysis, stats
+from mpiguide.errors import MpiguideError
+from mpiguide.runner import OK, RunDir
+
+DEFAULT = "default"
+TUNED = "tuned"
+CONFIG = ["stack", "nprocs", "collective", "msize"]  # one call of one collective; impl varies
+KEYS = ["stack", "nprocs", "collective", "impl", "msize"]
+PROFILE_HEADER = "# mpiguide tune profile 1"
+VERDICT_COLUMNS = ["stack", "nprocs", "collective", "guideline", "relation", "impl", "msize", "reference_msize",
+                   "verdict", "factor", "p_value", "n_a", "n_b"]
+CHOICE_COLUMNS = ["stack", "nprocs", "collective", "msize", "impl", "default_s", "best_s", "gain", "p_value",
+                  "decision"]
+
+
+@dataclass
+class CollResult:
+    """One `coll` run: tidy rows plus what the driver noted."""
+
+    rd: RunDir
+    measurements: pd.DataFrame
+    summary: pd.DataFrame
+    mockups: pd.DataFrame  # impl, guideline (n of COLL-GLn), formula; mock-ups only
+    skipped: pd.DataFrame  # stack, nprocs, collective, impl, msize, reason
+    errors: pd.DataFrame
+    versions: dict[str, str] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
+
+    @property
+    def settings(self) -> dict:
+        return self.rd.meta["analysis"]
+
+
+def mpi_name(collective: str) -> str:
+    return "MPI_" + collective.capitalize()
+
+
+def load(rd: RunDir) -> CollResult:
+    if rd.job.name != "coll":
+        raise MpiguideError(f"{rd.path} is a '{rd.job.name}' run, not a collective (coll) run")
+    raws = analysis.measured_raws(rd)
+    df, errors = analysis.load_measurements(rd, raws)
+    mockups, skipped = {}, []
+    for x in rd.launches:
+        raw = raws.get(x.id)
+        if raw is None:
+            continue
+        for impl, value in raw.notes.get("mockup", {}).items():
+            number, _, formula = value.partition(" ")
+            if impl != DEFAULT:  # mock-up names are unique over all collectives
+                mockups[impl] = (impl, int(number), formula)
+        for label, reason in raw.notes.get("skip", {}).items():
+            coll, impl, msize = label.split()
+            skipped.append((x.stack, x.nprocs, coll, impl, int(msize), reason))
+    mk = pd.DataFrame(list(mockups.values()), columns=["impl", "guideline", "formula"])
+    sk = pd.DataFrame(skipped, columns=[*CONFIG[:3], "impl", "msize", "reason"]).drop_duplicates(
+        subset=KEYS).reset_index(drop=True)
+    summary = stats.summarize(df, KEYS) if not df.empty else pd.DataFrame()
+    versions = {s: rd.meta["stacks"].get(s, {}).get("library_version", "?").splitlines()[0]
+                for s in rd.meta["stacks_order"]}
+    failed = [x.id for x in rd.launches if x.status != OK]
+    return CollResult(rd, df, summary, mk, sk, errors, versions, failed)
+
+
+def _launch_medians(df: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration: the launch medians as one array, indexed by KEYS."""
+    if df.empty:
+        return pd.DataFrame(columns=[*KEYS, "medians"])
+    med = stats.launch_medians(df, KEYS)
+    return med.groupby(KEYS)["median_s"].apply(lambda s: s.to_numpy()).rename("medians").reset_index()
+
+
+def _compare(a: np.ndarray, b: np.ndarray, tolerance: float, alpha: float) -> stats.Comparison:
+    ratio = float(np.mean(a) / np.mean(b)) if len(a) and len(b) else float("nan")
+    return stats.compare(a, b, ratio, tolerance, alpha)
+
+
+def _row(where: tuple, guideline: str, relation: str, impl: str, msize: int, ref: int, c: stats.Comparison) -> dict:
+    return dict(zip(CONFIG[:3], where, strict=True), guideline=guideline, relation=relation, impl=impl, msize=msize,
+                reference_msize=ref, verdict=c.verdict, factor=c.ratio, p_value=c.p_value, n_a=c.n_a, n_b=c.n_b)
+
+
+def guideline_verdicts(r: CollResult, tolerance: float | None = None, alpha: float | None = None) -> pd.DataFrame:
+    """COLL-GLn, MONOTONY and SPLIT on the native collective (impl `default`) of every stack.
+    factor: the collective's time over the other side's (> 1: the collective is slower)."""
+    tol = r.settings["tolerance"] if tolerance is None else tolerance
+    alp = r.settings["alpha"] if alpha is None else alpha
+    med = _launch_medians(r.measurements)
+    rows = []
+    formulas = {m.impl: (m.guideline, m.formula) for m in r.mockups.itertuples()}
+    for where, part in med.groupby(CONFIG[:3], sort=True):
+        coll = where[2]
+        by_impl = {impl: dict(zip(p["msize"], p["medians"], strict=True)) for impl, p in part.groupby("impl")}
+        native = by_impl.get(DEFAULT, {})
+        for impl, times in sorted(by_impl.items()):
+            if impl not in formulas:  # default, tuned
+                continue
+            number, formula = formulas[impl]
+            for m in sorted(set(times) & set(native)):
+                c = _compare(native[m], times[m], tol, alp)
+                rows.append(_row(where, f"COLL-GL{number}", f"{mpi_name(coll)} ⪯ {formula}", impl, m, m, c))
+        sizes = sorted(native)
+        for small, large in zip(sizes, sizes[1:], strict=False):
+            c = _compare(native[small], native[large], tol, alp)
+            rows.append(_row(where, "MONOTONY", f"{mpi_name(coll)}(m) ⪯ {mpi_name(coll)}(m') for m < m'", DEFAULT,
+                             small, large, c))
+        for m in sizes:
+            piece = max((d for d in sizes if d < m and m % d == 0), default=None)
+            if piece is None:
+                continue
+            k = m // piece
+            c = _compare(native[m], k * native[piece], tol, alp)
+            rows.append(_row(where, "SPLIT", f"{mpi_name(coll)}(m) ⪯ k x {mpi_name(coll)}(m/k)", DEFAULT, m, piece,
+                             c))
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+def choose(r: CollResult, threshold: float, alpha: float | None = None) -> pd.DataFrame:
+    """Per stack, processes, collective and size: the fastest mock-up, and whether the profile uses it: it
+    must be faster than the native call by at least `threshold` (0.1 = 10% less time) and significantly so
+    (one-sided Mann-Whitney U at alpha). Mock-ups the library refused (skips: no such call, or more memory
+    than the pool) and those with failed data checks are never candidates."""
+    alp = r.settings["alpha"] if alpha is None else alpha
+    med = _launch_medians(r.measurements)
+    bad = {(e.stack, *e.config.split()[:2], int(e.config.split()[2])) for e in r.errors.itertuples()
+           if len(e.config.split()) == 3}
+    rows = []
+    for (stack, nprocs, coll, m), part in med.groupby(CONFIG, sort=True):
+        times = {impl: t for impl, t in zip(part["impl"], part["medians"], strict=True)
+                 if impl != TUNED and (stack, coll, impl, m) not in bad}
+        if DEFAULT not in times:
+            continue
+        native = times.pop(DEFAULT)
+        base = dict(stack=stack, nprocs=nprocs, collective=coll, msize=m, default_s=float(np.mean(native)))
+        if not times:
+            rows.append({**base, "impl": DEFAULT, "best_s": math.nan, "gain": math.nan, "p_value": math.nan,
+                         "decision": "no mock-up applies"})
+            continue
+        impl = min(times, key=lambda i: float(np.mean(times[i])))
+        best = float(np.mean(times[impl]))
+        c = stats.compare(native, times[impl], base["default_s"] / best, 0.0, alp)
+        gain = 1 - best / base["default_s"]
+        if gain < threshold:
+            decision, chosen = f"native: best mock-up {impl} saves {gain:.0%} < {threshold:.0%}", DEFAULT
+        elif c.verdict != stats.VIOLATED:
+            decision, chosen = f"native: {impl} saves {gain:.0%} but not significantly (p={c.p_value:.2g})", DEFAULT
+        else:
+            decision, chosen = f"{impl}: saves {gain:.0%}", impl
+        rows.append({**base, "impl": chosen, "best_s": best, "gain": gain, "p_value": c.p_value,
+                     "decision": decision})
+    return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
+
+
+def profile_ranges(choices: pd.DataFrame) -> list[tuple[int, int, str]]:
+    """Inclusive byte ranges of one (stack, processes, collective): consecutive measured sizes with the same
+    mock-up become one range; sizes with no mock-up chosen, and the sizes between two different choices,
+    stay native (no range)."""
+    out: list[tuple[int, int, str]] = []
+    prev = None
+    for m, impl in zip(choices["msize"], choices["impl"], strict=True):
+        if impl != DEFAULT and out and prev == impl and out[-1][2] == impl:
+            out[-1] = (out[-1][0], int(m), impl)
+        elif impl != DEFAULT:
+            out.append((int(m), int(m), impl))
+        prev = impl
+    return out
+
+
+def profile_text(collective: str, nprocs: int, ranges: list[tuple[int, int, str]], origin: str) -> str:
+    lines = [PROFILE_HEADER, f"# {origin}", f"collective {collective}", f"procs {nprocs}",
+             "# from_bytes to_bytes implementation"]
+    lines += [f"{lo} {hi} {impl}" for lo, hi, impl in ranges]
+    return "\n".join(lines) + "\n"
+
+
+def write_profiles(choices: pd.DataFrame, out: Path, origin: str) -> list[Path]:
+    """One profile per (stack, processes, collective) that uses a mock-up somewhere, in out/<stack>/; every
+    stack gets its directory even when it needs no profile (the tuned library then runs natively)."""
+    written = []
+    for stack in sorted(set(choices["stack"])):
+        (out / stack).mkdir(parents=True, exist_ok=True)
+    for (stack, nprocs, coll), part in choices.groupby(["stack", "nprocs", "collective"], sort=True):
+        ranges = profile_ranges(part.sort_values("msize"))
+        if not ranges:
+            continue
+        path = out / stack / f"{coll}_p{nprocs}.prof"
+        path.write_text(profile_text(coll, int(nprocs), ranges, origin))
+        written.append(path)
+    return written
+
+
+def read_profile(path: Path) -> tuple[str, int, list[tuple[int, int, str]]]:
+    """The (collective, processes, ranges) of a profile in mpiguide's format (for reports and tests; the
+    library has its own reader with warnings)."""
+    lines = path.read_text().splitlines()
+    if not lines or not lines[0].startswith(PROFILE_HEADER):
+        raise MpiguideError(f"{path}:1: not an mpiguide tune profile (first line must be '{PROFILE_HEADER}')")
+    coll, procs, ranges = "", 0, []
+    for no, line in enumerate(lines[1:], 2):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if words[0] == "collective" and len(words) == 2:
+            coll = words[1]
+        elif words[0] == "procs" and len(words) == 2 and words[1].isdigit():
+            procs = int(words[1])
+        elif len(words) == 3 and words[0].isdigit() and words[1].isdigit():
+            ranges.append((int(words[0]), int(words[1]), words[2]))
+        else:
+            raise MpiguideError(f"{path}:{no}: cannot read {line!r}")
+    return coll, procs, ranges
+
+
+# ---------------------------------------------------------------- validation
+
+REPAIR_COLUMNS = ["stack", "nprocs", "collective", "guideline", "relation", "impl", "msize", "measured_factor",
+                  "profile", "default_factor", "tuned_factor", "tuned_verdict", "repaired"]
+GAIN_COLUMNS = ["stack", "nprocs", "collective", "msize", "profile", "default_s", "tuned_s", "speedup", "verdict",
+                "p_value"]
+
+
+def gains(v: CollResult, choices: pd.DataFrame, tolerance: float | None = None,
+          alpha: float | None = None) -> pd.DataFrame:
+    """Validation: the tuned library against the native call at every size. speedup = default / tuned;
+    verdict of `tuned ⪯ default` (tuned no slower than native)."""
+    tol = v.settings["tolerance"] if tolerance is None else tolerance
+    alp = v.settings["alpha"] if alpha is None else alpha
+    med = _launch_medians(v.measurements)
+    chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
+    rows = []
+    for key, part in med.groupby(CONFIG, sort=True):
+        t = dict(zip(part["impl"], part["medians"], strict=True))
+        if DEFAULT not in t or TUNED not in t:
+            continue
+        c = _compare(t[TUNED], t[DEFAULT], tol, alp)
+        rows.append(dict(zip(CONFIG, key, strict=True), profile=chosen.get(key, DEFAULT),
+                         default_s=float(np.mean(t[DEFAULT])), tuned_s=float(np.mean(t[TUNED])),
+                         speedup=1 / c.ratio, verdict=c.verdict, p_value=c.p_value))
+    return pd.DataFrame(rows, columns=GAIN_COLUMNS)
+
+
+def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame, tolerance: float | None = None,
+            alpha: float | None = None) -> pd.DataFrame:
+    """Every COLL-GL violation of the measurement, checked again in the validation run: default against the
+    mock-up (does the violation reproduce?) and tuned against the mock-up (`tuned ⪯ mock-up`: repaired when
+    it passes)."""
+    tol = v.settings["tolerance"] if tolerance is None else tolerance
+    alp = v.settings["alpha"] if alpha is None else alpha
+    med = _launch_medians(v.measurements).set_index(KEYS)["medians"]
+    chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
+    rows = []
+    viol = measured[(measured["verdict"] == stats.VIOLATED) & measured["guideline"].str.startswith("COLL-GL")]
+    for w in viol.itertuples():
+        key = (w.stack, w.nprocs, w.collective)
+        row = dict(stack=w.stack, nprocs=w.nprocs, collective=w.collective, guideline=w.guideline,
+                   relation=w.relation, impl=w.impl, msize=w.msize, measured_factor=w.factor,
+                   profile=chosen.get((*key, w.msize), DEFAULT), default_factor=math.nan, tuned_factor=math.nan,
+                   tuned_verdict="not measured", repaired="?")
+        mock = med.get((*key, w.impl, w.msize))
+        native, tuned = med.get((*key, DEFAULT, w.msize)), med.get((*key, TUNED, w.msize))
+        if mock is not None and native is not None:
+            row["default_factor"] = _compare(native, mock, tol, alp).ratio
+        if mock is not None and tuned is not None:
+            c = _compare(tuned, mock, tol, alp)
+            row.update(tuned_factor=c.ratio, tuned_verdict=c.verdict,
+                       repaired={stats.PASS: "yes", stats.VIOLATED: "no"}.get(c.verdict, "unclear"))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
+
+
+# ---------------------------------------------------------------- summaries
+
+def _size(m: int) -> str:
+    return f"{m // 1000} kB" if m >= 1000 and m % 1000 == 0 else f"{m} B"
+
+
+def matrix(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Cross-stack matrix: per guideline (and processes) one cell per stack: how many sizes violate it, out
+    of those tested, and each violated size with its factor."""
+    if verdicts.empty:
+        return pd.DataFrame()
+    rows = []
+    for (guideline, relation, nprocs, stack), part in verdicts.groupby(["guideline", "relation", "nprocs", "stack"],
+                                                                       sort=False):
+        bad = part[part["verdict"] == stats.VIOLATED].sort_values("msize")
+        cell = f"{len(bad)}/{len(part)}"
+        if len(bad):
+            cell += ": " + ", ".join(f"{_size(int(m))} x{f:.2f}" for m, f in zip(bad["msize"], bad["factor"],
+                                                                               strict=True))
+        rows.append(dict(guideline=guideline, relation=relation, nprocs=nprocs, stack=stack, cell=cell))
+    frame = pd.DataFrame(rows)
+    order = {g: (0 if g.startswith("COLL-GL") else 1, int(g[7:]) if g.startswith("COLL-GL") else 0, g)
+             for g in frame["guideline"]}
+    frame["_order"] = frame["guideline"].map(order)
+    frame = frame.sort_values(["_order", "relation", "nprocs"], kind="stable")
+    stacks = list(dict.fromkeys(verdicts["stack"]))
+    out = frame.pivot_table(index=["_order", "guideline", "relation", "nprocs"], columns="stack", values="cell",
+                            aggfunc="first").reindex(columns=stacks).fillna("-")
+    out.index = out.index.droplevel(0)
+    out.columns.name = None
+    return out
+
+
+def violation_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    if verdicts.empty:
+        return pd.DataFrame()
+    kind = verdicts["guideline"].where(~verdicts["guideline"].str.startswith("COLL-GL"), "COLL-GL1..22")
+    t = verdicts.assign(kind=kind).pivot_table(index=["stack", "kind"], columns="verdict", values="factor",
+                                               aggfunc="size", fill_value=0)
+    t.columns.name = None
+    return t
+
+
+def repair_counts(rep: pd.DataFrame) -> pd.DataFrame:
+    """Per stack: the measured COLL-GL violations by outcome with the tuned library, split by whether the
+    profile uses a mock-up at that size."""
+    if rep.empty:
+        return pd.DataFrame()
+    frame = rep.assign(profiled=(rep["profile"] != DEFAULT).map({True: "profiled", False: "left native"}))
+    t = frame.pivot_table(index=["stack", "profiled"], columns="repaired", values="msize", aggfunc="size",
+                          fill_value=0)
+    t.columns.name = None
+    return t

@@ -1,0 +1,221 @@
+"""Reports of collective runs: one `coll` run (guideline verdicts, matrix,
+charts), or the whole `mpiguide tune` workflow (measurement, profiles,
+validation of the tuned library)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.ticker import FormatStrFormatter  # noqa: E402
+
+from mpiguide import stats, tune  # noqa: E402
+from mpiguide.htmldoc import Document, write_csvs  # noqa: E402
+
+
+def relative_charts(r: tune.CollResult, out: Path, prefix: str) -> list[Path]:
+    """In the style of 002 Figure 4: per stack, processes and collective, the run-time of each mock-up (and
+    of the tuned library) relative to the native call at each message size; error bars from the smallest to
+    the largest launch median; 1 = as fast as native."""
+    s = r.summary
+    if s.empty:
+        return []
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for (stack, nprocs, coll), part in s.groupby(["stack", "nprocs", "collective"], sort=True):
+        native = part[part["impl"] == tune.DEFAULT].set_index("msize")["mean_s"]
+        part = part[(part["impl"] != tune.DEFAULT) & part["msize"].isin(native.index)]
+        if native.empty or part.empty:
+            continue
+        sizes = sorted(native.index)
+        impls = sorted(set(part["impl"]), key=lambda i: (i == tune.TUNED, i))
+        width = 0.8 / len(impls)
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(sizes) * max(1, len(impls) / 2) + 2), 3.8))
+        for i, impl in enumerate(impls):
+            d = part[part["impl"] == impl].set_index("msize").reindex(sizes)
+            base = native.reindex(sizes).to_numpy()
+            y = d["mean_s"].to_numpy() / base
+            err = np.vstack([y - d["min_s"].to_numpy() / base, d["max_s"].to_numpy() / base - y])
+            style = {"color": "black", "alpha": 0.8} if impl == tune.TUNED else {"color": f"C{i % 10}"}
+            ax.bar(np.arange(len(sizes)) + (i - (len(impls) - 1) / 2) * width, y, width,
+                   yerr=np.nan_to_num(err), capsize=1.5, label=impl, **style)
+        ax.axhline(1.0, color="grey", linewidth=1)
+        ax.set_xticks(range(len(sizes)), [str(m) for m in sizes], rotation=45, fontsize=7)
+        ax.set_xlabel("message size [bytes]")
+        ax.set_ylabel(f"run-time relative to {tune.mpi_name(coll)}")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+        ax.tick_params(axis="y", which="minor", labelsize=6)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=6)
+        ax.set_title(f"{tune.mpi_name(coll)}, {nprocs} processes, {stack}", fontsize=9)
+        fig.tight_layout()
+        path = out / f"{prefix}{coll}-p{nprocs}-{stack}.png"
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def _run_table(r: tune.CollResult, extra: dict[str, str]) -> pd.DataFrame:
+    meta = r.rd.meta
+    p, m, host = meta["params"], meta["measurement"], meta["host"]
+    nrep = m["nrep"] if m["nrep"] != "estimate" else (
+        f"002's estimate (RSE {m['rse_calib']} at 1 B, b1 = {m['b1']}, b2 = {m['b2']}, K = {m['nrep_min']})")
+    values = {
+        "run": meta["run_id"],
+        "collectives": ", ".join(p["collectives"]), "processes": ", ".join(map(str, p["np"])),
+        "message sizes [bytes]": ", ".join(map(str, p["sizes"])),
+        "datatype, op, root": f"{p['datatype']}, {p['op']}, {p['root']}",
+        "library pools": f"message {p['msg_pool']}, int {p['int_pool']}",
+        "launches (mpiexec calls)": str(meta["runs"]), "synchronization": m["sync"], "repetitions": str(nrep),
+        "host": f"{host['hostname']} ({host['cpu_model']}, {host['cores']} cores)",
+        "verdicts": "one-sided Mann-Whitney U on the per-launch medians, tolerance "
+                    f"{r.settings['tolerance']}, alpha {r.settings['alpha']}",
+        **extra,
+    }
+    frame = pd.DataFrame({"value": values})
+    frame.index.name = "field"
+    return frame
+
+
+def _violations(verdicts: pd.DataFrame, k: int = 15) -> pd.DataFrame:
+    v = verdicts[verdicts["verdict"] == stats.VIOLATED]
+    cols = ["stack", "nprocs", "guideline", "relation", "msize", "reference_msize", "factor", "p_value"]
+    return v.sort_values("factor", ascending=False).head(k)[cols].set_index("stack")
+
+
+def _common_sections(doc: Document, r: tune.CollResult, verdicts: pd.DataFrame) -> None:
+    doc.section("Stacks", pd.DataFrame({"MPI_Get_library_version": r.versions}))
+    doc.section("Cross-stack matrix of guideline violations (native collectives)", tune.matrix(verdicts),
+                note="Per guideline and stack: violated sizes / tested sizes, then each violated message size "
+                     "with its factor (the collective's time over the other side's). MONOTONY compares "
+                     "consecutive sizes, SPLIT a size with k times its largest measured divisor.")
+    doc.section("Verdicts per stack", tune.violation_counts(verdicts))
+    doc.section("Largest violations", _violations(verdicts))
+
+
+def _tail_sections(doc: Document, results: list[tuple[str, tune.CollResult]]) -> None:
+    for name, r in results:
+        if not r.skipped.empty:
+            t = r.skipped.groupby(["stack", "nprocs", "collective", "impl"]).agg(
+                sizes=("msize", lambda s: ", ".join(map(str, sorted(s)))))
+            doc.section(f"{name}: mock-ups the library did not run (not applicable, or more memory than the "
+                        "pool); not timed", t)
+        if not r.errors.empty:
+            doc.section(f"{name}: configurations whose result differed from the native call (not timed)",
+                        r.errors.set_index("stack"))
+        if r.failed:
+            doc.section(f"{name}: launches not completed", pd.DataFrame({"launch": r.failed}))
+
+
+def write_coll(r: tune.CollResult, out: Path) -> Path:
+    """Report of one `coll` run (`mpiguide run coll`)."""
+    verdicts = tune.guideline_verdicts(r)
+    write_csvs(out, {"measurements": r.measurements, "summary": r.summary, "verdicts": verdicts,
+                     "matrix": tune.matrix(verdicts), "skipped": r.skipped, "config_errors": r.errors},
+               keep_index=("matrix",))
+    doc = Document("mpiguide: collectives against their mock-ups")
+    doc.section("Run", _run_table(r, {}))
+    _common_sections(doc, r, verdicts)
+    doc.heading("Run-time relative to the native collective")
+    doc.images(relative_charts(r, out / "plots", ""), out)
+    _tail_sections(doc, [("run", r)])
+    return doc.write(out)
+
+
+def write_tune(m: tune.CollResult, choices: pd.DataFrame, profiles: list[Path], v: tune.CollResult | None,
+               out: Path, threshold: float) -> Path:
+    """Report of the tune workflow in `out`: measurement verdicts, profiles, and (once the validation run
+    has data) tuned against default and against every mock-up."""
+    verdicts = tune.guideline_verdicts(m)
+    tables = {"verdicts": verdicts, "matrix": tune.matrix(verdicts), "choices": choices}
+    g = rep = pd.DataFrame()
+    if v is not None and not v.measurements.empty:
+        g, rep = tune.gains(v, choices), tune.repairs(verdicts, v, choices)
+        tables.update(gains=g, repairs=rep)
+    write_csvs(out, tables, keep_index=("matrix",))
+    doc = Document("mpiguide tune: collective guidelines, profiles and the tuned library")
+    doc.section("Run", _run_table(m, {
+        "validation run": v.rd.meta["run_id"] if v is not None else "not yet",
+        "profile rule": f"the fastest mock-up where it takes at least {threshold:.0%} less time than the native "
+                        "call, significantly (alpha as above), and fits the pools"}))
+    _common_sections(doc, m, verdicts)
+
+    used = choices[choices["impl"] != tune.DEFAULT]
+    doc.section("Profiles written", pd.DataFrame(
+        [{"profile": p.relative_to(out).as_posix(), "ranges": "; ".join(f"{lo}-{hi}: {impl}" for lo, hi, impl in
+                                                                       tune.read_profile(p)[2])} for p in profiles]),
+        note=f"{len(used)} of {len(choices)} (stack, processes, collective, size) points use a mock-up; every "
+             "decision is in choices.csv.")
+    if v is None or v.measurements.empty:
+        doc.text("The validation run has no data yet (mpiguide tune --resume continues it).")
+    else:
+        doc.section("Validation: the tuned library against the native call", _gain_summary(g),
+                    note="Per stack, processes and collective, over the sizes with a profile range: the speedup "
+                         "(native time over tuned time) as geometric mean and range, and the verdict of "
+                         "'tuned ⪯ native' at every measured size.")
+        doc.section("Validation: outcome of each measured COLL-GL violation", tune.repair_counts(rep),
+                    note="repaired: the tuned library is no slower than the mock-up (tuned ⪯ mock-up passes); "
+                         "profiled: the profile uses a mock-up at that size (left native: the gain was below "
+                         "the threshold or not significant).")
+        doc.section("Validation: the guidelines the native library violated, with the tuned library", rep,
+                    note="Each COLL-GL violation of the measurement run, measured again: default_factor = native "
+                         "over the mock-up now, tuned_factor = tuned over the mock-up, tuned_verdict tests "
+                         "'tuned ⪯ mock-up' (repaired = it passes).")
+        doc.heading("Validation: run-time relative to the native collective (tuned in black)")
+        doc.images(relative_charts(v, out / "plots", "validate-"), out)
+    _tail_sections(doc, [("measurement", m)] + ([("validation", v)] if v is not None else []))
+    return doc.write(out)
+
+
+def _gain_summary(g: pd.DataFrame) -> pd.DataFrame:
+    if g.empty:
+        return g
+    rows = []
+    for (stack, nprocs, coll), part in g.groupby(["stack", "nprocs", "collective"], sort=True):
+        tuned = part[part["profile"] != tune.DEFAULT]
+        sp = tuned["speedup"].to_numpy()
+        counts = part["verdict"].value_counts()
+        rows.append(dict(stack=stack, nprocs=nprocs, collective=coll, sizes_tuned=f"{len(tuned)}/{len(part)}",
+                         speedup_geomean=float(np.exp(np.log(sp).mean())) if len(sp) else np.nan,
+                         speedup_min=float(sp.min()) if len(sp) else np.nan,
+                         speedup_max=float(sp.max()) if len(sp) else np.nan,
+                         verdicts=", ".join(f"{k} {counts[k]}" for k in sorted(counts.index))))
+    return pd.DataFrame(rows).set_index(["stack", "nprocs", "collective"])
+
+
+def console_summary(verdicts: pd.DataFrame, choices: pd.DataFrame | None = None, g: pd.DataFrame | None = None,
+                    rep: pd.DataFrame | None = None) -> list[str]:
+    """A few lines for the terminal."""
+    lines = []
+    for stack, part in verdicts.groupby("stack", sort=False):
+        bad = part[part["verdict"] == stats.VIOLATED]
+        kinds = bad["guideline"].where(~bad["guideline"].str.startswith("COLL-GL"), "COLL-GL").value_counts()
+        worst = bad.sort_values("factor", ascending=False).head(1)
+        text = f"{stack}: {len(bad)} violation(s) of {len(part)} checks"
+        if len(bad):
+            w = worst.iloc[0]
+            text += (" (" + ", ".join(f"{k} {n}" for k, n in kinds.items()) + f"); worst {w['guideline']} "
+                     f"{w['relation']} at {w['msize']} B, x{w['factor']:.2f}")
+        lines.append(text)
+    if choices is not None and not choices.empty:
+        used = choices[choices["impl"] != tune.DEFAULT]
+        lines.append(f"profiles: {len(used)} of {len(choices)} size points use a mock-up")
+    if rep is not None and not rep.empty:
+        for stack, part in rep.groupby("stack", sort=False):
+            prof = part[part["profile"] != tune.DEFAULT]
+            lines.append(f"{stack}: {(prof['repaired'] == 'yes').sum()} of {len(prof)} profiled COLL-GL violations "
+                         f"repaired ({len(part) - len(prof)} more left native)")
+    if g is not None and not g.empty:
+        for stack, part in g[g["profile"] != tune.DEFAULT].groupby("stack", sort=False):
+            sp = part["speedup"].to_numpy()
+            lines.append(f"{stack}: tuned vs native over {len(sp)} tuned point(s): geometric mean x"
+                         f"{np.exp(np.log(sp).mean()):.2f}, best x{sp.max():.2f}, worst x{sp.min():.2f}")
+    return lines

@@ -1,0 +1,49 @@
+# The LD_PRELOAD use of libmpiguide-tune (docs/tuning.md, "Using it"): a plain
+# MPI program (tune_preload_app, not linked with the library) runs under
+# mpiexec with the shared library preloaded, every collective it calls forced
+# to a mock-up, and a report file; the program checks its results, and the
+# report must show that the forced mock-ups ran (so the library was really
+# interposed). Matches the report loosely (the collective and the mock-up's
+# name on one line), so that any report line format passes.
+#
+# cmake -DMPIEXEC=... -DNP=... -DAPP=... -DLIB=... -DPRELOAD_FIRST=... -DWORK=... -P tune_preload.cmake
+# PRELOAD_FIRST: libraries that must come before LIB in LD_PRELOAD (the
+# sanitizer runtimes in a sanitizer build: ASan must be the first library).
+foreach(v MPIEXEC NP APP LIB WORK)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "tune_preload.cmake: -D${v}=... is missing")
+  endif()
+endforeach()
+separate_arguments(mpiexec_cmd UNIX_COMMAND "${MPIEXEC}")
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+set(report "${WORK}/report.txt")
+set(preload "${LIB}")
+if(PRELOAD_FIRST)
+  string(REPLACE ";" ":" first "${PRELOAD_FIRST}")
+  set(preload "${first}:${LIB}")
+endif()
+set(force "allreduce=allreduce_as_reduce_bcast,bcast=bcast_as_scatter_allgather,allgather=allgather_as_gather_bcast")
+execute_process(
+  COMMAND ${mpiexec_cmd} -n ${NP} env "LD_PRELOAD=${preload}" MPIGUIDE_TUNE_MODE=forced
+          "MPIGUIDE_TUNE_FORCE=${force}" "MPIGUIDE_TUNE_REPORT=${report}" "${APP}"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 100)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tune_preload: the program failed (exit ${rc})")
+endif()
+if(NOT EXISTS "${report}")
+  message(FATAL_ERROR "tune_preload: no report ${report}: the library was not preloaded or did not write it")
+endif()
+file(READ "${report}" text)
+message("report:\n${text}")
+foreach(pair "MPI_Allreduce;allreduce_as_reduce_bcast" "MPI_Bcast;bcast_as_scatter_allgather"
+        "MPI_Allgather;allgather_as_gather_bcast")
+  list(GET pair 0 coll)
+  list(GET pair 1 mockup)
+  if(NOT text MATCHES "${coll}[^\n]*[ \t]${mockup}([] \t=]|\n)")
+    message(FATAL_ERROR "tune_preload: the report has no line of ${coll} that ran ${mockup}")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${WORK}")
+message("tune_preload: ok")

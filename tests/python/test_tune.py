@@ -1,0 +1,318 @@
+"""Collective guideline tuning (job `coll`, `mpiguide tune`): verdicts, profile
+choices, profiles, validation tables and report from recorded raw data with
+known outcomes; option errors; profiles read by the real library; a small
+real workflow on MPICH."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import only_row, run_cli, run_driver, synthetic_job_run
+from mpiguide import rawfile, runner, stats, tune, tunereport
+from mpiguide.errors import MpiguideError
+from mpiguide.jobs import JOBS
+
+JOB = JOBS["coll"]
+SIZES = [8, 16, 1024, 2048]
+MOCKUPS = {"allreduce": {"allreduce_as_reduce_bcast": (5, "MPI_Reduce + MPI_Bcast"),
+                         "allreduce_as_reducescatterblock_allgather": (6, "MPI_Reduce_scatter_block + MPI_Allgather")},
+           "bcast": {"bcast_as_allgatherv": (9, "MPI_Allgatherv"),
+                     "bcast_as_scatter_allgather": (10, "MPI_Scatter + MPI_Allgather")}}
+SKIPPED = ("bcast", "bcast_as_scatter_allgather", 2048)
+
+
+def _params(*argv: str) -> dict:
+    p = argparse.ArgumentParser()
+    JOB.add_arguments(p)
+    return JOB.params(p.parse_args(list(argv)))
+
+
+def write_coll_run(path: Path, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
+                   impls_extra: tuple[str, ...] = ()) -> Path:
+    """A finished coll run (2 processes) whose raw files hold times(stack, collective, impl, msize, launch)."""
+    params = _params("--collectives", "allreduce,bcast", "--sizes", ",".join(map(str, SIZES)), "--np", "2")
+
+    def raw_of(x) -> str:
+        coll = x.template.split("-")[0]
+        lines = ["#@mpiguide_raw=1", "#@driver=collbench", "#@nprocs=2", f"#@collectives={coll}",
+                 f"#@mockup[default]=0 {tune.mpi_name(coll)}"]
+        lines += [f"#@mockup[{impl}]={n} {f}" for impl, (n, f) in MOCKUPS[coll].items()]
+        lines.append("collective impl msize rep time_s")
+        for m in SIZES:
+            for impl in ["default", *MOCKUPS[coll], *impls_extra]:
+                if (coll, impl, m) == SKIPPED:
+                    lines.insert(5, f"#@skip[{coll} {impl} {m}]=the library ran the native call")
+                    continue
+                t = times(x.stack, coll, impl, m, x.run_index)
+                lines += [f"{coll} {impl} {m} {i} {t * (1 + 1e-3 * i):.9e}" for i in range(nrep)]
+        return "\n".join([*lines, "#@tune_config[msg_pool_bytes]=67108864", "#@end=ok"]) + "\n"
+
+    return synthetic_job_run(path, JOB, params, stacks, runs, nrep, raw_of)
+
+
+def known_times(stack, coll, impl, m, launch):
+    """fast: native is best everywhere. slow: Allreduce native 3x slower than Reduce+Bcast (and 1.5x slower
+    than RSB+Allgather) at 1024 and 2048 B; Bcast slower at 8 B than at 16 B (monotony) and at 2048 B 3x
+    its 1024 B time (split: 1.5x two calls of 1024 B); Bcast as Allgatherv 5% faster at 16 B (below the
+    threshold); Bcast as Scatter+Allgather noisy at 1024 B (inconclusive)."""
+    t = 1e-5 * (1 + 0.01 * launch) * (1 + m / 1024)
+    if stack == "fast":
+        return t if impl in ("default", "tuned") else 2 * t
+    if coll == "allreduce":
+        slow_native = m >= 1024
+        if impl == "default":
+            return 3 * t if slow_native else t
+        if impl == "tuned":
+            return t
+        if impl == "allreduce_as_reduce_bcast":
+            return t if slow_native else 2 * t
+        return 2 * t
+    if impl == "default" or impl == "tuned":
+        if m == 8:
+            return 5 * t
+        if m == 2048:
+            return 3 * 1e-5 * (1 + 0.01 * launch) * 2  # 3 x the 1024 B time
+        return t
+    if impl == "bcast_as_allgatherv":
+        return 0.95 * t if m == 16 else 2 * t
+    if m == 1024:
+        return 1e-5 * (3 if launch % 2 else 0.5)  # mean 1.5e-5 against native 2e-5, no clear order
+    return 2 * t
+
+
+@pytest.fixture(scope="module")
+def known_coll(tmp_path_factory) -> tune.CollResult:
+    path = write_coll_run(tmp_path_factory.mktemp("coll") / "measure", known_times)
+    return tune.load(runner.RunDir.open(path))
+
+
+def test_coll_job_options():
+    p = _params("--collectives", "bcast,scan", "--sizes", "4,1k", "--np", "2,4", "--datatype", "int")
+    assert p["sizes"] == [4, 1024] and p["np"] == [2, 4] and p["collectives"] == ["bcast", "scan"]
+    keys = [t.key for t in JOB.launches(p)]
+    assert keys == ["bcast-p2", "scan-p2", "bcast-p4", "scan-p4"]
+    args = JOB.launches({**p, "profiles": "{run_dir}/profiles/{stack}"})[0].args
+    assert args[-2:] == ["--profiles", "{run_dir}/profiles/{stack}"] and "--msg-pool" in args
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--collectives", "alltoallv"], "unknown collective 'alltoallv'"),
+    (["--np", "1"], "at least 2 processes"),
+    (["--np", "2", "--root", "2"], "bad --root 2"),
+    (["--sizes", "6", "--datatype", "int"], "not a multiple of the element size 4"),
+    (["--op", "bor", "--datatype", "double"], "--op bor needs"),
+    (["--msg-pool", "64X"], "bad --msg-pool '64X'"),
+])
+def test_coll_job_rejects_bad_options(argv, message):
+    with pytest.raises(MpiguideError, match=message):
+        _params(*argv)
+
+
+def test_load_reads_mockups_and_skips(known_coll):
+    assert set(known_coll.mockups["impl"]) == {i for m in MOCKUPS.values() for i in m}
+    assert only_row(known_coll.mockups, impl="bcast_as_scatter_allgather")["guideline"] == 10
+    sk = known_coll.skipped
+    assert len(sk) == 2 and set(sk["stack"]) == {"fast", "slow"} and set(sk["msize"]) == {2048}
+    assert known_coll.versions == {"fast": "fast MPI 1.0", "slow": "slow MPI 1.0"}
+
+
+def test_pattern_verdicts_from_known_times(known_coll):
+    v = tune.guideline_verdicts(known_coll)
+    gl5 = v[v["guideline"] == "COLL-GL5"]
+    assert set(gl5[gl5["verdict"] == stats.VIOLATED]["stack"]) == {"slow"}
+    bad = only_row(v, stack="slow", guideline="COLL-GL5", msize=1024)
+    assert bad["verdict"] == stats.VIOLATED and bad["factor"] == pytest.approx(3.0, rel=1e-6)
+    assert bad["relation"] == "MPI_Allreduce ⪯ MPI_Reduce + MPI_Bcast"
+    assert bad["p_value"] == pytest.approx(1 / 252)  # 5 launches each side, all apart
+    assert only_row(v, stack="slow", guideline="COLL-GL6", msize=2048)["factor"] == pytest.approx(1.5, rel=1e-6)
+    assert only_row(v, stack="slow", guideline="COLL-GL5", msize=8)["verdict"] == stats.PASS
+    assert only_row(v, stack="slow", guideline="COLL-GL10", msize=1024)["verdict"] == stats.INCONCLUSIVE
+    # a skipped mock-up has no verdict at that size; the fast stack violates nothing
+    assert v[(v["guideline"] == "COLL-GL10") & (v["msize"] == 2048)].empty
+    assert (v[v["stack"] == "fast"]["verdict"] != stats.VIOLATED).all()
+
+
+def test_monotony_and_split_from_known_times(known_coll):
+    v = tune.guideline_verdicts(known_coll)
+    mono = only_row(v, stack="slow", collective="bcast", guideline="MONOTONY", msize=8)
+    assert mono["reference_msize"] == 16 and mono["verdict"] == stats.VIOLATED
+    assert mono["factor"] == pytest.approx(5 * (1 + 8 / 1024) / (1 + 16 / 1024), rel=1e-6)
+    split = only_row(v, stack="slow", collective="bcast", guideline="SPLIT", msize=2048)
+    assert split["reference_msize"] == 1024 and split["verdict"] == stats.VIOLATED
+    assert split["factor"] == pytest.approx(1.5, rel=1e-6)
+    # 16 = 2 x 8: the 8 B call is the slow one, so one call of 16 B beats two of 8 B
+    assert only_row(v, stack="slow", collective="bcast", guideline="SPLIT", msize=16)["verdict"] == stats.PASS
+    assert set(v[v["guideline"].isin(["MONOTONY", "SPLIT"])]["impl"]) == {"default"}
+
+
+def test_choices_follow_threshold_and_significance(known_coll):
+    c = tune.choose(known_coll, threshold=0.10)
+    assert set(c[c["impl"] != "default"][["stack", "collective", "msize", "impl"]].itertuples(index=False)) == {
+        ("slow", "allreduce", 1024, "allreduce_as_reduce_bcast"),
+        ("slow", "allreduce", 2048, "allreduce_as_reduce_bcast"),
+        ("slow", "bcast", 8, "bcast_as_allgatherv")}  # 2.5x faster; the tie with Scatter+Allgather: first name
+    small = only_row(c, stack="slow", collective="bcast", msize=16)
+    assert small["impl"] == "default" and "5% < 10%" in small["decision"]
+    assert only_row(c, stack="slow", collective="allreduce", msize=1024)["gain"] == pytest.approx(2 / 3, rel=1e-6)
+    # with a 4% threshold the 5% gain counts
+    c4 = tune.choose(known_coll, threshold=0.04)
+    assert only_row(c4, stack="slow", collective="bcast", msize=16)["impl"] == "bcast_as_allgatherv"
+    # a mock-up whose data check failed is never chosen
+    broken = tune.CollResult(known_coll.rd, known_coll.measurements, known_coll.summary, known_coll.mockups,
+                             known_coll.skipped, pd.DataFrame({"stack": ["slow"], "launch_id": ["x"],
+                                                               "config": ["allreduce allreduce_as_reduce_bcast 1024"],
+                                                               "error": ["differs"]}))
+    cb = tune.choose(broken, threshold=0.10)
+    assert only_row(cb, stack="slow", collective="allreduce", msize=1024)["impl"] == \
+        "allreduce_as_reducescatterblock_allgather"  # the next best (2t against native 3t)
+    assert only_row(cb, stack="slow", collective="allreduce", msize=2048)["impl"] == "allreduce_as_reduce_bcast"
+
+
+def test_profile_ranges_merge_neighbours_only():
+    frame = pd.DataFrame({"msize": [1, 2, 4, 8, 16, 32], "impl": ["a", "a", "default", "a", "b", "b"]})
+    assert tune.profile_ranges(frame) == [(1, 2, "a"), (8, 8, "a"), (16, 32, "b")]
+    assert tune.profile_ranges(frame.assign(impl="default")) == []
+
+
+def test_profiles_written_and_read_back(known_coll, tmp_path):
+    c = tune.choose(known_coll, threshold=0.10)
+    written = tune.write_profiles(c, tmp_path, "test")
+    assert [p.relative_to(tmp_path).as_posix() for p in written] == ["slow/allreduce_p2.prof", "slow/bcast_p2.prof"]
+    assert (tmp_path / "fast").is_dir() and not any((tmp_path / "fast").iterdir())
+    assert tune.read_profile(written[0]) == ("allreduce", 2, [(1024, 2048, "allreduce_as_reduce_bcast")])
+    bad = tmp_path / "bad.prof"
+    bad.write_text("# mpiguide tune profile 1\ncollective allreduce\n1 x default\n")
+    with pytest.raises(MpiguideError, match="bad.prof:3"):
+        tune.read_profile(bad)
+
+
+def test_matrix_cells(known_coll):
+    m = tune.matrix(tune.guideline_verdicts(known_coll))
+    assert list(m.columns) == ["fast", "slow"]
+    row = m.loc[("COLL-GL5", "MPI_Allreduce ⪯ MPI_Reduce + MPI_Bcast", 2)]
+    assert row["slow"] == "2/4: 1024 B x3.00, 2048 B x3.00" and row["fast"] == "0/4"
+    assert m.index.get_level_values(0)[0] == "COLL-GL5" and m.index.get_level_values(0)[-1] == "SPLIT"
+
+
+def validation_times(stack, coll, impl, m, launch):
+    """As measured, plus `tuned`: the mock-up's time where the profile has it, else native."""
+    if impl == "tuned" and stack == "slow" and coll == "allreduce" and m >= 1024:
+        return known_times(stack, coll, "allreduce_as_reduce_bcast", m, launch)
+    if impl == "tuned" and stack == "slow" and coll == "bcast" and m == 8:
+        return known_times(stack, coll, "bcast_as_allgatherv", m, launch)
+    return known_times(stack, coll, "default" if impl == "tuned" else impl, m, launch)
+
+
+@pytest.fixture(scope="module")
+def known_tune_dir(tmp_path_factory, known_coll) -> Path:
+    """A finished tune directory: the known measurement, profiles, and a validation run."""
+    out = tmp_path_factory.mktemp("tune")
+    write_coll_run(out / "measure", known_times)
+    write_coll_run(out / "validate", validation_times, impls_extra=("tuned",))
+    tune.write_profiles(tune.choose(known_coll, 0.10), out / "validate" / "profiles", "test")
+    (out / "tune.json").write_text(json.dumps({"threshold": 0.10, "command": ["test"]}))
+    return out
+
+
+def test_gains_and_repairs(known_tune_dir, known_coll):
+    v = tune.load(runner.RunDir.open(known_tune_dir / "validate"))
+    c = tune.choose(known_coll, 0.10)
+    g = tune.gains(v, c)
+    row = only_row(g, stack="slow", collective="allreduce", msize=1024)
+    assert row["profile"] == "allreduce_as_reduce_bcast" and row["speedup"] == pytest.approx(3.0, rel=1e-6)
+    assert row["verdict"] == stats.PASS
+    assert only_row(g, stack="fast", collective="bcast", msize=8)["speedup"] == pytest.approx(1.0)
+    r = tune.repairs(tune.guideline_verdicts(known_coll), v, c)
+    # every COLL-GL violation of the measurement is checked again
+    assert len(r) == 7 and set(r["guideline"]) == {"COLL-GL5", "COLL-GL6", "COLL-GL9", "COLL-GL10"}
+    gl5 = only_row(r, guideline="COLL-GL5", msize=2048)
+    assert gl5["repaired"] == "yes" and gl5["tuned_factor"] == pytest.approx(1.0)
+    assert gl5["default_factor"] == pytest.approx(3.0, rel=1e-6)
+    # 5% faster at 16 B: a violation (over the 5% tolerance) that the 10% threshold leaves native
+    small = only_row(r, guideline="COLL-GL9", msize=16)
+    assert small["profile"] == "default" and small["tuned_verdict"] == stats.VIOLATED and small["repaired"] == "no"
+    assert (r[r["msize"] != 16]["repaired"] == "yes").all()
+    counts = tune.repair_counts(r)
+    assert counts.loc[("slow", "profiled"), "yes"] == 6 and counts.loc[("slow", "left native"), "no"] == 1
+
+
+def test_tune_report_of_known_directory(known_tune_dir, cli):
+    res = run_cli(["tune", "--report", str(known_tune_dir)])
+    assert res.rc == 0, res.text
+    assert "slow: 6 of 6 profiled COLL-GL violations repaired (1 more left native)" in res.text
+    assert "slow: 9 violation(s)" in res.text and "tuned vs native over 3 tuned point(s)" in res.text
+    for name in ("report.html", "report.md", "verdicts.csv", "matrix.csv", "choices.csv", "gains.csv",
+                 "repairs.csv"):
+        assert (known_tune_dir / name).is_file(), name
+    md = (known_tune_dir / "report.md").read_text()
+    assert "validate/profiles/slow/allreduce_p2.prof | 1024-2048: allreduce_as_reduce_bcast" in md
+    assert "| slow | 2 | allreduce | 2/4 | 3 | 3 | 3 |" in md  # speedup geomean, min, max
+    plots = sorted(p.name for p in (known_tune_dir / "plots").iterdir())
+    assert plots == [f"validate-{c}-p2-{s}.png" for c in ("allreduce", "bcast") for s in ("fast", "slow")]
+
+
+def test_coll_run_report(tmp_path):
+    path = write_coll_run(tmp_path / "run", known_times)
+    rd = runner.RunDir.open(path)
+    html = tunereport.write_coll(tune.load(rd), path)
+    assert html.is_file() and (path / "skipped.csv").is_file()
+    assert len(list((path / "plots").glob("*.png"))) == 4
+    assert "COLL-GL5" in (path / "matrix.csv").read_text()
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--threshold", "1.5"], "bad --threshold 1.5"),
+    (["--runs", "2"], "at least 3 launches"),
+    (["--np", "1"], "at least 2 processes"),
+    (["--stacks", "nosuch"], "nosuch"),
+])
+def test_tune_rejects_bad_options(argv, message, tmp_path):
+    res = run_cli(["tune", "--dry-run", "--output", str(tmp_path / "t"), *argv])
+    assert res.rc == 2 and message in res.text, res.text
+
+
+def test_tune_resume_and_report_need_a_tune_directory(tmp_path):
+    for opt in ("--resume", "--report"):
+        res = run_cli(["tune", opt, str(tmp_path)])
+        assert res.rc == 2 and "is not a tune directory" in res.text
+
+
+def test_library_reads_written_profiles(mpich_stack, mpich_build, tmp_path):
+    """A profile from write_profiles, through the real library: at 8 B the tuned mode runs the mock-up,
+    at 16000 B (no range) the native call; the results equal the native call's (else exit 3)."""
+    choices = pd.DataFrame({"stack": ["s", "s"], "nprocs": [2, 2], "collective": ["allreduce", "allreduce"],
+                            "msize": [8, 16000], "impl": ["allreduce_as_reduce_bcast", "default"]})
+    tune.write_profiles(choices, tmp_path, "test")
+    raw_path = tmp_path / "raw.txt"
+    run_driver(mpich_stack, mpich_build, "mg_collbench",
+               ["--collectives", "allreduce", "--sizes", "8,16000", "--impls", "default", "--profiles",
+                str(tmp_path / "s"), "--nrep", "3", "--output", str(raw_path)])
+    raw = rawfile.parse(raw_path)
+    assert raw.complete and not raw.errors
+    alg = raw.notes["tune_alg"]
+    assert int(alg["MPI_Allreduce 8 allreduce_as_reduce_bcast"]) > 0
+    assert "MPI_Allreduce 16000 allreduce_as_reduce_bcast" not in alg
+    assert {r[1] for r in raw.rows} == {"default", "tuned"}
+
+
+def test_small_real_tune_workflow(mpich_build, tmp_path):
+    out = tmp_path / "tune"
+    res = run_cli(["tune", "--stacks", "mpich", "--np", "2", "--collectives", "allreduce,bcast", "--sizes",
+                   "8,16000", "--runs", "3", "--nrep", "10", "--sync", "barrier", "--output", str(out)])
+    assert res.rc == 0, res.text
+    assert "tune report:" in res.text
+    v = tune.load(runner.RunDir.open(out / "validate"))
+    assert v.errors.empty and not v.failed
+    impls = set(v.measurements["impl"])
+    assert {"default", "tuned", "allreduce_as_reduce_bcast", "bcast_as_allgatherv"} <= impls
+    assert (out / "validate" / "profiles" / "mpich").is_dir()
+    g = pd.read_csv(out / "gains.csv")
+    assert len(g) == 4 and set(g["collective"]) == {"allreduce", "bcast"}
+    assert g["speedup"].notna().all() and (g["speedup"] > 0).all()
+    # the validation reuses nothing but the profiles: every launch measured tuned and default
+    assert all(x.status == runner.OK for x in runner.RunDir.open(out / "validate").launches)
