@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -381,7 +382,6 @@ def _tune_validation(out_dir: Path, m: tune.CollResult, state: dict) -> runner.R
     """The second set of launches: the same grid, plus the library in tuned mode with the profiles chosen
     from the measurement (written into the validation run, one directory per stack)."""
     rd_m = m.rd
-    choices = tune.choose(m, state["threshold"])
     params = {**rd_m.meta["params"], "profiles": "{run_dir}/profiles/{stack}"}
     job = JOBS["coll"]
     launches = runner.plan(job, params, rd_m.meta["stacks_order"], rd_m.meta["runs"], rd_m.meta["measurement"])
@@ -396,12 +396,22 @@ def _tune_validation(out_dir: Path, m: tune.CollResult, state: dict) -> runner.R
     meta = runner.new_meta(job, params, rd_m.meta["stacks_order"], rd_m.meta["runs"], rd_m.meta["measurement"],
                            rd_m.meta["analysis"], launch.LaunchSpec.from_dict(rd_m.meta["launch"]),
                            runner.new_run_id("coll-validate"), state["command"])
-    rd_v = runner.RunDir.create(out_dir / "validate", meta, launches)
-    written = tune.write_profiles(choices, rd_v.path / "profiles",
-                                  f"chosen by mpiguide tune from run {rd_m.meta['run_id']} (threshold "
+    return runner.RunDir.create(out_dir / "validate", meta, launches)
+
+
+def _tune_profiles(rd_v: runner.RunDir, m: tune.CollResult, state: dict) -> None:
+    """The validation run's profiles, chosen from the measurement; written once, and whole or not at all (a
+    resume after an interruption writes them again)."""
+    final = rd_v.path / "profiles"
+    if final.is_dir():
+        return
+    tmp = rd_v.path / "profiles.partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    written = tune.write_profiles(tune.choose(m, state["threshold"]), tmp,
+                                  f"chosen by mpiguide tune from run {m.rd.meta['run_id']} (threshold "
                                   f"{state['threshold']:.0%})")
-    console.print(f"{len(written)} profile(s) written to {rd_v.path / 'profiles'}")
-    return rd_v
+    tmp.rename(final)
+    console.print(f"{len(written)} profile(s) written to {final}")
 
 
 def _tune_report(out_dir: Path, state: dict) -> int:
@@ -453,13 +463,19 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if (out_dir / TUNE_STATE).exists():
             raise MpiguideError(f"{out_dir} already holds a tune run; continue it with: mpiguide tune --resume "
                                 f"{out_dir}")
+        if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+            raise MpiguideError(f"{out_dir} exists and is not an empty directory; choose another --output")
         for name in names:
             stackmod.get(name)
         meta = runner.new_meta(job, params, names, args.runs, measurement, opts, spec, run_id + "-measure",
                                args.argv)
-        runner.RunDir.create(out_dir / "measure", meta, launches)
         state = {"threshold": args.threshold, "command": args.argv}
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MpiguideError(f"cannot create {out_dir}: {exc.strerror}") from exc
         runner._write_json(out_dir / TUNE_STATE, state)
+        runner.RunDir.create(out_dir / "measure", meta, launches)
     hint = f"mpiguide tune --resume {out_dir}"
     rd_m = runner.RunDir.open(out_dir / "measure")
     if rd_m.pending():
@@ -468,10 +484,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if rc:
             console.print("the profiles are chosen once every measurement launch has completed")
             return rc
-    if (out_dir / "validate" / "meta.json").exists():
-        rd_v = runner.RunDir.open(out_dir / "validate")
-    else:
-        rd_v = _tune_validation(out_dir, tune.load(rd_m), state)
+    m = tune.load(rd_m)
+    rd_v = runner.RunDir.open(out_dir / "validate") if (out_dir / "validate" / "meta.json").exists() \
+        else _tune_validation(out_dir, m, state)
+    _tune_profiles(rd_v, m, state)
     rc = 0
     if rd_v.pending():
         console.print("2/2 validation: native, every mock-up and the tuned library")

@@ -256,6 +256,19 @@ def test_tune_report_of_known_directory(known_tune_dir, cli):
     assert plots == [f"validate-{c}-p2-{s}.png" for c in ("allreduce", "bcast") for s in ("fast", "slow")]
 
 
+def test_resume_writes_profiles_an_interruption_left_out(tmp_path, known_coll):
+    """Interrupted after the validation run was created but before its profiles were written."""
+    write_coll_run(tmp_path / "measure", known_times)
+    write_coll_run(tmp_path / "validate", validation_times, impls_extra=("tuned",))
+    (tmp_path / "validate" / "profiles.partial" / "slow").mkdir(parents=True)
+    (tmp_path / "tune.json").write_text(json.dumps({"threshold": 0.10, "command": ["test"]}))
+    res = run_cli(["tune", "--resume", str(tmp_path)])
+    assert res.rc == 0, res.text
+    assert "2 profile(s) written" in res.text and not (tmp_path / "validate" / "profiles.partial").exists()
+    assert tune.read_profile(tmp_path / "validate" / "profiles" / "slow" / "bcast_p2.prof")[2] == [
+        (8, 8, "bcast_as_allgatherv")]
+
+
 def test_coll_run_report(tmp_path):
     path = write_coll_run(tmp_path / "run", known_times)
     rd = runner.RunDir.open(path)
@@ -274,6 +287,13 @@ def test_coll_run_report(tmp_path):
 def test_tune_rejects_bad_options(argv, message, tmp_path):
     res = run_cli(["tune", "--dry-run", "--output", str(tmp_path / "t"), *argv])
     assert res.rc == 2 and message in res.text, res.text
+
+
+def test_tune_refuses_a_used_output_directory(tmp_path):
+    (tmp_path / "old.txt").write_text("keep me")
+    res = run_cli(["tune", "--stacks", "mpich", "--output", str(tmp_path)])
+    assert res.rc == 2 and "is not an empty directory" in res.text
+    assert (tmp_path / "old.txt").read_text() == "keep me" and not (tmp_path / "measure").exists()
 
 
 def test_tune_resume_and_report_need_a_tune_directory(tmp_path):
