@@ -1,0 +1,670 @@
+/* mg_stencil: the stencil application driver (issue 6).
+ *
+ * Runs one of the three 2D stencil codes of paper 003 (Jacobi CFD, Game of Life,
+ * lattice image reconstruction) on a 2D block decomposition (halo.h) with every
+ * requested halo-exchange variant (packing x mode) and writes a raw file in the
+ * format of the measurement core (mg_bench.h, docs/formats.md):
+ *
+ *   columns  app packing mode gnx gny steps rep time_s
+ *            time_s = seconds per iteration (halo exchange + kernel + swap) of one
+ *            repetition of `steps` iterations: the loop is timed with MPI_Wtime
+ *            after a barrier, maximum over ranks, divided by steps.
+ *   notes    #@rss_before[app packing mode]=bytes  peak RSS (getrusage ru_maxrss,
+ *                                      max over ranks) before the variant's grids
+ *                                      and halo objects exist
+ *            #@setup[app packing mode]=seconds      halo setup (datatypes, comms,
+ *                                      persistent requests) of both halo objects,
+ *                                      max over ranks; never inside the timing
+ *            #@comm[app packing mode]=fraction      time in mg_halo_exchange / loop
+ *                                      time over all repetitions, max over ranks
+ *            #@rss[app packing mode]=bytes          peak RSS after the timing;
+ *                                      ru_maxrss is monotone per process, so a
+ *                                      variant's own footprint is visible only as
+ *                                      the increment over rss_before (0 if an
+ *                                      earlier variant already needed more)
+ *            #@error[app packing mode]=step S rank R cell (x,y): got G want W
+ *                                      (global coordinates; the variant is not timed)
+ *
+ * Check (--check, default): before timing, each variant runs `steps` iterations
+ * from the initial state. (b) After each of the first 3 exchanges its whole local
+ * array (halo included) must equal bitwise that of a BASIC:NONBLOCKING reference
+ * run made once per launch (003's method). (a) The final interior must equal
+ * bitwise the serial reference: every rank runs the kernels on one block covering
+ * the whole grid (so --check needs gnx*gny cells per rank; use --no-check for big
+ * benchmark grids) and compares its own block with the corresponding cells.
+ * Exit status: 0, 2 for bad options or input, 3 if any variant failed its check.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "halo.h"
+#include "mg_bench.h"
+#include "pgm.h"
+#include "stencil.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+enum { APP_JACOBI, APP_LIFE, APP_IMAGE, APP_COUNT_ };
+static const char *const app_names[] = {"jacobi", "life", "image"};
+
+#define LIFE_SEED 20261121u
+#define LIFE_DENSITY 0.3
+#define IMAGE_FRAME 0.0
+#define CHECK_HALO_STEPS 3
+#define MAX_VARIANTS (MG_HALO_PACKING_COUNT_ * MG_HALO_MODE_COUNT_)
+
+typedef struct {
+    int app;
+    size_t es;          /* element size */
+    MPI_Datatype elem;
+    int periodic, corners;
+    mg_decomp d;
+    mg_block blk;
+    double *edge;       /* image: local edge image */
+    double *img_global; /* image from --image: whole image on every rank (gnx*gny) */
+    int corrupt;
+} app_ctx;
+
+static void usage(const mg_bench *b) {
+    if (b->rank != 0) return;
+    printf("usage: mpiexec -n P mg_stencil [options]\n"
+           "  --app jacobi|life|image   application (default jacobi)\n"
+           "  --variants LIST|all       packing:mode pairs, comma separated; packing basic|ddt|normalized,\n"
+           "                            mode nonblocking|neighbor|persistent|neighbor-persistent (default all)\n"
+           "  --nx N --ny N             global grid size (default 256 x 256)\n"
+           "  --local-nx N --local-ny N weak scaling: global = local x process dims\n"
+           "  --steps N                 iterations per repetition (default 100)\n"
+           "  --reps R                  repetitions (default 5)\n"
+           "  --check | --no-check      compare with the serial reference before timing (default on)\n"
+           "  --image FILE.pgm          image app: input image (default: a generated image)\n"
+           "  --output FILE             raw output file (default: standard output)\n"
+           "  --help                    this text\n");
+}
+
+static int parse_pos_int(const char *s, int *v) {
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno || x < 1 || x > INT32_MAX) return -1;
+    *v = (int)x;
+    return 0;
+}
+
+static int fail(mg_bench *b) {
+    mg_bench_end(b);
+    return 2;
+}
+
+static long peak_rss_bytes(MPI_Comm comm) {
+    struct rusage ru;
+    long mine = 0, all = 0;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) mine = ru.ru_maxrss * 1024L; /* Linux: KiB */
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_MAX, comm);
+    return all;
+}
+
+/* ---------------------------------------------------------------- */
+/* Application kernels on a local block                              */
+/* ---------------------------------------------------------------- */
+
+/* Initial state of the two arrays of a block b (grid cells of a->es bytes). */
+static void app_init(const app_ctx *a, const mg_block *b, void *g0, void *g1) {
+    size_t n = mg_grid_cells(b->nx, b->ny);
+    memset(g0, 0, n * a->es);
+    memset(g1, 0, n * a->es);
+    if (a->app == APP_JACOBI) {
+        mg_cavity c = mg_cavity_default(b->gnx, b->gny);
+        mg_jacobi_init_cavity(g0, b, &c);
+        mg_jacobi_init_cavity(g1, b, &c);
+    } else if (a->app == APP_LIFE) {
+        mg_life_random(g0, b, LIFE_DENSITY, LIFE_SEED);
+    } else {
+        mg_image_set_boundary(g0, b, IMAGE_FRAME);
+        mg_image_set_boundary(g1, b, IMAGE_FRAME);
+    }
+}
+
+static void app_step(const app_ctx *a, const double *edge, const void *in, void *out, int nx, int ny) {
+    if (a->app == APP_JACOBI) mg_jacobi_step(in, out, nx, ny);
+    else if (a->app == APP_LIFE) mg_life_step(in, out, nx, ny);
+    else mg_image_step(edge, in, out, nx, ny);
+}
+
+/* The image of block b: generated, or copied from the whole --image, frame set. */
+static void image_fill(const app_ctx *a, const mg_block *b, double *img) {
+    memset(img, 0, mg_grid_cells(b->nx, b->ny) * sizeof *img);
+    if (a->img_global) {
+        for (int j = 1; j <= b->ny; j++)
+            for (int i = 1; i <= b->nx; i++)
+                img[MG_IDX(b->nx, i, j)] = a->img_global[(size_t)(b->y0 + j - 1) * (size_t)b->gnx +
+                                                         (size_t)(b->x0 + i - 1)];
+    } else {
+        mg_image_generate(img, b, MG_IMAGE_MIXED);
+    }
+    mg_image_set_boundary(img, b, IMAGE_FRAME);
+}
+
+/* Serial reference: `steps` iterations on one block covering the whole grid.
+ * Returns the final array (gnx+2 x gny+2) or NULL. */
+static void *serial_reference(const app_ctx *a, int steps) {
+    mg_block b = mg_block_serial(a->blk.gnx, a->blk.gny);
+    size_t n = mg_grid_cells(b.nx, b.ny);
+    char *g[2] = {malloc(n * a->es), malloc(n * a->es)};
+    double *edge = NULL;
+    if (!g[0] || !g[1]) goto oom;
+    app_init(a, &b, g[0], g[1]);
+    if (a->app == APP_IMAGE) {
+        double *img = malloc(n * sizeof *img);
+        edge = calloc(n, sizeof *edge);
+        if (!img || !edge) {
+            free(img);
+            goto oom;
+        }
+        image_fill(a, &b, img);
+        mg_image_edge(img, edge, b.nx, b.ny);
+        free(img);
+    }
+    int cur = 0;
+    for (int s = 0; s < steps; s++) {
+        if (a->app == APP_LIFE) mg_life_wrap_halo((unsigned char *)g[cur], b.nx, b.ny);
+        app_step(a, edge, g[cur], g[1 - cur], b.nx, b.ny);
+        cur = 1 - cur;
+    }
+    free(edge);
+    free(g[1 - cur]);
+    return g[cur];
+oom:
+    free(edge);
+    free(g[0]);
+    free(g[1]);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- */
+/* One variant                                                       */
+/* ---------------------------------------------------------------- */
+
+typedef struct {
+    char *g[2];
+    mg_halo *h[2];
+    double setup_s;
+} variant;
+
+static void variant_free(variant *v) {
+    mg_halo_free(&v->h[0]);
+    mg_halo_free(&v->h[1]);
+    free(v->g[0]);
+    free(v->g[1]);
+    memset(v, 0, sizeof *v);
+}
+
+/* Allocates the grids (initial state) and the two halo objects. Collective:
+ * returns the same MPI code on every rank. */
+static int variant_create(const app_ctx *a, mg_halo_packing p, mg_halo_mode m, variant *v) {
+    memset(v, 0, sizeof *v);
+    size_t n = mg_grid_cells(a->d.nx, a->d.ny);
+    int rc = MPI_SUCCESS;
+    v->g[0] = malloc(n * a->es);
+    v->g[1] = malloc(n * a->es);
+    if (!v->g[0] || !v->g[1]) rc = MPI_ERR_NO_MEM;
+    else app_init(a, &a->blk, v->g[0], v->g[1]);
+    for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
+        rc = mg_halo_create(&a->d, a->elem, a->corners, p, m, v->g[k], &v->h[k]);
+        if (rc == MPI_SUCCESS) v->setup_s += mg_halo_setup_seconds(v->h[k]);
+    }
+    int all;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, a->d.cart);
+    if (all != MPI_SUCCESS) variant_free(v);
+    return all;
+}
+
+static void fmt_value(const app_ctx *a, const void *g, size_t k, char *buf, size_t len) {
+    if (a->es == 1) snprintf(buf, len, "%d", ((const unsigned char *)g)[k]);
+    else snprintf(buf, len, "%.17g", ((const double *)g)[k]);
+}
+
+/* First differing cell of two local arrays of the block (both with the local
+ * layout), or -1. With ref_global the reference is the serial array and only the
+ * interior is compared. */
+static int first_diff(const app_ctx *a, const char *got, const char *want, int ref_global, int *ci, int *cj) {
+    int nx = a->d.nx, ny = a->d.ny, gnx = a->blk.gnx;
+    int lo = ref_global ? 1 : 0, hi_x = ref_global ? nx : nx + 1, hi_y = ref_global ? ny : ny + 1;
+    for (int j = lo; j <= hi_y; j++)
+        for (int i = lo; i <= hi_x; i++) {
+            size_t kg = MG_IDX(nx, i, j);
+            size_t kw = ref_global ? MG_IDX(gnx, a->d.x0 + i, a->d.y0 + j) : kg;
+            if (memcmp(got + kg * a->es, want + kw * a->es, a->es) != 0) {
+                *ci = i;
+                *cj = j;
+                return 0;
+            }
+        }
+    return -1;
+}
+
+/* Runs the check of one variant from its initial state. ref_halo: NULL for the
+ * reference run itself (then the snapshots are stored into snap), else the
+ * snapshots of the reference run. serial: final serial state (or NULL for the
+ * reference run). Writes a message into msg and returns 1 on a mismatch found on
+ * some rank (same on every rank), 0 if fine, or -(MPI code). */
+static int variant_check(const app_ctx *a, variant *v, int steps, int corrupt, char **snap, const void *serial,
+                         char *msg, size_t msglen) {
+    size_t n = mg_grid_cells(a->d.nx, a->d.ny);
+    int cur = 0, bad_step = 0, ci = 0, cj = 0, rc = MPI_SUCCESS;
+    char got[64] = "", want[64] = "";
+    for (int s = 1; s <= steps; s++) {
+        rc = mg_halo_exchange(v->h[cur]);
+        if (rc != MPI_SUCCESS) break;
+        if (corrupt && s == 1) {
+            int last;
+            MPI_Comm_size(a->d.cart, &last);
+            if (a->d.rank == last - 1) {
+                int nx = a->d.nx, ny = a->d.ny, i = 0, j = 1;
+                if (a->d.nbr[MG_DIR_W] != MPI_PROC_NULL) i = 0, j = 1;
+                else if (a->d.nbr[MG_DIR_E] != MPI_PROC_NULL) i = nx + 1, j = 1;
+                else if (a->d.nbr[MG_DIR_N] != MPI_PROC_NULL) i = 1, j = 0;
+                else if (a->d.nbr[MG_DIR_S] != MPI_PROC_NULL) i = 1, j = ny + 1;
+                size_t k = MG_IDX(nx, i, j);
+                if (a->es == 1) v->g[cur][k] ^= 1;
+                else ((double *)(void *)v->g[cur])[k] += 1.0;
+            }
+        }
+        if (s <= CHECK_HALO_STEPS) {
+            if (!serial) {
+                memcpy(snap[s - 1], v->g[cur], n * a->es);
+            } else if (!bad_step && first_diff(a, v->g[cur], snap[s - 1], 0, &ci, &cj) == 0) {
+                bad_step = s;
+                fmt_value(a, v->g[cur], MG_IDX(a->d.nx, ci, cj), got, sizeof got);
+                fmt_value(a, snap[s - 1], MG_IDX(a->d.nx, ci, cj), want, sizeof want);
+            }
+        }
+        app_step(a, a->edge, v->g[cur], v->g[1 - cur], a->d.nx, a->d.ny);
+        cur = 1 - cur;
+    }
+    int all;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, a->d.cart);
+    if (all != MPI_SUCCESS) return -all;
+    if (serial && !bad_step && first_diff(a, v->g[cur], serial, 1, &ci, &cj) == 0) {
+        bad_step = steps;
+        fmt_value(a, v->g[cur], MG_IDX(a->d.nx, ci, cj), got, sizeof got);
+        fmt_value(a, serial, MG_IDX(a->blk.gnx, a->d.x0 + ci, a->d.y0 + cj), want, sizeof want);
+    }
+    /* The earliest step, then the lowest rank, reports. */
+    int size;
+    long key, first;
+    MPI_Comm_size(a->d.cart, &size);
+    key = bad_step ? (long)bad_step * size + a->d.rank : -1L;
+    if (key < 0) key = __LONG_MAX__;
+    MPI_Allreduce(&key, &first, 1, MPI_LONG, MPI_MIN, a->d.cart);
+    if (first == __LONG_MAX__) return 0;
+    int root = (int)(first % size);
+    if (a->d.rank == root)
+        snprintf(msg, msglen, "step %d rank %d cell (%d,%d): got %s want %s", bad_step, a->d.rank,
+                 a->d.x0 + ci - 1, a->d.y0 + cj - 1, got, want);
+    MPI_Bcast(msg, (int)msglen, MPI_CHAR, root, a->d.cart);
+    return 1;
+}
+
+/* Times reps x steps iterations; writes the rows and the comm note. */
+static int variant_time(mg_bench *b, const app_ctx *a, variant *v, int steps, int reps, const char *label) {
+    double *loop = malloc((size_t)reps * sizeof *loop), *maxloop = malloc((size_t)reps * sizeof *maxloop);
+    if (!loop || !maxloop) {
+        free(loop);
+        free(maxloop);
+        return MPI_ERR_NO_MEM;
+    }
+    double comm = 0.0, total = 0.0;
+    int cur = 0, rc = MPI_SUCCESS;
+    for (int r = 0; r < reps && rc == MPI_SUCCESS; r++) {
+        MPI_Barrier(b->comm);
+        double t0 = MPI_Wtime();
+        for (int s = 0; s < steps; s++) {
+            double tc = MPI_Wtime();
+            rc = mg_halo_exchange(v->h[cur]);
+            comm += MPI_Wtime() - tc;
+            if (rc != MPI_SUCCESS) break;
+            app_step(a, a->edge, v->g[cur], v->g[1 - cur], a->d.nx, a->d.ny);
+            cur = 1 - cur;
+        }
+        loop[r] = MPI_Wtime() - t0;
+        total += loop[r];
+    }
+    int all;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, b->comm);
+    if (all == MPI_SUCCESS) {
+        double share = total > 0 ? comm / total : 0.0, maxshare;
+        MPI_Reduce(loop, maxloop, reps, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+        MPI_Reduce(&share, &maxshare, 1, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+        if (b->rank == 0) {
+            for (int r = 0; r < reps; r++)
+                fprintf(b->out, "%s %d %d %d %d %.9e\n", label, a->blk.gnx, a->blk.gny, steps, r,
+                        maxloop[r] / steps);
+            fflush(b->out);
+        }
+        mg_bench_note(b, "comm", label, "%.6f", maxshare);
+    }
+    free(loop);
+    free(maxloop);
+    return all;
+}
+
+/* ---------------------------------------------------------------- */
+/* Options                                                           */
+/* ---------------------------------------------------------------- */
+
+static int parse_variants(mg_bench *b, const char *s, int *pk, int *md, int *n) {
+    *n = 0;
+    if (strcmp(s, "all") == 0) {
+        for (int p = 0; p < MG_HALO_PACKING_COUNT_; p++)
+            for (int m = 0; m < MG_HALO_MODE_COUNT_; m++)
+                if (mg_halo_mode_supported((mg_halo_mode)m)) pk[*n] = p, md[*n] = m, ++*n;
+        return 0;
+    }
+    char *copy = strdup(s);
+    if (!copy) return -1;
+    int bad = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok && !bad; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        int p = -1, m = -1;
+        if (colon) {
+            *colon = '\0';
+            for (int k = 0; k < MG_HALO_PACKING_COUNT_; k++)
+                if (strcmp(tok, mg_halo_packing_name((mg_halo_packing)k)) == 0) p = k;
+            for (int k = 0; k < MG_HALO_MODE_COUNT_; k++)
+                if (strcmp(colon + 1, mg_halo_mode_name((mg_halo_mode)k)) == 0) m = k;
+            *colon = ':';
+        }
+        if (p < 0 || m < 0) {
+            mg_bench_error(b, "bad value '%s' for --variants (want packing:mode, e.g. ddt:neighbor, or all)", tok);
+            bad = 1;
+        } else if (!mg_halo_mode_supported((mg_halo_mode)m)) {
+            mg_bench_error(b, "bad value '%s' for --variants: mode %s is not supported by this MPI build", tok,
+                           mg_halo_mode_name((mg_halo_mode)m));
+            bad = 1;
+        } else if (*n >= MAX_VARIANTS) {
+            mg_bench_error(b, "bad value '%s' for --variants: more than %d variants", s, MAX_VARIANTS);
+            bad = 1;
+        } else {
+            pk[*n] = p, md[*n] = m, ++*n;
+        }
+    }
+    free(copy);
+    if (!bad && *n == 0) {
+        mg_bench_error(b, "bad value '%s' for --variants: empty list", s);
+        bad = 1;
+    }
+    return bad ? -1 : 0;
+}
+
+/* Reads --image on rank 0 and broadcasts it (as doubles, sample values). */
+static int load_image(mg_bench *b, const char *path, app_ctx *a, int *w, int *h) {
+    int dims[3] = {0, 0, 0};
+    mg_pgm img = {0};
+    char err[512] = "";
+    if (b->rank == 0) {
+        mg_pgm_status st = mg_pgm_read(path, &img, err, sizeof err);
+        if (st == MG_PGM_OK) dims[0] = img.width, dims[1] = img.height;
+        else dims[2] = 1;
+    }
+    MPI_Bcast(dims, 3, MPI_INT, 0, b->comm);
+    if (dims[2]) {
+        mg_bench_error(b, "--image: %s", err); /* err names the file */
+        return -1;
+    }
+    size_t n = (size_t)dims[0] * (size_t)dims[1];
+    a->img_global = malloc(n * sizeof *a->img_global);
+    uint16_t *px = b->rank == 0 ? img.pixels : malloc(n * sizeof *px);
+    int ok = a->img_global && px, allok;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_LAND, b->comm);
+    if (!allok) {
+        mg_bench_error(b, "--image %s: out of memory", path);
+        if (b->rank != 0) free(px);
+        mg_pgm_free(&img);
+        return -1;
+    }
+    /* n <= MG_PGM_MAX_PIXELS = 2^28 fits an int count. */
+    MPI_Bcast(px, (int)n, MPI_UNSIGNED_SHORT, 0, b->comm);
+    for (size_t k = 0; k < n; k++) a->img_global[k] = (double)px[k];
+    if (b->rank != 0) free(px);
+    mg_pgm_free(&img);
+    *w = dims[0];
+    *h = dims[1];
+    return 0;
+}
+
+static int run(int argc, char **argv) {
+    mg_bench b;
+    mg_bench_init(&b, "stencil", MPI_COMM_WORLD);
+    const char *variants_arg = "all", *image_path = NULL, *app_arg = "jacobi";
+    int nx = 0, ny = 0, lnx = 0, lny = 0, steps = 100, reps = 5, check = 1, corrupt = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        static const char *const valued[] = {"--app", "--variants", "--nx", "--ny", "--local-nx", "--local-ny",
+                                             "--steps", "--reps", "--image", "--output"};
+        int known = -1;
+        for (int k = 0; k < (int)(sizeof valued / sizeof *valued); k++)
+            if (strcmp(opt, valued[k]) == 0) known = k;
+        if (known >= 0) {
+            if (i + 1 >= argc) {
+                mg_bench_error(&b, "option %s needs a value", opt);
+                return fail(&b);
+            }
+            const char *val = argv[++i];
+            int *ints[] = {NULL, NULL, &nx, &ny, &lnx, &lny, &steps, &reps};
+            if (known == 0) {
+                app_arg = val;
+            } else if (known == 1) {
+                variants_arg = val;
+            } else if (known == 8) {
+                image_path = val;
+            } else if (known == 9) {
+                b.out_path = val;
+            } else if (parse_pos_int(val, ints[known]) != 0) {
+                mg_bench_error(&b, "bad value '%s' for %s (want a positive integer)", val, opt);
+                return fail(&b);
+            }
+        } else if (strcmp(opt, "--check") == 0) {
+            check = 1;
+        } else if (strcmp(opt, "--no-check") == 0) {
+            check = 0;
+        } else if (strcmp(opt, "--corrupt") == 0) { /* hidden: test of the check */
+            corrupt = 1;
+        } else if (strcmp(opt, "--help") == 0) {
+            usage(&b);
+            mg_bench_end(&b);
+            return 0;
+        } else {
+            mg_bench_error(&b, "unknown option '%s' (try --help)", opt);
+            return fail(&b);
+        }
+    }
+
+    app_ctx a;
+    memset(&a, 0, sizeof a);
+    a.d.cart = MPI_COMM_NULL;
+    a.app = -1;
+    for (int k = 0; k < APP_COUNT_; k++)
+        if (strcmp(app_arg, app_names[k]) == 0) a.app = k;
+    if (a.app < 0) {
+        mg_bench_error(&b, "bad value '%s' for --app (want jacobi, life or image)", app_arg);
+        return fail(&b);
+    }
+    int pk[MAX_VARIANTS], md[MAX_VARIANTS], nvar;
+    if (parse_variants(&b, variants_arg, pk, md, &nvar) != 0) return fail(&b);
+    if ((lnx || lny) && (nx || ny)) {
+        mg_bench_error(&b, "--local-nx/--local-ny and --nx/--ny exclude each other");
+        return fail(&b);
+    }
+    if (!lnx != !lny) {
+        mg_bench_error(&b, "%s needs %s too", lnx ? "--local-nx" : "--local-ny", lnx ? "--local-ny" : "--local-nx");
+        return fail(&b);
+    }
+    if (image_path && a.app != APP_IMAGE) {
+        mg_bench_error(&b, "--image %s: only for --app image", image_path);
+        return fail(&b);
+    }
+    if (image_path && (nx || ny || lnx)) {
+        mg_bench_error(&b, "--image %s: the grid size is the image size (drop --nx/--ny/--local-*)", image_path);
+        return fail(&b);
+    }
+    int pdims[2] = {0, 0};
+    MPI_Dims_create(b.size, 2, pdims);
+    int gnx = nx ? nx : 256, gny = ny ? ny : 256;
+    if (lnx) {
+        if ((long)lnx * pdims[1] > INT32_MAX || (long)lny * pdims[0] > INT32_MAX) {
+            mg_bench_error(&b, "bad value for --local-nx/--local-ny: global grid too large");
+            return fail(&b);
+        }
+        gnx = lnx * pdims[1];
+        gny = lny * pdims[0];
+    }
+    if (image_path && load_image(&b, image_path, &a, &gnx, &gny) != 0) return fail(&b);
+
+    a.es = a.app == APP_LIFE ? 1 : sizeof(double);
+    a.elem = a.app == APP_LIFE ? MPI_UNSIGNED_CHAR : MPI_DOUBLE;
+    a.periodic = a.app == APP_LIFE;
+    a.corners = a.app == APP_LIFE;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = mg_decomp_create(MPI_COMM_WORLD, gnx, gny, a.periodic, &a.d);
+    if (rc != MPI_SUCCESS) {
+        mg_bench_error(&b, "cannot decompose a %dx%d grid over %d processes (--nx/--ny or --local-nx/--local-ny)",
+                       gnx, gny, b.size);
+        free(a.img_global);
+        return fail(&b);
+    }
+    MPI_Comm_set_errhandler(a.d.cart, MPI_ERRORS_RETURN);
+    a.blk = (mg_block){a.d.nx, a.d.ny, a.d.x0, a.d.y0, gnx, gny};
+    int status = 0;
+    void *serial = NULL;
+    char *snap[CHECK_HALO_STEPS] = {NULL, NULL, NULL};
+
+    /* Image: the edge image of the local block, from the image with its halo exchanged. */
+    if (a.app == APP_IMAGE) {
+        size_t n = mg_grid_cells(a.d.nx, a.d.ny);
+        double *img = malloc(n * sizeof *img);
+        a.edge = calloc(n, sizeof *a.edge);
+        mg_halo *h = NULL;
+        rc = (img && a.edge) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+        if (rc == MPI_SUCCESS) {
+            image_fill(&a, &a.blk, img);
+            rc = mg_halo_create(&a.d, MPI_DOUBLE, 0, MG_HALO_BASIC, MG_HALO_NONBLOCKING, img, &h);
+        }
+        if (rc == MPI_SUCCESS) rc = mg_halo_exchange(h);
+        if (rc == MPI_SUCCESS) mg_image_edge(img, a.edge, a.d.nx, a.d.ny);
+        mg_halo_free(&h);
+        free(img);
+        int all;
+        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, b.comm);
+        if (all != MPI_SUCCESS) {
+            mg_bench_error(&b, "cannot build the edge image (MPI error %d)", all);
+            status = 2;
+            goto out;
+        }
+    }
+
+    mg_bench_param(&b, "app", "%s", app_names[a.app]);
+    mg_bench_param(&b, "gnx", "%d", gnx);
+    mg_bench_param(&b, "gny", "%d", gny);
+    if (lnx) {
+        mg_bench_param(&b, "local_nx", "%d", lnx);
+        mg_bench_param(&b, "local_ny", "%d", lny);
+    }
+    mg_bench_param(&b, "process_dims", "%dx%d", a.d.dims[1], a.d.dims[0]);
+    mg_bench_param(&b, "steps", "%d", steps);
+    mg_bench_param(&b, "reps", "%d", reps);
+    mg_bench_param(&b, "check", "%s", check ? "serial_final+basic_nonblocking_halo_3_steps" : "off");
+    mg_bench_param(&b, "time_unit", "seconds_per_iteration");
+    mg_bench_param(&b, "variants", "%s", variants_arg);
+    if (a.app == APP_JACOBI) mg_bench_param(&b, "init", "cavity_default");
+    if (a.app == APP_LIFE) mg_bench_param(&b, "init", "random density=%g seed=%u periodic", LIFE_DENSITY, LIFE_SEED);
+    if (a.app == APP_IMAGE)
+        mg_bench_param(&b, "init", "edge of %s, start 0, frame %g", image_path ? image_path : "generated mixed",
+                       IMAGE_FRAME);
+    b.nrep_method = MG_NREP_FIXED;
+    b.nrep_fixed = reps;
+    if (mg_bench_begin(&b, "app packing mode gnx gny steps") != 0) {
+        status = 2;
+        goto out;
+    }
+
+    if (check) {
+        serial = serial_reference(&a, steps);
+        size_t n = mg_grid_cells(a.d.nx, a.d.ny);
+        int ok = serial != NULL;
+        for (int s = 0; s < CHECK_HALO_STEPS; s++) ok &= (snap[s] = malloc(n * a.es)) != NULL;
+        int allok;
+        MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_LAND, b.comm);
+        variant ref;
+        char msg[512] = "";
+        if (allok && (rc = variant_create(&a, MG_HALO_BASIC, MG_HALO_NONBLOCKING, &ref)) == MPI_SUCCESS) {
+            rc = variant_check(&a, &ref, steps < CHECK_HALO_STEPS ? steps : CHECK_HALO_STEPS, 0, snap, NULL, msg,
+                               sizeof msg);
+            variant_free(&ref);
+        }
+        if (!allok || rc != MPI_SUCCESS) {
+            mg_bench_error(&b, "cannot run the check's reference (%s)", allok ? "MPI error" : "out of memory");
+            status = 2;
+            goto out;
+        }
+    }
+
+    for (int v = 0; v < nvar; v++) {
+        char label[128], msg[MPI_MAX_ERROR_STRING + 64] = "";
+        snprintf(label, sizeof label, "%s %s %s", app_names[a.app], mg_halo_packing_name((mg_halo_packing)pk[v]),
+                 mg_halo_mode_name((mg_halo_mode)md[v]));
+        mg_bench_note(&b, "rss_before", label, "%ld", peak_rss_bytes(b.comm));
+        variant var;
+        rc = variant_create(&a, (mg_halo_packing)pk[v], (mg_halo_mode)md[v], &var);
+        if (rc != MPI_SUCCESS) {
+            char es[MPI_MAX_ERROR_STRING];
+            int len;
+            MPI_Error_string(rc, es, &len);
+            snprintf(msg, sizeof msg, "mg_halo_create failed: %s", es);
+            mg_bench_config_error(&b, label, msg);
+            continue;
+        }
+        double setup;
+        MPI_Reduce(&var.setup_s, &setup, 1, MPI_DOUBLE, MPI_MAX, 0, b.comm);
+        mg_bench_note(&b, "setup", label, "%.9e", setup);
+        int bad = 0;
+        if (check) {
+            int r = variant_check(&a, &var, steps, corrupt && pk[v] != MG_HALO_BASIC, snap, serial, msg, sizeof msg);
+            if (r < 0) snprintf(msg, sizeof msg, "MPI error %d in the halo exchange", -r);
+            if (r != 0) {
+                mg_bench_config_error(&b, label, msg);
+                bad = 1;
+            }
+            /* Timing starts again from the initial state (the halo objects stay bound). */
+            app_init(&a, &a.blk, var.g[0], var.g[1]);
+        }
+        if (!bad) {
+            rc = variant_time(&b, &a, &var, steps, reps, label);
+            if (rc != MPI_SUCCESS) {
+                snprintf(msg, sizeof msg, "MPI error %d in the timed loop", rc);
+                mg_bench_config_error(&b, label, msg);
+            }
+            mg_bench_note(&b, "rss", label, "%ld", peak_rss_bytes(b.comm));
+        }
+        variant_free(&var);
+    }
+
+out:
+    free(serial);
+    for (int s = 0; s < CHECK_HALO_STEPS; s++) free(snap[s]);
+    free(a.edge);
+    free(a.img_global);
+    mg_decomp_free(&a.d);
+    int st = mg_bench_end(&b);
+    return status ? status : st;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int status = run(argc, argv);
+    MPI_Finalize();
+    return status;
+}
