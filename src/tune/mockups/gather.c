@@ -92,10 +92,7 @@ static int as_gatherv_run(const mg_call *c, mg_lease *lease)
     if (!counts)
         return MPI_ERR_NO_MEM;
     int *displs = counts + c->size;
-    for (int i = 0; i < c->size; i++) {
-        counts[i] = (int)c->recvcount;
-        displs[i] = i * (int)c->recvcount;
-    }
+    mg_regular_v_layout(c->size, (int)c->recvcount, counts, displs);
     return PMPI_Gatherv(c->sendbuf, (int)c->sendcount, c->sendtype, c->recvbuf, counts, displs, c->recvtype,
                         c->root, c->comm);
 }

@@ -65,10 +65,7 @@ static int as_scatterv_run(const mg_call *c, mg_lease *lease)
     if (!counts)
         return MPI_ERR_NO_MEM;
     int *displs = counts + c->size;
-    for (int i = 0; i < c->size; i++) {
-        counts[i] = (int)c->sendcount;
-        displs[i] = i * (int)c->sendcount;
-    }
+    mg_regular_v_layout(c->size, (int)c->sendcount, counts, displs);
     if (c->in_place)
         return PMPI_Scatterv(c->sendbuf, counts, displs, c->sendtype, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, c->root,
                              c->comm);
