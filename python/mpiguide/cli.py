@@ -217,8 +217,9 @@ def _analyze_and_write(rd: runner.RunDir) -> None:
         return
     if rd.job.name == "coll":
         r = tune.load(rd)
-        path = tunereport.write_coll(r, rd.path)
-        for line in tunereport.console_summary(tune.guideline_verdicts(r)):
+        verdicts = tune.guideline_verdicts(r)
+        path = tunereport.write_coll(r, verdicts, rd.path)
+        for line in tunereport.console_summary(verdicts):
             out.print(line, highlight=False)
         out.print(f"report: {path}", highlight=False)
         return
@@ -414,18 +415,15 @@ def _tune_profiles(rd_v: runner.RunDir, m: tune.CollResult, state: dict) -> None
     console.print(f"{len(written)} profile(s) written to {final}")
 
 
-def _tune_report(out_dir: Path, state: dict) -> int:
-    m = tune.load(runner.RunDir.open(out_dir / "measure"))
+def _tune_report(out_dir: Path, state: dict, m: tune.CollResult | None = None) -> int:
+    """The tune report (m: the measurement, if the caller has loaded it already)."""
+    m = m or tune.load(runner.RunDir.open(out_dir / "measure"))
     v = tune.load(runner.RunDir.open(out_dir / "validate")) if (out_dir / "validate" / "meta.json").exists() \
         else None
-    choices = tune.choose(m, state["threshold"])
+    t = tune.analyze(m, v, state["threshold"])
     profiles = sorted((out_dir / "validate" / "profiles").glob("*/*.prof")) if v is not None else []
-    path = tunereport.write_tune(m, choices, profiles, v, out_dir, state["threshold"])
-    verdicts = tune.guideline_verdicts(m)
-    g = rep = None
-    if v is not None and not v.measurements.empty:
-        g, rep = tune.gains(v, choices), tune.repairs(verdicts, v, choices)
-    for line in tunereport.console_summary(verdicts, choices, g, rep):
+    path = tunereport.write_tune(t, profiles, out_dir)
+    for line in tunereport.console_summary(t.verdicts, t.choices, t.gains, t.repairs):
         out.print(line, highlight=False)
     out.print(f"tune report: {path}", highlight=False)
     return 0
@@ -492,7 +490,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if rd_v.pending():
         console.print("2/2 validation: native, every mock-up and the tuned library")
         rc = _execute(rd_v, args.timeout, hint)
-    _tune_report(out_dir, state)
+    _tune_report(out_dir, state, m)
     return rc
 
 

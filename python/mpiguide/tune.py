@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,14 @@ class CollResult:
     def settings(self) -> dict:
         return self.rd.meta["analysis"]
 
+    @cached_property
+    def medians(self) -> pd.DataFrame:
+        """Per configuration (KEYS): its launch medians as one array, in column `medians`."""
+        if self.measurements.empty:
+            return pd.DataFrame(columns=[*KEYS, "medians"])
+        med = stats.launch_medians(self.measurements, KEYS)
+        return med.groupby(KEYS)["median_s"].apply(lambda s: s.to_numpy()).rename("medians").reset_index()
+
 
 def mpi_name(collective: str) -> str:
     return "MPI_" + collective.capitalize()
@@ -86,14 +95,6 @@ def load(rd: RunDir) -> CollResult:
     return CollResult(rd, df, summary, mk, sk, errors, versions, failed)
 
 
-def _launch_medians(df: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration: the launch medians as one array, indexed by KEYS."""
-    if df.empty:
-        return pd.DataFrame(columns=[*KEYS, "medians"])
-    med = stats.launch_medians(df, KEYS)
-    return med.groupby(KEYS)["median_s"].apply(lambda s: s.to_numpy()).rename("medians").reset_index()
-
-
 def _compare(a: np.ndarray, b: np.ndarray, tolerance: float, alpha: float) -> stats.Comparison:
     ratio = float(np.mean(a) / np.mean(b)) if len(a) and len(b) else float("nan")
     return stats.compare(a, b, ratio, tolerance, alpha)
@@ -109,7 +110,7 @@ def guideline_verdicts(r: CollResult, tolerance: float | None = None, alpha: flo
     factor: the collective's time over the other side's (> 1: the collective is slower)."""
     tol = r.settings["tolerance"] if tolerance is None else tolerance
     alp = r.settings["alpha"] if alpha is None else alpha
-    med = _launch_medians(r.measurements)
+    med = r.medians
     rows = []
     formulas = {m.impl: (m.guideline, m.formula) for m in r.mockups.itertuples()}
     for where, part in med.groupby(CONFIG[:3], sort=True):
@@ -145,7 +146,7 @@ def choose(r: CollResult, threshold: float, alpha: float | None = None) -> pd.Da
     (one-sided Mann-Whitney U at alpha). Mock-ups the library refused (skips: no such call, or more memory
     than the pool) and those with failed data checks are never candidates."""
     alp = r.settings["alpha"] if alpha is None else alpha
-    med = _launch_medians(r.measurements)
+    med = r.medians
     bad = {(e.stack, *e.config.split()[:2], int(e.config.split()[2])) for e in r.errors.itertuples()
            if len(e.config.split()) == 3}
     rows = []
@@ -249,7 +250,7 @@ def gains(v: CollResult, choices: pd.DataFrame, tolerance: float | None = None,
     verdict of `tuned ⪯ default` (tuned no slower than native)."""
     tol = v.settings["tolerance"] if tolerance is None else tolerance
     alp = v.settings["alpha"] if alpha is None else alpha
-    med = _launch_medians(v.measurements)
+    med = v.medians
     chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
     rows = []
     for key, part in med.groupby(CONFIG, sort=True):
@@ -270,7 +271,7 @@ def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame, tolera
     it passes)."""
     tol = v.settings["tolerance"] if tolerance is None else tolerance
     alp = v.settings["alpha"] if alpha is None else alpha
-    med = _launch_medians(v.measurements).set_index(KEYS)["medians"]
+    med = v.medians.set_index(KEYS)["medians"]
     chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
     rows = []
     viol = measured[(measured["verdict"] == stats.VIOLATED) & measured["guideline"].str.startswith("COLL-GL")]
@@ -290,6 +291,27 @@ def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame, tolera
                        repaired={stats.PASS: "yes", stats.VIOLATED: "no"}.get(c.verdict, "unclear"))
         rows.append(row)
     return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
+
+
+@dataclass
+class TuneAnalysis:
+    """What the tune report shows, computed once: verdicts and choices of the measurement, and (once the
+    validation run has data) the gains and repairs."""
+
+    measured: CollResult
+    verdicts: pd.DataFrame
+    choices: pd.DataFrame
+    threshold: float
+    validated: CollResult | None = None
+    gains: pd.DataFrame = field(default_factory=pd.DataFrame)
+    repairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def analyze(m: CollResult, v: CollResult | None, threshold: float) -> TuneAnalysis:
+    t = TuneAnalysis(m, guideline_verdicts(m), choose(m, threshold), threshold, v)
+    if v is not None and not v.measurements.empty:
+        t.gains, t.repairs = gains(v, t.choices), repairs(t.verdicts, v, t.choices)
+    return t
 
 
 # ---------------------------------------------------------------- summaries

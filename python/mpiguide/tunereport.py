@@ -115,9 +115,8 @@ def _tail_sections(doc: Document, results: list[tuple[str, tune.CollResult]]) ->
             doc.section(f"{name}: launches not completed", pd.DataFrame({"launch": r.failed}))
 
 
-def write_coll(r: tune.CollResult, out: Path) -> Path:
-    """Report of one `coll` run (`mpiguide run coll`)."""
-    verdicts = tune.guideline_verdicts(r)
+def write_coll(r: tune.CollResult, verdicts: pd.DataFrame, out: Path) -> Path:
+    """Report of one `coll` run (`mpiguide run coll`) with its guideline verdicts."""
     write_csvs(out, {"measurements": r.measurements, "summary": r.summary, "verdicts": verdicts,
                      "matrix": tune.matrix(verdicts), "skipped": r.skipped, "config_errors": r.errors},
                keep_index=("matrix",))
@@ -130,21 +129,18 @@ def write_coll(r: tune.CollResult, out: Path) -> Path:
     return doc.write(out)
 
 
-def write_tune(m: tune.CollResult, choices: pd.DataFrame, profiles: list[Path], v: tune.CollResult | None,
-               out: Path, threshold: float) -> Path:
+def write_tune(t: tune.TuneAnalysis, profiles: list[Path], out: Path) -> Path:
     """Report of the tune workflow in `out`: measurement verdicts, profiles, and (once the validation run
     has data) tuned against default and against every mock-up."""
-    verdicts = tune.guideline_verdicts(m)
+    m, v, verdicts, choices, g, rep = t.measured, t.validated, t.verdicts, t.choices, t.gains, t.repairs
     tables = {"verdicts": verdicts, "matrix": tune.matrix(verdicts), "choices": choices}
-    g = rep = pd.DataFrame()
-    if v is not None and not v.measurements.empty:
-        g, rep = tune.gains(v, choices), tune.repairs(verdicts, v, choices)
+    if not g.empty:
         tables.update(gains=g, repairs=rep)
     write_csvs(out, tables, keep_index=("matrix",))
     doc = Document("mpiguide tune: collective guidelines, profiles and the tuned library")
     doc.section("Run", _run_table(m, {
         "validation run": v.rd.meta["run_id"] if v is not None else "not yet",
-        "profile rule": f"the fastest mock-up where it takes at least {threshold:.0%} less time than the native "
+        "profile rule": f"the fastest mock-up where it takes at least {t.threshold:.0%} less time than the native "
                         "call, significantly (alpha as above), and fits the pools"}))
     _common_sections(doc, m, verdicts)
 
@@ -154,7 +150,7 @@ def write_tune(m: tune.CollResult, choices: pd.DataFrame, profiles: list[Path], 
                                                                        tune.read_profile(p)[2])} for p in profiles]),
         note=f"{len(used)} of {len(choices)} (stack, processes, collective, size) points use a mock-up; every "
              "decision is in choices.csv.")
-    if v is None or v.measurements.empty:
+    if g.empty:
         doc.text("The validation run has no data yet (mpiguide tune --resume continues it).")
     else:
         doc.section("Validation: the tuned library against the native call", _gain_summary(g),

@@ -272,7 +272,8 @@ def test_resume_writes_profiles_an_interruption_left_out(tmp_path, known_coll):
 def test_coll_run_report(tmp_path):
     path = write_coll_run(tmp_path / "run", known_times)
     rd = runner.RunDir.open(path)
-    html = tunereport.write_coll(tune.load(rd), path)
+    r = tune.load(rd)
+    html = tunereport.write_coll(r, tune.guideline_verdicts(r), path)
     assert html.is_file() and (path / "skipped.csv").is_file()
     assert len(list((path / "plots").glob("*.png"))) == 4
     assert "COLL-GL5" in (path / "matrix.csv").read_text()
