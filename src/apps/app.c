@@ -445,15 +445,10 @@ static int run(int argc, char **argv) {
         const char *opt = argv[i];
         static const char *const valued[] = {"--app", "--variants", "--nx", "--ny", "--local-nx", "--local-ny",
                                              "--steps", "--reps", "--image", "--output"};
-        int known = -1;
-        for (int k = 0; k < (int)(sizeof valued / sizeof *valued); k++)
-            if (strcmp(opt, valued[k]) == 0) known = k;
+        const char *val;
+        int known = mg_bench_valued_option(&b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
+        if (known == -2) return fail(&b);
         if (known >= 0) {
-            if (i + 1 >= argc) {
-                mg_bench_error(&b, "option %s needs a value", opt);
-                return fail(&b);
-            }
-            const char *val = argv[++i];
             int *ints[] = {NULL, NULL, &nx, &ny, &lnx, &lny, &steps, &reps};
             if (known == 0) {
                 app_arg = val;

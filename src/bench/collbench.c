@@ -111,12 +111,6 @@ static void usage(const mg_bench *b) {
             mg_bench_common_usage());
 }
 
-static int index_of(const char *name, const char *const *names, int n) {
-    for (int i = 0; i < n; i++)
-        if (strcmp(name, names[i]) == 0) return i;
-    return -1;
-}
-
 /* Fills the send buffer with rank-dependent bytes; for reductions on int or
  * double, small values so that sums stay exact and identical in any order. */
 static void fill(call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize) {
@@ -177,12 +171,11 @@ static int run(int argc, char **argv) {
         const char *pool_arg; /* read by main() before MPI_Init */
         const char **dst[] = {&colls_arg, &sizes_arg, &impls_arg, &profiles, &type_arg, &op_arg, &root_arg,
                               &pool_arg, &pool_arg};
-        int known = index_of(opt, valued, (int)(sizeof valued / sizeof *valued));
-        if (known >= 0 && i + 1 < argc) {
-            *dst[known] = argv[++i];
-        } else if (known >= 0) {
-            mg_bench_error(&b, "option %s needs a value", opt);
-            return fail(&b);
+        const char *val;
+        int known = mg_bench_valued_option(&b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
+        if (known == -2) return fail(&b);
+        if (known >= 0) {
+            *dst[known] = val;
         } else if (strcmp(opt, "--check-only") == 0) {
             check_only = 1;
         } else if (strcmp(opt, "--help") == 0) {

@@ -620,15 +620,11 @@ static int parse_options(mg_bench *b, options *o, int argc, char **argv, const c
         if (r > 0) continue;
         if (r < 0) return -1;
         const char *opt = argv[i];
-        int known = -1;
-        for (int k = 0; k < (int)(sizeof valued / sizeof *valued); k++)
-            if (strcmp(opt, valued[k]) == 0) known = k;
+        const char *val;
+        int known = mg_bench_valued_option(b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
+        if (known == -2) return -1;
         if (known >= 0) {
-            if (i + 1 >= argc) {
-                mg_bench_error(b, "option %s needs a value", opt);
-                return -1;
-            }
-            args[known] = argv[++i];
+            args[known] = val;
         } else if (strcmp(opt, "--check-only") == 0) {
             o->check_only = 1;
         } else if (strcmp(opt, "--corrupt") == 0) {

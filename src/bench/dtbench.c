@@ -1012,15 +1012,11 @@ static int run(int argc, char **argv) {
                                              "--type", "--commit-blocks", "--max-span"};
         const char **dst[] = {&layouts_arg, &A_arg, &sizes_arg, &methods_arg, &dirs_arg,
                               &type_arg, &commit_arg, &span_arg};
-        int known = -1;
-        for (int k = 0; k < (int)(sizeof valued / sizeof *valued); k++)
-            if (strcmp(opt, valued[k]) == 0) known = k;
+        const char *val;
+        int known = mg_bench_valued_option(&b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
+        if (known == -2) return fail_opt(&b, &o);
         if (known >= 0) {
-            if (i + 1 >= argc) {
-                mg_bench_error(&b, "option %s needs a value", opt);
-                return fail_opt(&b, &o);
-            }
-            *dst[known] = argv[++i];
+            *dst[known] = val;
         } else if (strcmp(opt, "--check-only") == 0) {
             o.check_only = 1;
         } else if (strcmp(opt, "--no-commit") == 0) {

@@ -129,6 +129,20 @@ static int parse_int(const char *s, int *v) {
     return 0;
 }
 
+int mg_bench_valued_option(const mg_bench *b, int argc, char **argv, int *i, const char *const *names, int n,
+                           const char **value) {
+    for (int k = 0; k < n; k++) {
+        if (strcmp(argv[*i], names[k]) != 0) continue;
+        if (*i + 1 >= argc) {
+            mg_bench_error(b, "option %s needs a value", argv[*i]);
+            return -2;
+        }
+        *value = argv[++*i];
+        return k;
+    }
+    return -1;
+}
+
 int mg_bench_option(mg_bench *b, int argc, char **argv, int *i) {
     const char *opt = argv[*i];
     static const char *const with_value[] = {"--output", "--sync", "--nrep", "--t1", "--rse-calib",

@@ -68,6 +68,11 @@ int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm);
  * common option, -1 on a bad value (message already printed on rank 0). */
 int mg_bench_option(mg_bench *b, int argc, char **argv, int *i);
 const char *mg_bench_common_usage(void);
+/* A driver's own options that take a value: if argv[*i] is names[k], stores
+ * the next argument in *value, advances *i past it and returns k; returns -1 if
+ * argv[*i] is none of the names, -2 if its value is missing (message printed). */
+int mg_bench_valued_option(const mg_bench *b, int argc, char **argv, int *i, const char *const *names, int n,
+                           const char **value);
 
 /* printf-style: records one header parameter. */
 void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...)

@@ -303,6 +303,13 @@ def test_tune_resume_and_report_need_a_tune_directory(tmp_path):
         assert res.rc == 2 and "is not a tune directory" in res.text
 
 
+@pytest.mark.parametrize("driver,option", [("mg_collbench", "--sizes"), ("mg_ddtbench", "--layouts"),
+                                            ("mg_dtbench", "--A"), ("mg_stencil", "--nx")])
+def test_drivers_name_an_option_whose_value_is_missing(mpich_stack, mpich_build, driver, option):
+    res = run_driver(mpich_stack, mpich_build, driver, [option])
+    assert res.returncode == 2 and f"option {option} needs a value" in res.stderr, res.stdout + res.stderr
+
+
 def test_library_reads_written_profiles(mpich_stack, mpich_build, tmp_path):
     """A profile from write_profiles, through the real library: at 8 B the tuned mode runs the mock-up,
     at 16000 B (no range) the native call; the results equal the native call's (else exit 3)."""
