@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from mpiguide import __version__, analysis, build, ddt, ddtreport, launch, report, runner, tune, tunereport
+from mpiguide import __version__, analysis, appsreport, build, ddt, ddtreport, launch, report, runner, tune, tunereport
 from mpiguide import stacks as stackmod
 from mpiguide.errors import MpiguideError
 from mpiguide.jobs import DEFAULT_JOB, JOBS, Job
@@ -91,8 +91,11 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- run
 
-def _measurement(args: argparse.Namespace) -> dict:
+def _measurement(args: argparse.Namespace, job: Job) -> dict:
     nrep = args.nrep
+    if job.fixed_nrep and not nrep.isdigit():
+        raise MpiguideError(f"bad --nrep '{nrep}': the {job.name} job times a whole loop a fixed number of times; "
+                            f"give that number (default {job.fixed_nrep})")
     if nrep not in ("rule", "estimate"):
         if not nrep.isdigit() or int(nrep) < 1:
             raise MpiguideError(f"bad --nrep '{nrep}': use rule, estimate or a positive number")
@@ -181,7 +184,8 @@ def _progress_callbacks(total_all: int):
 
 
 def _execute(rd: runner.RunDir, timeout: float, resume_hint: str) -> int:
-    """Runs the pending launches, writes the run's report; 0, 1 (launches failed) or 130 (interrupted)."""
+    """Runs the pending launches, writes the run's report; 0, 1 (launches failed), 3 (every launch completed
+    but some configurations failed their data check) or 130 (interrupted)."""
     todo = rd.pending()
     console.print(f"run {rd.path}: {len(todo)} launch(es) to go of {len(rd.launches)}")
     progress, on_start, on_done = _progress_callbacks(len(todo))
@@ -204,6 +208,11 @@ def _execute(rd: runner.RunDir, timeout: float, resume_hint: str) -> int:
         console.print(f"{len(failed)} launch(es) did not complete (see report and logs/); "
                       f"retry them with: {resume_hint}")
         return 1
+    checked_bad = [x for x in rd.launches if x.status == runner.OK and x.returncode == 3]
+    if checked_bad:
+        console.print(f"{len(checked_bad)} launch(es) had configurations whose data check failed; they were not "
+                      "timed (see the report, config_errors.csv and logs/)", style="red")
+        return 3
     return 0
 
 
@@ -214,6 +223,9 @@ def _execute_and_report(rd: runner.RunDir, timeout: float) -> int:
 def _analyze_and_write(rd: runner.RunDir) -> None:
     if rd.job.name == "ddt":
         _ddt_report([rd], rd.path)
+        return
+    if rd.job.name == "apps":
+        _apps_report(rd, rd.path)
         return
     if rd.job.name == "coll":
         r = tune.load(rd)
@@ -252,7 +264,7 @@ def _plan_from_args(job: Job, args: argparse.Namespace) -> tuple[dict, list[str]
     """The validated parameters, stacks, measurement and analysis settings, launcher and launches of a new run."""
     params = job.params(args)
     names = stackmod.parse_stack_list(args.stacks)
-    measurement, opts, spec = _measurement(args), _analysis_opts(args), _launch_spec(args)
+    measurement, opts, spec = _measurement(args, job), _analysis_opts(args), _launch_spec(args)
     launches = runner.plan(job, params, names, args.runs, measurement)
     for x in launches:
         spec.with_layout(x.layout).validate(x.nprocs)
@@ -291,7 +303,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _execute_and_report(rd, args.timeout)
 
 
-def cmd_analyze(args: argparse.Namespace) -> int:
+def _open_with_verdict_opts(args: argparse.Namespace) -> runner.RunDir:
+    """The run of args.run, its analysis settings updated (and saved) with the given --samples, --tolerance
+    and --alpha."""
     rd = runner.RunDir.open(runner.resolve_run(args.run))
     _check_verdict_opts(args.tolerance, args.alpha)
     changed = {k: v for k, v in (("samples", args.samples), ("tolerance", args.tolerance),
@@ -299,7 +313,32 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if changed:
         rd.meta["analysis"].update(changed)
         runner._write_json(rd.path / "meta.json", rd.meta)
-    _analyze_and_write(rd)
+    return rd
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    _analyze_and_write(_open_with_verdict_opts(args))
+    return 0
+
+
+# ---------------------------------------------------------------- stencil applications
+
+def _apps_report(rd: runner.RunDir, out_dir: Path) -> None:
+    r = appsreport.load(rd)
+    path = appsreport.write(r, out_dir)
+    for line in appsreport.console_summary(r):
+        out.print(line, highlight=False)
+    out.print(f"report: {path}", highlight=False)
+
+
+def cmd_apps_report(args: argparse.Namespace) -> int:
+    rd = _open_with_verdict_opts(args)
+    out_dir = Path(args.output) if args.output else rd.path
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MpiguideError(f"cannot create {out_dir}: {exc.strerror}") from exc
+    _apps_report(rd, out_dir)
     return 0
 
 
@@ -496,7 +535,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- parser
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
+# The NREP estimation settings (002 Sec. 4.2), as the drivers default them.
+ESTIMATE_DEFAULTS = {"rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5, "nrep_min": 10, "nrep_max": 10000,
+                     "calib_max": 10.0}
+
+
+def _add_run_options(p: argparse.ArgumentParser, job: Job) -> None:
     g = p.add_argument_group("where and how often")
     g.add_argument("--stacks", default=stackmod.DEFAULT_STACK, help="comma-separated stacks (default mpich)")
     g.add_argument("--runs", type=int, default=5, help="launches (mpiexec calls) per configuration grid (5)")
@@ -506,17 +550,26 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     m = p.add_argument_group("measurement")
     m.add_argument("--sync", choices=("barrier", "dissem"), default="barrier",
                    help="synchronization before each repetition: MPI_Barrier or mpiguide's dissemination barrier")
-    m.add_argument("--nrep", default="rule", help="rule (100/50/20 by size), a number, or estimate (002 Sec. 4.2)")
-    m.add_argument("--rse-calib", type=float, default=0.01, help="estimate: RSE target at the smallest size")
-    m.add_argument("--rse-batch", type=float, default=0.05, help="estimate: RSE after b1 that skips b2")
-    m.add_argument("--b1", type=int, default=5, help="estimate: first batch size")
-    m.add_argument("--b2", type=int, default=5, help="estimate: second batch size")
-    m.add_argument("--nrep-min", type=int, default=10, help="estimate: K, the least nrep")
-    m.add_argument("--nrep-max", type=int, default=10000, help="estimate: the largest nrep")
-    m.add_argument("--calib-max", type=float, default=10.0, help="estimate: seconds of calibration at most")
+    if job.fixed_nrep:
+        m.add_argument("--nrep", default=str(job.fixed_nrep),
+                       help=f"timed repetitions per launch (default {job.fixed_nrep})")
+        p.set_defaults(**ESTIMATE_DEFAULTS)
+    else:
+        d = ESTIMATE_DEFAULTS
+        m.add_argument("--nrep", default="rule",
+                       help="rule (100/50/20 by size), a number, or estimate (002 Sec. 4.2)")
+        m.add_argument("--rse-calib", type=float, default=d["rse_calib"],
+                       help="estimate: RSE target at the smallest size")
+        m.add_argument("--rse-batch", type=float, default=d["rse_batch"], help="estimate: RSE after b1 that skips b2")
+        m.add_argument("--b1", type=int, default=d["b1"], help="estimate: first batch size")
+        m.add_argument("--b2", type=int, default=d["b2"], help="estimate: second batch size")
+        m.add_argument("--nrep-min", type=int, default=d["nrep_min"], help="estimate: K, the least nrep")
+        m.add_argument("--nrep-max", type=int, default=d["nrep_max"], help="estimate: the largest nrep")
+        m.add_argument("--calib-max", type=float, default=d["calib_max"],
+                       help="estimate: seconds of calibration at most")
     a = p.add_argument_group("guideline verdicts")
-    a.add_argument("--samples", choices=SAMPLE_MODES, default="medians",
-                   help="test on the per-launch medians (default) or on all repetitions")
+    a.add_argument("--samples", choices=SAMPLE_MODES, default=job.default_samples,
+                   help=f"test on the per-launch medians or on all repetitions (default {job.default_samples})")
     a.add_argument("--tolerance", type=float, default=0.05, help="slowdown tolerated before a violation (0.05)")
     a.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     lg = p.add_argument_group("launching")
@@ -572,7 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = run.add_subparsers(dest="job", metavar="JOB")
     for job in JOBS.values():
         jp = jobs.add_parser(job.name, help=job.title, description=job.title)
-        _add_run_options(jp)
+        _add_run_options(jp, job)
         job.add_arguments(jp)
         jp.set_defaults(func=cmd_run, resume=None)
 
@@ -590,7 +643,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_dt_explain)
     dtjob = JOBS["dtbench"]
     p = ds.add_parser("bench", help=dtjob.title, description=f"{dtjob.title}. Same as `mpiguide run dtbench`.")
-    _add_run_options(p)
+    _add_run_options(p, dtjob)
     dtjob.add_arguments(p)
     p.set_defaults(func=cmd_run, job="dtbench", resume=None)
 
@@ -598,7 +651,7 @@ def build_parser() -> argparse.ArgumentParser:
     dds = dd.add_subparsers(dest="ddt_command", required=True, metavar="ACTION")
     ddtjob = JOBS["ddt"]
     p = dds.add_parser("run", help=ddtjob.title, description=f"{ddtjob.title}. Same as `mpiguide run ddt`.")
-    _add_run_options(p)
+    _add_run_options(p, ddtjob)
     ddtjob.add_arguments(p)
     p.set_defaults(func=cmd_run, job="ddt", resume=None)
     p = dds.add_parser("report", help="verdicts, cross-stack matrix, charts and HTML of one or several ddt runs")
@@ -613,6 +666,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid", choices=ddt.GRIDS, default="paper")
     p.set_defaults(func=cmd_ddt_list)
 
+    ap = sub.add_parser("apps", help="the stencil applications of paper 003: halo exchange by manual packing vs "
+                        "derived datatypes")
+    aps = ap.add_subparsers(dest="apps_command", required=True, metavar="ACTION")
+    appsjob = JOBS["apps"]
+    p = aps.add_parser("run", help=appsjob.title, description=f"{appsjob.title}. Same as `mpiguide run apps`. "
+                       "Every variant is checked bitwise before it is timed (docs/apps.md).")
+    _add_run_options(p, appsjob)
+    appsjob.add_arguments(p)
+    p.set_defaults(func=cmd_run, job="apps", resume=None)
+    p = aps.add_parser("report", help="rebuild the report of an apps run (winner matrices, scaling, memory)")
+    p.add_argument("run", metavar="RUN", help="run id under results/ or a run directory")
+    p.add_argument("--output", metavar="DIR", help="where to write (default: the run itself)")
+    p.add_argument("--samples", choices=SAMPLE_MODES, help="test winners on the launch medians or on every "
+                   "repetition (default: the run's)")
+    p.add_argument("--tolerance", type=float, help="difference below which two packings tie (default: the run's)")
+    p.add_argument("--alpha", type=float, help="significance level of a win (default: the run's)")
+    p.set_defaults(func=cmd_apps_report)
+
     coll = JOBS["coll"]
     p = sub.add_parser("tune", help="measure collectives and their mock-ups, find guideline violations, write "
                        "profiles for libmpiguide-tune and validate the tuned library (paper 002)",
@@ -624,7 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="DIR", help="only rebuild the report of a tune directory")
     p.add_argument("--threshold", type=float, default=0.10,
                    help="use a mock-up where it takes at least this fraction less time than native (0.10)")
-    _add_run_options(p)
+    _add_run_options(p, coll)
     coll.add_arguments(p)
     p.set_defaults(func=cmd_tune, sync="dissem", nrep="estimate")
 

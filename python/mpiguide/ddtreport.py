@@ -21,7 +21,7 @@ import pandas as pd  # noqa: E402
 from mpiguide import analysis, rawfile, stats  # noqa: E402
 from mpiguide.ddt import CHARACTERIZE, MODES, PRECEDES, TESTS, Comparison, label  # noqa: E402
 from mpiguide.errors import MpiguideError  # noqa: E402
-from mpiguide.htmldoc import STYLE, html_table, md_table  # noqa: E402
+from mpiguide.htmldoc import STYLE, html_table, md_table, save_figure  # noqa: E402
 from mpiguide.runner import MEASURE, OK, RunDir  # noqa: E402
 
 MATCH = ["stack", "nprocs", "pattern", "A", "m", "msize"]  # what both sides of a comparison share
@@ -355,11 +355,7 @@ def charts(r: DdtResult, out: Path) -> list[Path]:
         pattern, nprocs = part["pattern"].iloc[0], int(part["nprocs"].iloc[0])
         fig.suptitle(f"Test {test}: {TESTS[test].title} - {pattern}, {nprocs} processes, m = {_size(int(m))}, "
                      f"{stack}", fontsize=9)
-        fig.tight_layout()
-        path = out / f"{template}-m{int(m)}-{stack}.png".replace("/", "_").replace("@", "_")
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(save_figure(fig, out / f"{template}-m{int(m)}-{stack}.png".replace("/", "_").replace("@", "_")))
     return paths
 
 

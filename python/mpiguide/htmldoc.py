@@ -6,10 +6,14 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import pandas as pd
+import matplotlib
 
-from mpiguide import stats
-from mpiguide.errors import MpiguideError
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from mpiguide import stats  # noqa: E402
+from mpiguide.errors import MpiguideError  # noqa: E402
 
 VERDICT_COLORS = ((stats.VIOLATED, "#f4b6b6"), (stats.INCONCLUSIVE, "#f6e7a8"), (stats.PASS, "#c9ecc9"))
 STYLE = ("body{font-family:sans-serif;max-width:90em;margin:2em auto}table{border-collapse:collapse;"
@@ -87,3 +91,11 @@ def write_csvs(out: Path, tables: dict[str, pd.DataFrame], keep_index: tuple[str
             frame.to_csv(path, index=name in keep_index, float_format="%.9g")
         except OSError as exc:
             raise MpiguideError(f"cannot write {path}: {exc.strerror}") from exc
+
+
+def save_figure(fig, path: Path, dpi: int = 90) -> Path:
+    """Lays out, writes and closes a matplotlib figure (a report's chart)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path

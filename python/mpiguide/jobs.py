@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 
-from mpiguide import ddt, launch
+from mpiguide import apps, ddt, launch
 from mpiguide.errors import MpiguideError
 
 
@@ -40,6 +40,10 @@ class Job:
     series: str  # plot: one line per value of this column
     x: str  # plot: x axis column
     ignore_keys: list[str] = field(default_factory=list)  # columns that never identify a configuration
+    # A driver that times a whole loop a fixed number of times takes --sync and --nrep N only (no nrep rule
+    # or estimation); its default N.
+    fixed_nrep: int | None = None
+    default_samples: str = "medians"  # what the verdicts test by default (stats.SAMPLE_MODES)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         raise NotImplementedError
@@ -365,7 +369,81 @@ class CollJob(Job):
                 f"{stacks} stack(s)")
 
 
-JOBS: dict[str, Job] = {job.name: job for job in (PingPongJob(), DtBenchJob(), DdtJob(), CollJob())}
+class AppsJob(Job):
+    """mg_stencil: the three stencil applications of paper 003 with every halo-exchange variant, strong and
+    weak scaling over the process counts. One launch template per (application, scaling, processes); each
+    launch checks and times every variant (mpiguide.apps, docs/apps.md)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="apps", title="Stencil applications: halo exchange by manual packing vs derived "
+                         "datatypes, three communication modes (paper 003)", guidelines=[], series="variant",
+                         x="nprocs", fixed_nrep=apps.DEFAULT_NREP,
+                         # mg_stencil interleaves the variants' repetitions: each repetition of one variant
+                         # has one of every other beside it in time, so all of them are comparable samples.
+                         default_samples="reps")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        g = parser.add_argument_group("stencil applications")
+        g.add_argument("--apps", default=",".join(apps.APPS), help="jacobi,life,image (default all three)")
+        g.add_argument("--variants", default="all", help="all (default: every packing x mode the stack supports) "
+                       "or packing:mode items, packing " + "|".join(apps.PACKINGS) + ", mode "
+                       + "|".join(apps.MODES))
+        g.add_argument("--ranks", default=",".join(map(str, apps.DEFAULT_RANKS)),
+                       help="process counts (default 1,2,4; more than the cores is oversubscribed)")
+        g.add_argument("--scaling", default=",".join(apps.SCALINGS),
+                       help="strong (fixed global grid), weak (fixed block per rank) or both (default)")
+        g.add_argument("--preset", choices=apps.PRESETS, default="machine",
+                       help="grids and iterations: 003 Table I scaled to a 2-core machine (machine, default) or "
+                            "at full size (paper); see docs/apps.md")
+        g.add_argument("--strong-grid", metavar="NXxNY", help="global grid of strong scaling (default: preset)")
+        g.add_argument("--weak-grid", metavar="NXxNY", help="block per rank of weak scaling (default: preset)")
+        g.add_argument("--steps", type=int, help="iterations per repetition for every application "
+                       "(default: preset)")
+        g.add_argument("--image", metavar="FILE.pgm", help="image application: reconstruct this PGM image "
+                       "(strong scaling; default: a generated image)")
+        g.add_argument("--ppn", type=int, help="processes per node on a cluster: P processes run on ceil(P/ppn) "
+                       "nodes (with --launcher srun, hostfile or template; default: one node)")
+        g.add_argument("--sequential", action="store_true",
+                       help="time one variant after the other instead of interleaving their repetitions (less "
+                            "memory: one variant's grids at a time)")
+        g.add_argument("--no-check", dest="check", action="store_false",
+                       help="skip the bitwise checks against the serial run and the BASIC halos (they need the "
+                            "whole grid on every rank)")
+
+    def params(self, args: argparse.Namespace) -> dict:
+        app_list = parse_choice_list(args.apps, apps.APPS, "application")
+        scalings = parse_choice_list(args.scaling, apps.SCALINGS, "scaling")
+        if args.steps is not None and args.steps < 1:
+            raise MpiguideError(f"bad --steps {args.steps}: at least 1 iteration")
+        ranks = sorted(set(_int_list(args.ranks, "--ranks")))
+        layout = getattr(args, "layout", None)
+        if layout and (args.ppn or len(ranks) > 1):
+            raise MpiguideError(f"--layout {layout} fixes one process count, but this run has --ranks "
+                                f"{args.ranks}: give the processes per node with --ppn instead")
+        grid = {"strong": apps.parse_grid(args.strong_grid, "--strong-grid") if args.strong_grid else None,
+                "weak": apps.parse_grid(args.weak_grid, "--weak-grid") if args.weak_grid else None}
+        return {"apps": list(dict.fromkeys(app_list)), "scalings": list(dict.fromkeys(scalings)),
+                "ranks": ranks, "ppn": apps.check_ppn(args.ppn, ranks),
+                "variants": apps.parse_variants(args.variants), "preset": args.preset,
+                "scales": apps.scales(args.preset, grid, args.steps), "check": args.check,
+                "sequential": args.sequential,
+                "image": apps.check_image(args.image, app_list, scalings) if args.image else None}
+
+    def launches(self, params: dict) -> list[LaunchTemplate]:
+        return [LaunchTemplate(key, "mg_stencil", nprocs, apps.launch_args(params, app, scaling),
+                               apps.layout(nprocs, params.get("ppn")))
+                for key, (app, scaling, nprocs) in apps.template_info(params).items()]
+
+    def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
+        n = len(apps.template_info(params))
+        seconds = apps.estimate_seconds(params, int(nrep)) * runs * stacks
+        return (f"{len(params['apps'])} application(s) x {len(params['scalings'])} scaling(s) x "
+                f"{len(params['ranks'])} process count(s) = {n} launch template(s), each with "
+                f"{apps.variant_count(params)} variant(s), {runs} run(s) on {stacks} stack(s): about "
+                f"{ddt.fmt_duration(seconds)} by a rough model of a 2-core machine")
+
+
+JOBS: dict[str, Job] = {job.name: job for job in (PingPongJob(), DtBenchJob(), DdtJob(), CollJob(), AppsJob())}
 DEFAULT_JOB = "pingpong"
 
 

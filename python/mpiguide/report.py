@@ -13,6 +13,7 @@ import pandas as pd  # noqa: E402
 
 from mpiguide import dtreport  # noqa: E402
 from mpiguide.analysis import Analysis  # noqa: E402
+from mpiguide.htmldoc import save_figure  # noqa: E402
 from mpiguide.runner import OK, RunDir  # noqa: E402
 
 
@@ -94,11 +95,7 @@ def plot(rd: RunDir, a: Analysis) -> list[Path]:
         ax.legend(fontsize=8)
     axes[0][0].set_ylabel("latency [us] (mean of launch medians)")
     fig.suptitle(f"{rd.meta['title']} - {rd.meta['run_id']}", fontsize=9)
-    fig.tight_layout()
-    path = out / "latency.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, out / "latency.png", dpi=110)]
 
 
 def plot_engine_ratios(rd: RunDir, r: pd.DataFrame) -> list[Path]:
@@ -122,11 +119,7 @@ def plot_engine_ratios(rd: RunDir, r: pd.DataFrame) -> list[Path]:
         ax.set_title(f"{d}: engine time / MPI_{'Pack' if d == 'pack' else 'Unpack'} time (median over A, m)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "engine_vs_mpi.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, out / "engine_vs_mpi.png", dpi=110)]
 
 
 def _fields(values: dict[str, str]) -> pd.DataFrame:

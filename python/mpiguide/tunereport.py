@@ -15,7 +15,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FormatStrFormatter  # noqa: E402
 
 from mpiguide import stats, tune  # noqa: E402
-from mpiguide.htmldoc import Document, write_csvs  # noqa: E402
+from mpiguide.htmldoc import Document, save_figure, write_csvs  # noqa: E402
 
 
 def relative_charts(r: tune.CollResult, out: Path, prefix: str) -> list[Path]:
@@ -55,11 +55,7 @@ def relative_charts(r: tune.CollResult, out: Path, prefix: str) -> list[Path]:
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=6)
         ax.set_title(f"{tune.mpi_name(coll)}, {nprocs} processes, {stack}", fontsize=9)
-        fig.tight_layout()
-        path = out / f"{prefix}{coll}-p{nprocs}-{stack}.png"
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(save_figure(fig, out / f"{prefix}{coll}-p{nprocs}-{stack}.png"))
     return paths
 
 

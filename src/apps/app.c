@@ -7,8 +7,19 @@
  *
  *   columns  app packing mode gnx gny steps rep time_s
  *            time_s = seconds per iteration (halo exchange + kernel + swap) of one
- *            repetition of `steps` iterations: the loop is timed with MPI_Wtime
- *            after a barrier, maximum over ranks, divided by steps.
+ *            of the --nrep N repetitions (default 5) of `steps` iterations: the
+ *            loop is timed with MPI_Wtime after the --sync synchronization
+ *            (barrier or dissem, as the measurement core's), maximum over ranks,
+ *            divided by steps. The header holds #@sync and #@nrep (mg_bench_begin).
+ *            Order (#@order): interleaved (default) prepares every variant first,
+ *            then runs repetition r of each in turn, starting with variant r mod n,
+ *            so that a slow phase of a shared machine hits all variants alike;
+ *            --sequential times one variant after the other and frees it before
+ *            the next (one variant's grids in memory at a time).
+ *   Preparing a variant: create its grids and halo objects, check it (below),
+ *   reset it to the initial state and run one warm-up exchange (it rewrites halo
+ *   cells with the values the first timed exchange writes, so lazy allocations of
+ *   the MPI library happen before the timing and count as the variant's memory).
  *   notes    #@rss_before[app packing mode]=bytes  peak RSS (getrusage ru_maxrss,
  *                                      max over ranks) before the variant's grids
  *                                      and halo objects exist
@@ -17,11 +28,27 @@
  *                                      max over ranks; never inside the timing
  *            #@comm[app packing mode]=fraction      time in mg_halo_exchange / loop
  *                                      time over all repetitions, max over ranks
- *            #@rss[app packing mode]=bytes          peak RSS after the timing;
+ *            #@rss[app packing mode]=bytes          peak RSS after preparing it;
  *                                      ru_maxrss is monotone per process, so a
  *                                      variant's own footprint is visible only as
  *                                      the increment over rss_before (0 if an
  *                                      earlier variant already needed more)
+ *            #@mem[app packing mode]=bytes          increase of the CURRENT resident
+ *                                      set (VmRSS: /proc/self/statm resident pages
+ *                                      x page size) from when the variant's grids
+ *                                      are written (the same for every variant, so
+ *                                      left out) to the end of its preparation: its
+ *                                      halo objects and what the MPI library
+ *                                      allocates for them; max over ranks; may be 0
+ *                                      or negative (freed pages are reused); only
+ *                                      for variants ready to be timed, and only if
+ *                                      every rank can read /proc/self/statm. Before
+ *                                      the first variant, one BASIC exchange per
+ *                                      requested mode takes the library's one-time
+ *                                      setup out of the variants' numbers
+ *            #@halo_bytes[app packing mode]=bytes   scratch buffers of both halo
+ *                                      objects (mg_halo_buffer_bytes), max over
+ *                                      ranks; 0 for the datatype packings
  *            #@error[app packing mode]=step S rank R cell (x,y): got G want W
  *                                      (global coordinates; the variant is not timed)
  *
@@ -32,7 +59,11 @@
  * bitwise the serial reference: every rank runs the kernels on one block covering
  * the whole grid (so --check needs gnx*gny cells per rank; use --no-check for big
  * benchmark grids) and compares its own block with the corresponding cells.
- * Exit status: 0, 2 for bad options or input, 3 if any variant failed its check.
+ * --save-image FILE.pgm (image app, with --check) writes that serial reference:
+ * the image reconstructed from its edge image after `steps` iterations, which
+ * every variant that passed its check computed bitwise too.
+ * Exit status: 0, 2 for bad options or input (also --nrep rule|estimate: the
+ * driver times its own loop and needs a count), 3 if any variant failed its check.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "halo.h"
@@ -46,6 +77,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 enum { APP_JACOBI, APP_LIFE, APP_IMAGE, APP_COUNT_ };
 static const char *const app_names[] = {"jacobi", "life", "image"};
@@ -65,6 +97,7 @@ typedef struct {
     mg_block blk;
     double *edge;       /* image: local edge image */
     double *img_global; /* image from --image: whole image on every rank (gnx*gny) */
+    int img_maxval;     /* its maxval; 255 for the generated image */
     int corrupt;
 } app_ctx;
 
@@ -72,14 +105,19 @@ static void usage(const mg_bench *b) {
     if (b->rank != 0) return;
     printf("usage: mpiexec -n P mg_stencil [options]\n"
            "  --app jacobi|life|image   application (default jacobi)\n"
-           "  --variants LIST|all       packing:mode pairs, comma separated; packing basic|ddt|normalized,\n"
+           "  --variants LIST|all       packing:mode pairs, comma separated; packing basic|ddt|subarray|normalized,\n"
            "                            mode nonblocking|neighbor|persistent|neighbor-persistent (default all)\n"
            "  --nx N --ny N             global grid size (default 256 x 256)\n"
            "  --local-nx N --local-ny N weak scaling: global = local x process dims\n"
            "  --steps N                 iterations per repetition (default 100)\n"
-           "  --reps R                  repetitions (default 5)\n"
+           "  --nrep N                  repetitions (default 5)\n"
+           "  --sync barrier|dissem     synchronization before each repetition (default barrier)\n"
            "  --check | --no-check      compare with the serial reference before timing (default on)\n"
+           "  --sequential              time one variant after the other (default: repetitions of all\n"
+           "                            variants interleaved; needs every variant's grids at once)\n"
            "  --image FILE.pgm          image app: input image (default: a generated image)\n"
+           "  --save-image FILE.pgm     image app: write the reconstruction after --steps iterations\n"
+           "                            (the serial reference of the check; needs --check)\n"
            "  --output FILE             raw output file (default: standard output)\n"
            "  --help                    this text\n");
 }
@@ -96,6 +134,17 @@ static int parse_pos_int(const char *s, int *v) {
 static int fail(mg_bench *b) {
     mg_bench_end(b);
     return 2;
+}
+
+/* Current resident set of this process (VmRSS), or -1 if /proc is unreadable. */
+static long current_rss_bytes(void) {
+    long size = 0, resident = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return -1;
+    if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return resident >= 0 && page > 0 ? resident * page : -1;
 }
 
 static long peak_rss_bytes(MPI_Comm comm) {
@@ -191,6 +240,10 @@ typedef struct {
     char *g[2];
     mg_halo *h[2];
     double setup_s;
+    /* timing state */
+    int cur;            /* grid holding the current state */
+    double comm, total; /* seconds in the exchange and in the whole loop, summed over repetitions */
+    double *loop;       /* per repetition: seconds of the loop on this rank */
 } variant;
 
 static void variant_free(variant *v) {
@@ -198,12 +251,14 @@ static void variant_free(variant *v) {
     mg_halo_free(&v->h[1]);
     free(v->g[0]);
     free(v->g[1]);
+    free(v->loop);
     memset(v, 0, sizeof *v);
 }
 
 /* Allocates the grids (initial state) and the two halo objects. Collective:
- * returns the same MPI code on every rank. */
-static int variant_create(const app_ctx *a, mg_halo_packing p, mg_halo_mode m, variant *v) {
+ * returns the same MPI code on every rank. rss_grids (or NULL): this rank's
+ * current resident set once the grids are written, before any halo object. */
+static int variant_create(const app_ctx *a, mg_halo_packing p, mg_halo_mode m, variant *v, long *rss_grids) {
     memset(v, 0, sizeof *v);
     size_t n = mg_grid_cells(a->d.nx, a->d.ny);
     int rc = MPI_SUCCESS;
@@ -211,6 +266,7 @@ static int variant_create(const app_ctx *a, mg_halo_packing p, mg_halo_mode m, v
     v->g[1] = malloc(n * a->es);
     if (!v->g[0] || !v->g[1]) rc = MPI_ERR_NO_MEM;
     else app_init(a, &a->blk, v->g[0], v->g[1]);
+    if (rss_grids) *rss_grids = current_rss_bytes();
     for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
         rc = mg_halo_create(&a->d, a->elem, a->corners, p, m, v->g[k], &v->h[k]);
         if (rc == MPI_SUCCESS) v->setup_s += mg_halo_setup_seconds(v->h[k]);
@@ -308,47 +364,111 @@ static int variant_check(const app_ctx *a, variant *v, int steps, int corrupt, c
     return 1;
 }
 
-/* Times reps x steps iterations; writes the rows and the comm note. */
-static int variant_time(mg_bench *b, const app_ctx *a, variant *v, int steps, int reps, const char *label) {
-    double *loop = malloc((size_t)reps * sizeof *loop), *maxloop = malloc((size_t)reps * sizeof *maxloop);
-    if (!loop || !maxloop) {
-        free(loop);
-        free(maxloop);
-        return MPI_ERR_NO_MEM;
+/* One timed repetition r of `steps` iterations, after the synchronization.
+ * Returns this rank's MPI code (the caller agrees on it over the ranks). */
+static int variant_rep(mg_bench *b, const app_ctx *a, variant *v, int steps, int r) {
+    int rc = mg_bench_sync(b);
+    if (rc != MPI_SUCCESS) return rc;
+    double t0 = MPI_Wtime();
+    for (int s = 0; s < steps; s++) {
+        double tc = MPI_Wtime();
+        rc = mg_halo_exchange(v->h[v->cur]);
+        v->comm += MPI_Wtime() - tc;
+        if (rc != MPI_SUCCESS) return rc;
+        app_step(a, a->edge, v->g[v->cur], v->g[1 - v->cur], a->d.nx, a->d.ny);
+        v->cur = 1 - v->cur;
     }
-    double comm = 0.0, total = 0.0;
-    int cur = 0, rc = MPI_SUCCESS;
-    for (int r = 0; r < reps && rc == MPI_SUCCESS; r++) {
-        MPI_Barrier(b->comm);
-        double t0 = MPI_Wtime();
-        for (int s = 0; s < steps; s++) {
-            double tc = MPI_Wtime();
-            rc = mg_halo_exchange(v->h[cur]);
-            comm += MPI_Wtime() - tc;
-            if (rc != MPI_SUCCESS) break;
-            app_step(a, a->edge, v->g[cur], v->g[1 - cur], a->d.nx, a->d.ny);
-            cur = 1 - cur;
-        }
-        loop[r] = MPI_Wtime() - t0;
-        total += loop[r];
+    v->loop[r] = MPI_Wtime() - t0;
+    v->total += v->loop[r];
+    return MPI_SUCCESS;
+}
+
+/* Writes a timed variant's rows (maximum over ranks per repetition, per
+ * iteration) and its comm note. */
+static void variant_write(mg_bench *b, const app_ctx *a, variant *v, int steps, const char *label) {
+    const int nrep = b->nrep_fixed;
+    double *maxloop = v->loop + nrep, share = v->total > 0 ? v->comm / v->total : 0.0, maxshare = 0.0;
+    MPI_Reduce(v->loop, maxloop, nrep, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+    MPI_Reduce(&share, &maxshare, 1, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+    if (b->rank == 0) {
+        for (int r = 0; r < nrep; r++)
+            fprintf(b->out, "%s %d %d %d %d %.9e\n", label, a->blk.gnx, a->blk.gny, steps, r, maxloop[r] / steps);
+        fflush(b->out);
     }
-    int all;
+    mg_bench_note(b, "comm", label, "%.6f", maxshare);
+}
+
+/* Repetition r of a ready variant; on an MPI error on any rank the variant is
+ * recorded as failed. Returns 1 if it is still ready. Collective. */
+static int variant_timed_rep(mg_bench *b, const app_ctx *a, variant *v, int steps, int r, const char *label) {
+    int rc = variant_rep(b, a, v, steps, r), all;
     MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, b->comm);
-    if (all == MPI_SUCCESS) {
-        double share = total > 0 ? comm / total : 0.0, maxshare;
-        MPI_Reduce(loop, maxloop, reps, MPI_DOUBLE, MPI_MAX, 0, b->comm);
-        MPI_Reduce(&share, &maxshare, 1, MPI_DOUBLE, MPI_MAX, 0, b->comm);
-        if (b->rank == 0) {
-            for (int r = 0; r < reps; r++)
-                fprintf(b->out, "%s %d %d %d %d %.9e\n", label, a->blk.gnx, a->blk.gny, steps, r,
-                        maxloop[r] / steps);
-            fflush(b->out);
-        }
-        mg_bench_note(b, "comm", label, "%.6f", maxshare);
+    if (all == MPI_SUCCESS) return 1;
+    char msg[64];
+    snprintf(msg, sizeof msg, "MPI error %d in the timed loop", all);
+    mg_bench_config_error(b, label, msg);
+    return 0;
+}
+
+typedef struct {
+    int steps, check, corrupt;
+    char **snap;        /* halos of the BASIC:NONBLOCKING reference (check) */
+    const void *serial; /* final state of the serial run (check) */
+} check_ctx;
+
+/* Creates a variant, records its setup and buffers, checks it, puts it back to
+ * its initial state, warms it up and records its memory. Collective. Returns 1
+ * if it is ready to be timed; 0 if not (the reason is recorded, nothing kept). */
+static int variant_prepare(mg_bench *b, const app_ctx *a, mg_halo_packing p, mg_halo_mode m, const char *label,
+                           const check_ctx *c, variant *v) {
+    char msg[MPI_MAX_ERROR_STRING + 64] = "";
+    mg_bench_note(b, "rss_before", label, "%ld", peak_rss_bytes(b->comm));
+    long rss0;
+    int rc = variant_create(a, p, m, v, &rss0);
+    if (rc != MPI_SUCCESS) {
+        char es[MPI_MAX_ERROR_STRING];
+        int len;
+        MPI_Error_string(rc, es, &len);
+        snprintf(msg, sizeof msg, "mg_halo_create failed: %s", es);
+        mg_bench_config_error(b, label, msg);
+        return 0;
     }
-    free(loop);
-    free(maxloop);
-    return all;
+    double setup;
+    MPI_Reduce(&v->setup_s, &setup, 1, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+    mg_bench_note(b, "setup", label, "%.9e", setup);
+    unsigned long long hb = mg_halo_buffer_bytes(v->h[0]) + mg_halo_buffer_bytes(v->h[1]), maxhb = 0;
+    MPI_Reduce(&hb, &maxhb, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, b->comm);
+    mg_bench_note(b, "halo_bytes", label, "%llu", maxhb);
+    if (c->check) {
+        int r = variant_check(a, v, c->steps, c->corrupt && p != MG_HALO_BASIC, c->snap, c->serial, msg, sizeof msg);
+        if (r < 0) snprintf(msg, sizeof msg, "MPI error %d in the halo exchange", -r);
+        if (r != 0) {
+            mg_bench_config_error(b, label, msg);
+            variant_free(v);
+            return 0;
+        }
+        app_init(a, &a->blk, v->g[0], v->g[1]); /* the halo objects stay bound to the grids */
+    }
+    /* Warm-up: one exchange of the initial state. It writes only halo cells, with
+     * the values the first timed exchange writes again, so the state is unchanged;
+     * lazy allocations inside the MPI library then happen here, not in the first
+     * timed repetition, and count in the memory below. */
+    rc = mg_halo_exchange(v->h[0]);
+    v->loop = calloc(2 * (size_t)b->nrep_fixed, sizeof *v->loop); /* this rank's times, then the maxima */
+    int ok = rc == MPI_SUCCESS && v->loop, allok;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_LAND, b->comm);
+    if (!allok) {
+        mg_bench_config_error(b, label, "the warm-up exchange failed or out of memory");
+        variant_free(v);
+        return 0;
+    }
+    long rss1 = current_rss_bytes();
+    /* {increase, unreadable}: the note only when every rank could read /proc */
+    long mem[2] = {rss1 - rss0, rss0 < 0 || rss1 < 0}, maxmem[2] = {0, 1};
+    MPI_Reduce(mem, maxmem, 2, MPI_LONG, MPI_MAX, 0, b->comm);
+    if (!maxmem[1]) mg_bench_note(b, "mem", label, "%ld", maxmem[0]);
+    mg_bench_note(b, "rss", label, "%ld", peak_rss_bytes(b->comm));
+    return 1;
 }
 
 /* ---------------------------------------------------------------- */
@@ -430,34 +550,75 @@ static int load_image(mg_bench *b, const char *path, app_ctx *a, int *w, int *h)
     MPI_Bcast(px, (int)n, MPI_UNSIGNED_SHORT, 0, b->comm);
     for (size_t k = 0; k < n; k++) a->img_global[k] = (double)px[k];
     if (b->rank != 0) free(px);
+    int maxval = img.maxval;
+    MPI_Bcast(&maxval, 1, MPI_INT, 0, b->comm);
+    a->img_maxval = maxval;
     mg_pgm_free(&img);
     *w = dims[0];
     *h = dims[1];
     return 0;
 }
 
+/* --save-image: rank 0 writes the interior of the serial reference's final state
+ * (which every checked variant equals bitwise), rounded and clamped to 0..maxval.
+ * Returns 0, or -1 with the message printed (same on every rank). */
+static int save_image(mg_bench *b, const app_ctx *a, const double *serial, const char *path) {
+    char err[512] = "";
+    int st = MG_PGM_OK;
+    if (b->rank == 0) {
+        const int w = a->blk.gnx, h = a->blk.gny;
+        mg_pgm img = {w, h, a->img_maxval, malloc((size_t)w * (size_t)h * sizeof(uint16_t))};
+        if (!img.pixels) {
+            st = MG_PGM_ENOMEM;
+            snprintf(err, sizeof err, "%s: out of memory", path);
+        } else {
+            for (int j = 1; j <= h; j++)
+                for (int i = 1; i <= w; i++) {
+                    double v = serial[MG_IDX(w, i, j)] + 0.5;
+                    v = v < 0.0 ? 0.0 : v > img.maxval ? img.maxval : v;
+                    img.pixels[(size_t)(j - 1) * (size_t)w + (size_t)(i - 1)] = (uint16_t)v;
+                }
+            st = mg_pgm_write(path, &img, err, sizeof err);
+            free(img.pixels);
+        }
+    }
+    MPI_Bcast(&st, 1, MPI_INT, 0, b->comm);
+    if (st != MG_PGM_OK) {
+        mg_bench_error(b, "--save-image: %s", err); /* err names the file */
+        return -1;
+    }
+    return 0;
+}
+
 static int run(int argc, char **argv) {
     mg_bench b;
     mg_bench_init(&b, "stencil", MPI_COMM_WORLD);
-    const char *variants_arg = "all", *image_path = NULL, *app_arg = "jacobi";
-    int nx = 0, ny = 0, lnx = 0, lny = 0, steps = 100, reps = 5, check = 1, corrupt = 0;
+    const char *variants_arg = "all", *image_path = NULL, *app_arg = "jacobi", *save_path = NULL;
+    int nx = 0, ny = 0, lnx = 0, lny = 0, steps = 100, check = 1, corrupt = 0, sequential = 0;
+    /* The core's --output, --sync and --nrep; no NREP estimation: the driver
+     * times its own loop, so the repetitions are a fixed count. */
+    b.nrep_method = MG_NREP_FIXED;
+    b.nrep_fixed = 5;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
+        int common = mg_bench_base_option(&b, argc, argv, &i);
+        if (common < 0) return fail(&b);
+        if (common > 0) continue;
         static const char *const valued[] = {"--app", "--variants", "--nx", "--ny", "--local-nx", "--local-ny",
-                                             "--steps", "--reps", "--image", "--output"};
+                                             "--steps", "--image", "--save-image"};
         const char *val;
         int known = mg_bench_valued_option(&b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
         if (known == -2) return fail(&b);
         if (known >= 0) {
-            int *ints[] = {NULL, NULL, &nx, &ny, &lnx, &lny, &steps, &reps};
+            int *ints[] = {NULL, NULL, &nx, &ny, &lnx, &lny, &steps};
             if (known == 0) {
                 app_arg = val;
             } else if (known == 1) {
                 variants_arg = val;
-            } else if (known == 8) {
+            } else if (known == 7) {
                 image_path = val;
-            } else if (known == 9) {
-                b.out_path = val;
+            } else if (known == 8) {
+                save_path = val;
             } else if (parse_pos_int(val, ints[known]) != 0) {
                 mg_bench_error(&b, "bad value '%s' for %s (want a positive integer)", val, opt);
                 return fail(&b);
@@ -466,6 +627,8 @@ static int run(int argc, char **argv) {
             check = 1;
         } else if (strcmp(opt, "--no-check") == 0) {
             check = 0;
+        } else if (strcmp(opt, "--sequential") == 0) {
+            sequential = 1;
         } else if (strcmp(opt, "--corrupt") == 0) { /* hidden: test of the check */
             corrupt = 1;
         } else if (strcmp(opt, "--help") == 0) {
@@ -476,6 +639,12 @@ static int run(int argc, char **argv) {
             mg_bench_error(&b, "unknown option '%s' (try --help)", opt);
             return fail(&b);
         }
+    }
+
+    if (b.nrep_method != MG_NREP_FIXED) {
+        mg_bench_error(&b, "--nrep %s: mg_stencil needs a number of repetitions (--nrep N, default 5)",
+                       b.nrep_method == MG_NREP_RULE ? "rule" : "estimate");
+        return fail(&b);
     }
 
     app_ctx a;
@@ -502,6 +671,11 @@ static int run(int argc, char **argv) {
         mg_bench_error(&b, "--image %s: only for --app image", image_path);
         return fail(&b);
     }
+    if (save_path && (a.app != APP_IMAGE || !check)) {
+        mg_bench_error(&b, "--save-image %s: only for --app image, with --check (it writes the serial reference "
+                       "that every variant is checked against)", save_path);
+        return fail(&b);
+    }
     if (image_path && (nx || ny || lnx)) {
         mg_bench_error(&b, "--image %s: the grid size is the image size (drop --nx/--ny/--local-*)", image_path);
         return fail(&b);
@@ -519,6 +693,7 @@ static int run(int argc, char **argv) {
     }
     if (image_path && load_image(&b, image_path, &a, &gnx, &gny) != 0) return fail(&b);
 
+    if (!image_path) a.img_maxval = 255;
     a.es = a.app == APP_LIFE ? 1 : sizeof(double);
     a.elem = a.app == APP_LIFE ? MPI_UNSIGNED_CHAR : MPI_DOUBLE;
     a.periodic = a.app == APP_LIFE;
@@ -570,17 +745,15 @@ static int run(int argc, char **argv) {
     }
     mg_bench_param(&b, "process_dims", "%dx%d", a.d.dims[1], a.d.dims[0]);
     mg_bench_param(&b, "steps", "%d", steps);
-    mg_bench_param(&b, "reps", "%d", reps);
     mg_bench_param(&b, "check", "%s", check ? "serial_final+basic_nonblocking_halo_3_steps" : "off");
     mg_bench_param(&b, "time_unit", "seconds_per_iteration");
+    mg_bench_param(&b, "order", "%s", sequential ? "sequential" : "interleaved");
     mg_bench_param(&b, "variants", "%s", variants_arg);
     if (a.app == APP_JACOBI) mg_bench_param(&b, "init", "cavity_default");
     if (a.app == APP_LIFE) mg_bench_param(&b, "init", "random density=%g seed=%u periodic", LIFE_DENSITY, LIFE_SEED);
     if (a.app == APP_IMAGE)
         mg_bench_param(&b, "init", "edge of %s, start 0, frame %g", image_path ? image_path : "generated mixed",
                        IMAGE_FRAME);
-    b.nrep_method = MG_NREP_FIXED;
-    b.nrep_fixed = reps;
     if (mg_bench_begin(&b, "app packing mode gnx gny steps") != 0) {
         status = 2;
         goto out;
@@ -595,7 +768,7 @@ static int run(int argc, char **argv) {
         MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_LAND, b.comm);
         variant ref;
         char msg[512] = "";
-        if (allok && (rc = variant_create(&a, MG_HALO_BASIC, MG_HALO_NONBLOCKING, &ref)) == MPI_SUCCESS) {
+        if (allok && (rc = variant_create(&a, MG_HALO_BASIC, MG_HALO_NONBLOCKING, &ref, NULL)) == MPI_SUCCESS) {
             rc = variant_check(&a, &ref, steps < CHECK_HALO_STEPS ? steps : CHECK_HALO_STEPS, 0, snap, NULL, msg,
                                sizeof msg);
             variant_free(&ref);
@@ -605,47 +778,57 @@ static int run(int argc, char **argv) {
             status = 2;
             goto out;
         }
+        if (save_path && save_image(&b, &a, serial, save_path) != 0) {
+            status = 2;
+            goto out;
+        }
     }
 
-    for (int v = 0; v < nvar; v++) {
-        char label[128], msg[MPI_MAX_ERROR_STRING + 64] = "";
-        snprintf(label, sizeof label, "%s %s %s", app_names[a.app], mg_halo_packing_name((mg_halo_packing)pk[v]),
-                 mg_halo_mode_name((mg_halo_mode)md[v]));
-        mg_bench_note(&b, "rss_before", label, "%ld", peak_rss_bytes(b.comm));
-        variant var;
-        rc = variant_create(&a, (mg_halo_packing)pk[v], (mg_halo_mode)md[v], &var);
-        if (rc != MPI_SUCCESS) {
-            char es[MPI_MAX_ERROR_STRING];
-            int len;
-            MPI_Error_string(rc, es, &len);
-            snprintf(msg, sizeof msg, "mg_halo_create failed: %s", es);
-            mg_bench_config_error(&b, label, msg);
-            continue;
-        }
-        double setup;
-        MPI_Reduce(&var.setup_s, &setup, 1, MPI_DOUBLE, MPI_MAX, 0, b.comm);
-        mg_bench_note(&b, "setup", label, "%.9e", setup);
-        int bad = 0;
-        if (check) {
-            int r = variant_check(&a, &var, steps, corrupt && pk[v] != MG_HALO_BASIC, snap, serial, msg, sizeof msg);
-            if (r < 0) snprintf(msg, sizeof msg, "MPI error %d in the halo exchange", -r);
-            if (r != 0) {
-                mg_bench_config_error(&b, label, msg);
-                bad = 1;
-            }
-            /* Timing starts again from the initial state (the halo objects stay bound). */
-            app_init(&a, &a.blk, var.g[0], var.g[1]);
-        }
-        if (!bad) {
-            rc = variant_time(&b, &a, &var, steps, reps, label);
-            if (rc != MPI_SUCCESS) {
-                snprintf(msg, sizeof msg, "MPI error %d in the timed loop", rc);
-                mg_bench_config_error(&b, label, msg);
-            }
-            mg_bench_note(&b, "rss", label, "%ld", peak_rss_bytes(b.comm));
-        }
-        variant_free(&var);
+    /* Interleaved (default): every variant is prepared first and repetition r of
+     * each runs in turn (starting with variant r mod n), so that a slow phase of a
+     * shared machine hits all variants alike. Sequential: one variant at a time. */
+    variant *vars = calloc((size_t)nvar, sizeof *vars);
+    char(*labels)[128] = calloc((size_t)nvar, sizeof *labels);
+    int *ready = calloc((size_t)nvar, sizeof *ready);
+    if (!vars || !labels || !ready) {
+        mg_bench_error(&b, "out of memory");
+        status = 2;
     }
+    /* One BASIC exchange per requested mode first, so that what the MPI library
+     * sets up once per process for a kind of communication (shared-memory queues,
+     * collective buffers) is not charged to the memory of whichever variant
+     * happens to use that mode first. */
+    for (int m = 0; m < MG_HALO_MODE_COUNT_ && !status; m++) {
+        int wanted = 0;
+        for (int v = 0; v < nvar; v++) wanted |= md[v] == m;
+        variant warm;
+        if (wanted && variant_create(&a, MG_HALO_BASIC, (mg_halo_mode)m, &warm, NULL) == MPI_SUCCESS) {
+            mg_halo_exchange(warm.h[0]); /* a failure shows again, recorded, in the variant itself */
+            variant_free(&warm);
+        }
+    }
+    const check_ctx cc = {steps, check, corrupt, snap, serial};
+    const int nrep = b.nrep_fixed, rounds = sequential ? nvar : 1, per_round = sequential ? 1 : nvar;
+    for (int round = 0; round < rounds && !status; round++) {
+        const int first = round * per_round;
+        for (int v = first; v < first + per_round; v++) {
+            snprintf(labels[v], sizeof labels[v], "%s %s %s", app_names[a.app],
+                     mg_halo_packing_name((mg_halo_packing)pk[v]), mg_halo_mode_name((mg_halo_mode)md[v]));
+            ready[v] = variant_prepare(&b, &a, (mg_halo_packing)pk[v], (mg_halo_mode)md[v], labels[v], &cc, &vars[v]);
+        }
+        for (int r = 0; r < nrep; r++)
+            for (int k = 0; k < per_round; k++) {
+                int v = first + (r + k) % per_round;
+                if (ready[v]) ready[v] = variant_timed_rep(&b, &a, &vars[v], steps, r, labels[v]);
+            }
+        for (int v = first; v < first + per_round; v++) {
+            if (ready[v]) variant_write(&b, &a, &vars[v], steps, labels[v]);
+            variant_free(&vars[v]);
+        }
+    }
+    free(vars);
+    free(labels);
+    free(ready);
 
 out:
     free(serial);

@@ -94,14 +94,16 @@ struct mg_halo {
     mg_halo_mode mode;
     char *grid;
     MPI_Comm comm; /* owned: dup of the cart comm or the 8-neighbour graph */
-    /* per direction: the region sent to nbr[d] and the halo filled from nbr[d] */
+    /* per direction k: [0] the region sent to nbr[k], [1] the halo filled from nbr[k] */
     int shape[MG_DIR_COUNT_];
-    int count[MG_DIR_COUNT_];       /* elements in the region */
-    MPI_Aint sdisp[MG_DIR_COUNT_];  /* byte offsets in grid */
-    MPI_Aint rdisp[MG_DIR_COUNT_];
-    MPI_Aint boff[MG_DIR_COUNT_];   /* BASIC: byte offsets in sbuf / rbuf */
+    int count[MG_DIR_COUNT_];          /* elements in the region */
+    int start[2][MG_DIR_COUNT_][2];    /* (row, column) of its first cell */
+    MPI_Aint disp[2][MG_DIR_COUNT_];   /* byte offset of that cell in grid */
+    MPI_Aint boff[MG_DIR_COUNT_];      /* BASIC: byte offsets in sbuf / rbuf */
+    size_t buf_bytes;                  /* BASIC: size of sbuf and of rbuf */
     char *sbuf, *rbuf;
-    MPI_Datatype types[SHAPE_COUNT_]; /* DDT / NORMALIZED region types */
+    MPI_Datatype types[SHAPE_COUNT_];  /* DDT / NORMALIZED region types */
+    MPI_Datatype subtypes[2][MG_DIR_COUNT_]; /* SUBARRAY: one type per region */
     /* point-to-point requests: receives 0..ndir-1, sends ndir..2ndir-1 */
     MPI_Request req[2 * MG_DIR_COUNT_];
     /* neighbourhood collective blocks */
@@ -141,6 +143,7 @@ const char *mg_halo_packing_name(mg_halo_packing p)
     switch (p) {
     case MG_HALO_BASIC: return "basic";
     case MG_HALO_DDT: return "ddt";
+    case MG_HALO_SUBARRAY: return "subarray";
     case MG_HALO_NORMALIZED: return "normalized";
     default: return "?";
     }
@@ -159,28 +162,33 @@ const char *mg_halo_mode_name(mg_halo_mode m)
 
 double mg_halo_setup_seconds(const mg_halo *h) { return h ? h->setup_seconds : 0.0; }
 
-/* Geometry of each direction's send region and halo region. */
+size_t mg_halo_buffer_bytes(const mg_halo *h) { return h && h->sbuf ? 2 * h->buf_bytes : 0; }
+
+/* Geometry of each direction's send region and halo region; BASIC's buffer
+ * offsets, leaving out directions without a neighbour. */
 static void set_geometry(mg_halo *h)
 {
     const int nx = h->d->nx, ny = h->d->ny;
-    const MPI_Aint row = (MPI_Aint)(nx + 2), es = (MPI_Aint)h->esz;
-#define AT(i, j) (((MPI_Aint)(i) * row + (MPI_Aint)(j)) * es)
     static const int shapes[MG_DIR_COUNT_] = {SHAPE_ROW, SHAPE_ROW, SHAPE_COL, SHAPE_COL,
                                               SHAPE_CELL, SHAPE_CELL, SHAPE_CELL, SHAPE_CELL};
-    const MPI_Aint s[MG_DIR_COUNT_] = {AT(1, 1), AT(ny, 1), AT(1, nx), AT(1, 1),
-                                       AT(1, nx), AT(1, 1), AT(ny, nx), AT(ny, 1)};
-    const MPI_Aint r[MG_DIR_COUNT_] = {AT(0, 1),      AT(ny + 1, 1),      AT(1, nx + 1),      AT(1, 0),
-                                       AT(0, nx + 1), AT(0, 0), AT(ny + 1, nx + 1), AT(ny + 1, 0)};
-#undef AT
+    const int at[2][MG_DIR_COUNT_][2] = {
+        {{1, 1}, {ny, 1}, {1, nx}, {1, 1}, {1, nx}, {1, 1}, {ny, nx}, {ny, 1}},
+        {{0, 1}, {ny + 1, 1}, {1, nx + 1}, {1, 0}, {0, nx + 1}, {0, 0}, {ny + 1, nx + 1}, {ny + 1, 0}},
+    };
     MPI_Aint off = 0;
     for (int k = 0; k < MG_DIR_COUNT_; k++) {
         h->shape[k] = shapes[k];
         h->count[k] = shapes[k] == SHAPE_ROW ? nx : shapes[k] == SHAPE_COL ? ny : 1;
-        h->sdisp[k] = s[k];
-        h->rdisp[k] = r[k];
+        for (int r = 0; r < 2; r++) {
+            h->start[r][k][0] = at[r][k][0];
+            h->start[r][k][1] = at[r][k][1];
+            h->disp[r][k] = ((MPI_Aint)at[r][k][0] * (nx + 2) + at[r][k][1]) * (MPI_Aint)h->esz;
+        }
         h->boff[k] = off;
-        off += (MPI_Aint)h->count[k] * es;
+        if (k < h->ndir && h->d->nbr[k] != MPI_PROC_NULL)
+            off += (MPI_Aint)h->count[k] * (MPI_Aint)h->esz;
     }
+    h->buf_bytes = (size_t)off;
 }
 
 /* Copy a region between the grid (at byte offset disp) and a contiguous buffer. */
@@ -207,14 +215,14 @@ static void pack_all(mg_halo *h)
 {
     for (int k = 0; k < h->ndir; k++)
         if (h->d->nbr[k] != MPI_PROC_NULL)
-            copy_region(h, k, h->sdisp[k], h->sbuf + h->boff[k], 1);
+            copy_region(h, k, h->disp[0][k], h->sbuf + h->boff[k], 1);
 }
 
 static void unpack_all(mg_halo *h)
 {
     for (int k = 0; k < h->ndir; k++)
         if (h->d->nbr[k] != MPI_PROC_NULL)
-            copy_region(h, k, h->rdisp[k], h->rbuf + h->boff[k], 0);
+            copy_region(h, k, h->disp[1][k], h->rbuf + h->boff[k], 0);
 }
 
 static int build_types(mg_halo *h)
@@ -261,11 +269,54 @@ out:
     return rc;
 }
 
+/* SUBARRAY: each region as a subarray of the whole local array, so that its
+ * start is part of the type and every transfer starts at the grid base. */
+static int build_subarrays(mg_halo *h)
+{
+    const int nx = h->d->nx, ny = h->d->ny;
+    const int sizes[2] = {ny + 2, nx + 2};
+    const int sub[SHAPE_COUNT_][2] = {[SHAPE_ROW] = {1, nx}, [SHAPE_COL] = {ny, 1}, [SHAPE_CELL] = {1, 1}};
+    int rc;
+    for (int k = 0; k < h->ndir; k++)
+        for (int r = 0; r < 2; r++) {
+            MPI_Datatype *t = &h->subtypes[r][k];
+            if ((rc = MPI_Type_create_subarray(2, sizes, sub[h->shape[k]], h->start[r][k], MPI_ORDER_C, h->elem,
+                                               t)) != MPI_SUCCESS)
+                return rc;
+            if ((rc = MPI_Type_commit(t)) != MPI_SUCCESS)
+                return rc; /* mg_halo_free frees the uncommitted type */
+        }
+    return MPI_SUCCESS;
+}
+
+/* Where the send (recv = 0) or receive (recv = 1) region of direction k lies:
+ * byte displacement from the base buffer (sendbase / recvbase), count, type. */
+static void region_args(const mg_halo *h, int k, int recv, MPI_Aint *disp, int *count, MPI_Datatype *type)
+{
+    switch (h->packing) {
+    case MG_HALO_BASIC:
+        *disp = h->boff[k];
+        /* no room in the buffers for a border: nothing to transfer there */
+        *count = h->d->nbr[k] != MPI_PROC_NULL ? h->count[k] : 0;
+        *type = h->elem;
+        break;
+    case MG_HALO_SUBARRAY:
+        *disp = 0; /* the start lives in the type */
+        *count = 1;
+        *type = h->subtypes[recv][k];
+        break;
+    default:
+        *disp = h->disp[recv][k];
+        *count = 1;
+        *type = h->types[h->shape[k]];
+        break;
+    }
+}
+
 /* Communicator of the neighbourhood collective and its block lists. */
 static int build_neighbor(mg_halo *h)
 {
     const mg_decomp *d = h->d;
-    const int basic = h->packing == MG_HALO_BASIC;
     int rc;
     h->nsend = h->nrecv = 0;
     /* The Cartesian communicator serves when its 4 neighbours are distinct
@@ -280,13 +331,8 @@ static int build_neighbor(mg_halo *h)
         if ((rc = MPI_Comm_dup(d->cart, &h->comm)) != MPI_SUCCESS)
             return rc;
         for (int b = 0; b < 4; b++) {
-            int k = order[b];
-            h->a_scount[b] = basic ? h->count[k] : 1;
-            h->a_rcount[b] = basic ? h->count[k] : 1;
-            h->a_sdispl[b] = basic ? h->boff[k] : h->sdisp[k];
-            h->a_rdispl[b] = basic ? h->boff[k] : h->rdisp[k];
-            h->a_stype[b] = basic ? h->elem : h->types[h->shape[k]];
-            h->a_rtype[b] = h->a_stype[b];
+            region_args(h, order[b], 0, &h->a_sdispl[b], &h->a_scount[b], &h->a_stype[b]);
+            region_args(h, order[b], 1, &h->a_rdispl[b], &h->a_rcount[b], &h->a_rtype[b]);
         }
         h->nsend = h->nrecv = 4;
         return MPI_SUCCESS;
@@ -303,17 +349,13 @@ static int build_neighbor(mg_halo *h)
         if (d->nbr[k] != MPI_PROC_NULL) {
             int b = h->nsend++;
             dst[b] = d->nbr[k];
-            h->a_scount[b] = basic ? h->count[k] : 1;
-            h->a_sdispl[b] = basic ? h->boff[k] : h->sdisp[k];
-            h->a_stype[b] = basic ? h->elem : h->types[h->shape[k]];
+            region_args(h, k, 0, &h->a_sdispl[b], &h->a_scount[b], &h->a_stype[b]);
         }
         int o = opposite[k];
         if (d->nbr[o] != MPI_PROC_NULL) {
             int b = h->nrecv++;
             src[b] = d->nbr[o];
-            h->a_rcount[b] = basic ? h->count[o] : 1;
-            h->a_rdispl[b] = basic ? h->boff[o] : h->rdisp[o];
-            h->a_rtype[b] = basic ? h->elem : h->types[h->shape[o]];
+            region_args(h, o, 1, &h->a_rdispl[b], &h->a_rcount[b], &h->a_rtype[b]);
         }
     }
     /* explicit unit weights: Open MPI's MPI_UNWEIGHTED trips -Wstringop-overread */
@@ -335,15 +377,11 @@ static void *recvbase(mg_halo *h) { return h->packing == MG_HALO_BASIC ? (void *
 /* Buffer, count and type of the send (recv = 0) or receive of direction k. */
 static void p2p_args(mg_halo *h, int k, int recv, void **buf, int *count, MPI_Datatype *type)
 {
-    if (h->packing == MG_HALO_BASIC) {
-        *buf = (recv ? h->rbuf : h->sbuf) + h->boff[k];
-        *count = h->count[k];
-        *type = h->elem;
-    } else {
-        *buf = h->grid + (recv ? h->rdisp[k] : h->sdisp[k]);
-        *count = 1;
-        *type = h->types[h->shape[k]];
-    }
+    MPI_Aint disp;
+    char *base = recv ? recvbase(h) : sendbase(h);
+    region_args(h, k, recv, &disp, count, type);
+    /* BASIC without any neighbour has no buffers (and transfers nothing) */
+    *buf = base ? base + disp : NULL;
 }
 
 int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_packing packing,
@@ -379,20 +417,23 @@ int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_p
     h->nreq = MPI_REQUEST_NULL;
     for (int s = 0; s < SHAPE_COUNT_; s++)
         h->types[s] = MPI_DATATYPE_NULL;
-    for (int i = 0; i < 2 * MG_DIR_COUNT_; i++)
+    for (int i = 0; i < 2 * MG_DIR_COUNT_; i++) {
         h->req[i] = MPI_REQUEST_NULL;
+        h->subtypes[i / MG_DIR_COUNT_][i % MG_DIR_COUNT_] = MPI_DATATYPE_NULL;
+    }
     set_geometry(h);
     *out = h; /* mg_halo_free cleans up a partial object on failure */
 
     if (packing == MG_HALO_BASIC) {
-        size_t bytes = (size_t)(2 * (d->nx + d->ny) + 4) * h->esz;
-        h->sbuf = malloc(bytes);
-        h->rbuf = malloc(bytes);
-        if (!h->sbuf || !h->rbuf) {
-            rc = MPI_ERR_NO_MEM;
-            goto fail;
+        if (h->buf_bytes > 0) {
+            h->sbuf = malloc(h->buf_bytes);
+            h->rbuf = malloc(h->buf_bytes);
+            if (!h->sbuf || !h->rbuf) {
+                rc = MPI_ERR_NO_MEM;
+                goto fail;
+            }
         }
-    } else if ((rc = build_types(h)) != MPI_SUCCESS) {
+    } else if ((rc = packing == MG_HALO_SUBARRAY ? build_subarrays(h) : build_types(h)) != MPI_SUCCESS) {
         goto fail;
     }
 
@@ -506,6 +547,10 @@ void mg_halo_free(mg_halo **hp)
     for (int s = 0; s < SHAPE_COUNT_; s++)
         if (h->types[s] != MPI_DATATYPE_NULL)
             MPI_Type_free(&h->types[s]);
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < MG_DIR_COUNT_; k++)
+            if (h->subtypes[r][k] != MPI_DATATYPE_NULL)
+                MPI_Type_free(&h->subtypes[r][k]);
     if (h->comm != MPI_COMM_NULL)
         MPI_Comm_free(&h->comm);
     free(h->sbuf);

@@ -24,12 +24,18 @@
  *
  * Variants (packing x mode):
  *   MG_HALO_BASIC       rows, columns and corners copied into contiguous scratch
- *                       buffers, sent as basic elements, copied back.
+ *                       buffers (room for the directions with a neighbour only),
+ *                       sent as basic elements, copied back.
  *   MG_HALO_DDT         derived datatypes created and committed once: a row is
  *                       MPI_Type_contiguous, a column MPI_Type_vector with stride
  *                       nx + 2 resized to the extent of one element, a corner a
  *                       contiguous type of one element; data move straight from
  *                       and into the grid.
+ *   MG_HALO_SUBARRAY    one MPI_Type_create_subarray per region and direction
+ *                       (send and receive regions differ by their starts) over
+ *                       the whole local array {ny + 2, nx + 2}, MPI_ORDER_C,
+ *                       created and committed once; the start lives in the type,
+ *                       so every transfer uses the grid itself with displacement 0.
  *   MG_HALO_NORMALIZED  the DDT types passed through libmpiguide-dt
  *                       (mg_dt_from_mpi + mg_dt_to_mpi).
  *   MG_HALO_NONBLOCKING          MPI_Irecv / MPI_Isend + MPI_Waitall.
@@ -64,6 +70,7 @@
 #define MG_APPS_HALO_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,7 +104,13 @@ typedef struct mg_decomp {
 int mg_decomp_create(MPI_Comm comm, int global_nx, int global_ny, int periodic, mg_decomp *d);
 void mg_decomp_free(mg_decomp *d);
 
-typedef enum { MG_HALO_BASIC = 0, MG_HALO_DDT, MG_HALO_NORMALIZED, MG_HALO_PACKING_COUNT_ } mg_halo_packing;
+typedef enum {
+    MG_HALO_BASIC = 0,
+    MG_HALO_DDT,
+    MG_HALO_SUBARRAY,
+    MG_HALO_NORMALIZED,
+    MG_HALO_PACKING_COUNT_
+} mg_halo_packing;
 
 typedef enum {
     MG_HALO_NONBLOCKING = 0,
@@ -118,10 +131,15 @@ void mg_halo_free(mg_halo **h);
 /* Seconds spent in mg_halo_create building datatypes, communicators and
  * persistent requests (never part of an exchange). */
 double mg_halo_setup_seconds(const mg_halo *h);
+/* Bytes of scratch (pack/unpack) buffers the halo object holds: BASIC's send and
+ * receive buffers, sized for the directions that have a neighbour (0 without
+ * any); 0 for the datatype packings, which move data straight from the grid
+ * (what the MPI library buffers internally is not counted). */
+size_t mg_halo_buffer_bytes(const mg_halo *h);
 
 /* 1 if this build can run the mode (MG_HALO_NEIGHBOR_PERSISTENT needs MPI-4). */
 int mg_halo_mode_supported(mg_halo_mode mode);
-const char *mg_halo_packing_name(mg_halo_packing p); /* "basic", "ddt", "normalized" */
+const char *mg_halo_packing_name(mg_halo_packing p); /* "basic", "ddt", "subarray", "normalized" */
 const char *mg_halo_mode_name(mg_halo_mode m);       /* "nonblocking", "neighbor", "persistent", "neighbor-persistent" */
 
 #ifdef __cplusplus

@@ -70,7 +70,7 @@ int mg_dissem_barrier(MPI_Comm comm) {
     return MPI_SUCCESS;
 }
 
-static int sync_ranks(const mg_bench *b) {
+int mg_bench_sync(const mg_bench *b) {
     return b->sync == MG_SYNC_DISSEM ? mg_dissem_barrier(b->comm) : MPI_Barrier(b->comm);
 }
 
@@ -143,38 +143,46 @@ int mg_bench_valued_option(const mg_bench *b, int argc, char **argv, int *i, con
     return -1;
 }
 
-int mg_bench_option(mg_bench *b, int argc, char **argv, int *i) {
-    const char *opt = argv[*i];
-    static const char *const with_value[] = {"--output", "--sync", "--nrep", "--t1", "--rse-calib",
-                                              "--rse-batch", "--b1", "--b2", "--nrep-min", "--nrep-max",
-                                              "--calib-max"};
-    if (strcmp(opt, "--calibrate-only") == 0) {
-        b->calibrate_only = 1;
-        return 1;
-    }
-    int known = 0;
-    for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
-        if (strcmp(opt, with_value[k]) == 0) known = 1;
-    if (!known) return 0;
-    if (*i + 1 >= argc) {
-        mg_bench_error(b, "option %s needs a value", opt);
-        return -1;
-    }
-    const char *val = argv[++*i];
-    double d;
-    int n, bad = 0;
-    if (strcmp(opt, "--output") == 0) {
+int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i) {
+    static const char *const names[] = {"--output", "--sync", "--nrep"};
+    const char *val;
+    int k = mg_bench_valued_option(b, argc, argv, i, names, 3, &val), n, bad = 0;
+    if (k < 0) return k == -1 ? 0 : -1;
+    if (k == 0) {
         b->out_path = val;
-    } else if (strcmp(opt, "--sync") == 0) {
+    } else if (k == 1) {
         if (strcmp(val, "barrier") == 0) b->sync = MG_SYNC_BARRIER;
         else if (strcmp(val, "dissem") == 0) b->sync = MG_SYNC_DISSEM;
         else bad = 1;
-    } else if (strcmp(opt, "--nrep") == 0) {
+    } else {
         if (strcmp(val, "rule") == 0) b->nrep_method = MG_NREP_RULE;
         else if (strcmp(val, "estimate") == 0) b->nrep_method = MG_NREP_ESTIMATE;
         else if (parse_int(val, &n) == 0 && n > 0) b->nrep_method = MG_NREP_FIXED, b->nrep_fixed = n;
         else bad = 1;
-    } else if (strcmp(opt, "--t1") == 0) {
+    }
+    if (bad) {
+        mg_bench_error(b, "bad value '%s' for %s", val, names[k]);
+        return -1;
+    }
+    return 1;
+}
+
+int mg_bench_option(mg_bench *b, int argc, char **argv, int *i) {
+    int r = mg_bench_base_option(b, argc, argv, i);
+    if (r != 0) return r;
+    if (strcmp(argv[*i], "--calibrate-only") == 0) {
+        b->calibrate_only = 1;
+        return 1;
+    }
+    /* The NREP estimation's parameters. */
+    static const char *const names[] = {"--t1", "--rse-calib", "--rse-batch", "--b1", "--b2", "--nrep-min",
+                                        "--nrep-max", "--calib-max"};
+    const char *opt = argv[*i], *val;
+    int k = mg_bench_valued_option(b, argc, argv, i, names, (int)(sizeof names / sizeof *names), &val);
+    if (k < 0) return k == -1 ? 0 : -1;
+    double d;
+    int n, bad = 0;
+    if (strcmp(opt, "--t1") == 0) {
         if (parse_double(val, &d) == 0 && d > 0) b->est.t1 = d;
         else bad = 1;
     } else if (strcmp(opt, "--calib-max") == 0) {
@@ -285,7 +293,7 @@ static int reserve(mg_bench *b, size_t n) {
 
 /* One synchronized, timed repetition; every rank returns the maximum over ranks. */
 static int timed_max(mg_bench *b, mg_bench_op op, void *ctx, double *t) {
-    int rc = sync_ranks(b);
+    int rc = mg_bench_sync(b);
     if (rc != MPI_SUCCESS) return rc;
     double t0 = MPI_Wtime();
     rc = op(ctx);
@@ -357,7 +365,7 @@ int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_benc
     }
     if (reserve(b, (size_t)nrep)) return MPI_ERR_NO_MEM;
     for (int i = 0; i < nrep; i++) {
-        rc = sync_ranks(b);
+        rc = mg_bench_sync(b);
         if (rc != MPI_SUCCESS) return rc;
         double t0 = MPI_Wtime();
         rc = op(ctx);

@@ -61,12 +61,17 @@ int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int n
 int mg_parse_size_list(const char *s, size_t *out, int max, int *n);
 
 int mg_dissem_barrier(MPI_Comm comm);
+/* The synchronization of b->sync (--sync) on b->comm, as before every repetition. */
+int mg_bench_sync(const mg_bench *b);
 
 /* Sets defaults; the driver then feeds every argument to mg_bench_option(). */
 int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm);
 /* Returns 1 if argv[*i] (and possibly its value) was consumed, 0 if it is not a
  * common option, -1 on a bad value (message already printed on rank 0). */
 int mg_bench_option(mg_bench *b, int argc, char **argv, int *i);
+/* The part of mg_bench_option for drivers that time their own loop and have no
+ * NREP estimation (mg_stencil): only --output, --sync and --nrep; same returns. */
+int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i);
 const char *mg_bench_common_usage(void);
 /* A driver's own options that take a value: if argv[*i] is names[k], stores
  * the next argument in *value, advances *i past it and returns k; returns -1 if

@@ -8,6 +8,8 @@
 #   EXPECT_ERROR    1: the raw file must hold an #@error line matching
 #                   ERROR_MATCH (regex); 0: it must hold none, and end with #@end=ok
 #   STDERR_MATCH    optional regex the driver's standard error must match
+#   RAW_MATCH       optional regex the raw file must match (`.` also matches a
+#                   newline, so one regex can require several lines in order)
 #   BAD_PGM         optional: write a malformed PGM there first
 #   GOOD_PGM        optional: write a valid 7x5 P2 image there first
 if(DEFINED BAD_PGM)
@@ -56,4 +58,7 @@ else()
   if(NOT raw MATCHES "\napp packing mode gnx gny steps rep time_s\n")
     message(FATAL_ERROR "${OUT} has no column line")
   endif()
+endif()
+if(DEFINED RAW_MATCH AND NOT raw MATCHES "${RAW_MATCH}")
+  message(FATAL_ERROR "${OUT} does not match '${RAW_MATCH}':\n${raw}")
 endif()

@@ -1,11 +1,12 @@
 /* Halo exchange (src/apps/halo.h): every packing x mode, periodic or not, with
- * and without corners, double and unsigned char, on global sizes that do and do
- * not divide over the processes. Each rank fills its interior from the GLOBAL
+ * and without corners, double, unsigned char and int, on global sizes that do
+ * and do not divide over the processes. Each rank fills its interior from the GLOBAL
  * coordinates and its halo with a sentinel; after an exchange every halo cell
  * must hold the global cell it mirrors (wrapping when periodic), or keep the
  * sentinel at a non-periodic border and in the corners when they were not
- * requested; the interior must be untouched; BASIC and DDT (and NORMALIZED) must
- * give bitwise identical grids. Run under mpiexec -n 1..4. */
+ * requested; the interior must be untouched; every packing must give the grid
+ * of BASIC bitwise. mg_halo_buffer_bytes must be BASIC's exact buffer need and
+ * 0 for the datatype packings. Run under mpiexec -n 1..4. */
 #include "halo.h"
 
 #include <mpi.h>
@@ -27,6 +28,9 @@ static void cell_value(const elem_t *e, int gy, int gx, void *dst)
     if (e->type == MPI_DOUBLE) {
         double v = 1000.0 * gy + gx + 0.25;
         memcpy(dst, &v, sizeof v);
+    } else if (e->type == MPI_INT) {
+        int v = -(1009 * gy + gx + 1); /* distinct for gx < 1009, never the sentinel */
+        memcpy(dst, &v, sizeof v);
     } else {
         unsigned char v = (unsigned char)(1 + (gy * 37 + gx * 11) % 250);
         memcpy(dst, &v, 1);
@@ -37,6 +41,9 @@ static void sentinel(const elem_t *e, void *dst)
 {
     if (e->type == MPI_DOUBLE) {
         double v = -7.5e300;
+        memcpy(dst, &v, sizeof v);
+    } else if (e->type == MPI_INT) {
+        int v = 123456789;
         memcpy(dst, &v, sizeof v);
     } else {
         unsigned char v = 0;
@@ -63,6 +70,10 @@ static void print_elem(const elem_t *e, const void *p, char *buf, size_t len)
         double v;
         memcpy(&v, p, sizeof v);
         snprintf(buf, len, "%.17g", v);
+    } else if (e->type == MPI_INT) {
+        int v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, len, "%d", v);
     } else {
         snprintf(buf, len, "%u", (unsigned)*(const unsigned char *)p);
     }
@@ -116,6 +127,18 @@ static int check(const mg_decomp *d, const elem_t *e, int corners, const unsigne
     return bad;
 }
 
+/* Bytes BASIC needs: send and receive room for every direction with a neighbour. */
+static size_t basic_bytes(const mg_decomp *d, int corners, size_t esz)
+{
+    size_t cells = 0;
+    for (int k = 0; k < (corners ? MG_DIR_COUNT_ : 4); k++)
+        if (d->nbr[k] != MPI_PROC_NULL)
+            cells += k == MG_DIR_N || k == MG_DIR_S   ? (size_t)d->nx
+                     : k == MG_DIR_E || k == MG_DIR_W ? (size_t)d->ny
+                                                      : 1;
+    return 2 * cells * esz;
+}
+
 static void run_case(MPI_Comm world, int gnx, int gny, int periodic)
 {
     mg_decomp d;
@@ -133,9 +156,10 @@ static void run_case(MPI_Comm world, int gnx, int gny, int periodic)
                 total);
         failures++;
     }
-    const elem_t elems[2] = {{MPI_DOUBLE, "double", sizeof(double)},
-                             {MPI_UNSIGNED_CHAR, "unsigned char", 1}};
-    for (int ei = 0; ei < 2; ei++) {
+    const elem_t elems[] = {{MPI_DOUBLE, "double", sizeof(double)},
+                            {MPI_UNSIGNED_CHAR, "unsigned char", 1},
+                            {MPI_INT, "int", sizeof(int)}};
+    for (int ei = 0; ei < (int)(sizeof elems / sizeof *elems); ei++) {
         const elem_t *e = &elems[ei];
         size_t bytes = (size_t)(d.nx + 2) * (size_t)(d.ny + 2) * e->size;
         unsigned char *ref = malloc(bytes);
@@ -170,6 +194,15 @@ static void run_case(MPI_Comm world, int gnx, int gny, int periodic)
                         fprintf(stderr, "FAIL %s: setup seconds %g < 0\n", what, mg_halo_setup_seconds(h));
                         failures++;
                     }
+                    size_t want = packing == MG_HALO_BASIC ? basic_bytes(&d, corners, e->size) : 0;
+                    int has_nbr = 0;
+                    for (int k = 0; k < (corners ? MG_DIR_COUNT_ : 4); k++)
+                        has_nbr |= d.nbr[k] != MPI_PROC_NULL;
+                    size_t got = mg_halo_buffer_bytes(h);
+                    if (got != want || (packing == MG_HALO_BASIC && has_nbr && got == 0)) {
+                        fprintf(stderr, "FAIL %s: rank %d buffer bytes %zu, want %zu\n", what, d.rank, got, want);
+                        failures++;
+                    }
                     /* Two rounds: persistent requests and bound buffers must be reusable. */
                     for (int round = 0; round < 2; round++) {
                         if (round == 1)
@@ -193,7 +226,7 @@ static void run_case(MPI_Comm world, int gnx, int gny, int periodic)
                         fprintf(stderr, "FAIL %s: mg_halo_free did not clear the pointer\n", what);
                         failures++;
                     }
-                    /* BASIC and DDT (and NORMALIZED) give bitwise identical grids. */
+                    /* Every packing gives BASIC's grid bitwise. */
                     if (packing == MG_HALO_BASIC) {
                         memcpy(ref, g, bytes);
                     } else if (memcmp(ref, g, bytes) != 0) {
