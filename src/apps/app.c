@@ -71,7 +71,6 @@
 #include "pgm.h"
 #include "stencil.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,15 +119,6 @@ static void usage(const mg_bench *b) {
            "                            (the serial reference of the check; needs --check)\n"
            "  --output FILE             raw output file (default: standard output)\n"
            "  --help                    this text\n");
-}
-
-static int parse_pos_int(const char *s, int *v) {
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno || x < 1 || x > INT32_MAX) return -1;
-    *v = (int)x;
-    return 0;
 }
 
 static int fail(mg_bench *b) {
@@ -619,7 +609,7 @@ static int run(int argc, char **argv) {
                 image_path = val;
             } else if (known == 8) {
                 save_path = val;
-            } else if (parse_pos_int(val, ints[known]) != 0) {
+            } else if (mg_parse_int(val, 1, INT32_MAX, ints[known]) != 0) {
                 mg_bench_error(&b, "bad value '%s' for %s (want a positive integer)", val, opt);
                 return fail(&b);
             }

@@ -211,9 +211,8 @@ static int run(int argc, char **argv) {
         mg_bench_error(&b, "--op bor needs an integer or byte --datatype");
         return fail(&b);
     }
-    char *end;
-    long root = strtol(root_arg, &end, 10);
-    if (*end || end == root_arg || root < 0 || root >= b.size) {
+    int root;
+    if (mg_parse_int(root_arg, 0, b.size - 1, &root) != 0) {
         mg_bench_error(&b, "bad --root '%s': a rank from 0 to %d", root_arg, b.size - 1);
         return fail(&b);
     }
@@ -240,14 +239,14 @@ static int run(int argc, char **argv) {
     mg_bench_param(&b, "profiles", "%s", profiles ? profiles : "");
     mg_bench_param(&b, "datatype", "%s", nt->name);
     mg_bench_param(&b, "op", "%s", no->name);
-    mg_bench_param(&b, "root", "%ld", root);
+    mg_bench_param(&b, "root", "%d", root);
     mg_bench_param(&b, "check_only", "%d", check_only);
     if (mg_bench_begin(&b, "collective impl msize") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
 
     size_t max_block = 0;
     for (int s = 0; s < nsizes; s++) max_block = sizes[s] > max_block ? sizes[s] : max_block;
     size_t cap = max_block * (size_t)b.size;
-    call_ctx c = {.root = (int)root, .rank = b.rank, .size = b.size, .type = nt->type, .op = no->op,
+    call_ctx c = {.root = root, .rank = b.rank, .size = b.size, .type = nt->type, .op = no->op,
                   .comm = MPI_COMM_WORLD};
     c.sbuf = mg_alloc64(cap);
     c.rbuf = mg_alloc64(cap);

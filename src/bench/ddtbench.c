@@ -15,7 +15,6 @@
 #include "mg_bench.h"
 #include "mpiguide/dt.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -668,14 +667,12 @@ static int validate(mg_bench *b, options *o, const char **args) {
         mg_bench_error(b, "unknown --type '%s' (known: int, char, short, double)", type_arg);
         return -1;
     }
-    char *end;
-    errno = 0;
-    long root = strtol(root_arg, &end, 10);
-    if (end == root_arg || *end || errno || root < 0 || root >= b->size) {
+    int root;
+    if (mg_parse_int(root_arg, 0, b->size - 1, &root) != 0) {
         mg_bench_error(b, "bad --root '%s': expected a rank from 0 to %d", root_arg, b->size - 1);
         return -1;
     }
-    o->root = (int)root;
+    o->root = root;
     if (mg_parse_bytes(mem_arg, &o->max_memory) != 0) {
         mg_bench_error(b, "bad --max-memory '%s': expected a byte count, k/m/g = KiB/MiB/GiB", mem_arg);
         return -1;

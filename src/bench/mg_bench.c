@@ -120,12 +120,12 @@ static int parse_double(const char *s, double *v) {
     return (end != s && *end == '\0' && !errno && isfinite(*v)) ? 0 : -1;
 }
 
-static int parse_int(const char *s, int *v) {
+int mg_parse_int(const char *s, int lo, int hi, int *out) {
     char *end;
     errno = 0;
     long x = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno || x < 0 || x > INT32_MAX) return -1;
-    *v = (int)x;
+    if (end == s || *end != '\0' || errno || x < lo || x > hi) return -1;
+    *out = (int)x;
     return 0;
 }
 
@@ -157,7 +157,7 @@ int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i) {
     } else {
         if (strcmp(val, "rule") == 0) b->nrep_method = MG_NREP_RULE;
         else if (strcmp(val, "estimate") == 0) b->nrep_method = MG_NREP_ESTIMATE;
-        else if (parse_int(val, &n) == 0 && n > 0) b->nrep_method = MG_NREP_FIXED, b->nrep_fixed = n;
+        else if (mg_parse_int(val, 1, INT32_MAX, &n) == 0) b->nrep_method = MG_NREP_FIXED, b->nrep_fixed = n;
         else bad = 1;
     }
     if (bad) {
@@ -198,7 +198,7 @@ int mg_bench_option(mg_bench *b, int argc, char **argv, int *i) {
                    : strcmp(opt, "--nrep-min") == 0 ? &b->est.k_min
                                                     : &b->est.nrep_max;
         int min = (dst == &b->est.b2) ? 0 : (dst == &b->est.b1) ? 2 : 1;
-        if (parse_int(val, &n) == 0 && n >= min) *dst = n;
+        if (mg_parse_int(val, min, INT32_MAX, &n) == 0) *dst = n;
         else bad = 1;
     }
     if (bad) {

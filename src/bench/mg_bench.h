@@ -59,6 +59,8 @@ int mg_nrep_rule(size_t msize_bytes); /* 000 Sec. 2.3.2: 100 / 50 / 20 */
 double mg_rse(const double *x, int n);  /* relative standard error, sd/sqrt(n)/mean */
 int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int nrep_max);
 int mg_parse_size_list(const char *s, size_t *out, int max, int *n);
+/* A whole decimal string as an int in lo..hi: 0, or -1 (garbage, overflow, out of range). */
+int mg_parse_int(const char *s, int lo, int hi, int *out);
 
 int mg_dissem_barrier(MPI_Comm comm);
 /* The synchronization of b->sync (--sync) on b->comm, as before every repetition. */
