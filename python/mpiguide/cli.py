@@ -321,6 +321,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _make_dir(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MpiguideError(f"cannot create {path}: {exc.strerror}") from exc
+
+
 # ---------------------------------------------------------------- stencil applications
 
 def _apps_report(rd: runner.RunDir, out_dir: Path) -> None:
@@ -334,10 +341,7 @@ def _apps_report(rd: runner.RunDir, out_dir: Path) -> None:
 def cmd_apps_report(args: argparse.Namespace) -> int:
     rd = _open_with_verdict_opts(args)
     out_dir = Path(args.output) if args.output else rd.path
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise MpiguideError(f"cannot create {out_dir}: {exc.strerror}") from exc
+    _make_dir(out_dir)
     _apps_report(rd, out_dir)
     return 0
 
@@ -507,10 +511,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         meta = runner.new_meta(job, params, names, args.runs, measurement, opts, spec, run_id + "-measure",
                                args.argv)
         state = {"threshold": args.threshold, "command": args.argv}
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise MpiguideError(f"cannot create {out_dir}: {exc.strerror}") from exc
+        _make_dir(out_dir)
         runner._write_json(out_dir / TUNE_STATE, state)
         runner.RunDir.create(out_dir / "measure", meta, launches)
     hint = f"mpiguide tune --resume {out_dir}"
