@@ -45,7 +45,7 @@ int mg_dt_from_mpi(MPI_Datatype type, mg_dt **out);
 void mg_dt_free(mg_dt *t);
 
 /* Properties of one element, as MPI reports them for the decoded type. */
-MPI_Count mg_dt_size(const mg_dt *t);   /* packed bytes per element */
+MPI_Count mg_dt_size(const mg_dt *t); /* packed bytes per element */
 MPI_Count mg_dt_extent(const mg_dt *t);
 MPI_Count mg_dt_lb(const mg_dt *t);
 /* Number of contiguous blocks of one element after normalization. */
@@ -53,22 +53,20 @@ MPI_Count mg_dt_blocks(const mg_dt *t);
 
 /* Pack bytes [offset, offset + *actual) of the stream of `incount` elements read
  * from inbuf; *actual = min(max_bytes, incount * size - offset). */
-int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset,
-               void *outbuf, MPI_Count max_bytes, MPI_Count *actual);
+int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,
+               MPI_Count max_bytes, MPI_Count *actual);
 /* inbuf holds bytes [offset, offset + in_bytes) of the stream; scatter them into
  * outbuf laid out as `outcount` elements. *actual = bytes consumed. */
-int mg_dt_unpack(const mg_dt *t, const void *inbuf, MPI_Count in_bytes, MPI_Count offset,
-                 void *outbuf, MPI_Count outcount, MPI_Count *actual);
+int mg_dt_unpack(const mg_dt *t, const void *inbuf, MPI_Count in_bytes, MPI_Count offset, void *outbuf,
+                 MPI_Count outcount, MPI_Count *actual);
 
 /* A cursor continues a pack or unpack where the previous call stopped at O(1)
  * cost (mg_dt_pack with an offset seeks, which is logarithmic in the blocks).
  * The mg_dt must outlive the cursor. */
 typedef struct mg_dt_cursor mg_dt_cursor;
 int mg_dt_cursor_create(const mg_dt *t, MPI_Count count, MPI_Count offset, mg_dt_cursor **out);
-int mg_dt_cursor_pack(mg_dt_cursor *c, const void *inbuf, void *outbuf, MPI_Count max_bytes,
-                      MPI_Count *actual);
-int mg_dt_cursor_unpack(mg_dt_cursor *c, const void *inbuf, MPI_Count in_bytes, void *outbuf,
-                        MPI_Count *actual);
+int mg_dt_cursor_pack(mg_dt_cursor *c, const void *inbuf, void *outbuf, MPI_Count max_bytes, MPI_Count *actual);
+int mg_dt_cursor_unpack(mg_dt_cursor *c, const void *inbuf, MPI_Count in_bytes, void *outbuf, MPI_Count *actual);
 MPI_Count mg_dt_cursor_offset(const mg_dt_cursor *c);
 void mg_dt_cursor_free(mg_dt_cursor *c);
 

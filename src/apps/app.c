@@ -1,4 +1,4 @@
-/* mg_stencil: the stencil application driver (issue 6).
+/* mg_stencil: the stencil application driver.
  *
  * Runs one of the three 2D stencil codes of paper 003 (Jacobi CFD, Game of Life,
  * lattice image reconstruction) on a 2D block decomposition (halo.h) with every
@@ -81,15 +81,15 @@
 enum { APP_JACOBI, APP_LIFE, APP_IMAGE, APP_COUNT_ };
 static const char *const app_names[] = {"jacobi", "life", "image"};
 
-#define LIFE_SEED 20261121u
-#define LIFE_DENSITY 0.3
-#define IMAGE_FRAME 0.0
+#define LIFE_SEED        20261121u
+#define LIFE_DENSITY     0.3
+#define IMAGE_FRAME      0.0
 #define CHECK_HALO_STEPS 3
-#define MAX_VARIANTS (MG_HALO_PACKING_COUNT_ * MG_HALO_MODE_COUNT_)
+#define MAX_VARIANTS     (MG_HALO_PACKING_COUNT_ * MG_HALO_MODE_COUNT_)
 
 typedef struct {
     int app;
-    size_t es;          /* element size */
+    size_t es; /* element size */
     MPI_Datatype elem;
     int periodic, corners;
     mg_decomp d;
@@ -100,7 +100,8 @@ typedef struct {
     int corrupt;
 } app_ctx;
 
-static void usage(const mg_bench *b) {
+static void usage(const mg_bench *b)
+{
     if (b->rank != 0) return;
     printf("usage: mpiexec -n P mg_stencil [options]\n"
            "  --app jacobi|life|image   application (default jacobi)\n"
@@ -121,13 +122,15 @@ static void usage(const mg_bench *b) {
            "  --help                    this text\n");
 }
 
-static int fail(mg_bench *b) {
+static int fail(mg_bench *b)
+{
     mg_bench_end(b);
     return 2;
 }
 
 /* Current resident set of this process (VmRSS), or -1 if /proc is unreadable. */
-static long current_rss_bytes(void) {
+static long current_rss_bytes(void)
+{
     long size = 0, resident = -1;
     FILE *f = fopen("/proc/self/statm", "r");
     if (!f) return -1;
@@ -137,7 +140,8 @@ static long current_rss_bytes(void) {
     return resident >= 0 && page > 0 ? resident * page : -1;
 }
 
-static long peak_rss_bytes(MPI_Comm comm) {
+static long peak_rss_bytes(MPI_Comm comm)
+{
     struct rusage ru;
     long mine = 0, all = 0;
     if (getrusage(RUSAGE_SELF, &ru) == 0) mine = ru.ru_maxrss * 1024L; /* Linux: KiB */
@@ -150,7 +154,8 @@ static long peak_rss_bytes(MPI_Comm comm) {
 /* ---------------------------------------------------------------- */
 
 /* Initial state of the two arrays of a block b (grid cells of a->es bytes). */
-static void app_init(const app_ctx *a, const mg_block *b, void *g0, void *g1) {
+static void app_init(const app_ctx *a, const mg_block *b, void *g0, void *g1)
+{
     size_t n = mg_grid_cells(b->nx, b->ny);
     memset(g0, 0, n * a->es);
     memset(g1, 0, n * a->es);
@@ -166,20 +171,25 @@ static void app_init(const app_ctx *a, const mg_block *b, void *g0, void *g1) {
     }
 }
 
-static void app_step(const app_ctx *a, const double *edge, const void *in, void *out, int nx, int ny) {
-    if (a->app == APP_JACOBI) mg_jacobi_step(in, out, nx, ny);
-    else if (a->app == APP_LIFE) mg_life_step(in, out, nx, ny);
-    else mg_image_step(edge, in, out, nx, ny);
+static void app_step(const app_ctx *a, const double *edge, const void *in, void *out, int nx, int ny)
+{
+    if (a->app == APP_JACOBI)
+        mg_jacobi_step(in, out, nx, ny);
+    else if (a->app == APP_LIFE)
+        mg_life_step(in, out, nx, ny);
+    else
+        mg_image_step(edge, in, out, nx, ny);
 }
 
 /* The image of block b: generated, or copied from the whole --image, frame set. */
-static void image_fill(const app_ctx *a, const mg_block *b, double *img) {
+static void image_fill(const app_ctx *a, const mg_block *b, double *img)
+{
     memset(img, 0, mg_grid_cells(b->nx, b->ny) * sizeof *img);
     if (a->img_global) {
         for (int j = 1; j <= b->ny; j++)
             for (int i = 1; i <= b->nx; i++)
-                img[MG_IDX(b->nx, i, j)] = a->img_global[(size_t)(b->y0 + j - 1) * (size_t)b->gnx +
-                                                         (size_t)(b->x0 + i - 1)];
+                img[MG_IDX(b->nx, i, j)] =
+                    a->img_global[(size_t)(b->y0 + j - 1) * (size_t)b->gnx + (size_t)(b->x0 + i - 1)];
     } else {
         mg_image_generate(img, b, MG_IMAGE_MIXED);
     }
@@ -188,7 +198,8 @@ static void image_fill(const app_ctx *a, const mg_block *b, double *img) {
 
 /* Serial reference: `steps` iterations on one block covering the whole grid.
  * Returns the final array (gnx+2 x gny+2) or NULL. */
-static void *serial_reference(const app_ctx *a, int steps) {
+static void *serial_reference(const app_ctx *a, int steps)
+{
     mg_block b = mg_block_serial(a->blk.gnx, a->blk.gny);
     size_t n = mg_grid_cells(b.nx, b.ny);
     char *g[2] = {malloc(n * a->es), malloc(n * a->es)};
@@ -236,7 +247,8 @@ typedef struct {
     double *loop;       /* per repetition: seconds of the loop on this rank */
 } variant;
 
-static void variant_free(variant *v) {
+static void variant_free(variant *v)
+{
     mg_halo_free(&v->h[0]);
     mg_halo_free(&v->h[1]);
     free(v->g[0]);
@@ -248,14 +260,17 @@ static void variant_free(variant *v) {
 /* Allocates the grids (initial state) and the two halo objects. Collective:
  * returns the same MPI code on every rank. rss_grids (or NULL): this rank's
  * current resident set once the grids are written, before any halo object. */
-static int variant_create(const app_ctx *a, mg_halo_packing p, mg_halo_mode m, variant *v, long *rss_grids) {
+static int variant_create(const app_ctx *a, mg_halo_packing p, mg_halo_mode m, variant *v, long *rss_grids)
+{
     memset(v, 0, sizeof *v);
     size_t n = mg_grid_cells(a->d.nx, a->d.ny);
     int rc = MPI_SUCCESS;
     v->g[0] = malloc(n * a->es);
     v->g[1] = malloc(n * a->es);
-    if (!v->g[0] || !v->g[1]) rc = MPI_ERR_NO_MEM;
-    else app_init(a, &a->blk, v->g[0], v->g[1]);
+    if (!v->g[0] || !v->g[1])
+        rc = MPI_ERR_NO_MEM;
+    else
+        app_init(a, &a->blk, v->g[0], v->g[1]);
     if (rss_grids) *rss_grids = current_rss_bytes();
     for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
         rc = mg_halo_create(&a->d, a->elem, a->corners, p, m, v->g[k], &v->h[k]);
@@ -267,15 +282,19 @@ static int variant_create(const app_ctx *a, mg_halo_packing p, mg_halo_mode m, v
     return all;
 }
 
-static void fmt_value(const app_ctx *a, const void *g, size_t k, char *buf, size_t len) {
-    if (a->es == 1) snprintf(buf, len, "%d", ((const unsigned char *)g)[k]);
-    else snprintf(buf, len, "%.17g", ((const double *)g)[k]);
+static void fmt_value(const app_ctx *a, const void *g, size_t k, char *buf, size_t len)
+{
+    if (a->es == 1)
+        snprintf(buf, len, "%d", ((const unsigned char *)g)[k]);
+    else
+        snprintf(buf, len, "%.17g", ((const double *)g)[k]);
 }
 
 /* First differing cell of two local arrays of the block (both with the local
  * layout), or -1. With ref_global the reference is the serial array and only the
  * interior is compared. */
-static int first_diff(const app_ctx *a, const char *got, const char *want, int ref_global, int *ci, int *cj) {
+static int first_diff(const app_ctx *a, const char *got, const char *want, int ref_global, int *ci, int *cj)
+{
     int nx = a->d.nx, ny = a->d.ny, gnx = a->blk.gnx;
     int lo = ref_global ? 1 : 0, hi_x = ref_global ? nx : nx + 1, hi_y = ref_global ? ny : ny + 1;
     for (int j = lo; j <= hi_y; j++)
@@ -297,7 +316,8 @@ static int first_diff(const app_ctx *a, const char *got, const char *want, int r
  * reference run). Writes a message into msg and returns 1 on a mismatch found on
  * some rank (same on every rank), 0 if fine, or -(MPI code). */
 static int variant_check(const app_ctx *a, variant *v, int steps, int corrupt, char **snap, const void *serial,
-                         char *msg, size_t msglen) {
+                         char *msg, size_t msglen)
+{
     size_t n = mg_grid_cells(a->d.nx, a->d.ny);
     int cur = 0, bad_step = 0, ci = 0, cj = 0, rc = MPI_SUCCESS;
     char got[64] = "", want[64] = "";
@@ -309,13 +329,19 @@ static int variant_check(const app_ctx *a, variant *v, int steps, int corrupt, c
             MPI_Comm_size(a->d.cart, &last);
             if (a->d.rank == last - 1) {
                 int nx = a->d.nx, ny = a->d.ny, i = 0, j = 1;
-                if (a->d.nbr[MG_DIR_W] != MPI_PROC_NULL) i = 0, j = 1;
-                else if (a->d.nbr[MG_DIR_E] != MPI_PROC_NULL) i = nx + 1, j = 1;
-                else if (a->d.nbr[MG_DIR_N] != MPI_PROC_NULL) i = 1, j = 0;
-                else if (a->d.nbr[MG_DIR_S] != MPI_PROC_NULL) i = 1, j = ny + 1;
+                if (a->d.nbr[MG_DIR_W] != MPI_PROC_NULL)
+                    i = 0, j = 1;
+                else if (a->d.nbr[MG_DIR_E] != MPI_PROC_NULL)
+                    i = nx + 1, j = 1;
+                else if (a->d.nbr[MG_DIR_N] != MPI_PROC_NULL)
+                    i = 1, j = 0;
+                else if (a->d.nbr[MG_DIR_S] != MPI_PROC_NULL)
+                    i = 1, j = ny + 1;
                 size_t k = MG_IDX(nx, i, j);
-                if (a->es == 1) v->g[cur][k] ^= 1;
-                else ((double *)(void *)v->g[cur])[k] += 1.0;
+                if (a->es == 1)
+                    v->g[cur][k] ^= 1;
+                else
+                    ((double *)(void *)v->g[cur])[k] += 1.0;
             }
         }
         if (s <= CHECK_HALO_STEPS) {
@@ -348,15 +374,16 @@ static int variant_check(const app_ctx *a, variant *v, int steps, int corrupt, c
     if (first == __LONG_MAX__) return 0;
     int root = (int)(first % size);
     if (a->d.rank == root)
-        snprintf(msg, msglen, "step %d rank %d cell (%d,%d): got %s want %s", bad_step, a->d.rank,
-                 a->d.x0 + ci - 1, a->d.y0 + cj - 1, got, want);
+        snprintf(msg, msglen, "step %d rank %d cell (%d,%d): got %s want %s", bad_step, a->d.rank, a->d.x0 + ci - 1,
+                 a->d.y0 + cj - 1, got, want);
     MPI_Bcast(msg, (int)msglen, MPI_CHAR, root, a->d.cart);
     return 1;
 }
 
 /* One timed repetition r of `steps` iterations, after the synchronization.
  * Returns this rank's MPI code (the caller agrees on it over the ranks). */
-static int variant_rep(mg_bench *b, const app_ctx *a, variant *v, int steps, int r) {
+static int variant_rep(mg_bench *b, const app_ctx *a, variant *v, int steps, int r)
+{
     int rc = mg_bench_sync(b);
     if (rc != MPI_SUCCESS) return rc;
     double t0 = MPI_Wtime();
@@ -375,7 +402,8 @@ static int variant_rep(mg_bench *b, const app_ctx *a, variant *v, int steps, int
 
 /* Writes a timed variant's rows (maximum over ranks per repetition, per
  * iteration) and its comm note. */
-static void variant_write(mg_bench *b, const app_ctx *a, variant *v, int steps, const char *label) {
+static void variant_write(mg_bench *b, const app_ctx *a, variant *v, int steps, const char *label)
+{
     const int nrep = b->nrep_fixed;
     double *maxloop = v->loop + nrep, share = v->total > 0 ? v->comm / v->total : 0.0, maxshare = 0.0;
     MPI_Reduce(v->loop, maxloop, nrep, MPI_DOUBLE, MPI_MAX, 0, b->comm);
@@ -390,7 +418,8 @@ static void variant_write(mg_bench *b, const app_ctx *a, variant *v, int steps, 
 
 /* Repetition r of a ready variant; on an MPI error on any rank the variant is
  * recorded as failed. Returns 1 if it is still ready. Collective. */
-static int variant_timed_rep(mg_bench *b, const app_ctx *a, variant *v, int steps, int r, const char *label) {
+static int variant_timed_rep(mg_bench *b, const app_ctx *a, variant *v, int steps, int r, const char *label)
+{
     int rc = variant_rep(b, a, v, steps, r), all;
     MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, b->comm);
     if (all == MPI_SUCCESS) return 1;
@@ -410,7 +439,8 @@ typedef struct {
  * its initial state, warms it up and records its memory. Collective. Returns 1
  * if it is ready to be timed; 0 if not (the reason is recorded, nothing kept). */
 static int variant_prepare(mg_bench *b, const app_ctx *a, mg_halo_packing p, mg_halo_mode m, const char *label,
-                           const check_ctx *c, variant *v) {
+                           const check_ctx *c, variant *v)
+{
     char msg[MPI_MAX_ERROR_STRING + 64] = "";
     mg_bench_note(b, "rss_before", label, "%ld", peak_rss_bytes(b->comm));
     long rss0;
@@ -465,7 +495,8 @@ static int variant_prepare(mg_bench *b, const app_ctx *a, mg_halo_packing p, mg_
 /* Options                                                           */
 /* ---------------------------------------------------------------- */
 
-static int parse_variants(mg_bench *b, const char *s, int *pk, int *md, int *n) {
+static int parse_variants(mg_bench *b, const char *s, int *pk, int *md, int *n)
+{
     *n = 0;
     if (strcmp(s, "all") == 0) {
         for (int p = 0; p < MG_HALO_PACKING_COUNT_; p++)
@@ -511,14 +542,17 @@ static int parse_variants(mg_bench *b, const char *s, int *pk, int *md, int *n) 
 }
 
 /* Reads --image on rank 0 and broadcasts it (as doubles, sample values). */
-static int load_image(mg_bench *b, const char *path, app_ctx *a, int *w, int *h) {
+static int load_image(mg_bench *b, const char *path, app_ctx *a, int *w, int *h)
+{
     int dims[3] = {0, 0, 0};
     mg_pgm img = {0};
     char err[512] = "";
     if (b->rank == 0) {
         mg_pgm_status st = mg_pgm_read(path, &img, err, sizeof err);
-        if (st == MG_PGM_OK) dims[0] = img.width, dims[1] = img.height;
-        else dims[2] = 1;
+        if (st == MG_PGM_OK)
+            dims[0] = img.width, dims[1] = img.height;
+        else
+            dims[2] = 1;
     }
     MPI_Bcast(dims, 3, MPI_INT, 0, b->comm);
     if (dims[2]) {
@@ -552,7 +586,8 @@ static int load_image(mg_bench *b, const char *path, app_ctx *a, int *w, int *h)
 /* --save-image: rank 0 writes the interior of the serial reference's final state
  * (which every checked variant equals bitwise), rounded and clamped to 0..maxval.
  * Returns 0, or -1 with the message printed (same on every rank). */
-static int save_image(mg_bench *b, const app_ctx *a, const double *serial, const char *path) {
+static int save_image(mg_bench *b, const app_ctx *a, const double *serial, const char *path)
+{
     char err[512] = "";
     int st = MG_PGM_OK;
     if (b->rank == 0) {
@@ -580,7 +615,8 @@ static int save_image(mg_bench *b, const app_ctx *a, const double *serial, const
     return 0;
 }
 
-static int run(int argc, char **argv) {
+static int run(int argc, char **argv)
+{
     mg_bench b;
     mg_bench_init(&b, "stencil", MPI_COMM_WORLD);
     const char *variants_arg = "all", *image_path = NULL, *app_arg = "jacobi", *save_path = NULL;
@@ -594,8 +630,8 @@ static int run(int argc, char **argv) {
         int common = mg_bench_base_option(&b, argc, argv, &i);
         if (common < 0) return fail(&b);
         if (common > 0) continue;
-        static const char *const valued[] = {"--app", "--variants", "--nx", "--ny", "--local-nx", "--local-ny",
-                                             "--steps", "--image", "--save-image"};
+        static const char *const valued[] = {"--app",      "--variants", "--nx",    "--ny",        "--local-nx",
+                                             "--local-ny", "--steps",    "--image", "--save-image"};
         const char *val;
         int known = mg_bench_valued_option(&b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
         if (known == -2) return fail(&b);
@@ -662,8 +698,10 @@ static int run(int argc, char **argv) {
         return fail(&b);
     }
     if (save_path && (a.app != APP_IMAGE || !check)) {
-        mg_bench_error(&b, "--save-image %s: only for --app image, with --check (it writes the serial reference "
-                       "that every variant is checked against)", save_path);
+        mg_bench_error(&b,
+                       "--save-image %s: only for --app image, with --check (it writes the serial reference "
+                       "that every variant is checked against)",
+                       save_path);
         return fail(&b);
     }
     if (image_path && (nx || ny || lnx)) {
@@ -691,8 +729,8 @@ static int run(int argc, char **argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rc = mg_decomp_create(MPI_COMM_WORLD, gnx, gny, a.periodic, &a.d);
     if (rc != MPI_SUCCESS) {
-        mg_bench_error(&b, "cannot decompose a %dx%d grid over %d processes (--nx/--ny or --local-nx/--local-ny)",
-                       gnx, gny, b.size);
+        mg_bench_error(&b, "cannot decompose a %dx%d grid over %d processes (--nx/--ny or --local-nx/--local-ny)", gnx,
+                       gny, b.size);
         free(a.img_global);
         return fail(&b);
     }
@@ -830,7 +868,8 @@ out:
     return status ? status : st;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     MPI_Init(&argc, &argv);
     int status = run(argc, argv);
     MPI_Finalize();

@@ -29,27 +29,22 @@ static int rank_at(const mg_decomp *d, int dy, int dx, int *rank)
 
 int mg_decomp_create(MPI_Comm comm, int global_nx, int global_ny, int periodic, mg_decomp *d)
 {
-    if (!d || global_nx < 1 || global_ny < 1 || comm == MPI_COMM_NULL)
-        return MPI_ERR_ARG;
+    if (!d || global_nx < 1 || global_ny < 1 || comm == MPI_COMM_NULL) return MPI_ERR_ARG;
     memset(d, 0, sizeof *d);
     d->cart = MPI_COMM_NULL;
     int size, rc = MPI_Comm_size(comm, &size);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (rc != MPI_SUCCESS) return rc;
     int dims[2] = {0, 0};
-    if ((rc = MPI_Dims_create(size, 2, dims)) != MPI_SUCCESS)
-        return rc;
+    if ((rc = MPI_Dims_create(size, 2, dims)) != MPI_SUCCESS) return rc;
     /* dims[0] splits y (rows), dims[1] splits x (columns); every process needs a cell. */
     if (dims[0] > global_ny || dims[1] > global_nx) {
         int t = dims[0];
         dims[0] = dims[1];
         dims[1] = t;
-        if (dims[0] > global_ny || dims[1] > global_nx)
-            return MPI_ERR_DIMS;
+        if (dims[0] > global_ny || dims[1] > global_nx) return MPI_ERR_DIMS;
     }
     int periods[2] = {periodic ? 1 : 0, periodic ? 1 : 0};
-    if ((rc = MPI_Cart_create(comm, 2, dims, periods, 0, &d->cart)) != MPI_SUCCESS)
-        return rc;
+    if ((rc = MPI_Cart_create(comm, 2, dims, periods, 0, &d->cart)) != MPI_SUCCESS) return rc;
     d->dims[0] = dims[0];
     d->dims[1] = dims[1];
     d->periodic = periodic ? 1 : 0;
@@ -63,12 +58,11 @@ int mg_decomp_create(MPI_Comm comm, int global_nx, int global_ny, int periodic, 
     d->nx = split_count(global_nx, dims[1], d->coords[1]);
     d->x0 = split_offset(global_nx, dims[1], d->coords[1]);
     static const int delta[MG_DIR_COUNT_][2] = {
-        [MG_DIR_N] = {-1, 0},  [MG_DIR_S] = {1, 0},   [MG_DIR_E] = {0, 1},   [MG_DIR_W] = {0, -1},
+        [MG_DIR_N] = {-1, 0},  [MG_DIR_S] = {1, 0},    [MG_DIR_E] = {0, 1},  [MG_DIR_W] = {0, -1},
         [MG_DIR_NE] = {-1, 1}, [MG_DIR_NW] = {-1, -1}, [MG_DIR_SE] = {1, 1}, [MG_DIR_SW] = {1, -1},
     };
     for (int k = 0; k < MG_DIR_COUNT_; k++)
-        if ((rc = rank_at(d, delta[k][0], delta[k][1], &d->nbr[k])) != MPI_SUCCESS)
-            goto fail;
+        if ((rc = rank_at(d, delta[k][0], delta[k][1], &d->nbr[k])) != MPI_SUCCESS) goto fail;
     return MPI_SUCCESS;
 fail:
     MPI_Comm_free(&d->cart);
@@ -77,8 +71,7 @@ fail:
 
 void mg_decomp_free(mg_decomp *d)
 {
-    if (d && d->cart != MPI_COMM_NULL)
-        MPI_Comm_free(&d->cart);
+    if (d && d->cart != MPI_COMM_NULL) MPI_Comm_free(&d->cart);
 }
 
 /* ---------------------------------------------------------------- halo object */
@@ -96,13 +89,13 @@ struct mg_halo {
     MPI_Comm comm; /* owned: dup of the cart comm or the 8-neighbour graph */
     /* per direction k: [0] the region sent to nbr[k], [1] the halo filled from nbr[k] */
     int shape[MG_DIR_COUNT_];
-    int count[MG_DIR_COUNT_];          /* elements in the region */
-    int start[2][MG_DIR_COUNT_][2];    /* (row, column) of its first cell */
-    MPI_Aint disp[2][MG_DIR_COUNT_];   /* byte offset of that cell in grid */
-    MPI_Aint boff[MG_DIR_COUNT_];      /* BASIC: byte offsets in sbuf / rbuf */
-    size_t buf_bytes;                  /* BASIC: size of sbuf and of rbuf */
+    int count[MG_DIR_COUNT_];        /* elements in the region */
+    int start[2][MG_DIR_COUNT_][2];  /* (row, column) of its first cell */
+    MPI_Aint disp[2][MG_DIR_COUNT_]; /* byte offset of that cell in grid */
+    MPI_Aint boff[MG_DIR_COUNT_];    /* BASIC: byte offsets in sbuf / rbuf */
+    size_t buf_bytes;                /* BASIC: size of sbuf and of rbuf */
     char *sbuf, *rbuf;
-    MPI_Datatype types[SHAPE_COUNT_];  /* DDT / NORMALIZED region types */
+    MPI_Datatype types[SHAPE_COUNT_];        /* DDT / NORMALIZED region types */
     MPI_Datatype subtypes[2][MG_DIR_COUNT_]; /* SUBARRAY: one type per region */
     /* point-to-point requests: receives 0..ndir-1, sends ndir..2ndir-1 */
     MPI_Request req[2 * MG_DIR_COUNT_];
@@ -125,16 +118,14 @@ int mg_halo_mode_supported(mg_halo_mode mode)
     switch (mode) {
     case MG_HALO_NONBLOCKING:
     case MG_HALO_NEIGHBOR:
-    case MG_HALO_PERSISTENT:
-        return 1;
+    case MG_HALO_PERSISTENT: return 1;
     case MG_HALO_NEIGHBOR_PERSISTENT:
 #ifdef MG_HAVE_MPI_NEIGHBOR_ALLTOALLW_INIT
         return 1;
 #else
         return 0;
 #endif
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -169,7 +160,7 @@ size_t mg_halo_buffer_bytes(const mg_halo *h) { return h && h->sbuf ? 2 * h->buf
 static void set_geometry(mg_halo *h)
 {
     const int nx = h->d->nx, ny = h->d->ny;
-    static const int shapes[MG_DIR_COUNT_] = {SHAPE_ROW, SHAPE_ROW, SHAPE_COL, SHAPE_COL,
+    static const int shapes[MG_DIR_COUNT_] = {SHAPE_ROW,  SHAPE_ROW,  SHAPE_COL,  SHAPE_COL,
                                               SHAPE_CELL, SHAPE_CELL, SHAPE_CELL, SHAPE_CELL};
     const int at[2][MG_DIR_COUNT_][2] = {
         {{1, 1}, {ny, 1}, {1, nx}, {1, 1}, {1, nx}, {1, 1}, {ny, nx}, {ny, 1}},
@@ -185,8 +176,7 @@ static void set_geometry(mg_halo *h)
             h->disp[r][k] = ((MPI_Aint)at[r][k][0] * (nx + 2) + at[r][k][1]) * (MPI_Aint)h->esz;
         }
         h->boff[k] = off;
-        if (k < h->ndir && h->d->nbr[k] != MPI_PROC_NULL)
-            off += (MPI_Aint)h->count[k] * (MPI_Aint)h->esz;
+        if (k < h->ndir && h->d->nbr[k] != MPI_PROC_NULL) off += (MPI_Aint)h->count[k] * (MPI_Aint)h->esz;
     }
     h->buf_bytes = (size_t)off;
 }
@@ -214,15 +204,13 @@ static void copy_region(const mg_halo *h, int k, MPI_Aint disp, char *buf, int t
 static void pack_all(mg_halo *h)
 {
     for (int k = 0; k < h->ndir; k++)
-        if (h->d->nbr[k] != MPI_PROC_NULL)
-            copy_region(h, k, h->disp[0][k], h->sbuf + h->boff[k], 1);
+        if (h->d->nbr[k] != MPI_PROC_NULL) copy_region(h, k, h->disp[0][k], h->sbuf + h->boff[k], 1);
 }
 
 static void unpack_all(mg_halo *h)
 {
     for (int k = 0; k < h->ndir; k++)
-        if (h->d->nbr[k] != MPI_PROC_NULL)
-            copy_region(h, k, h->disp[1][k], h->rbuf + h->boff[k], 0);
+        if (h->d->nbr[k] != MPI_PROC_NULL) copy_region(h, k, h->disp[1][k], h->rbuf + h->boff[k], 0);
 }
 
 static int build_types(mg_halo *h)
@@ -231,41 +219,33 @@ static int build_types(mg_halo *h)
     MPI_Datatype raw[SHAPE_COUNT_] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     MPI_Datatype col = MPI_DATATYPE_NULL;
     int rc;
-    if ((rc = MPI_Type_contiguous(nx, h->elem, &raw[SHAPE_ROW])) != MPI_SUCCESS)
-        goto out;
+    if ((rc = MPI_Type_contiguous(nx, h->elem, &raw[SHAPE_ROW])) != MPI_SUCCESS) goto out;
     /* A column: ny elements, stride one grid row; resized to one element's extent
      * so that consecutive columns could be addressed with a count. */
-    if ((rc = MPI_Type_vector(ny, 1, nx + 2, h->elem, &col)) != MPI_SUCCESS)
-        goto out;
-    if ((rc = MPI_Type_create_resized(col, 0, (MPI_Aint)h->esz, &raw[SHAPE_COL])) != MPI_SUCCESS)
-        goto out;
-    if ((rc = MPI_Type_contiguous(1, h->elem, &raw[SHAPE_CELL])) != MPI_SUCCESS)
-        goto out;
+    if ((rc = MPI_Type_vector(ny, 1, nx + 2, h->elem, &col)) != MPI_SUCCESS) goto out;
+    if ((rc = MPI_Type_create_resized(col, 0, (MPI_Aint)h->esz, &raw[SHAPE_COL])) != MPI_SUCCESS) goto out;
+    if ((rc = MPI_Type_contiguous(1, h->elem, &raw[SHAPE_CELL])) != MPI_SUCCESS) goto out;
     for (int s = 0; s < SHAPE_COUNT_; s++) {
         if (h->packing == MG_HALO_NORMALIZED) {
             mg_dt *t = NULL;
             int drc = mg_dt_from_mpi(raw[s], &t);
-            if (drc == MG_DT_SUCCESS)
-                drc = mg_dt_to_mpi(t, 1, &h->types[s]);
+            if (drc == MG_DT_SUCCESS) drc = mg_dt_to_mpi(t, 1, &h->types[s]);
             mg_dt_free(t);
             if (drc != MG_DT_SUCCESS) {
                 rc = drc == MG_DT_ERR_NOMEM ? MPI_ERR_NO_MEM : MPI_ERR_TYPE;
                 goto out;
             }
         } else {
-            if ((rc = MPI_Type_commit(&raw[s])) != MPI_SUCCESS)
-                goto out;
+            if ((rc = MPI_Type_commit(&raw[s])) != MPI_SUCCESS) goto out;
             h->types[s] = raw[s];
             raw[s] = MPI_DATATYPE_NULL;
         }
     }
     rc = MPI_SUCCESS;
 out:
-    if (col != MPI_DATATYPE_NULL)
-        MPI_Type_free(&col);
+    if (col != MPI_DATATYPE_NULL) MPI_Type_free(&col);
     for (int s = 0; s < SHAPE_COUNT_; s++)
-        if (raw[s] != MPI_DATATYPE_NULL)
-            MPI_Type_free(&raw[s]);
+        if (raw[s] != MPI_DATATYPE_NULL) MPI_Type_free(&raw[s]);
     return rc;
 }
 
@@ -280,11 +260,10 @@ static int build_subarrays(mg_halo *h)
     for (int k = 0; k < h->ndir; k++)
         for (int r = 0; r < 2; r++) {
             MPI_Datatype *t = &h->subtypes[r][k];
-            if ((rc = MPI_Type_create_subarray(2, sizes, sub[h->shape[k]], h->start[r][k], MPI_ORDER_C, h->elem,
-                                               t)) != MPI_SUCCESS)
+            if ((rc = MPI_Type_create_subarray(2, sizes, sub[h->shape[k]], h->start[r][k], MPI_ORDER_C, h->elem, t)) !=
+                MPI_SUCCESS)
                 return rc;
-            if ((rc = MPI_Type_commit(t)) != MPI_SUCCESS)
-                return rc; /* mg_halo_free frees the uncommitted type */
+            if ((rc = MPI_Type_commit(t)) != MPI_SUCCESS) return rc; /* mg_halo_free frees the uncommitted type */
         }
     return MPI_SUCCESS;
 }
@@ -328,8 +307,7 @@ static int build_neighbor(mg_halo *h)
     if (!h->corners && cart_ok) {
         /* Cartesian neighbourhood order: dim 0 (source, dest of a +1 shift), dim 1 likewise. */
         static const int order[4] = {MG_DIR_N, MG_DIR_S, MG_DIR_W, MG_DIR_E};
-        if ((rc = MPI_Comm_dup(d->cart, &h->comm)) != MPI_SUCCESS)
-            return rc;
+        if ((rc = MPI_Comm_dup(d->cart, &h->comm)) != MPI_SUCCESS) return rc;
         for (int b = 0; b < 4; b++) {
             region_args(h, order[b], 0, &h->a_sdispl[b], &h->a_scount[b], &h->a_stype[b]);
             region_args(h, order[b], 1, &h->a_rdispl[b], &h->a_rcount[b], &h->a_rtype[b]);
@@ -363,8 +341,7 @@ static int build_neighbor(mg_halo *h)
     /* The graph is built on a topology-free copy of cart (same ranks): Open MPI 5
      * runs Cartesian code on a graph made from a Cartesian communicator. */
     MPI_Comm plain = MPI_COMM_NULL;
-    if ((rc = MPI_Comm_split(d->cart, 0, d->rank, &plain)) != MPI_SUCCESS)
-        return rc;
+    if ((rc = MPI_Comm_split(d->cart, 0, d->rank, &plain)) != MPI_SUCCESS) return rc;
     rc = MPI_Dist_graph_create_adjacent(plain, h->nrecv, src, weights, h->nsend, dst, weights, MPI_INFO_NULL, 0,
                                         &h->comm);
     MPI_Comm_free(&plain);
@@ -384,11 +361,10 @@ static void p2p_args(mg_halo *h, int k, int recv, void **buf, int *count, MPI_Da
     *buf = base ? base + disp : NULL;
 }
 
-int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_packing packing,
-                   mg_halo_mode mode, void *grid, mg_halo **out)
+int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_packing packing, mg_halo_mode mode,
+                   void *grid, mg_halo **out)
 {
-    if (!out)
-        return MPI_ERR_ARG;
+    if (!out) return MPI_ERR_ARG;
     *out = NULL;
     if (!d || !grid || d->cart == MPI_COMM_NULL || elem == MPI_DATATYPE_NULL || d->nx < 1 || d->ny < 1 ||
         (unsigned)packing >= MG_HALO_PACKING_COUNT_ || (unsigned)mode >= MG_HALO_MODE_COUNT_)
@@ -397,14 +373,13 @@ int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_p
         return MPI_ERR_UNSUPPORTED_OPERATION; /* MPI_Neighbor_alltoallw_init: MPI-4, not in this MPI library */
     int size, rc;
     MPI_Aint lb, extent;
-    if ((rc = MPI_Type_size(elem, &size)) != MPI_SUCCESS || (rc = MPI_Type_get_extent(elem, &lb, &extent)) != MPI_SUCCESS)
+    if ((rc = MPI_Type_size(elem, &size)) != MPI_SUCCESS ||
+        (rc = MPI_Type_get_extent(elem, &lb, &extent)) != MPI_SUCCESS)
         return rc;
-    if (size <= 0 || lb != 0 || extent != size)
-        return MPI_ERR_TYPE; /* a predefined type with no gaps is expected */
+    if (size <= 0 || lb != 0 || extent != size) return MPI_ERR_TYPE; /* a predefined type with no gaps is expected */
     double t0 = MPI_Wtime();
     mg_halo *h = calloc(1, sizeof *h);
-    if (!h)
-        return MPI_ERR_NO_MEM;
+    if (!h) return MPI_ERR_NO_MEM;
     h->d = d;
     h->elem = elem;
     h->esz = (size_t)size;
@@ -415,8 +390,7 @@ int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_p
     h->grid = grid;
     h->comm = MPI_COMM_NULL;
     h->nreq = MPI_REQUEST_NULL;
-    for (int s = 0; s < SHAPE_COUNT_; s++)
-        h->types[s] = MPI_DATATYPE_NULL;
+    for (int s = 0; s < SHAPE_COUNT_; s++) h->types[s] = MPI_DATATYPE_NULL;
     for (int i = 0; i < 2 * MG_DIR_COUNT_; i++) {
         h->req[i] = MPI_REQUEST_NULL;
         h->subtypes[i / MG_DIR_COUNT_][i % MG_DIR_COUNT_] = MPI_DATATYPE_NULL;
@@ -438,8 +412,7 @@ int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_p
     }
 
     if (mode == MG_HALO_NEIGHBOR || mode == MG_HALO_NEIGHBOR_PERSISTENT) {
-        if ((rc = build_neighbor(h)) != MPI_SUCCESS)
-            goto fail;
+        if ((rc = build_neighbor(h)) != MPI_SUCCESS) goto fail;
     } else if ((rc = MPI_Comm_dup(d->cart, &h->comm)) != MPI_SUCCESS) {
         goto fail;
     }
@@ -468,8 +441,7 @@ int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_p
     }
 #endif
     h->setup_seconds = MPI_Wtime() - t0;
-    if (h->setup_seconds < 0)
-        h->setup_seconds = 0;
+    if (h->setup_seconds < 0) h->setup_seconds = 0;
     return MPI_SUCCESS;
 fail:
     mg_halo_free(out);
@@ -478,8 +450,7 @@ fail:
 
 int mg_halo_exchange(mg_halo *h)
 {
-    if (!h)
-        return MPI_ERR_ARG;
+    if (!h) return MPI_ERR_ARG;
     const int basic = h->packing == MG_HALO_BASIC;
     const int n = h->ndir;
     int rc = MPI_SUCCESS;
@@ -493,66 +464,51 @@ int mg_halo_exchange(mg_halo *h)
             if ((rc = MPI_Irecv(buf, count, type, h->d->nbr[k], opposite[k], h->comm, &h->req[k])) != MPI_SUCCESS)
                 return rc;
         }
-        if (basic)
-            pack_all(h);
+        if (basic) pack_all(h);
         for (int k = 0; k < n; k++) {
             void *buf;
             int count;
             MPI_Datatype type;
             p2p_args(h, k, 0, &buf, &count, &type);
-            if ((rc = MPI_Isend(buf, count, type, h->d->nbr[k], k, h->comm, &h->req[n + k])) != MPI_SUCCESS)
-                return rc;
+            if ((rc = MPI_Isend(buf, count, type, h->d->nbr[k], k, h->comm, &h->req[n + k])) != MPI_SUCCESS) return rc;
         }
         rc = MPI_Waitall(2 * n, h->req, MPI_STATUSES_IGNORE);
         break;
     case MG_HALO_PERSISTENT:
-        if (basic)
-            pack_all(h);
-        if ((rc = MPI_Startall(2 * n, h->req)) != MPI_SUCCESS)
-            return rc;
+        if (basic) pack_all(h);
+        if ((rc = MPI_Startall(2 * n, h->req)) != MPI_SUCCESS) return rc;
         rc = MPI_Waitall(2 * n, h->req, MPI_STATUSES_IGNORE);
         break;
     case MG_HALO_NEIGHBOR:
-        if (basic)
-            pack_all(h);
+        if (basic) pack_all(h);
         rc = MPI_Neighbor_alltoallw(sendbase(h), h->a_scount, h->a_sdispl, h->a_stype, recvbase(h), h->a_rcount,
                                     h->a_rdispl, h->a_rtype, h->comm);
         break;
     case MG_HALO_NEIGHBOR_PERSISTENT:
-        if (basic)
-            pack_all(h);
-        if ((rc = MPI_Start(&h->nreq)) != MPI_SUCCESS)
-            return rc;
+        if (basic) pack_all(h);
+        if ((rc = MPI_Start(&h->nreq)) != MPI_SUCCESS) return rc;
         rc = MPI_Wait(&h->nreq, MPI_STATUS_IGNORE);
         break;
-    default:
-        return MPI_ERR_ARG;
+    default: return MPI_ERR_ARG;
     }
-    if (rc == MPI_SUCCESS && basic)
-        unpack_all(h);
+    if (rc == MPI_SUCCESS && basic) unpack_all(h);
     return rc;
 }
 
 void mg_halo_free(mg_halo **hp)
 {
-    if (!hp || !*hp)
-        return;
+    if (!hp || !*hp) return;
     mg_halo *h = *hp;
     if (h->mode == MG_HALO_PERSISTENT)
         for (int i = 0; i < 2 * MG_DIR_COUNT_; i++)
-            if (h->req[i] != MPI_REQUEST_NULL)
-                MPI_Request_free(&h->req[i]);
-    if (h->nreq != MPI_REQUEST_NULL)
-        MPI_Request_free(&h->nreq);
+            if (h->req[i] != MPI_REQUEST_NULL) MPI_Request_free(&h->req[i]);
+    if (h->nreq != MPI_REQUEST_NULL) MPI_Request_free(&h->nreq);
     for (int s = 0; s < SHAPE_COUNT_; s++)
-        if (h->types[s] != MPI_DATATYPE_NULL)
-            MPI_Type_free(&h->types[s]);
+        if (h->types[s] != MPI_DATATYPE_NULL) MPI_Type_free(&h->types[s]);
     for (int r = 0; r < 2; r++)
         for (int k = 0; k < MG_DIR_COUNT_; k++)
-            if (h->subtypes[r][k] != MPI_DATATYPE_NULL)
-                MPI_Type_free(&h->subtypes[r][k]);
-    if (h->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&h->comm);
+            if (h->subtypes[r][k] != MPI_DATATYPE_NULL) MPI_Type_free(&h->subtypes[r][k]);
+    if (h->comm != MPI_COMM_NULL) MPI_Comm_free(&h->comm);
     free(h->sbuf);
     free(h->rbuf);
     free(h);

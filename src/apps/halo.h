@@ -1,4 +1,4 @@
-/* Halo exchange for 2D stencil applications (issue 6).
+/* Halo exchange for 2D stencil applications.
  *
  * Decomposition. A global grid of global_ny rows by global_nx columns is split
  * over a 2D Cartesian process grid (MPI_Dims_create + MPI_Cart_create, no
@@ -90,14 +90,14 @@ typedef enum {
 } mg_dir;
 
 typedef struct mg_decomp {
-    MPI_Comm cart;       /* Cartesian communicator (owned; mg_decomp_free frees it) */
-    int dims[2];         /* processes in y (rows) and x (columns) */
-    int coords[2];       /* this process: coords[0] in y, coords[1] in x */
-    int periodic;        /* both dimensions periodic (1) or not (0) */
+    MPI_Comm cart; /* Cartesian communicator (owned; mg_decomp_free frees it) */
+    int dims[2];   /* processes in y (rows) and x (columns) */
+    int coords[2]; /* this process: coords[0] in y, coords[1] in x */
+    int periodic;  /* both dimensions periodic (1) or not (0) */
     int global_nx, global_ny;
-    int nx, ny;          /* local interior columns and rows */
-    int x0, y0;          /* global column and row of local interior cell (1, 1) */
-    int rank;            /* rank in cart */
+    int nx, ny;             /* local interior columns and rows */
+    int x0, y0;             /* global column and row of local interior cell (1, 1) */
+    int rank;               /* rank in cart */
     int nbr[MG_DIR_COUNT_]; /* neighbour ranks in cart; MPI_PROC_NULL at non-periodic borders */
 } mg_decomp;
 
@@ -124,8 +124,8 @@ typedef struct mg_halo mg_halo;
 
 /* grid: (d->ny + 2) x (d->nx + 2) elements of elem, row-major; d must outlive
  * the halo object. */
-int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_packing packing,
-                   mg_halo_mode mode, void *grid, mg_halo **out);
+int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_packing packing, mg_halo_mode mode,
+                   void *grid, mg_halo **out);
 int mg_halo_exchange(mg_halo *h);
 void mg_halo_free(mg_halo **h);
 /* Seconds spent in mg_halo_create building datatypes, communicators and
@@ -140,7 +140,7 @@ size_t mg_halo_buffer_bytes(const mg_halo *h);
 /* 1 if this build can run the mode (MG_HALO_NEIGHBOR_PERSISTENT needs MPI-4). */
 int mg_halo_mode_supported(mg_halo_mode mode);
 const char *mg_halo_packing_name(mg_halo_packing p); /* "basic", "ddt", "subarray", "normalized" */
-const char *mg_halo_mode_name(mg_halo_mode m);       /* "nonblocking", "neighbor", "persistent", "neighbor-persistent" */
+const char *mg_halo_mode_name(mg_halo_mode m); /* "nonblocking", "neighbor", "persistent", "neighbor-persistent" */
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* Stencil applications (issue 6): lattice image reconstruction.
+/* Stencil applications: lattice image reconstruction.
  *
  * Model: an image I on a gnx x gny lattice is known only through its edge image
  * (discrete negative Laplacian)  E = 4*I - (I_N + I_S + I_W + I_E). Recovering I
@@ -22,7 +22,8 @@
 
 #include <math.h>
 
-void mg_image_set_boundary(double *img, const mg_block *b, double bval) {
+void mg_image_set_boundary(double *img, const mg_block *b, double bval)
+{
     const int nx = b->nx, ny = b->ny;
     if (b->y0 == 0)
         for (int i = 0; i <= nx + 1; i++) img[MG_IDX(nx, i, 0)] = bval;
@@ -34,7 +35,8 @@ void mg_image_set_boundary(double *img, const mg_block *b, double bval) {
         for (int j = 0; j <= ny + 1; j++) img[MG_IDX(nx, nx + 1, j)] = bval;
 }
 
-void mg_image_edge(const double *img, double *edge, int nx, int ny) {
+void mg_image_edge(const double *img, double *edge, int nx, int ny)
+{
     for (int j = 1; j <= ny; j++) {
         const double *c = img + MG_IDX(nx, 0, j);
         const double *up = img + MG_IDX(nx, 0, j - 1), *dn = img + MG_IDX(nx, 0, j + 1);
@@ -46,7 +48,8 @@ void mg_image_edge(const double *img, double *edge, int nx, int ny) {
     }
 }
 
-void mg_image_step(const double *edge, const double *in, double *out, int nx, int ny) {
+void mg_image_step(const double *edge, const double *in, double *out, int nx, int ny)
+{
     for (int j = 1; j <= ny; j++) {
         const double *c = in + MG_IDX(nx, 0, j);
         const double *up = in + MG_IDX(nx, 0, j - 1), *dn = in + MG_IDX(nx, 0, j + 1);
@@ -61,11 +64,12 @@ void mg_image_step(const double *edge, const double *in, double *out, int nx, in
 
 /* Pixel value of global cell (x, y) of a w x h test image; integer arithmetic only,
  * so the image is the same on every machine and decomposition. */
-static int pixel(mg_image_kind kind, int x, int y, int w, int h) {
+static int pixel(mg_image_kind kind, int x, int y, int w, int h)
+{
     const long wm = w > 1 ? w - 1 : 1, hm = h > 1 ? h - 1 : 1;
     /* Smooth part: a diagonal ramp plus a parabolic bowl, 0..160. */
-    const long ramp = (80L * x) / wm + (40L * y) / hm;                   /* 0..120 */
-    const long dx = 2L * x - wm, dy = 2L * y - hm;                      /* -wm..wm */
+    const long ramp = (80L * x) / wm + (40L * y) / hm;                         /* 0..120 */
+    const long dx = 2L * x - wm, dy = 2L * y - hm;                             /* -wm..wm */
     const long bowl = 40L - (40L * (dx * dx + dy * dy)) / (wm * wm + hm * hm); /* 0..40 */
     long v = ramp + bowl;
     if (kind == MG_IMAGE_SMOOTH) return (int)v;
@@ -73,8 +77,7 @@ static int pixel(mg_image_kind kind, int x, int y, int w, int h) {
     long shapes = -1;
     const long cx = (long)w / 3, cy = (long)h / 3, r = (w < h ? w : h) / 5 + 1;
     if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) shapes = 250;
-    if (x >= (2 * w) / 3 - w / 8 && x < (2 * w) / 3 + w / 8 && y >= (3 * h) / 5 && y < (3 * h) / 5 + h / 4)
-        shapes = 10;
+    if (x >= (2 * w) / 3 - w / 8 && x < (2 * w) / 3 + w / 8 && y >= (3 * h) / 5 && y < (3 * h) / 5 + h / 4) shapes = 10;
     if (x == (3 * w) / 4 || y == h / 6) shapes = 200;
     if (kind == MG_IMAGE_SHAPES) return shapes >= 0 ? (int)shapes : 128;
     if (shapes >= 0) v = (v + 3 * shapes) / 4;
@@ -83,18 +86,19 @@ static int pixel(mg_image_kind kind, int x, int y, int w, int h) {
     return (int)(v > 255 ? 255 : v);
 }
 
-void mg_image_generate(double *img, const mg_block *b, mg_image_kind kind) {
+void mg_image_generate(double *img, const mg_block *b, mg_image_kind kind)
+{
     const int nx = b->nx, ny = b->ny;
     for (int j = 0; j <= ny + 1; j++)
         for (int i = 0; i <= nx + 1; i++) {
             double v = 0.0;
-            if (i >= 1 && i <= nx && j >= 1 && j <= ny)
-                v = pixel(kind, b->x0 + i - 1, b->y0 + j - 1, b->gnx, b->gny);
+            if (i >= 1 && i <= nx && j >= 1 && j <= ny) v = pixel(kind, b->x0 + i - 1, b->y0 + j - 1, b->gnx, b->gny);
             img[MG_IDX(nx, i, j)] = v;
         }
 }
 
-double mg_image_maxdiff(const double *a, const double *b, int nx, int ny) {
+double mg_image_maxdiff(const double *a, const double *b, int nx, int ny)
+{
     double m = 0.0;
     for (int j = 1; j <= ny; j++)
         for (int i = 1; i <= nx; i++) {
@@ -104,18 +108,20 @@ double mg_image_maxdiff(const double *a, const double *b, int nx, int ny) {
     return m;
 }
 
-void mg_image_to_u8(const double *img, unsigned char *px, int nx, int ny) {
+void mg_image_to_u8(const double *img, unsigned char *px, int nx, int ny)
+{
     for (int j = 1; j <= ny; j++)
         for (int i = 1; i <= nx; i++) {
             const double v = img[MG_IDX(nx, i, j)];
             /* NaN and below 0 give 0. */
-            px[(size_t)(j - 1) * (size_t)nx + (size_t)(i - 1)] =
-                (unsigned char)(v >= 255.0 ? 255 : v > 0.0 ? (int)(v + 0.5) : 0);
+            px[(size_t)(j - 1) * (size_t)nx + (size_t)(i - 1)] = (unsigned char)(v >= 255.0 ? 255
+                                                                                 : v > 0.0  ? (int)(v + 0.5)
+                                                                                            : 0);
         }
 }
 
-void mg_image_from_u8(const unsigned char *px, double *img, int nx, int ny) {
+void mg_image_from_u8(const unsigned char *px, double *img, int nx, int ny)
+{
     for (int j = 1; j <= ny; j++)
-        for (int i = 1; i <= nx; i++)
-            img[MG_IDX(nx, i, j)] = px[(size_t)(j - 1) * (size_t)nx + (size_t)(i - 1)];
+        for (int i = 1; i <= nx; i++) img[MG_IDX(nx, i, j)] = px[(size_t)(j - 1) * (size_t)nx + (size_t)(i - 1)];
 }

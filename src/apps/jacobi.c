@@ -1,4 +1,4 @@
-/* Stencil applications (issue 6): a 2D CFD model solved by Jacobi iteration.
+/* Stencil applications: a 2D CFD model solved by Jacobi iteration.
  *
  * Model: steady, incompressible, irrotational (potential) flow of a fluid through a
  * square cavity. Fluid enters through an inlet in the bottom wall and leaves
@@ -23,7 +23,8 @@
  */
 #include "stencil.h"
 
-mg_cavity mg_cavity_default(int gnx, int gny) {
+mg_cavity mg_cavity_default(int gnx, int gny)
+{
     mg_cavity c;
     c.inlet_w = gnx / 3 > 0 ? gnx / 3 : 1;
     c.inlet_x0 = (gnx - c.inlet_w) / 2;
@@ -35,15 +36,17 @@ mg_cavity mg_cavity_default(int gnx, int gny) {
 
 /* Fraction of an opening [o0, o0 + w) passed at coordinate t: 0 before it, 1 after,
  * linear in between (cell t of the opening has passed (t - o0 + 1) / (w + 1)). */
-static double ramp(int t, int o0, int w) {
+static double ramp(int t, int o0, int w)
+{
     if (t < o0) return 0.0;
     if (t >= o0 + w) return 1.0;
     return (double)(t - o0 + 1) / (double)(w + 1);
 }
 
-double mg_cavity_psi(const mg_cavity *c, int gnx, int gny, int gx, int gy) {
+double mg_cavity_psi(const mg_cavity *c, int gnx, int gny, int gx, int gy)
+{
     if (gy == -1) return c->flow * ramp(gx, c->inlet_x0, c->inlet_w); /* bottom: inlet */
-    if (gx == gnx) {                                                   /* right: outlet */
+    if (gx == gnx) {                                                  /* right: outlet */
         /* Flow upwards along the right wall: psi falls from flow to 0 across the outlet. */
         return c->flow * (1.0 - ramp(gy, c->outlet_y0, c->outlet_w));
     }
@@ -51,7 +54,8 @@ double mg_cavity_psi(const mg_cavity *c, int gnx, int gny, int gx, int gy) {
     return 0.0; /* left wall, top wall */
 }
 
-void mg_jacobi_init(double *psi, const mg_block *b, mg_boundary_fn f, void *ctx) {
+void mg_jacobi_init(double *psi, const mg_block *b, mg_boundary_fn f, void *ctx)
+{
     const int nx = b->nx, ny = b->ny;
     for (int j = 0; j <= ny + 1; j++) {
         const int gy = b->y0 + j - 1;
@@ -59,9 +63,8 @@ void mg_jacobi_init(double *psi, const mg_block *b, mg_boundary_fn f, void *ctx)
             const int gx = b->x0 + i - 1;
             const int outside = gx < 0 || gx >= b->gnx || gy < 0 || gy >= b->gny;
             /* Only the one-cell ring around the global grid is boundary. */
-            psi[MG_IDX(nx, i, j)] = outside && gx >= -1 && gx <= b->gnx && gy >= -1 && gy <= b->gny
-                                        ? f(gx, gy, ctx)
-                                        : 0.0;
+            psi[MG_IDX(nx, i, j)] =
+                outside && gx >= -1 && gx <= b->gnx && gy >= -1 && gy <= b->gny ? f(gx, gy, ctx) : 0.0;
         }
     }
 }
@@ -71,17 +74,20 @@ typedef struct {
     int gnx, gny;
 } cavity_ctx;
 
-static double cavity_fn(int gx, int gy, void *ctx) {
+static double cavity_fn(int gx, int gy, void *ctx)
+{
     const cavity_ctx *k = ctx;
     return mg_cavity_psi(k->c, k->gnx, k->gny, gx, gy);
 }
 
-void mg_jacobi_init_cavity(double *psi, const mg_block *b, const mg_cavity *c) {
+void mg_jacobi_init_cavity(double *psi, const mg_block *b, const mg_cavity *c)
+{
     cavity_ctx k = {c, b->gnx, b->gny};
     mg_jacobi_init(psi, b, cavity_fn, &k);
 }
 
-void mg_jacobi_step(const double *in, double *out, int nx, int ny) {
+void mg_jacobi_step(const double *in, double *out, int nx, int ny)
+{
     for (int j = 1; j <= ny; j++) {
         const double *c = in + MG_IDX(nx, 0, j);
         const double *up = in + MG_IDX(nx, 0, j - 1), *dn = in + MG_IDX(nx, 0, j + 1);
@@ -93,7 +99,8 @@ void mg_jacobi_step(const double *in, double *out, int nx, int ny) {
     }
 }
 
-double mg_jacobi_diff2(const double *a, const double *b, int nx, int ny) {
+double mg_jacobi_diff2(const double *a, const double *b, int nx, int ny)
+{
     double sum = 0.0;
     for (int j = 1; j <= ny; j++) {
         for (int i = 1; i <= nx; i++) {

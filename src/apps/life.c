@@ -1,4 +1,4 @@
-/* Stencil applications (issue 6): Conway's Game of Life.
+/* Stencil applications: Conway's Game of Life.
  *
  * Model: a periodic (toroidal) grid of cells, each dead (0) or alive (1). In one
  * generation every cell counts its eight neighbours (including the diagonal ones,
@@ -10,7 +10,8 @@
 
 #include <stdint.h>
 
-void mg_life_step(const unsigned char *in, unsigned char *out, int nx, int ny) {
+void mg_life_step(const unsigned char *in, unsigned char *out, int nx, int ny)
+{
     for (int j = 1; j <= ny; j++) {
         const unsigned char *c = in + MG_IDX(nx, 0, j);
         const unsigned char *up = in + MG_IDX(nx, 0, j - 1), *dn = in + MG_IDX(nx, 0, j + 1);
@@ -22,7 +23,8 @@ void mg_life_step(const unsigned char *in, unsigned char *out, int nx, int ny) {
     }
 }
 
-void mg_life_wrap_halo(unsigned char *g, int nx, int ny) {
+void mg_life_wrap_halo(unsigned char *g, int nx, int ny)
+{
     /* Left and right columns of the interior rows, then whole rows (with their
      * halo columns, which gives the corners). */
     for (int j = 1; j <= ny; j++) {
@@ -35,19 +37,22 @@ void mg_life_wrap_halo(unsigned char *g, int nx, int ny) {
     }
 }
 
-static int wrap(int v, int n) {
+static int wrap(int v, int n)
+{
     v %= n;
     return v < 0 ? v + n : v;
 }
 
-static void set_global(unsigned char *g, const mg_block *b, int gx, int gy) {
+static void set_global(unsigned char *g, const mg_block *b, int gx, int gy)
+{
     gx = wrap(gx, b->gnx);
     gy = wrap(gy, b->gny);
     const int i = gx - b->x0 + 1, j = gy - b->y0 + 1;
     if (i >= 1 && i <= b->nx && j >= 1 && j <= b->ny) g[MG_IDX(b->nx, i, j)] = 1;
 }
 
-int mg_life_place(unsigned char *g, const mg_block *b, mg_life_pattern p, int px, int py) {
+int mg_life_place(unsigned char *g, const mg_block *b, mg_life_pattern p, int px, int py)
+{
     static const int glider[][2] = {{1, 0}, {2, 1}, {0, 2}, {1, 2}, {2, 2}};
     static const int blinker[][2] = {{0, 1}, {1, 1}, {2, 1}};
     static const int block[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
@@ -64,7 +69,8 @@ int mg_life_place(unsigned char *g, const mg_block *b, mg_life_pattern p, int px
 }
 
 /* A 32-bit integer hash (lowbias32 by C. Wellons). */
-static uint32_t hash32(uint32_t x) {
+static uint32_t hash32(uint32_t x)
+{
     x ^= x >> 16;
     x *= 0x7feb352dU;
     x ^= x >> 15;
@@ -73,7 +79,8 @@ static uint32_t hash32(uint32_t x) {
     return x;
 }
 
-void mg_life_random(unsigned char *g, const mg_block *b, double density, unsigned seed) {
+void mg_life_random(unsigned char *g, const mg_block *b, double density, unsigned seed)
+{
     const double lim = density <= 0.0 ? 0.0 : density >= 1.0 ? 4294967296.0 : density * 4294967296.0;
     for (int j = 0; j <= b->ny + 1; j++) {
         for (int i = 0; i <= b->nx + 1; i++) {
@@ -88,7 +95,8 @@ void mg_life_random(unsigned char *g, const mg_block *b, double density, unsigne
     }
 }
 
-long mg_life_count(const unsigned char *g, int nx, int ny) {
+long mg_life_count(const unsigned char *g, int nx, int ny)
+{
     long n = 0;
     for (int j = 1; j <= ny; j++)
         for (int i = 1; i <= nx; i++) n += g[MG_IDX(nx, i, j)];

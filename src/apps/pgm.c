@@ -1,4 +1,4 @@
-/* Stencil applications (issue 6): PGM reading and writing (see pgm.h). */
+/* Stencil applications: PGM reading and writing (see pgm.h). */
 #include "pgm.h"
 
 #include <errno.h>
@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *mg_pgm_strerror(mg_pgm_status st) {
+const char *mg_pgm_strerror(mg_pgm_status st)
+{
     switch (st) {
     case MG_PGM_OK: return "success";
     case MG_PGM_EIO: return "I/O error";
@@ -26,8 +27,9 @@ const char *mg_pgm_strerror(mg_pgm_status st) {
 #if defined(__GNUC__)
 __attribute__((format(printf, 5, 6)))
 #endif
-static mg_pgm_status fail(mg_pgm_status st, char *err, size_t errlen, const char *path,
-                          const char *fmt, ...) {
+static mg_pgm_status
+fail(mg_pgm_status st, char *err, size_t errlen, const char *path, const char *fmt, ...)
+{
     if (err && errlen > 0) {
         int n = snprintf(err, errlen, "%s: %s: ", path ? path : "(null)", mg_pgm_strerror(st));
         if (n >= 0 && (size_t)n < errlen) {
@@ -40,14 +42,16 @@ static mg_pgm_status fail(mg_pgm_status st, char *err, size_t errlen, const char
     return st;
 }
 
-void mg_pgm_free(mg_pgm *img) {
+void mg_pgm_free(mg_pgm *img)
+{
     if (!img) return;
     free(img->pixels);
     memset(img, 0, sizeof *img);
 }
 
 /* Skips whitespace and '#' comments. Returns the next character (not consumed) or EOF. */
-static int skip_space(FILE *f) {
+static int skip_space(FILE *f)
+{
     int c;
     for (;;) {
         c = getc(f);
@@ -64,7 +68,8 @@ static int skip_space(FILE *f) {
 
 /* Reads an unsigned decimal number after whitespace/comments. Returns 0 on success,
  * -1 at end of file, -2 if the next token is not a number, -3 if above limit. */
-static int read_uint(FILE *f, unsigned long limit, unsigned long *out, int *bad) {
+static int read_uint(FILE *f, unsigned long limit, unsigned long *out, int *bad)
+{
     int c = skip_space(f);
     if (c == EOF) return -1;
     if (c < '0' || c > '9') {
@@ -74,8 +79,10 @@ static int read_uint(FILE *f, unsigned long limit, unsigned long *out, int *bad)
     unsigned long v = 0;
     int over = 0;
     while ((c = getc(f)) != EOF && c >= '0' && c <= '9') {
-        if (v > (limit - (unsigned long)(c - '0')) / 10) over = 1;
-        else v = v * 10 + (unsigned long)(c - '0');
+        if (v > (limit - (unsigned long)(c - '0')) / 10)
+            over = 1;
+        else
+            v = v * 10 + (unsigned long)(c - '0');
     }
     if (c != EOF) {
         /* A number must end at whitespace, a comment or EOF. */
@@ -92,12 +99,16 @@ static int read_uint(FILE *f, unsigned long limit, unsigned long *out, int *bad)
 
 static const char *field_names[3] = {"width", "height", "maxval"};
 
-static void describe_char(int c, char *buf, size_t n) {
-    if (c >= 0x21 && c < 0x7f) snprintf(buf, n, "'%c'", c);
-    else snprintf(buf, n, "byte 0x%02x", (unsigned)(c & 0xff));
+static void describe_char(int c, char *buf, size_t n)
+{
+    if (c >= 0x21 && c < 0x7f)
+        snprintf(buf, n, "'%c'", c);
+    else
+        snprintf(buf, n, "byte 0x%02x", (unsigned)(c & 0xff));
 }
 
-mg_pgm_status mg_pgm_read(const char *path, mg_pgm *img, char *err, size_t errlen) {
+mg_pgm_status mg_pgm_read(const char *path, mg_pgm *img, char *err, size_t errlen)
+{
     if (err && errlen > 0) err[0] = '\0';
     if (!path || !img) return fail(MG_PGM_EARG, err, errlen, path, "NULL path or image");
     memset(img, 0, sizeof *img);
@@ -147,13 +158,13 @@ mg_pgm_status mg_pgm_read(const char *path, mg_pgm *img, char *err, size_t errle
         if (r == -2) {
             char a[16];
             describe_char(bad, a, sizeof a);
-            st = fail(MG_PGM_EHEADER, err, errlen, path, "%s field is not a decimal number (found %s)",
-                      field_names[k], a);
+            st = fail(MG_PGM_EHEADER, err, errlen, path, "%s field is not a decimal number (found %s)", field_names[k],
+                      a);
             goto done;
         }
         if (r == -3) {
-            st = fail(k == 2 ? MG_PGM_EMAXVAL : MG_PGM_EHEADER, err, errlen, path,
-                      "%s field is too large", field_names[k]);
+            st = fail(k == 2 ? MG_PGM_EMAXVAL : MG_PGM_EHEADER, err, errlen, path, "%s field is too large",
+                      field_names[k]);
             goto done;
         }
     }
@@ -166,8 +177,8 @@ mg_pgm_status mg_pgm_read(const char *path, mg_pgm *img, char *err, size_t errle
         goto done;
     }
     if (v[0] > MG_PGM_MAX_PIXELS / v[1]) {
-        st = fail(MG_PGM_EHEADER, err, errlen, path, "image %lu x %lu is too large (limit %zu samples)",
-                  v[0], v[1], (size_t)MG_PGM_MAX_PIXELS);
+        st = fail(MG_PGM_EHEADER, err, errlen, path, "image %lu x %lu is too large (limit %zu samples)", v[0], v[1],
+                  (size_t)MG_PGM_MAX_PIXELS);
         goto done;
     }
     const size_t n = (size_t)v[0] * (size_t)v[1];
@@ -189,8 +200,7 @@ mg_pgm_status mg_pgm_read(const char *path, mg_pgm *img, char *err, size_t errle
             if (r == -2) {
                 char a[16];
                 describe_char(bad, a, sizeof a);
-                st = fail(MG_PGM_EDATA, err, errlen, path, "sample %zu is not a decimal number (found %s)",
-                          k, a);
+                st = fail(MG_PGM_EDATA, err, errlen, path, "sample %zu is not a decimal number (found %s)", k, a);
                 goto done;
             }
             if (r == -3 || s > maxval) {
@@ -214,10 +224,11 @@ mg_pgm_status mg_pgm_read(const char *path, mg_pgm *img, char *err, size_t errle
         }
         const size_t got = fread(raw, 1, n * bps, f);
         if (got < n * bps) {
-            if (ferror(f)) st = fail(MG_PGM_EIO, err, errlen, path, "read error: %s", strerror(errno));
+            if (ferror(f))
+                st = fail(MG_PGM_EIO, err, errlen, path, "read error: %s", strerror(errno));
             else
-                st = fail(MG_PGM_ETRUNC, err, errlen, path, "%zu of %zu samples present (%zu of %zu bytes)",
-                          got / bps, n, got, n * bps);
+                st = fail(MG_PGM_ETRUNC, err, errlen, path, "%zu of %zu samples present (%zu of %zu bytes)", got / bps,
+                          n, got, n * bps);
             goto done;
         }
         for (size_t k = 0; k < n; k++) {
@@ -241,12 +252,12 @@ done:
     return st;
 }
 
-mg_pgm_status mg_pgm_write(const char *path, const mg_pgm *img, char *err, size_t errlen) {
+mg_pgm_status mg_pgm_write(const char *path, const mg_pgm *img, char *err, size_t errlen)
+{
     if (err && errlen > 0) err[0] = '\0';
     if (!path || !img || !img->pixels) return fail(MG_PGM_EARG, err, errlen, path, "NULL path or image");
     if (img->width <= 0 || img->height <= 0)
-        return fail(MG_PGM_EARG, err, errlen, path, "empty image (width %d, height %d)", img->width,
-                    img->height);
+        return fail(MG_PGM_EARG, err, errlen, path, "empty image (width %d, height %d)", img->width, img->height);
     if (img->maxval < 1 || img->maxval > 65535)
         return fail(MG_PGM_EMAXVAL, err, errlen, path, "maxval %d (must be 1..65535)", img->maxval);
     const size_t n = (size_t)img->width * (size_t)img->height;

@@ -1,4 +1,4 @@
-/* Stencil applications (issue 6): PGM (portable graymap) files.
+/* Stencil applications: PGM (portable graymap) files.
  *
  * Reads P5 (binary) and P2 (ASCII) graymaps with maxval 1..65535 (16-bit P5
  * samples are big-endian, as Netpbm defines); writes P5. Header comments ('#'

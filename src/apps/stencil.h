@@ -1,4 +1,4 @@
-/* Stencil applications (issue 6): the grid layout shared by the kernels
+/* Stencil applications: the grid layout shared by the kernels
  * (jacobi.c, life.c, image.c) and the halo-exchange module (halo.c).
  *
  * A rank owns a local block of nx x ny cells of a global grid of gnx x gny
@@ -26,14 +26,12 @@
 /* Row stride (elements) of a local array with nx interior columns. */
 #define MG_STRIDE(nx) ((size_t)(nx) + 2u)
 /* Element offset of local cell (i, j); i = column 0..nx+1, j = row 0..ny+1. */
-#define MG_IDX(nx, i, j) ((size_t)(j) * MG_STRIDE(nx) + (size_t)(i))
+#define MG_IDX(nx, i, j) ((size_t)(j)*MG_STRIDE(nx) + (size_t)(i))
 
 static inline size_t mg_idx(int nx, int i, int j) { return MG_IDX(nx, i, j); }
 
 /* Number of elements of a local array including its halo. */
-static inline size_t mg_grid_cells(int nx, int ny) {
-    return ((size_t)nx + 2u) * ((size_t)ny + 2u);
-}
+static inline size_t mg_grid_cells(int nx, int ny) { return ((size_t)nx + 2u) * ((size_t)ny + 2u); }
 
 /* A local block and where it lies in the global grid. */
 typedef struct {
@@ -43,7 +41,8 @@ typedef struct {
 } mg_block;
 
 /* The whole global grid as one block (serial runs). */
-static inline mg_block mg_block_serial(int gnx, int gny) {
+static inline mg_block mg_block_serial(int gnx, int gny)
+{
     mg_block b = {gnx, gny, 0, 0, gnx, gny};
     return b;
 }

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mg_parse_long_list(const char *s, long *out, int max, int *n, long min) {
+int mg_parse_long_list(const char *s, long *out, int max, int *n, long min)
+{
     *n = 0;
     const char *p = s;
     while (*p) {
@@ -21,21 +22,25 @@ int mg_parse_long_list(const char *s, long *out, int max, int *n, long min) {
     return *n > 0 ? 0 : -1;
 }
 
-int mg_parse_bytes(const char *s, size_t *out) {
+int mg_parse_bytes(const char *s, size_t *out)
+{
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (end == s || errno || *s == '-') return -1;
-    if (*end == 'k' || *end == 'K') v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M') v <<= 20, end++;
-    else if (*end == 'g' || *end == 'G') v <<= 30, end++;
+    if (*end == 'k' || *end == 'K')
+        v <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        v <<= 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        v <<= 30, end++;
     if (*end != '\0' || v == 0) return -1;
     *out = (size_t)v;
     return 0;
 }
 
-int mg_parse_names(mg_bench *b, const char *what, const char *list, const char *const *names, int nnames,
-                   int *chosen) {
+int mg_parse_names(mg_bench *b, const char *what, const char *list, const char *const *names, int nnames, int *chosen)
+{
     char *copy = strdup(list), *save = NULL;
     if (!copy) {
         mg_bench_error(b, "out of memory reading the %s list", what);
@@ -63,7 +68,8 @@ int mg_parse_names(mg_bench *b, const char *what, const char *list, const char *
     return n ? n : -1;
 }
 
-long long mg_gcd(long long a, long long b) {
+long long mg_gcd(long long a, long long b)
+{
     while (b) {
         long long t = a % b;
         a = b;
@@ -72,7 +78,8 @@ long long mg_gcd(long long a, long long b) {
     return a;
 }
 
-int mg_sizing_unit(const mg_layout_params *p, long *unit, long long *unit_bytes, char *err, size_t errlen) {
+int mg_sizing_unit(const mg_layout_params *p, long *unit, long long *unit_bytes, char *err, size_t errlen)
+{
     mg_layout_info L;
     if (err && errlen) err[0] = '\0';
     int rc = mg_layout_check(p, 0, &L, err, errlen);
@@ -89,17 +96,20 @@ int mg_sizing_unit(const mg_layout_params *p, long *unit, long long *unit_bytes,
     return rc;
 }
 
-unsigned char mg_pattern_byte(unsigned seed, size_t i) {
+unsigned char mg_pattern_byte(unsigned seed, size_t i)
+{
     uint32_t h = (uint32_t)(i * 2654435761u) ^ (uint32_t)(i >> 7) ^ (uint32_t)(seed * 2654435769u);
     unsigned v = (h >> 11) % 255u;
     return (unsigned char)(v >= MG_BENCH_GUARD ? v + 1 : v);
 }
 
-void mg_fill_pattern(unsigned char *p, size_t len) {
+void mg_fill_pattern(unsigned char *p, size_t len)
+{
     for (size_t i = 0; i < len; i++) p[i] = mg_pattern_byte(0, i);
 }
 
-long long mg_first_diff(const unsigned char *a, const unsigned char *b, size_t len) {
+long long mg_first_diff(const unsigned char *a, const unsigned char *b, size_t len)
+{
     const size_t chunk = 4096;
     for (size_t off = 0; off < len; off += chunk) {
         size_t l = len - off < chunk ? len - off : chunk;
@@ -110,7 +120,8 @@ long long mg_first_diff(const unsigned char *a, const unsigned char *b, size_t l
     return -1;
 }
 
-void *mg_alloc64(size_t len) {
+void *mg_alloc64(size_t len)
+{
     void *p = NULL;
     if (posix_memalign(&p, 64, len ? len : 64) != 0) return NULL;
     return p;

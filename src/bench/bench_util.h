@@ -20,8 +20,7 @@ int mg_parse_bytes(const char *s, size_t *out);
 /* Comma-separated names out of names[0..nnames-1] (nnames <= 16); chosen gets
  * their indices in order, duplicates dropped. Returns the count, or -1 after
  * printing the error (rank 0) that names the bad entry and the known names. */
-int mg_parse_names(mg_bench *b, const char *what, const char *list, const char *const *names, int nnames,
-                   int *chosen);
+int mg_parse_names(mg_bench *b, const char *what, const char *list, const char *const *names, int nnames, int *chosen);
 
 long long mg_gcd(long long a, long long b);
 

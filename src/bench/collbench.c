@@ -23,12 +23,12 @@
 #define MAX_IMPLS 16
 
 enum { C_ALLGATHER, C_ALLREDUCE, C_ALLTOALL, C_BCAST, C_GATHER, C_REDUCE, C_RSB, C_SCAN, C_SCATTER, NCOLLS };
-static const char *const coll_names[NCOLLS] = {"allgather", "allreduce", "alltoall", "bcast", "gather",
-                                               "reduce", "reduce_scatter_block", "scan", "scatter"};
+static const char *const coll_names[NCOLLS] = {
+    "allgather", "allreduce", "alltoall", "bcast", "gather", "reduce", "reduce_scatter_block", "scan", "scatter"};
 
 typedef struct {
     int coll, root, rank, size, native;
-    int count;           /* elements per block (RSB: per process) */
+    int count; /* elements per block (RSB: per process) */
     MPI_Datatype type;
     MPI_Op op;
     MPI_Comm comm;
@@ -36,7 +36,8 @@ typedef struct {
 } call_ctx;
 
 /* The call, through the library (MPI_) or natively (PMPI_). */
-static int do_call(void *p) {
+static int do_call(void *p)
+{
     call_ctx *c = p;
     int n = c->count;
     if (c->native) switch (c->coll) {
@@ -65,7 +66,8 @@ static int do_call(void *p) {
 }
 
 /* Bytes of the send and receive buffers a call of `count` elements touches. */
-static void buffer_sizes(int coll, size_t block, int p, size_t *s, size_t *r) {
+static void buffer_sizes(int coll, size_t block, int p, size_t *s, size_t *r)
+{
     switch (coll) {
     case C_ALLGATHER: *s = block, *r = block * (size_t)p; break;
     case C_ALLTOALL: *s = *r = block * (size_t)p; break;
@@ -90,7 +92,8 @@ typedef struct {
 } named_op;
 static const named_op ops[] = {{"bor", MPI_BOR}, {"sum", MPI_SUM}, {"max", MPI_MAX}};
 
-static void usage(const mg_bench *b) {
+static void usage(const mg_bench *b)
+{
     if (b->rank != 0) return;
     fprintf(stderr,
             "usage: mpiexec -n P mg_collbench [options]\n"
@@ -113,7 +116,8 @@ static void usage(const mg_bench *b) {
 
 /* Fills the send buffer with rank-dependent bytes; for reductions on int or
  * double, small values so that sums stay exact and identical in any order. */
-static void fill(call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize) {
+static void fill(call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize)
+{
     for (size_t i = 0; i < sbytes; i++) c->sbuf[i] = mg_pattern_byte((unsigned)c->rank + 1u, i);
     if (c->type == MPI_INT)
         for (size_t i = 0; i < sbytes / tsize; i++) ((int *)c->sbuf)[i] = (int)((i * 7u + (size_t)c->rank) % 100u);
@@ -126,7 +130,8 @@ static void fill(call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize) {
  * every rank if all results match, and sets *fell_back if the library ran the
  * native code instead of the forced mock-up. */
 static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize, unsigned char *want,
-                 const char *impl, int *fell_back, char *msg, size_t len) {
+                 const char *impl, int *fell_back, char *msg, size_t len)
+{
     fill(c, sbytes, rbytes, tsize);
     c->native = 1;
     int rc = do_call(c);
@@ -149,12 +154,14 @@ static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t 
     return all_ok;
 }
 
-static int fail(mg_bench *b) {
+static int fail(mg_bench *b)
+{
     mg_bench_end(b);
     return 2;
 }
 
-static int run(int argc, char **argv) {
+static int run(int argc, char **argv)
+{
     mg_bench b;
     mg_bench_init(&b, "collbench", MPI_COMM_WORLD);
     const char *colls_arg = "allgather,allreduce,alltoall,bcast,gather,reduce,reduce_scatter_block,scan,scatter";
@@ -166,11 +173,11 @@ static int run(int argc, char **argv) {
         if (r > 0) continue;
         if (r < 0) return fail(&b);
         const char *opt = argv[i];
-        static const char *const valued[] = {"--collectives", "--sizes", "--impls", "--profiles",
-                                             "--datatype", "--op", "--root", "--msg-pool", "--int-pool"};
+        static const char *const valued[] = {"--collectives", "--sizes", "--impls",    "--profiles", "--datatype",
+                                             "--op",          "--root",  "--msg-pool", "--int-pool"};
         const char *pool_arg; /* read by main() before MPI_Init */
-        const char **dst[] = {&colls_arg, &sizes_arg, &impls_arg, &profiles, &type_arg, &op_arg, &root_arg,
-                              &pool_arg, &pool_arg};
+        const char **dst[] = {&colls_arg, &sizes_arg, &impls_arg, &profiles, &type_arg,
+                              &op_arg,    &root_arg,  &pool_arg,  &pool_arg};
         const char *val;
         int known = mg_bench_valued_option(&b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
         if (known == -2) return fail(&b);
@@ -203,8 +210,9 @@ static int run(int argc, char **argv) {
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
         if (strcmp(op_arg, ops[k].name) == 0) no = &ops[k];
     if (!nt || !no) {
-        mg_bench_error(&b, !nt ? "unknown --datatype '%s' (known: byte, int, double)"
-                               : "unknown --op '%s' (known: bor, sum, max)", !nt ? type_arg : op_arg);
+        mg_bench_error(
+            &b, !nt ? "unknown --datatype '%s' (known: byte, int, double)" : "unknown --op '%s' (known: bor, sum, max)",
+            !nt ? type_arg : op_arg);
         return fail(&b);
     }
     if (no->op == MPI_BOR && nt->type == MPI_DOUBLE) {
@@ -246,8 +254,7 @@ static int run(int argc, char **argv) {
     size_t max_block = 0;
     for (int s = 0; s < nsizes; s++) max_block = sizes[s] > max_block ? sizes[s] : max_block;
     size_t cap = max_block * (size_t)b.size;
-    call_ctx c = {.root = root, .rank = b.rank, .size = b.size, .type = nt->type, .op = no->op,
-                  .comm = MPI_COMM_WORLD};
+    call_ctx c = {.root = root, .rank = b.rank, .size = b.size, .type = nt->type, .op = no->op, .comm = MPI_COMM_WORLD};
     c.sbuf = mg_alloc64(cap);
     c.rbuf = mg_alloc64(cap);
     unsigned char *want = mg_alloc64(cap);
@@ -274,7 +281,8 @@ static int run(int argc, char **argv) {
         int nimpls = 0, total = mg_tune_nimpls(cname);
         for (int i = 0; i < total && nimpls < MAX_IMPLS; i++) {
             const char *name = mg_tune_impl_name(cname, i);
-            if (strcmp(impls_arg, "all") == 0) impls[nimpls++] = name;
+            if (strcmp(impls_arg, "all") == 0)
+                impls[nimpls++] = name;
             else {
                 char *copy = strdup(impls_arg), *save = NULL;
                 for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
@@ -296,7 +304,8 @@ static int run(int argc, char **argv) {
             for (int i = 0; i < nimpls; i++) {
                 char label[256], msg[256];
                 snprintf(label, sizeof label, "%s %s %zu", cname, impls[i], msize);
-                if (strcmp(impls[i], "tuned") == 0) mg_tune_set_mode(MG_TUNE_TUNED);
+                if (strcmp(impls[i], "tuned") == 0)
+                    mg_tune_set_mode(MG_TUNE_TUNED);
                 else {
                     mg_tune_set_mode(MG_TUNE_FORCED);
                     mg_tune_force(cname, impls[i]);
@@ -308,8 +317,10 @@ static int run(int argc, char **argv) {
                     continue;
                 }
                 if (fell_back) {
-                    mg_bench_note(&b, "skip", label, "the library ran the native call: %s does not apply here "
-                                  "or its extra memory exceeds the pool", impls[i]);
+                    mg_bench_note(&b, "skip", label,
+                                  "the library ran the native call: %s does not apply here "
+                                  "or its extra memory exceeds the pool",
+                                  impls[i]);
                     continue;
                 }
                 if (!check_only && mg_bench_measure(&b, label, msize, do_call, &c) != MPI_SUCCESS)
@@ -321,8 +332,7 @@ static int run(int argc, char **argv) {
     mg_tune_set_mode(MG_TUNE_OFF);
     if (b.rank == 0 && b.out) mg_tune_write_report(b.out);
     if (check_only && b.rank == 0)
-        fprintf(stderr, "collbench: %d configurations compared with the native calls, %d differ\n", nconfigs,
-                b.errors);
+        fprintf(stderr, "collbench: %d configurations compared with the native calls, %d differ\n", nconfigs, b.errors);
     free(c.sbuf);
     free(c.rbuf);
     free(want);
@@ -330,14 +340,16 @@ static int run(int argc, char **argv) {
 }
 
 /* The library reads its pool sizes at MPI_Init, from the environment. */
-static void set_pools_from_options(int argc, char **argv) {
+static void set_pools_from_options(int argc, char **argv)
+{
     for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--msg-pool") == 0) setenv("MPIGUIDE_TUNE_MSG_POOL", argv[i + 1], 1);
         if (strcmp(argv[i], "--int-pool") == 0) setenv("MPIGUIDE_TUNE_INT_POOL", argv[i + 1], 1);
     }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     set_pools_from_options(argc, argv);
     MPI_Init(&argc, &argv);
     int status = run(argc, argv);

@@ -19,14 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LIST 64
-#define MAX_DESCS 128
-#define GUARD MG_BENCH_GUARD
-#define GAP 0x5A /* send-buffer bytes that hold no data: differs from GUARD */
+#define MAX_LIST   64
+#define MAX_DESCS  128
+#define GUARD      MG_BENCH_GUARD
+#define GAP        0x5A /* send-buffer bytes that hold no data: differs from GUARD */
 #define NORMAL_MAX 8192
-#define MSG_LEN 512
-#define TAG 23
-#define TAG_MSG 24
+#define MSG_LEN    512
+#define TAG        23
+#define TAG_MSG    24
 
 enum { PAT_PINGPONG, PAT_BCAST, PAT_ALLGATHER, NPATTERNS };
 static const char *const pattern_names[NPATTERNS] = {"pingpong", "bcast", "allgather"};
@@ -49,7 +49,7 @@ typedef struct {
     int nA;
     size_t sizes[MAX_LIST];
     int nsizes;
-    long basic; /* mg_layout_basic */
+    long basic;        /* mg_layout_basic */
     size_t max_memory; /* skip configurations whose buffers need more per rank */
     desc *descs;
     int ndescs;
@@ -69,19 +69,21 @@ typedef struct {
     mg_dt *dt;
     int engine; /* pack/engine ops: 1 = mg_dt_pack/mg_dt_unpack, MPI_BYTE messages */
     unsigned char *sbuf, *rbuf, *pbuf, *pbuf2;
-    MPI_Aint ext;     /* extent of count x type: where allgather block i goes */
-    int packsize;     /* MPI_Pack_size */
-    int packed;       /* MPI_Pack's position after one pack */
-    int msize;        /* data bytes */
+    MPI_Aint ext; /* extent of count x type: where allgather block i goes */
+    int packsize; /* MPI_Pack_size */
+    int packed;   /* MPI_Pack's position after one pack */
+    int msize;    /* data bytes */
 } xfer;
 
-static void keep(int *rc, int r) {
+static void keep(int *rc, int r)
+{
     if (*rc == MPI_SUCCESS) *rc = r;
 }
 
 /* The engine's failures become MPI_ERR_OTHER; the op still does its
  * communication so that the peer does not wait forever. */
-static int pack_to(const xfer *c, unsigned char *out) {
+static int pack_to(const xfer *c, unsigned char *out)
+{
     if (c->engine) {
         MPI_Count got = 0;
         int rc = mg_dt_pack(c->dt, c->sbuf, c->lcount, 0, out, c->msize, &got);
@@ -91,7 +93,8 @@ static int pack_to(const xfer *c, unsigned char *out) {
     return MPI_Pack(c->sbuf, c->lcount, c->ltype, out, c->packsize, &pos, c->comm);
 }
 
-static int unpack_from(const xfer *c, const unsigned char *in, unsigned char *out) {
+static int unpack_from(const xfer *c, const unsigned char *in, unsigned char *out)
+{
     if (c->engine) {
         MPI_Count got = 0;
         int rc = mg_dt_unpack(c->dt, in, c->msize, 0, out, c->lcount, &got);
@@ -104,7 +107,8 @@ static int unpack_from(const xfer *c, const unsigned char *in, unsigned char *ou
 static MPI_Datatype wire_type(const xfer *c) { return c->engine ? MPI_BYTE : MPI_PACKED; }
 static int wire_count(const xfer *c) { return c->engine ? c->msize : c->packed; }
 
-static int op_dt_pingpong(void *p) {
+static int op_dt_pingpong(void *p)
+{
     xfer *c = p;
     int rc = MPI_SUCCESS;
     if (c->rank == 0) {
@@ -117,19 +121,22 @@ static int op_dt_pingpong(void *p) {
     return rc;
 }
 
-static int op_dt_bcast(void *p) {
+static int op_dt_bcast(void *p)
+{
     xfer *c = p;
     return MPI_Bcast(c->rank == c->root ? c->sbuf : c->rbuf, c->count, c->type, c->root, c->comm);
 }
 
-static int op_dt_allgather(void *p) {
+static int op_dt_allgather(void *p)
+{
     xfer *c = p;
     return MPI_Allgather(c->sbuf, c->count, c->type, c->rbuf, c->count, c->type, c->comm);
 }
 
 /* 000 Sec. 3.1: ping side pack, send, receive, unpack; pong side receive,
  * unpack, pack, send. */
-static int op_pk_pingpong(void *p) {
+static int op_pk_pingpong(void *p)
+{
     xfer *c = p;
     int rc = MPI_SUCCESS, rcount = c->engine ? c->msize : c->packsize;
     if (c->rank == 0) {
@@ -146,7 +153,8 @@ static int op_pk_pingpong(void *p) {
     return rc;
 }
 
-static int op_pk_bcast(void *p) {
+static int op_pk_bcast(void *p)
+{
     xfer *c = p;
     int rc = MPI_SUCCESS;
     if (c->rank == c->root) {
@@ -161,7 +169,8 @@ static int op_pk_bcast(void *p) {
 
 /* One unpack per received block: a catenation of packing units is not a
  * packing unit (000 Sec. 3.1, MPI 4.2). */
-static int op_pk_allgather(void *p) {
+static int op_pk_allgather(void *p)
+{
     xfer *c = p;
     int rc = MPI_SUCCESS, w = wire_count(c);
     keep(&rc, pack_to(c, c->pbuf));
@@ -182,8 +191,8 @@ static const mg_bench_op pk_ops[NPATTERNS] = {op_pk_pingpong, op_pk_bcast, op_pk
 typedef struct {
     const mg_layout_info *L;
     MPI_Aint *offs;
-    int *sizes;           /* per element, mixed element types only */
-    size_t span, rsize;   /* send buffer, receive buffer bytes */
+    int *sizes;            /* per element, mixed element types only */
+    size_t span, rsize;    /* send buffer, receive buffer bytes */
     unsigned char *expect; /* what the receive buffer must hold after the op */
     int receives;          /* this rank checks its receive buffer */
     size_t flip;           /* --corrupt: a received data byte */
@@ -192,7 +201,8 @@ typedef struct {
 static unsigned seed_of(int rank) { return (unsigned)rank + 1u; }
 
 /* pat(sender, q) at the data bytes of one instance, q the packed stream position. */
-static void put_stream(unsigned char *buf, const layout_cfg *g, int sender) {
+static void put_stream(unsigned char *buf, const layout_cfg *g, int sender)
+{
     size_t q = 0;
     for (long e = 0; e < g->L->n; e++) {
         size_t sz = g->sizes ? (size_t)g->sizes[e] : (size_t)g->L->elem_size;
@@ -202,7 +212,8 @@ static void put_stream(unsigned char *buf, const layout_cfg *g, int sender) {
 }
 
 /* The expected receive buffer of this rank and whether it receives at all. */
-static void build_expect(layout_cfg *g, int pattern, int rank, int size, int root) {
+static void build_expect(layout_cfg *g, int pattern, int rank, int size, int root)
+{
     memset(g->expect, GUARD, g->rsize);
     g->receives = 0;
     if (pattern == PAT_PINGPONG && rank <= 1) {
@@ -222,8 +233,8 @@ static void build_expect(layout_cfg *g, int pattern, int rank, int size, int roo
  * receive buffer with its expected image. Returns 1 on every rank if all
  * ranks got what they should; else records the error of the lowest failing
  * rank under `label` and returns 0. The buffers keep their state. */
-static int check_mode(mg_bench *b, const options *o, const layout_cfg *g, xfer *x, mg_bench_op op,
-                      const char *label) {
+static int check_mode(mg_bench *b, const options *o, const layout_cfg *g, xfer *x, mg_bench_op op, const char *label)
+{
     char msg[MSG_LEN] = "";
     memset(x->sbuf, GAP, g->span);
     put_stream(x->sbuf, g, b->rank);
@@ -232,16 +243,18 @@ static int check_mode(mg_bench *b, const options *o, const layout_cfg *g, xfer *
     if (rc != MPI_SUCCESS) {
         char e[MPI_MAX_ERROR_STRING];
         int len = 0;
-        if (x->engine && rc == MPI_ERR_OTHER) snprintf(e, sizeof e, "mg_dt_pack or mg_dt_unpack failed");
-        else if (MPI_Error_string(rc, e, &len) != MPI_SUCCESS) snprintf(e, sizeof e, "MPI error %d", rc);
+        if (x->engine && rc == MPI_ERR_OTHER)
+            snprintf(e, sizeof e, "mg_dt_pack or mg_dt_unpack failed");
+        else if (MPI_Error_string(rc, e, &len) != MPI_SUCCESS)
+            snprintf(e, sizeof e, "MPI error %d", rc);
         snprintf(msg, sizeof msg, "the operation failed on rank %d: %.400s", b->rank, e);
     } else if (g->receives) {
         if (o->corrupt) x->rbuf[g->flip] ^= 0xFF;
         long long j = mg_first_diff(x->rbuf, g->expect, g->rsize);
         if (j >= 0)
             snprintf(msg, sizeof msg,
-                     "received data differ: first differing byte %lld of %zu on rank %d (got 0x%02x, want 0x%02x)%s",
-                     j, g->rsize, b->rank, x->rbuf[j], g->expect[j],
+                     "received data differ: first differing byte %lld of %zu on rank %d (got 0x%02x, want 0x%02x)%s", j,
+                     g->rsize, b->rank, x->rbuf[j], g->expect[j],
                      g->expect[j] == GUARD ? "; no data belongs at that byte" : "");
     }
     int mine = msg[0] ? b->rank : INT_MAX, first = INT_MAX, failing = msg[0] != 0, nfailing = 0;
@@ -249,8 +262,10 @@ static int check_mode(mg_bench *b, const options *o, const layout_cfg *g, xfer *
     if (first == INT_MAX) return 1;
     MPI_Allreduce(&failing, &nfailing, 1, MPI_INT, MPI_SUM, b->comm);
     if (first != 0) {
-        if (b->rank == first) MPI_Send(msg, MSG_LEN, MPI_CHAR, 0, TAG_MSG, b->comm);
-        else if (b->rank == 0) MPI_Recv(msg, MSG_LEN, MPI_CHAR, first, TAG_MSG, b->comm, MPI_STATUS_IGNORE);
+        if (b->rank == first)
+            MPI_Send(msg, MSG_LEN, MPI_CHAR, 0, TAG_MSG, b->comm);
+        else if (b->rank == 0)
+            MPI_Recv(msg, MSG_LEN, MPI_CHAR, first, TAG_MSG, b->comm, MPI_STATUS_IGNORE);
     }
     if (nfailing > 1 && b->rank == 0) {
         size_t len = strlen(msg);
@@ -264,7 +279,8 @@ static int check_mode(mg_bench *b, const options *o, const layout_cfg *g, xfer *
 /* One layout configuration                                            */
 /* ------------------------------------------------------------------ */
 
-static int with_A(const desc *d, long A, mg_layout_params *p, char *err, size_t errlen) {
+static int with_A(const desc *d, long A, mg_layout_params *p, char *err, size_t errlen)
+{
     *p = d->params;
     if (!d->takes_A) return MG_LAYOUT_OK;
     return mg_layout_params_set(p, MG_LAYOUT_P_A, A, err, errlen);
@@ -276,7 +292,8 @@ typedef struct {
 
 /* Records an error for every requested mode whose flag in bad[] is set. */
 static void modes_error(mg_bench *b, const options *o, const char *cfg, long long msize, const int *bad,
-                        const char *what) {
+                        const char *what)
+{
     char label[400];
     for (int i = 0; i < o->nmodes; i++)
         if (!bad || bad[o->modes[i]]) {
@@ -285,13 +302,15 @@ static void modes_error(mg_bench *b, const options *o, const char *cfg, long lon
         }
 }
 
-static int want_mode(const options *o, int mode) {
+static int want_mode(const options *o, int mode)
+{
     for (int i = 0; i < o->nmodes; i++)
         if (o->modes[i] == mode) return 1;
     return 0;
 }
 
-static void run_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, counters *cnt) {
+static void run_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, counters *cnt)
+{
     char cfg[320], err[512], label[400];
     snprintf(cfg, sizeof cfg, "%s %s %ld %zu", pattern_names[o->pattern], d->label, A, m);
     mg_layout_params p;
@@ -346,8 +365,14 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
 
     layout_cfg g = {.L = L, .span = (size_t)L->buffer_size};
     g.rsize = o->pattern == PAT_ALLGATHER ? (size_t)(b->size - 1) * (size_t)L->extent + g.span : g.span;
-    xfer x = {.rank = b->rank, .size = b->size, .root = o->root, .comm = MPI_COMM_WORLD, .ltype = lt.type,
-              .lcount = lt.count, .ext = L->extent, .msize = (int)msize};
+    xfer x = {.rank = b->rank,
+              .size = b->size,
+              .root = o->root,
+              .comm = MPI_COMM_WORLD,
+              .ltype = lt.type,
+              .lcount = lt.count,
+              .ext = L->extent,
+              .msize = (int)msize};
     MPI_Pack_size(lt.count, lt.type, x.comm, &x.packsize);
     size_t pcap = (size_t)(x.packsize > x.msize ? x.packsize : x.msize);
     size_t p2cap = o->pattern == PAT_ALLGATHER ? (size_t)b->size * pcap : pcap;
@@ -384,12 +409,14 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
     if (range[0] != -range[1]) {
         int only[NMODES] = {[MODE_PACK] = 1};
         bad[MODE_PACK] = 1;
-        if (range[0] == INT_MAX) snprintf(err, sizeof err, "MPI_Pack failed at setup");
-        else snprintf(err, sizeof err, "MPI_Pack gives %d to %d bytes on different ranks", -range[1], range[0]);
+        if (range[0] == INT_MAX)
+            snprintf(err, sizeof err, "MPI_Pack failed at setup");
+        else
+            snprintf(err, sizeof err, "MPI_Pack gives %d to %d bytes on different ranks", -range[1], range[0]);
         modes_error(b, o, cfg, msize, only, err);
     }
-    mg_bench_note(b, "info", cfg, "n=%ld,count=%d,k=%ld,msize=%lld,extent=%lld,packed=%d", L->n, lt.count, L->k,
-                  msize, (long long)L->extent, x.packed);
+    mg_bench_note(b, "info", cfg, "n=%ld,count=%d,k=%ld,msize=%lld,extent=%lld,packed=%d", L->n, lt.count, L->k, msize,
+                  (long long)L->extent, x.packed);
 
     /* Engine and normalized type (never timed). */
     MPI_Datatype norm = MPI_DATATYPE_NULL;
@@ -405,7 +432,8 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
             ebad[MODE_ENGINE] = ebad[MODE_NORMALIZED] = 1;
         } else {
             rc = mg_dt_describe_count(x.dt, lt.count, normal, NORMAL_MAX);
-            if (rc == MG_DT_ERR_TRUNCATED) strcpy(normal + NORMAL_MAX - 16, " ...(truncated)");
+            if (rc == MG_DT_ERR_TRUNCATED)
+                strcpy(normal + NORMAL_MAX - 16, " ...(truncated)");
             else if (rc != MG_DT_SUCCESS)
                 snprintf(normal, NORMAL_MAX, "(mg_dt_describe_count: %s)", mg_dt_strerror(rc));
             if (mg_dt_size(x.dt) * lt.count != msize) {
@@ -472,14 +500,16 @@ typedef struct {
     long long unit_bytes;
 } unit_info;
 
-static void unit_of(const desc *d, long A, unit_info *u) {
+static void unit_of(const desc *d, long A, unit_info *u)
+{
     mg_layout_params p;
     u->err[0] = '\0';
     u->rc = with_A(d, A, &p, u->err, sizeof u->err);
     if (!u->rc) u->rc = mg_sizing_unit(&p, &u->unit, &u->unit_bytes, u->err, sizeof u->err);
 }
 
-static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, unit_info *units, counters *cnt) {
+static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, unit_info *units, counters *cnt)
+{
     char cfg[320];
     long long cb = 1; /* common unit in bytes: lcm over the layouts valid at A */
     int overflow = 0, nvalid = 0;
@@ -528,7 +558,8 @@ static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, unit
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
-static void usage(const mg_bench *b) {
+static void usage(const mg_bench *b)
+{
     if (b->rank != 0) return;
     fprintf(stderr,
             "usage: mpiexec -n P mg_ddtbench [options]\n"
@@ -549,7 +580,8 @@ static void usage(const mg_bench *b) {
 }
 
 /* "tiled  variant=2 " -> "tiled:variant=2"; returns 0 if the spec is empty. */
-static int make_label(const char *spec, char *out, size_t len) {
+static int make_label(const char *spec, char *out, size_t len)
+{
     size_t pos = 0;
     const char *s = spec;
     while (*s) {
@@ -565,7 +597,8 @@ static int make_label(const char *spec, char *out, size_t len) {
     return pos > 0;
 }
 
-static int add_desc(mg_bench *b, options *o, const char *spec) {
+static int add_desc(mg_bench *b, options *o, const char *spec)
+{
     if (o->ndescs >= MAX_DESCS) {
         mg_bench_error(b, "too many layouts (at most %d)", MAX_DESCS);
         return -1;
@@ -604,15 +637,17 @@ static int add_desc(mg_bench *b, options *o, const char *spec) {
     return 0;
 }
 
-static int fail_opt(mg_bench *b, options *o) {
+static int fail_opt(mg_bench *b, options *o)
+{
     free(o->descs);
     mg_bench_end(b);
     return 2;
 }
 
-static int parse_options(mg_bench *b, options *o, int argc, char **argv, const char **args, int *done) {
+static int parse_options(mg_bench *b, options *o, int argc, char **argv, const char **args, int *done)
+{
     /* args: pattern, layouts, A, sizes, modes, type, root, max-memory */
-    static const char *const valued[] = {"--pattern", "--layouts", "--A", "--sizes",
+    static const char *const valued[] = {"--pattern", "--layouts", "--A",    "--sizes",
                                          "--modes",   "--type",    "--root", "--max-memory"};
     for (int i = 1; i < argc; i++) {
         int r = mg_bench_option(b, argc, argv, &i);
@@ -648,7 +683,8 @@ static int parse_options(mg_bench *b, options *o, int argc, char **argv, const c
     return 0;
 }
 
-static int validate(mg_bench *b, options *o, const char **args) {
+static int validate(mg_bench *b, options *o, const char **args)
+{
     const char *pattern_arg = args[0], *layouts_arg = args[1], *A_arg = args[2], *sizes_arg = args[3],
                *modes_arg = args[4], *type_arg = args[5], *root_arg = args[6], *mem_arg = args[7];
     o->pattern = -1;
@@ -733,11 +769,18 @@ static int validate(mg_bench *b, options *o, const char **args) {
 /* Driver                                                              */
 /* ------------------------------------------------------------------ */
 
-static int run(int argc, char **argv) {
+static int run(int argc, char **argv)
+{
     mg_bench b;
     mg_bench_init(&b, "ddtbench", MPI_COMM_WORLD);
-    const char *args[] = {"pingpong", "contiguous;tiled;block;bucket;alternating", "2,10,100,1000,1024,10000",
-                          "3200,2560000", "datatype", "int", "0", "1g"};
+    const char *args[] = {"pingpong",
+                          "contiguous;tiled;block;bucket;alternating",
+                          "2,10,100,1000,1024,10000",
+                          "3200,2560000",
+                          "datatype",
+                          "int",
+                          "0",
+                          "1g"};
     options o;
     memset(&o, 0, sizeof o);
     o.descs = calloc(MAX_DESCS, sizeof *o.descs);
@@ -772,8 +815,15 @@ static int run(int argc, char **argv) {
     if (!o.check_only) {
         unsigned char one = 1, *all = calloc((size_t)b.size, 1);
         if (!all) MPI_Abort(MPI_COMM_WORLD, 2);
-        xfer cx = {.rank = b.rank, .size = b.size, .root = o.root, .comm = MPI_COMM_WORLD, .type = MPI_BYTE,
-                   .count = 1, .sbuf = &one, .rbuf = all, .ext = 1};
+        xfer cx = {.rank = b.rank,
+                   .size = b.size,
+                   .root = o.root,
+                   .comm = MPI_COMM_WORLD,
+                   .type = MPI_BYTE,
+                   .count = 1,
+                   .sbuf = &one,
+                   .rbuf = all,
+                   .ext = 1};
         if (dt_ops[o.pattern](&cx) != MPI_SUCCESS || mg_bench_calibrate(&b, dt_ops[o.pattern], &cx) != MPI_SUCCESS)
             MPI_Abort(MPI_COMM_WORLD, 2);
         free(all);
@@ -787,13 +837,14 @@ static int run(int argc, char **argv) {
     free(units);
 
     if (o.check_only && b.rank == 0)
-        fprintf(stderr, "ddtbench: %d configurations, %d mode checks, %d skipped, %d failed\n", cnt.configs,
-                cnt.checks, cnt.skipped, b.errors);
+        fprintf(stderr, "ddtbench: %d configurations, %d mode checks, %d skipped, %d failed\n", cnt.configs, cnt.checks,
+                cnt.skipped, b.errors);
     free(o.descs);
     return mg_bench_end(&b);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     MPI_Init(&argc, &argv);
     int status = run(argc, argv);
     MPI_Finalize();

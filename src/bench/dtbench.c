@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LIST 64
-#define MAX_DESCS 128
-#define GUARD MG_BENCH_GUARD
-#define LINE 64
+#define MAX_LIST   64
+#define MAX_DESCS  128
+#define GUARD      MG_BENCH_GUARD
+#define LINE       64
 #define NORMAL_MAX 8192
 
 /* ------------------------------------------------------------------ */
@@ -38,10 +38,11 @@ static const char *const dir_names[NDIRS] = {"pack", "unpack"};
 
 /* Memory layout families: every description of one layout shares its geometry. */
 typedef enum { G_CONTIG, G_TILED, G_BLOCK, G_BUCKET, G_ALT, G_ALT_B2A2, G_ROWCOL, G_HETERO, NGEOS } geo_kind;
-static const char *const geo_names[NGEOS] = {"contiguous", "tiled",  "block",  "bucket",
-                                             "alternating", "alternating-b2a2", "rowcol", "heterogeneous"};
+static const char *const geo_names[NGEOS] = {"contiguous",       "tiled",  "block",        "bucket", "alternating",
+                                             "alternating-b2a2", "rowcol", "heterogeneous"};
 
-static geo_kind geo_of(mg_layout_kind k, long sub) {
+static geo_kind geo_of(mg_layout_kind k, long sub)
+{
     switch (k) {
     case MG_LAYOUT_CONTIGUOUS: return G_CONTIG;
     case MG_LAYOUT_TILED:
@@ -109,18 +110,19 @@ typedef struct {
 
 typedef struct {
     geo_kind g;
-    size_t es;           /* element bytes (0 for heterogeneous) */
-    size_t len1, len2;   /* run bytes: the (first) run, the second run */
-    size_t off2;         /* bytes from a period's start to its second run */
-    size_t period;       /* bytes from one period (or column element) to the next */
-    size_t reps;         /* periods (units for block, column elements for rowcol) */
-    size_t total;        /* data bytes */
+    size_t es;               /* element bytes (0 for heterogeneous) */
+    size_t len1, len2;       /* run bytes: the (first) run, the second run */
+    size_t off2;             /* bytes from a period's start to its second run */
+    size_t period;           /* bytes from one period (or column element) to the next */
+    size_t reps;             /* periods (units for block, column elements for rowcol) */
+    size_t total;            /* data bytes */
     size_t hoff[4], hlen[4]; /* heterogeneous: field offsets and bytes per struct element */
 } hand_geo;
 
 /* memcpy of one run; runs of up to 32 bytes use a fixed length so that the
  * compiler inlines them (used where a loop has two run lengths). */
-static inline void copy_run(unsigned char *restrict d, const unsigned char *restrict s, size_t len) {
+static inline void copy_run(unsigned char *restrict d, const unsigned char *restrict s, size_t len)
+{
     switch (len) {
     case 1: memcpy(d, s, 1); return;
     case 2: memcpy(d, s, 2); return;
@@ -137,30 +139,58 @@ static inline void copy_run(unsigned char *restrict d, const unsigned char *rest
 /* Loops with one run length: the length switch sits outside the loop, so each
  * loop body is a memcpy of a compile-time length for runs of up to 32 bytes
  * and a plain memcpy(len) otherwise. The loop (the macro's remaining arguments) uses LEN. */
-#define WITH_LEN(len, ...)                                      \
-    switch (len) {                                              \
-    case 1: { enum { LEN = 1 }; __VA_ARGS__; } break;           \
-    case 2: { enum { LEN = 2 }; __VA_ARGS__; } break;           \
-    case 4: { enum { LEN = 4 }; __VA_ARGS__; } break;           \
-    case 8: { enum { LEN = 8 }; __VA_ARGS__; } break;           \
-    case 12: { enum { LEN = 12 }; __VA_ARGS__; } break;         \
-    case 16: { enum { LEN = 16 }; __VA_ARGS__; } break;         \
-    case 24: { enum { LEN = 24 }; __VA_ARGS__; } break;         \
-    case 32: { enum { LEN = 32 }; __VA_ARGS__; } break;         \
-    default: { const size_t LEN = (len); __VA_ARGS__; } break;  \
+#define WITH_LEN(len, ...)        \
+    switch (len) {                \
+    case 1: {                     \
+        enum { LEN = 1 };         \
+        __VA_ARGS__;              \
+    } break;                      \
+    case 2: {                     \
+        enum { LEN = 2 };         \
+        __VA_ARGS__;              \
+    } break;                      \
+    case 4: {                     \
+        enum { LEN = 4 };         \
+        __VA_ARGS__;              \
+    } break;                      \
+    case 8: {                     \
+        enum { LEN = 8 };         \
+        __VA_ARGS__;              \
+    } break;                      \
+    case 12: {                    \
+        enum { LEN = 12 };        \
+        __VA_ARGS__;              \
+    } break;                      \
+    case 16: {                    \
+        enum { LEN = 16 };        \
+        __VA_ARGS__;              \
+    } break;                      \
+    case 24: {                    \
+        enum { LEN = 24 };        \
+        __VA_ARGS__;              \
+    } break;                      \
+    case 32: {                    \
+        enum { LEN = 32 };        \
+        __VA_ARGS__;              \
+    } break;                      \
+    default: {                    \
+        const size_t LEN = (len); \
+        __VA_ARGS__;              \
+    } break;                      \
     }
 
 /* reps runs of len bytes, stride apart, to or from a contiguous stream. */
-static void gather(unsigned char *restrict o, const unsigned char *restrict s, size_t len, size_t stride,
-                   size_t reps) {
+static void gather(unsigned char *restrict o, const unsigned char *restrict s, size_t len, size_t stride, size_t reps)
+{
     WITH_LEN(len, for (size_t r = 0; r < reps; r++) memcpy(o + r * LEN, s + r * stride, LEN))
 }
-static void scatter(unsigned char *restrict d, const unsigned char *restrict i, size_t len, size_t stride,
-                    size_t reps) {
+static void scatter(unsigned char *restrict d, const unsigned char *restrict i, size_t len, size_t stride, size_t reps)
+{
     WITH_LEN(len, for (size_t r = 0; r < reps; r++) memcpy(d + r * stride, i + r * LEN, LEN))
 }
 
-static void hand_setup(hand_geo *h, const mg_layout_info *L, geo_kind g) {
+static void hand_setup(hand_geo *h, const mg_layout_info *L, geo_kind g)
+{
     const long *v = L->params.value;
     size_t es = (size_t)L->elem_size, n = (size_t)L->n, A = (size_t)v[MG_LAYOUT_P_A];
     memset(h, 0, sizeof *h);
@@ -214,7 +244,8 @@ static void hand_setup(hand_geo *h, const mg_layout_info *L, geo_kind g) {
     }
 }
 
-static void hand_pack(const hand_geo *h, const unsigned char *restrict src, unsigned char *restrict out) {
+static void hand_pack(const hand_geo *h, const unsigned char *restrict src, unsigned char *restrict out)
+{
     const unsigned char *s = src;
     unsigned char *o = out;
     size_t L1 = h->len1, L2 = h->len2, P = h->period, D = h->off2;
@@ -223,10 +254,11 @@ static void hand_pack(const hand_geo *h, const unsigned char *restrict src, unsi
     case G_TILED: gather(o, s, L1, P, h->reps); break;
     case G_BLOCK: {
         size_t pairs = h->reps / 2;
-        WITH_LEN(L1, for (size_t r = 0; r < pairs; r++) {
-            memcpy(o + 2 * r * LEN, s + r * P, LEN);
-            memcpy(o + (2 * r + 1) * LEN, s + r * P + D, LEN);
-        })
+        WITH_LEN(
+            L1, for (size_t r = 0; r < pairs; r++) {
+                memcpy(o + 2 * r * LEN, s + r * P, LEN);
+                memcpy(o + (2 * r + 1) * LEN, s + r * P + D, LEN);
+            })
         if (h->reps % 2) memcpy(o + 2 * pairs * L1, s + pairs * P, L1);
         break;
     }
@@ -253,7 +285,8 @@ static void hand_pack(const hand_geo *h, const unsigned char *restrict src, unsi
     }
 }
 
-static void hand_unpack(const hand_geo *h, const unsigned char *restrict in, unsigned char *restrict dst) {
+static void hand_unpack(const hand_geo *h, const unsigned char *restrict in, unsigned char *restrict dst)
+{
     const unsigned char *i = in;
     unsigned char *d = dst;
     size_t L1 = h->len1, L2 = h->len2, P = h->period, D = h->off2;
@@ -262,10 +295,11 @@ static void hand_unpack(const hand_geo *h, const unsigned char *restrict in, uns
     case G_TILED: scatter(d, i, L1, P, h->reps); break;
     case G_BLOCK: {
         size_t pairs = h->reps / 2;
-        WITH_LEN(L1, for (size_t r = 0; r < pairs; r++) {
-            memcpy(d + r * P, i + 2 * r * LEN, LEN);
-            memcpy(d + r * P + D, i + (2 * r + 1) * LEN, LEN);
-        })
+        WITH_LEN(
+            L1, for (size_t r = 0; r < pairs; r++) {
+                memcpy(d + r * P, i + 2 * r * LEN, LEN);
+                memcpy(d + r * P + D, i + (2 * r + 1) * LEN, LEN);
+            })
         if (h->reps % 2) memcpy(d + pairs * P, i + 2 * pairs * L1, L1);
         break;
     }
@@ -308,65 +342,76 @@ typedef struct {
     unsigned char *cbuf;        /* memcpy: the other contiguous buffer */
 } cfg_ctx;
 
-static int op_engine_pack(void *p) {
+static int op_engine_pack(void *p)
+{
     cfg_ctx *c = p;
     MPI_Count got;
     int rc = mg_dt_pack(c->t, c->src, c->count, 0, c->packed, (MPI_Count)c->data, &got);
     return rc == MG_DT_SUCCESS && got == (MPI_Count)c->data ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
-static int op_engine_unpack(void *p) {
+static int op_engine_unpack(void *p)
+{
     cfg_ctx *c = p;
     MPI_Count got;
     int rc = mg_dt_unpack(c->t, c->ref, (MPI_Count)c->data, 0, c->dst, c->count, &got);
     return rc == MG_DT_SUCCESS && got == (MPI_Count)c->data ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
-static int op_mpi_pack(void *p) {
+static int op_mpi_pack(void *p)
+{
     cfg_ctx *c = p;
     int pos = 0;
     return MPI_Pack(c->src, c->count, c->type, c->packed, (int)c->packcap, &pos, MPI_COMM_SELF);
 }
-static int op_mpi_unpack(void *p) {
+static int op_mpi_unpack(void *p)
+{
     cfg_ctx *c = p;
     int pos = 0;
     return MPI_Unpack(c->ref, (int)c->data, &pos, c->dst, c->count, c->type, MPI_COMM_SELF);
 }
-static int op_norm_pack(void *p) {
+static int op_norm_pack(void *p)
+{
     cfg_ctx *c = p;
     int pos = 0;
     return MPI_Pack(c->src, 1, c->norm, c->packed, (int)c->packcap, &pos, MPI_COMM_SELF);
 }
-static int op_norm_unpack(void *p) {
+static int op_norm_unpack(void *p)
+{
     cfg_ctx *c = p;
     int pos = 0;
     return MPI_Unpack(c->ref, (int)c->data, &pos, c->dst, 1, c->norm, MPI_COMM_SELF);
 }
-static int op_hand_pack(void *p) {
+static int op_hand_pack(void *p)
+{
     cfg_ctx *c = p;
     hand_pack(&c->hand, c->src, c->packed);
     return MPI_SUCCESS;
 }
-static int op_hand_unpack(void *p) {
+static int op_hand_unpack(void *p)
+{
     cfg_ctx *c = p;
     hand_unpack(&c->hand, c->ref, c->dst);
     return MPI_SUCCESS;
 }
-static int op_memcpy_pack(void *p) {
+static int op_memcpy_pack(void *p)
+{
     cfg_ctx *c = p;
     memcpy(c->packed, c->cbuf, c->data);
     return MPI_SUCCESS;
 }
-static int op_memcpy_unpack(void *p) {
+static int op_memcpy_unpack(void *p)
+{
     cfg_ctx *c = p;
     memcpy(c->cbuf, c->ref, c->data);
     return MPI_SUCCESS;
 }
 
 static const mg_bench_op ops[NMETHODS][NDIRS] = {
-    {op_engine_pack, op_engine_unpack}, {op_mpi_pack, op_mpi_unpack},   {op_norm_pack, op_norm_unpack},
+    {op_engine_pack, op_engine_unpack}, {op_mpi_pack, op_mpi_unpack},       {op_norm_pack, op_norm_unpack},
     {op_hand_pack, op_hand_unpack},     {op_memcpy_pack, op_memcpy_unpack},
 };
 
-static void cfg_free(cfg_ctx *c) {
+static void cfg_free(cfg_ctx *c)
+{
     if (c->norm != MPI_DATATYPE_NULL) MPI_Type_free(&c->norm);
     if (c->t) mg_dt_free(c->t);
     free(c->src);
@@ -395,7 +440,8 @@ typedef struct {
 } checker;
 
 static void check_fail(checker *k, int m, int d, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void check_fail(checker *k, int m, int d, const char *fmt, ...) {
+static void check_fail(checker *k, int m, int d, const char *fmt, ...)
+{
     if (k->failed[m][d]) return; /* one error line per method and direction */
     k->failed[m][d] = 1;
     char what[512], label[300];
@@ -407,7 +453,8 @@ static void check_fail(checker *k, int m, int d, const char *fmt, ...) {
     mg_bench_config_error(k->b, label, what);
 }
 
-static const char *mpi_err(int rc, char *buf) {
+static const char *mpi_err(int rc, char *buf)
+{
     int len = 0;
     if (MPI_Error_string(rc, buf, &len) != MPI_SUCCESS) snprintf(buf, MPI_MAX_ERROR_STRING, "MPI error %d", rc);
     return buf;
@@ -417,8 +464,8 @@ static const char *mpi_err(int rc, char *buf) {
  * (ref), and checks MPI_Pack's stream against the catalog's element offsets.
  * Then unpacks ref with every method into a guard-filled buffer and checks
  * that each element landed at its offset and nothing else was written. */
-static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const MPI_Aint *offs,
-                         const int *sizes) {
+static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const MPI_Aint *offs, const int *sizes)
+{
     char e[MPI_MAX_ERROR_STRING];
     long n = L->n;
 
@@ -427,7 +474,8 @@ static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const 
     int pos = 0;
     int rc = MPI_Pack(c->src, c->count, c->type, c->ref, (int)c->packcap, &pos, MPI_COMM_SELF);
     int ref_ok = rc == MPI_SUCCESS && (size_t)pos == c->data;
-    if (rc != MPI_SUCCESS) check_fail(k, M_MPI, D_PACK, "MPI_Pack failed: %s", mpi_err(rc, e));
+    if (rc != MPI_SUCCESS)
+        check_fail(k, M_MPI, D_PACK, "MPI_Pack failed: %s", mpi_err(rc, e));
     else if ((size_t)pos != c->data)
         check_fail(k, M_MPI, D_PACK, "MPI_Pack wrote %d bytes, the layout has %zu data bytes", pos, c->data);
     /* ... against the catalog, element by element. */
@@ -455,32 +503,30 @@ static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const 
 
     /* Pack with the other methods, compare with the reference. */
     for (int m = M_ENGINE; m <= M_HAND; m++) {
-        if (m == M_MPI || (m != M_HAND && !(m == M_ENGINE ? c->t != NULL : c->norm != MPI_DATATYPE_NULL)))
-            continue;
+        if (m == M_MPI || (m != M_HAND && !(m == M_ENGINE ? c->t != NULL : c->norm != MPI_DATATYPE_NULL))) continue;
         memset(c->packed, GUARD, c->packcap);
         rc = ops[m][D_PACK](c);
         if (rc != MPI_SUCCESS) {
-            check_fail(k, m, D_PACK, "%s", m == M_ENGINE ? "mg_dt_pack failed or packed a short stream"
-                                                         : mpi_err(rc, e));
+            check_fail(k, m, D_PACK, "%s",
+                       m == M_ENGINE ? "mg_dt_pack failed or packed a short stream" : mpi_err(rc, e));
             continue;
         }
         long long j = mg_first_diff(c->packed, c->ref, c->data);
         if (j >= 0)
-            check_fail(k, m, D_PACK, "stream differs from MPI_Pack's at byte %lld of %zu (got 0x%02x, want 0x%02x)",
-                       j, c->data, c->packed[j], c->ref[j]);
+            check_fail(k, m, D_PACK, "stream differs from MPI_Pack's at byte %lld of %zu (got 0x%02x, want 0x%02x)", j,
+                       c->data, c->packed[j], c->ref[j]);
         else if (c->packcap > c->data && c->packed[c->data] != GUARD)
             check_fail(k, m, D_PACK, "wrote past the %zu data bytes of the stream", c->data);
     }
 
     /* Unpack the reference with every method. */
     for (int m = M_ENGINE; m <= M_HAND; m++) {
-        if (m != M_HAND && m != M_MPI && !(m == M_ENGINE ? c->t != NULL : c->norm != MPI_DATATYPE_NULL))
-            continue;
+        if (m != M_HAND && m != M_MPI && !(m == M_ENGINE ? c->t != NULL : c->norm != MPI_DATATYPE_NULL)) continue;
         memset(c->dst, GUARD, c->span);
         rc = ops[m][D_UNPACK](c);
         if (rc != MPI_SUCCESS) {
-            check_fail(k, m, D_UNPACK, "%s", m == M_ENGINE ? "mg_dt_unpack failed or consumed a short stream"
-                                                           : mpi_err(rc, e));
+            check_fail(k, m, D_UNPACK, "%s",
+                       m == M_ENGINE ? "mg_dt_unpack failed or consumed a short stream" : mpi_err(rc, e));
             continue;
         }
         int bad = 0;
@@ -504,7 +550,8 @@ static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const 
 }
 
 /* Distinct 64-byte lines holding data, with the buffer 64-byte aligned. */
-static long long touched_bytes(const mg_layout_info *L, const MPI_Aint *offs, const int *sizes, size_t span) {
+static long long touched_bytes(const mg_layout_info *L, const MPI_Aint *offs, const int *sizes, size_t span)
+{
     size_t nlines = span / LINE + 1;
     unsigned char *bits = calloc(nlines / 8 + 1, 1);
     if (!bits) return -1;
@@ -542,7 +589,8 @@ typedef struct {
     int ndescs;
 } options;
 
-static void usage(const mg_bench *b) {
+static void usage(const mg_bench *b)
+{
     if (b->rank != 0) return;
     fprintf(stderr,
             "usage: mpiexec -n 1 mg_dtbench [options]\n"
@@ -564,7 +612,8 @@ static void usage(const mg_bench *b) {
 
 /* Layout column of a user spec: the default description's label if the spec is
  * one, else name[:sub] followed by the other given parameters. */
-static void spec_label(const mg_layout_params *p, char *out, size_t len) {
+static void spec_label(const mg_layout_params *p, char *out, size_t len)
+{
     for (size_t i = 0; i < NDEFAULTS; i++) {
         mg_layout_params q;
         if (mg_layout_parse(default_descs[i].spec, &q, NULL, 0) == MG_LAYOUT_OK && q.kind == p->kind &&
@@ -589,7 +638,8 @@ static void spec_label(const mg_layout_params *p, char *out, size_t len) {
     }
 }
 
-static int add_desc(mg_bench *b, options *o, const char *spec, const char *label) {
+static int add_desc(mg_bench *b, options *o, const char *spec, const char *label)
+{
     if (o->ndescs >= MAX_DESCS) {
         mg_bench_error(b, "too many layouts (at most %d)", MAX_DESCS);
         return -1;
@@ -604,8 +654,10 @@ static int add_desc(mg_bench *b, options *o, const char *spec, const char *label
         mg_bench_error(b, "bad layout '%s': give A with --A, not in the spec", spec);
         return -1;
     }
-    if (label) snprintf(d->label, sizeof d->label, "%s", label);
-    else spec_label(&d->params, d->label, sizeof d->label);
+    if (label)
+        snprintf(d->label, sizeof d->label, "%s", label);
+    else
+        spec_label(&d->params, d->label, sizeof d->label);
     const mg_layout_desc *dd = mg_layouts_get(d->params.kind);
     for (int i = 0; i < o->ndescs; i++)
         if (strcmp(o->descs[i].label, d->label) == 0) {
@@ -621,7 +673,8 @@ static int add_desc(mg_bench *b, options *o, const char *spec, const char *label
 }
 
 /* The spec's parameters with A set (if the layout takes A). */
-static int with_A(const desc *d, long A, mg_layout_params *p, char *err, size_t errlen) {
+static int with_A(const desc *d, long A, mg_layout_params *p, char *err, size_t errlen)
+{
     *p = d->params;
     if (!d->takes_A) return MG_LAYOUT_OK;
     return mg_layout_params_set(p, MG_LAYOUT_P_A, A, err, errlen);
@@ -641,7 +694,8 @@ typedef struct {
     long long unit_bytes;
 } unit_info;
 
-static void unit_of(const desc *d, long A, unit_info *u) {
+static void unit_of(const desc *d, long A, unit_info *u)
+{
     mg_layout_params p;
     u->err[0] = '\0';
     u->rc = with_A(d, A, &p, u->err, sizeof u->err);
@@ -655,13 +709,14 @@ static void unit_of(const desc *d, long A, unit_info *u) {
 typedef struct {
     int nested;
     long N;
-    int *displs;         /* indexed: block displacements (ints) */
-    int S;               /* nested: inner vector count */
-    MPI_Datatype base;   /* uncommitted */
+    int *displs;       /* indexed: block displacements (ints) */
+    int S;             /* nested: inner vector count */
+    MPI_Datatype base; /* uncommitted */
 } commit_ctx;
 
 /* Builds a fresh type from scratch (the displacements are computed outside). */
-static int commit_create(commit_ctx *c, MPI_Datatype *out) {
+static int commit_create(commit_ctx *c, MPI_Datatype *out)
+{
     if (!c->nested) return MPI_Type_create_indexed_block((int)c->N, 2, c->displs, MPI_INT, out);
     MPI_Datatype inner;
     int rc = MPI_Type_vector(c->S, 2, 4, MPI_INT, &inner);
@@ -674,7 +729,8 @@ static int commit_create(commit_ctx *c, MPI_Datatype *out) {
 /* The timed region holds the dup and the free as well as the commit: the core
  * times the whole callback, and each repetition needs an uncommitted copy
  * (MPI_Type_dup keeps the committed state, and base is never committed). */
-static int op_commit_mpi(void *p) {
+static int op_commit_mpi(void *p)
+{
     commit_ctx *c = p;
     MPI_Datatype t;
     int rc = MPI_Type_dup(c->base, &t);
@@ -686,7 +742,8 @@ static int op_commit_mpi(void *p) {
 
 /* Constructor + commit + free: some libraries (MPICH with yaksa) do their work
  * at construction, which a dup shares. */
-static int op_commit_mpi_create(void *p) {
+static int op_commit_mpi_create(void *p)
+{
     commit_ctx *c = p;
     MPI_Datatype t;
     int rc = commit_create(c, &t);
@@ -696,7 +753,8 @@ static int op_commit_mpi_create(void *p) {
     return rc;
 }
 
-static int op_commit_engine(void *p) {
+static int op_commit_engine(void *p)
+{
     commit_ctx *c = p;
     mg_dt *t;
     int rc = mg_dt_from_mpi(c->base, &t);
@@ -706,7 +764,8 @@ static int op_commit_engine(void *p) {
 }
 
 /* Engine pack of the commit type against MPI_Pack; returns an error text or NULL. */
-static const char *commit_check(commit_ctx *c, char *msg, size_t len) {
+static const char *commit_check(commit_ctx *c, char *msg, size_t len)
+{
     MPI_Datatype t;
     MPI_Aint tlb, text;
     int size, pos = 0;
@@ -750,7 +809,8 @@ static const char *commit_check(commit_ctx *c, char *msg, size_t len) {
     return res;
 }
 
-static void run_commit(mg_bench *b, const options *o, int *nconfigs) {
+static void run_commit(mg_bench *b, const options *o, int *nconfigs)
+{
     for (int kind = 0; kind < 2; kind++) {
         for (int i = 0; i < o->ncommit; i++) {
             commit_ctx c = {.nested = kind, .N = o->commit[i], .base = MPI_DATATYPE_NULL};
@@ -817,7 +877,8 @@ static void run_commit(mg_bench *b, const options *o, int *nconfigs) {
 /* ------------------------------------------------------------------ */
 
 static void run_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, int *nconfigs,
-                       int *nskipped) {
+                       int *nskipped)
+{
     char cfg[256], err[512], label[320];
     long Acol = A;
     mg_layout_params p;
@@ -843,14 +904,14 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
     snprintf(cfg, sizeof cfg, "%s %s %ld %lld", d->label, geo_names[d->geo], Acol, (long long)L->data_size);
     if ((size_t)L->buffer_size > o->max_span) {
         mg_bench_note(b, "skip", cfg, "%s: the layout buffer spans %lld bytes, more than --max-span %zu", d->label,
-                   (long long)L->buffer_size, o->max_span);
+                      (long long)L->buffer_size, o->max_span);
         mg_layout_type_free(&lt);
         (*nskipped)++;
         return;
     }
     if (L->data_size > INT_MAX) {
         mg_bench_note(b, "skip", cfg, "%s: %lld data bytes do not fit MPI_Pack's int sizes", d->label,
-                   (long long)L->data_size);
+                      (long long)L->data_size);
         mg_layout_type_free(&lt);
         (*nskipped)++;
         return;
@@ -881,8 +942,9 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
         for (int mm = 0; mm < NMETHODS; mm++)
             for (int dd = 0; dd < NDIRS; dd++)
                 if (mm != M_MEMCPY)
-                    check_fail(&k, mm, dd, "MPI puts the data at [%lld, %lld), outside the layout's buffer of %zu bytes",
-                               lo, hi, c.span);
+                    check_fail(&k, mm, dd,
+                               "MPI puts the data at [%lld, %lld), outside the layout's buffer of %zu bytes", lo, hi,
+                               c.span);
         mg_layout_type_free(&lt);
         return;
     }
@@ -924,8 +986,10 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
     } else {
         blocks = mg_dt_blocks(c.t) * (MPI_Count)c.count;
         rc = mg_dt_describe_count(c.t, c.count, normal, NORMAL_MAX);
-        if (rc == MG_DT_ERR_TRUNCATED) strcpy(normal + NORMAL_MAX - 16, " ...(truncated)");
-        else if (rc != MG_DT_SUCCESS) snprintf(normal, NORMAL_MAX, "(mg_dt_describe_count: %s)", mg_dt_strerror(rc));
+        if (rc == MG_DT_ERR_TRUNCATED)
+            strcpy(normal + NORMAL_MAX - 16, " ...(truncated)");
+        else if (rc != MG_DT_SUCCESS)
+            snprintf(normal, NORMAL_MAX, "(mg_dt_describe_count: %s)", mg_dt_strerror(rc));
         if (mg_dt_size(c.t) * (MPI_Count)c.count != (MPI_Count)c.data)
             for (int dd = 0; dd < NDIRS; dd++)
                 check_fail(&k, M_ENGINE, dd, "engine size %lld x count %d differs from the %zu data bytes",
@@ -938,7 +1002,7 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
         }
     }
     mg_bench_note(b, "info", cfg, "packed=%zu,span=%lld,touched=%lld,blocks=%lld,n=%ld", c.data,
-               (long long)L->true_extent, touched_bytes(L, offs, sizes, c.span), (long long)blocks, L->n);
+                  (long long)L->true_extent, touched_bytes(L, offs, sizes, c.span), (long long)blocks, L->n);
     mg_bench_note(b, "normal", cfg, "%s", normal);
     free(normal);
 
@@ -976,7 +1040,8 @@ typedef struct {
     size_t len;
 } calib_ctx;
 
-static int op_calib(void *p) {
+static int op_calib(void *p)
+{
     calib_ctx *c = p;
     memcpy(c->b, c->a, c->len);
     return MPI_SUCCESS;
@@ -986,13 +1051,15 @@ static int op_calib(void *p) {
 /* Driver                                                              */
 /* ------------------------------------------------------------------ */
 
-static int fail_opt(mg_bench *b, options *o) {
+static int fail_opt(mg_bench *b, options *o)
+{
     free(o->descs);
     mg_bench_end(b);
     return 2;
 }
 
-static int run(int argc, char **argv) {
+static int run(int argc, char **argv)
+{
     mg_bench b;
     mg_bench_init(&b, "dtbench", MPI_COMM_WORLD);
     const char *layouts_arg = NULL, *A_arg = "2,10,100,1000,1024,10000", *sizes_arg = "3200,2560000,64000000";
@@ -1008,10 +1075,10 @@ static int run(int argc, char **argv) {
         if (r > 0) continue;
         if (r < 0) return fail_opt(&b, &o);
         const char *opt = argv[i];
-        static const char *const valued[] = {"--layouts", "--A", "--sizes", "--methods", "--directions",
-                                             "--type", "--commit-blocks", "--max-span"};
-        const char **dst[] = {&layouts_arg, &A_arg, &sizes_arg, &methods_arg, &dirs_arg,
-                              &type_arg, &commit_arg, &span_arg};
+        static const char *const valued[] = {"--layouts",    "--A",    "--sizes",         "--methods",
+                                             "--directions", "--type", "--commit-blocks", "--max-span"};
+        const char **dst[] = {&layouts_arg, &A_arg,    &sizes_arg,  &methods_arg,
+                              &dirs_arg,    &type_arg, &commit_arg, &span_arg};
         const char *val;
         int known = mg_bench_valued_option(&b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
         if (known == -2) return fail_opt(&b, &o);
@@ -1066,7 +1133,8 @@ static int run(int argc, char **argv) {
     if ((o.nmethods = mg_parse_names(&b, "method", methods_arg, method_names, NMETHODS, o.methods)) < 0 ||
         (o.ndirs = mg_parse_names(&b, "direction", dirs_arg, dir_names, NDIRS, o.dirs)) < 0)
         return fail_opt(&b, &o);
-    if (strcmp(commit_arg, "none") == 0) o.ncommit = 0;
+    if (strcmp(commit_arg, "none") == 0)
+        o.ncommit = 0;
     else if (mg_parse_long_list(commit_arg, o.commit, MAX_LIST, &o.ncommit, 1) != 0) {
         mg_bench_error(&b, "bad --commit-blocks '%s': expected comma-separated block counts >= 1 (or none)",
                        commit_arg);
@@ -1175,18 +1243,20 @@ static int run(int argc, char **argv) {
                     if (v->rc || o.descs[j].geo != d->geo || v->unit_bytes * u->unit != u->unit_bytes * v->unit)
                         continue;
                     long g = (long)mg_gcd(Lu, v->unit);
-                    if (Lu / g > INT_MAX / v->unit) overflow = 1;
-                    else Lu = Lu / g * v->unit;
+                    if (Lu / g > INT_MAX / v->unit)
+                        overflow = 1;
+                    else
+                        Lu = Lu / g * v->unit;
                 }
                 long long Lbytes = u->unit_bytes * (Lu / u->unit);
                 long long units_n = overflow ? 0 : ((long long)m + Lbytes / 2) / Lbytes;
                 if (units_n == 0 || units_n * Lu > INT_MAX) {
                     snprintf(cfg, sizeof cfg, "%s %s %ld %zu", d->label, geo_names[d->geo], A, m);
                     mg_bench_note(&b, "skip", cfg,
-                               "%s: m=%zu bytes is %s the %lld bytes of one unit of %ld elements that every "
-                               "description of the %s geometry can take",
-                               d->label, m, units_n == 0 ? "less than half" : "too many units of", Lbytes, Lu,
-                               geo_names[d->geo]);
+                                  "%s: m=%zu bytes is %s the %lld bytes of one unit of %ld elements that every "
+                                  "description of the %s geometry can take",
+                                  d->label, m, units_n == 0 ? "less than half" : "too many units of", Lbytes, Lu,
+                                  geo_names[d->geo]);
                     nskipped++;
                     continue;
                 }
@@ -1198,13 +1268,14 @@ static int run(int argc, char **argv) {
     if (!b.calibrate_only && o.ncommit > 0) run_commit(&b, &o, &nconfigs);
 
     if (o.check_only && b.rank == 0)
-        fprintf(stderr, "dtbench: %d configurations checked, %d skipped, %d method/direction checks failed\n",
-                nconfigs, nskipped, b.errors);
+        fprintf(stderr, "dtbench: %d configurations checked, %d skipped, %d method/direction checks failed\n", nconfigs,
+                nskipped, b.errors);
     free(o.descs);
     return mg_bench_end(&b);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     MPI_Init(&argc, &argv);
     int status = run(argc, argv);
     MPI_Finalize();

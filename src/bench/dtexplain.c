@@ -16,7 +16,7 @@
 #define LINE 64
 
 typedef struct {
-    MPI_Aint lo, hi;   /* span of the data */
+    MPI_Aint lo, hi; /* span of the data */
     MPI_Count blocks;
     unsigned char *lines; /* bitmap of touched cache lines over [lo, hi) */
 } touch;
@@ -86,8 +86,8 @@ static int explain(MPI_Datatype type, MPI_Count count)
             for (size_t i = 0; i < bits; i++) nlines += (tc.lines[i / 8] >> (i % 8)) & 1;
         }
     }
-    printf("packed:      %lld bytes in %lld blocks (after normalization of %lld elements)\n",
-           (long long)(size * count), (long long)tc.blocks, (long long)count);
+    printf("packed:      %lld bytes in %lld blocks (after normalization of %lld elements)\n", (long long)(size * count),
+           (long long)tc.blocks, (long long)count);
     printf("memory:      data spans %lld bytes from offset %lld; a pack reads %lld cache lines of %d bytes "
            "(%lld bytes) and writes %lld bytes\n",
            (long long)(tc.hi - tc.lo), (long long)tc.lo, (long long)nlines, LINE, (long long)(nlines * LINE),
@@ -109,8 +109,10 @@ int main(int argc, char **argv)
         long *target = !strcmp(a, "--count") ? &count : !strcmp(a, "--n") ? &n : !strcmp(a, "--bytes") ? &bytes : NULL;
         if (target) {
             char *end;
-            if (i + 1 >= argc) status = usage("option needs a value");
-            else if ((*target = strtol(argv[++i], &end, 10)) < 1 || *end) status = usage("expected a positive integer");
+            if (i + 1 >= argc)
+                status = usage("option needs a value");
+            else if ((*target = strtol(argv[++i], &end, 10)) < 1 || *end)
+                status = usage("expected a positive integer");
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             status = usage(NULL);
         } else if (a[0] == '-' && a[1] == '-') {
@@ -144,8 +146,8 @@ int main(int argc, char **argv)
         } else {
             char spec[256];
             mg_layout_format(&lt.info.params, spec, sizeof spec);
-            printf("given:       %s (%s), n=%ld elements as count=%d of one type\n", spec,
-                   lt.info.desc->constructors, n, lt.count);
+            printf("given:       %s (%s), n=%ld elements as count=%d of one type\n", spec, lt.info.desc->constructors,
+                   n, lt.count);
             status = explain(lt.type, lt.count);
             mg_layout_type_free(&lt);
         }

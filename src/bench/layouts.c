@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define P(x) MG_LAYOUT_BIT(MG_LAYOUT_P_##x)
+#define P(x)    MG_LAYOUT_BIT(MG_LAYOUT_P_##x)
 #define NUMERIC (P(A) | P(A1) | P(A2) | P(B) | P(B1) | P(B2) | P(S) | P(S1) | P(S2))
 
 /* ------------------------------------------------------------------ */
@@ -122,16 +122,17 @@ static int build_rowcol_full(ctx *c, MPI_Datatype *out);
 static int build_rowcol_ci(ctx *c, MPI_Datatype *out);
 static int build_rowcol_struct(ctx *c, MPI_Datatype *out);
 
-#define SUBS_MASK                                                                                  \
-    (MG_LAYOUT_BIT(MG_LAYOUT_TILED) | MG_LAYOUT_BIT(MG_LAYOUT_BLOCK) |                             \
-     MG_LAYOUT_BIT(MG_LAYOUT_BUCKET) | MG_LAYOUT_BIT(MG_LAYOUT_ALTERNATING))
-#define TILED_P (P(A) | P(VARIANT) | P(B) | P(TYPE))
-#define BLOCK_P (P(A) | P(VARIANT) | P(B1) | P(B2) | P(TYPE))
+#define SUBS_MASK                                                                                        \
+    (MG_LAYOUT_BIT(MG_LAYOUT_TILED) | MG_LAYOUT_BIT(MG_LAYOUT_BLOCK) | MG_LAYOUT_BIT(MG_LAYOUT_BUCKET) | \
+     MG_LAYOUT_BIT(MG_LAYOUT_ALTERNATING))
+#define TILED_P  (P(A) | P(VARIANT) | P(B) | P(TYPE))
+#define BLOCK_P  (P(A) | P(VARIANT) | P(B1) | P(B2) | P(TYPE))
 #define BUCKET_P (P(A) | P(VARIANT) | P(A1) | P(A2) | P(B) | P(TYPE))
-#define ALT_P (P(A) | P(VARIANT) | P(A1) | P(A2) | P(B1) | P(B2) | P(TYPE))
+#define ALT_P    (P(A) | P(VARIANT) | P(A1) | P(A2) | P(B1) | P(B2) | P(TYPE))
 #define ALTREP_P (P(A) | P(A1) | P(A2) | P(B1) | P(TYPE))
 #define ROWCOL_P (P(A) | P(TYPE))
 
+/* clang-format off */
 static const row catalog[MG_LAYOUT_NKINDS] = {
     [MG_LAYOUT_CONTIGUOUS] = {
         .d = {.name = "contiguous",
@@ -329,26 +330,28 @@ static const row catalog[MG_LAYOUT_NKINDS] = {
         .shape = shape_rowcol, .build = build_rowcol_struct,
     },
 };
+/* clang-format on */
 
-static const char *const param_names[MG_LAYOUT_NPARAMS] = {
-    "sub", "A", "variant", "A1", "A2", "B", "B1", "B2", "S", "S1", "S2", "type"};
+static const char *const param_names[MG_LAYOUT_NPARAMS] = {"sub", "A",  "variant", "A1", "A2", "B",
+                                                           "B1",  "B2", "S",       "S1", "S2", "type"};
 
 static const char *const basic_names[MG_LAYOUT_NBASIC] = {"int", "char", "short", "double", "byte"};
-static const int basic_sizes[MG_LAYOUT_NBASIC] = {sizeof(int), sizeof(char), sizeof(short),
-                                                  sizeof(double), 1};
+static const int basic_sizes[MG_LAYOUT_NBASIC] = {sizeof(int), sizeof(char), sizeof(short), sizeof(double), 1};
 
 /* Tiled-heterogeneous: member types in order, and the alignment MPI pads the
  * struct extent to (the strictest of the members, as MPICH and Open MPI do). */
 enum { HET_PARTS = 4 };
 static const int het_sizes[HET_PARTS] = {sizeof(char), sizeof(int), sizeof(double), sizeof(short)};
-static int het_align(void) {
+static int het_align(void)
+{
     size_t a = _Alignof(char);
     if (_Alignof(int) > a) a = _Alignof(int);
     if (_Alignof(double) > a) a = _Alignof(double);
     if (_Alignof(short) > a) a = _Alignof(short);
     return (int)a;
 }
-static MPI_Datatype het_type(int part) {
+static MPI_Datatype het_type(int part)
+{
     switch (part) {
     case 0: return MPI_CHAR;
     case 1: return MPI_INT;
@@ -357,7 +360,8 @@ static MPI_Datatype het_type(int part) {
     }
 }
 
-static MPI_Datatype basic_mpi(long b) {
+static MPI_Datatype basic_mpi(long b)
+{
     switch (b) {
     case MG_LAYOUT_CHAR: return MPI_CHAR;
     case MG_LAYOUT_SHORT: return MPI_SHORT;
@@ -371,9 +375,9 @@ static MPI_Datatype basic_mpi(long b) {
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
+static void put_msg(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void put_msg(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void put_msg(char *err, size_t errlen, const char *fmt, ...) {
+{
     if (!err || errlen == 0) return;
     va_list ap;
     va_start(ap, fmt);
@@ -382,7 +386,8 @@ static void put_msg(char *err, size_t errlen, const char *fmt, ...) {
 }
 
 static int fail(ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(ctx *c, int code, const char *fmt, ...) {
+static int fail(ctx *c, int code, const char *fmt, ...)
+{
     if (c->err && c->errlen > 0) {
         char body[320];
         va_list ap;
@@ -397,7 +402,8 @@ static int fail(ctx *c, int code, const char *fmt, ...) {
 static int lower(int ch) { return (ch >= 'A' && ch <= 'Z') ? ch - 'A' + 'a' : ch; }
 
 /* s[0..len) equals the C string lit, ignoring ASCII case. */
-static int eq_ci(const char *s, size_t len, const char *lit) {
+static int eq_ci(const char *s, size_t len, const char *lit)
+{
     size_t i = 0;
     for (; i < len && lit[i]; i++)
         if (lower((unsigned char)s[i]) != lower((unsigned char)lit[i])) return 0;
@@ -407,7 +413,8 @@ static int eq_ci(const char *s, size_t len, const char *lit) {
 /* Appends to buf[len] at *pos; remembers truncation in *trunc. */
 static void app(char *buf, size_t len, size_t *pos, int *trunc, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-static void app(char *buf, size_t len, size_t *pos, int *trunc, const char *fmt, ...) {
+static void app(char *buf, size_t len, size_t *pos, int *trunc, const char *fmt, ...)
+{
     if (*pos >= len) {
         *trunc = 1;
         return;
@@ -424,66 +431,67 @@ static void app(char *buf, size_t len, size_t *pos, int *trunc, const char *fmt,
     }
 }
 
-static void names_of(unsigned mask, char *buf, size_t len) {
+static void names_of(unsigned mask, char *buf, size_t len)
+{
     size_t pos = 0;
     int trunc = 0;
     buf[0] = '\0';
     for (int i = 0; i < MG_LAYOUT_NPARAMS; i++)
-        if (mask & MG_LAYOUT_BIT(i))
-            app(buf, len, &pos, &trunc, "%s%s", pos ? " " : "", param_names[i]);
+        if (mask & MG_LAYOUT_BIT(i)) app(buf, len, &pos, &trunc, "%s%s", pos ? " " : "", param_names[i]);
 }
 
-static void kind_names(char *buf, size_t len) {
+static void kind_names(char *buf, size_t len)
+{
     size_t pos = 0;
     int trunc = 0;
     buf[0] = '\0';
-    for (int i = 0; i < MG_LAYOUT_NKINDS; i++)
-        app(buf, len, &pos, &trunc, "%s%s", i ? ", " : "", catalog[i].d.name);
+    for (int i = 0; i < MG_LAYOUT_NKINDS; i++) app(buf, len, &pos, &trunc, "%s%s", i ? ", " : "", catalog[i].d.name);
 }
 
 static long V(const ctx *c, mg_layout_param id) { return c->L->params.value[id]; }
 
 /* "A1=0 from A=1 with variant 1", or "A1=0" when it was given. */
-static const char *why(const ctx *c, mg_layout_param id, char *buf, size_t len) {
+static const char *why(const ctx *c, mg_layout_param id, char *buf, size_t len)
+{
     const mg_layout_params *p = &c->L->params;
     if (c->derived & MG_LAYOUT_BIT(id)) {
         if (c->g->d.params & P(VARIANT))
             snprintf(buf, len, "%s=%ld from A=%ld with variant %ld", param_names[id], p->value[id],
                      p->value[MG_LAYOUT_P_A], p->value[MG_LAYOUT_P_VARIANT]);
         else
-            snprintf(buf, len, "%s=%ld from A=%ld", param_names[id], p->value[id],
-                     p->value[MG_LAYOUT_P_A]);
+            snprintf(buf, len, "%s=%ld from A=%ld", param_names[id], p->value[id], p->value[MG_LAYOUT_P_A]);
     } else {
         snprintf(buf, len, "%s=%ld", param_names[id], p->value[id]);
     }
     return buf;
 }
 
-static int need_A(ctx *c) {
+static int need_A(ctx *c)
+{
     if (!(c->L->params.given & P(A))) return fail(c, MG_LAYOUT_EINVALID, "A is required");
     return MG_LAYOUT_OK;
 }
 
 /* Value `id` must be greater than (strict) or at least the value of `than`. */
-static int need_cmp(ctx *c, mg_layout_param id, mg_layout_param than, int strict) {
+static int need_cmp(ctx *c, mg_layout_param id, mg_layout_param than, int strict)
+{
     long a = V(c, id), b = V(c, than);
     if (strict ? a > b : a >= b) return MG_LAYOUT_OK;
     char w1[96], w2[96];
     return fail(c, MG_LAYOUT_EINVALID, "%s must be %s %s (%s, %s)", param_names[id],
-                strict ? ">" : ">=", param_names[than], why(c, id, w1, sizeof w1),
-                why(c, than, w2, sizeof w2));
+                strict ? ">" : ">=", param_names[than], why(c, id, w1, sizeof w1), why(c, than, w2, sizeof w2));
 }
 
 /* Records the divisibility unit and the block size, and checks n against them. */
-static int finish_shape(ctx *c, long unit, const char *expr, const char *what) {
+static int finish_shape(ctx *c, long unit, const char *expr, const char *what)
+{
     mg_layout_info *L = c->L;
     int dynamic = c->r->d.dynamic;
     L->n_unit = unit;
     if (L->n_min < unit) L->n_min = unit;
     if (L->n > 0 && L->n % unit != 0)
-        return fail(c, MG_LAYOUT_EINVALID,
-                    "%s=%ld does not divide n=%ld (n must be a multiple of %s)", expr, unit, L->n,
-                    what);
+        return fail(c, MG_LAYOUT_EINVALID, "%s=%ld does not divide n=%ld (n must be a multiple of %s)", expr, unit,
+                    L->n, what);
     L->k = dynamic ? L->n : unit;
     L->count = L->n == 0 ? 0 : dynamic ? 1 : (int)(L->n / unit);
     return MG_LAYOUT_OK;
@@ -498,20 +506,23 @@ static const char *const per_rep = "what the construction repeats";
 
 static int shape_contig(ctx *c) { return finish_shape(c, 1, "1", per_block); }
 
-static int shape_tiled(ctx *c) {
+static int shape_tiled(ctx *c)
+{
     int rc = need_A(c);
     if (!rc) rc = need_cmp(c, MG_LAYOUT_P_B, MG_LAYOUT_P_A, 1);
     return rc ? rc : finish_shape(c, V(c, MG_LAYOUT_P_A), "k=A", per_block);
 }
 
 /* The other descriptions of Tiled accept the degenerate B = A. */
-static int shape_tiled_loose(ctx *c) {
+static int shape_tiled_loose(ctx *c)
+{
     int rc = need_A(c);
     if (!rc) rc = need_cmp(c, MG_LAYOUT_P_B, MG_LAYOUT_P_A, 0);
     return rc;
 }
 
-static int shape_tiled_struct(ctx *c) {
+static int shape_tiled_struct(ctx *c)
+{
     int rc = shape_tiled_loose(c);
     if (rc) return rc;
     long k = (V(c, MG_LAYOUT_P_S1) + V(c, MG_LAYOUT_P_S2)) * V(c, MG_LAYOUT_P_A);
@@ -519,12 +530,14 @@ static int shape_tiled_struct(ctx *c) {
     return finish_shape(c, k, "k=(S1+S2)*A", per_block);
 }
 
-static int shape_tiled_vector(ctx *c) {
+static int shape_tiled_vector(ctx *c)
+{
     int rc = shape_tiled_loose(c);
     return rc ? rc : finish_shape(c, V(c, MG_LAYOUT_P_A), "A", per_rep);
 }
 
-static int shape_vector_tiled(ctx *c) {
+static int shape_vector_tiled(ctx *c)
+{
     int rc = shape_tiled_loose(c);
     if (rc) return rc;
     long u = V(c, MG_LAYOUT_P_S) * V(c, MG_LAYOUT_P_A);
@@ -532,7 +545,8 @@ static int shape_vector_tiled(ctx *c) {
     return finish_shape(c, u, "S*A", per_rep);
 }
 
-static int shape_hetero(ctx *c) {
+static int shape_hetero(ctx *c)
+{
     int rc = shape_tiled_loose(c);
     if (rc) return rc;
     long A = V(c, MG_LAYOUT_P_A);
@@ -540,15 +554,16 @@ static int shape_hetero(ctx *c) {
     return finish_shape(c, HET_PARTS * A, "k=4A", per_block);
 }
 
-static int shape_block(ctx *c) {
+static int shape_block(ctx *c)
+{
     int rc = need_A(c);
     if (!rc) rc = need_cmp(c, MG_LAYOUT_P_B1, MG_LAYOUT_P_A, 1);
     if (!rc) rc = need_cmp(c, MG_LAYOUT_P_B2, MG_LAYOUT_P_A, 1);
     if (rc) return rc;
     if (V(c, MG_LAYOUT_P_B1) == V(c, MG_LAYOUT_P_B2)) {
         char w1[96], w2[96];
-        return fail(c, MG_LAYOUT_EINVALID, "B1 must differ from B2 (%s, %s)",
-                    why(c, MG_LAYOUT_P_B1, w1, sizeof w1), why(c, MG_LAYOUT_P_B2, w2, sizeof w2));
+        return fail(c, MG_LAYOUT_EINVALID, "B1 must differ from B2 (%s, %s)", why(c, MG_LAYOUT_P_B1, w1, sizeof w1),
+                    why(c, MG_LAYOUT_P_B2, w2, sizeof w2));
     }
     long A = V(c, MG_LAYOUT_P_A);
     if (c->r->d.dynamic) return finish_shape(c, A, "A", per_rep);
@@ -556,44 +571,46 @@ static int shape_block(ctx *c) {
     return finish_shape(c, 2 * A, "k=2A", per_block);
 }
 
-static int pair_unit(ctx *c) {
+static int pair_unit(ctx *c)
+{
     long k = V(c, MG_LAYOUT_P_A1) + V(c, MG_LAYOUT_P_A2);
     if (k > INT_MAX) return fail(c, MG_LAYOUT_EINVALID, "A1+A2=%ld exceeds INT_MAX", k);
-    return c->r->d.dynamic ? finish_shape(c, k, "A1+A2", per_rep)
-                           : finish_shape(c, k, "k=A1+A2", per_block);
+    return c->r->d.dynamic ? finish_shape(c, k, "A1+A2", per_rep) : finish_shape(c, k, "k=A1+A2", per_block);
 }
 
-static int shape_bucket(ctx *c) {
+static int shape_bucket(ctx *c)
+{
     long B = V(c, MG_LAYOUT_P_B), A1 = V(c, MG_LAYOUT_P_A1), A2 = V(c, MG_LAYOUT_P_A2);
     if (!(B > A1 && B > A2)) {
         char w0[96], w1[96], w2[96];
-        return fail(c, MG_LAYOUT_EINVALID, "B must be > A1 and > A2 (%s, %s, %s)",
-                    why(c, MG_LAYOUT_P_B, w0, sizeof w0), why(c, MG_LAYOUT_P_A1, w1, sizeof w1),
-                    why(c, MG_LAYOUT_P_A2, w2, sizeof w2));
+        return fail(c, MG_LAYOUT_EINVALID, "B must be > A1 and > A2 (%s, %s, %s)", why(c, MG_LAYOUT_P_B, w0, sizeof w0),
+                    why(c, MG_LAYOUT_P_A1, w1, sizeof w1), why(c, MG_LAYOUT_P_A2, w2, sizeof w2));
     }
     return pair_unit(c);
 }
 
 /* Alternating and its descriptions; units may touch (B2 = A2) but not overlap. */
-static int shape_alt(ctx *c) {
+static int shape_alt(ctx *c)
+{
     if (c->g->defaults == DS_ALTREP) c->L->params.value[MG_LAYOUT_P_B2] = V(c, MG_LAYOUT_P_A2);
     int rc = need_cmp(c, MG_LAYOUT_P_B1, MG_LAYOUT_P_A1, 0);
     if (!rc && c->g->defaults != DS_ALTREP) rc = need_cmp(c, MG_LAYOUT_P_B2, MG_LAYOUT_P_A2, 0);
     return rc ? rc : pair_unit(c);
 }
 
-static int shape_rowcol(ctx *c) {
+static int shape_rowcol(ctx *c)
+{
     int rc = need_A(c);
     if (rc) return rc;
     long A = V(c, MG_LAYOUT_P_A), n = c->L->n;
     c->L->n_min = A + 1;
     if (n > 0 && !(A < n))
-        return fail(c, MG_LAYOUT_EINVALID,
-                    "A must be < n (A=%ld, n=%ld): the column needs at least one element", A, n);
+        return fail(c, MG_LAYOUT_EINVALID, "A must be < n (A=%ld, n=%ld): the column needs at least one element", A, n);
     return finish_shape(c, 1, "1", per_rep);
 }
 
-static int shape_contig_sub(ctx *c) {
+static int shape_contig_sub(ctx *c)
+{
     /* The sub's own rules and block size, then one contiguous type around n/k of them. */
     ctx sc = *c;
     sc.r = c->g;
@@ -611,15 +628,15 @@ static int shape_contig_sub(ctx *c) {
 static int mul64(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
 static int add64(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
 
-static const row *geo_row(const mg_layout_info *L) {
-    if (L->params.kind == MG_LAYOUT_CONTIGUOUS_SUBTYPE)
-        return &catalog[L->params.value[MG_LAYOUT_P_SUB]];
+static const row *geo_row(const mg_layout_info *L)
+{
+    if (L->params.kind == MG_LAYOUT_CONTIGUOUS_SUBTYPE) return &catalog[L->params.value[MG_LAYOUT_P_SUB]];
     return &catalog[L->params.kind];
 }
 
 /* The two runs of a pair for Bucket, Alternating and Alternating-repeated. */
-static void alt_values(const row *g, const long *v, int64_t *A1, int64_t *A2, int64_t *B1,
-                       int64_t *B2) {
+static void alt_values(const row *g, const long *v, int64_t *A1, int64_t *A2, int64_t *B1, int64_t *B2)
+{
     *A1 = v[MG_LAYOUT_P_A1];
     *A2 = v[MG_LAYOUT_P_A2];
     if (g->defaults == DS_BUCKET) {
@@ -630,16 +647,17 @@ static void alt_values(const row *g, const long *v, int64_t *A1, int64_t *A2, in
     }
 }
 
-static int64_t het_period(int64_t A, int64_t B) {
+static int64_t het_period(int64_t A, int64_t B)
+{
     int64_t end = 0, al = het_align();
-    for (int t = 0; t < HET_PARTS - 1; t++)
-        end += B * het_sizes[t];
+    for (int t = 0; t < HET_PARTS - 1; t++) end += B * het_sizes[t];
     end += A * het_sizes[HET_PARTS - 1];
     return (end + al - 1) / al * al;
 }
 
 /* Returns 0 on arithmetic overflow. */
-static int geo_offset(const mg_layout_info *L, int64_t e, int64_t *off, int *size) {
+static int geo_offset(const mg_layout_info *L, int64_t e, int64_t *off, int *size)
+{
     const row *g = geo_row(L);
     const long *v = L->params.value;
     int64_t A = v[MG_LAYOUT_P_A], x = 0, t1, t2;
@@ -671,8 +689,7 @@ static int geo_offset(const mg_layout_info *L, int64_t e, int64_t *off, int *siz
         int64_t B = v[MG_LAYOUT_P_B], j = e / (HET_PARTS * A), r = e % (HET_PARTS * A);
         int part = (int)(r / A);
         int64_t d = 0;
-        for (int t = 0; t < part; t++)
-            d += B * het_sizes[t];
+        for (int t = 0; t < part; t++) d += B * het_sizes[t];
         *size = het_sizes[part];
         ok = mul64(j, het_period(A, B), &t1) && add64(t1, d + (r % A) * het_sizes[part], off);
         return ok;
@@ -683,7 +700,8 @@ static int geo_offset(const mg_layout_info *L, int64_t e, int64_t *off, int *siz
     return ok;
 }
 
-MPI_Aint mg_layout_offset(const mg_layout_info *info, long e, int *size) {
+MPI_Aint mg_layout_offset(const mg_layout_info *info, long e, int *size)
+{
     int64_t off = -1;
     int sz = 0;
     if (!info || !info->desc || e < 0 || e > info->n || !geo_offset(info, e, &off, &sz)) off = -1;
@@ -691,7 +709,8 @@ MPI_Aint mg_layout_offset(const mg_layout_info *info, long e, int *size) {
     return (MPI_Aint)off;
 }
 
-int mg_layout_offsets(const mg_layout_info *info, MPI_Aint *offsets, int *sizes) {
+int mg_layout_offsets(const mg_layout_info *info, MPI_Aint *offsets, int *sizes)
+{
     if (!info || !offsets || info->n <= 0 || !info->desc) return MG_LAYOUT_EARG;
     for (long e = 0; e < info->n; e++) {
         int64_t off;
@@ -709,17 +728,20 @@ int mg_layout_offsets(const mg_layout_info *info, MPI_Aint *offsets, int *sizes)
 
 int mg_layouts_count(void) { return MG_LAYOUT_NKINDS; }
 
-const mg_layout_desc *mg_layouts_get(int kind) {
+const mg_layout_desc *mg_layouts_get(int kind)
+{
     return (kind >= 0 && kind < MG_LAYOUT_NKINDS) ? &catalog[kind].d : NULL;
 }
 
-static int find_kind(const char *s, size_t len) {
+static int find_kind(const char *s, size_t len)
+{
     for (int i = 0; i < MG_LAYOUT_NKINDS; i++)
         if (eq_ci(s, len, catalog[i].d.name)) return i;
     return -1;
 }
 
-int mg_layouts_find(const char *name, mg_layout_kind *kind) {
+int mg_layouts_find(const char *name, mg_layout_kind *kind)
+{
     if (!name || !kind) return MG_LAYOUT_EARG;
     int k = find_kind(name, strlen(name));
     if (k < 0) return MG_LAYOUT_ESPEC;
@@ -727,15 +749,18 @@ int mg_layouts_find(const char *name, mg_layout_kind *kind) {
     return MG_LAYOUT_OK;
 }
 
-const char *mg_layout_param_name(mg_layout_param p) {
+const char *mg_layout_param_name(mg_layout_param p)
+{
     return ((int)p >= 0 && p < MG_LAYOUT_NPARAMS) ? param_names[p] : NULL;
 }
 
-const char *mg_layout_basic_name(mg_layout_basic b) {
+const char *mg_layout_basic_name(mg_layout_basic b)
+{
     return ((int)b >= 0 && b < MG_LAYOUT_NBASIC) ? basic_names[b] : NULL;
 }
 
-int mg_layout_synopsis(mg_layout_kind kind, char *buf, size_t len) {
+int mg_layout_synopsis(mg_layout_kind kind, char *buf, size_t len)
+{
     if ((int)kind < 0 || kind >= MG_LAYOUT_NKINDS || !buf || len == 0) return MG_LAYOUT_EARG;
     const row *r = &catalog[kind];
     size_t pos = 0;
@@ -744,21 +769,18 @@ int mg_layout_synopsis(mg_layout_kind kind, char *buf, size_t len) {
     for (int i = 0; i < MG_LAYOUT_NPARAMS; i++) {
         if (!(r->d.params & MG_LAYOUT_BIT(i))) continue;
         switch (i) {
-        case MG_LAYOUT_P_SUB:
-            app(buf, len, &pos, &trunc, " sub=tiled|block|bucket|alternating");
-            break;
+        case MG_LAYOUT_P_SUB: app(buf, len, &pos, &trunc, " sub=tiled|block|bucket|alternating"); break;
         case MG_LAYOUT_P_A: app(buf, len, &pos, &trunc, " A=<int>"); break;
         case MG_LAYOUT_P_VARIANT: app(buf, len, &pos, &trunc, " [variant=1|2]"); break;
-        case MG_LAYOUT_P_TYPE:
-            app(buf, len, &pos, &trunc, " [type=int|char|short|double|byte]");
-            break;
+        case MG_LAYOUT_P_TYPE: app(buf, len, &pos, &trunc, " [type=int|char|short|double|byte]"); break;
         default: app(buf, len, &pos, &trunc, " [%s=<int>]", param_names[i]); break;
         }
     }
     return trunc ? MG_LAYOUT_EARG : MG_LAYOUT_OK;
 }
 
-int mg_layouts_list(char *buf, size_t len) {
+int mg_layouts_list(char *buf, size_t len)
+{
     if (!buf || len == 0) return MG_LAYOUT_EARG;
     size_t pos = 0;
     int trunc = 0;
@@ -767,8 +789,8 @@ int mg_layouts_list(char *buf, size_t len) {
         char syn[256];
         mg_layout_synopsis((mg_layout_kind)i, syn, sizeof syn);
         app(buf, len, &pos, &trunc, "%-30s %-8s %s\n%31s%s [tests: %s]\n", catalog[i].d.name,
-            catalog[i].d.dynamic ? "dynamic" : "static", syn + strlen(catalog[i].d.name), "",
-            catalog[i].d.summary, catalog[i].d.tests);
+            catalog[i].d.dynamic ? "dynamic" : "static", syn + strlen(catalog[i].d.name), "", catalog[i].d.summary,
+            catalog[i].d.tests);
     }
     return trunc ? MG_LAYOUT_EARG : MG_LAYOUT_OK;
 }
@@ -777,22 +799,23 @@ int mg_layouts_list(char *buf, size_t len) {
 /* Parameter sets, parsing and formatting                              */
 /* ------------------------------------------------------------------ */
 
-void mg_layout_params_init(mg_layout_params *p, mg_layout_kind kind) {
+void mg_layout_params_init(mg_layout_params *p, mg_layout_kind kind)
+{
     if (!p) return;
     memset(p, 0, sizeof *p);
     p->kind = kind;
 }
 
 /* Whether the layout takes every given parameter (for contiguous-subtype: the sub's). */
-static int takes_check(const mg_layout_params *p, char *err, size_t errlen) {
+static int takes_check(const mg_layout_params *p, char *err, size_t errlen)
+{
     const row *r = &catalog[p->kind];
     char list[160];
     unsigned extra = p->given & ~r->d.params;
     if (extra) {
         int id = __builtin_ctz(extra);
         names_of(r->d.params, list, sizeof list);
-        put_msg(err, errlen, "%s does not take %s (%s takes: %s)", r->d.name, param_names[id],
-                r->d.name, list);
+        put_msg(err, errlen, "%s does not take %s (%s takes: %s)", r->d.name, param_names[id], r->d.name, list);
         return MG_LAYOUT_ESPEC;
     }
     if (p->kind != MG_LAYOUT_CONTIGUOUS_SUBTYPE || !(p->given & P(SUB))) return MG_LAYOUT_OK;
@@ -806,17 +829,16 @@ static int takes_check(const mg_layout_params *p, char *err, size_t errlen) {
     if (extra) {
         int id = __builtin_ctz(extra);
         names_of(s->d.params, list, sizeof list);
-        put_msg(err, errlen, "%s sub=%s does not take %s (%s takes: %s)", r->d.name, s->d.name,
-                param_names[id], s->d.name, list);
+        put_msg(err, errlen, "%s sub=%s does not take %s (%s takes: %s)", r->d.name, s->d.name, param_names[id],
+                s->d.name, list);
         return MG_LAYOUT_ESPEC;
     }
     return MG_LAYOUT_OK;
 }
 
-int mg_layout_params_set(mg_layout_params *p, mg_layout_param id, long value, char *err,
-                         size_t errlen) {
-    if (!p || (int)p->kind < 0 || p->kind >= MG_LAYOUT_NKINDS || (int)id < 0 ||
-        id >= MG_LAYOUT_NPARAMS) {
+int mg_layout_params_set(mg_layout_params *p, mg_layout_param id, long value, char *err, size_t errlen)
+{
+    if (!p || (int)p->kind < 0 || p->kind >= MG_LAYOUT_NKINDS || (int)id < 0 || id >= MG_LAYOUT_NPARAMS) {
         put_msg(err, errlen, "mg_layout_params_set: bad layout or parameter id");
         return MG_LAYOUT_EARG;
     }
@@ -824,8 +846,7 @@ int mg_layout_params_set(mg_layout_params *p, mg_layout_param id, long value, ch
     if (!(r->d.params & MG_LAYOUT_BIT(id))) {
         char list[160];
         names_of(r->d.params, list, sizeof list);
-        put_msg(err, errlen, "%s does not take %s (%s takes: %s)", r->d.name, param_names[id],
-                r->d.name, list);
+        put_msg(err, errlen, "%s does not take %s (%s takes: %s)", r->d.name, param_names[id], r->d.name, list);
         return MG_LAYOUT_ESPEC;
     }
     if (value < INT_MIN || value > INT_MAX) {
@@ -837,7 +858,8 @@ int mg_layout_params_set(mg_layout_params *p, mg_layout_param id, long value, ch
     return MG_LAYOUT_OK;
 }
 
-static int parse_int(const char *s, size_t len, long *out) {
+static int parse_int(const char *s, size_t len, long *out)
+{
     char tmp[32];
     if (len == 0 || len >= sizeof tmp) return 0;
     memcpy(tmp, s, len);
@@ -849,14 +871,14 @@ static int parse_int(const char *s, size_t len, long *out) {
     return 1;
 }
 
-int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t errlen) {
+int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t errlen)
+{
     if (!spec || !p) {
         put_msg(err, errlen, "mg_layout_parse: NULL argument");
         return MG_LAYOUT_EARG;
     }
     const char *s = spec;
-    while (*s == ' ' || *s == '\t' || *s == '\n')
-        s++;
+    while (*s == ' ' || *s == '\t' || *s == '\n') s++;
     size_t nl = strcspn(s, " \t\n");
     if (nl == 0) {
         put_msg(err, errlen, "empty layout spec: expected a layout name such as 'tiled A=2'");
@@ -866,8 +888,7 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
     if (kind < 0) {
         char names[512];
         kind_names(names, sizeof names);
-        put_msg(err, errlen, "unknown layout '%.*s'; valid layouts: %s", (int)(nl < 64 ? nl : 64),
-                s, names);
+        put_msg(err, errlen, "unknown layout '%.*s'; valid layouts: %s", (int)(nl < 64 ? nl : 64), s, names);
         return MG_LAYOUT_ESPEC;
     }
     mg_layout_params q;
@@ -875,8 +896,7 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
     const char *name = catalog[kind].d.name;
     s += nl;
     for (;;) {
-        while (*s == ' ' || *s == '\t' || *s == '\n')
-            s++;
+        while (*s == ' ' || *s == '\t' || *s == '\n') s++;
         if (!*s) break;
         size_t tl = strcspn(s, " \t\n");
         int tlp = (int)(tl < 64 ? tl : 64); /* printed length */
@@ -893,8 +913,8 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
         if (id < 0) {
             char list[160];
             names_of(~0u & ((1u << MG_LAYOUT_NPARAMS) - 1), list, sizeof list);
-            put_msg(err, errlen, "%s: unknown parameter '%.*s'; parameters are: %s", name,
-                    (int)(kl < 32 ? kl : 32), s, list);
+            put_msg(err, errlen, "%s: unknown parameter '%.*s'; parameters are: %s", name, (int)(kl < 32 ? kl : 32), s,
+                    list);
             return MG_LAYOUT_ESPEC;
         }
         if (q.given & MG_LAYOUT_BIT(id)) {
@@ -904,8 +924,7 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
         if (!(catalog[kind].d.params & MG_LAYOUT_BIT(id))) {
             char list[160];
             names_of(catalog[kind].d.params, list, sizeof list);
-            put_msg(err, errlen, "%s does not take %s (%s takes: %s)", name, param_names[id], name,
-                    list);
+            put_msg(err, errlen, "%s does not take %s (%s takes: %s)", name, param_names[id], name, list);
             return MG_LAYOUT_ESPEC;
         }
         long v = -1;
@@ -913,22 +932,20 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
             for (int b = 0; b < MG_LAYOUT_NBASIC; b++)
                 if (eq_ci(val, vl, basic_names[b])) v = b;
             if (v < 0) {
-                put_msg(err, errlen, "%s: bad type '%.*s'; types are: int char short double byte",
-                        name, (int)(vl < 32 ? vl : 32), val);
+                put_msg(err, errlen, "%s: bad type '%.*s'; types are: int char short double byte", name,
+                        (int)(vl < 32 ? vl : 32), val);
                 return MG_LAYOUT_ESPEC;
             }
         } else if (id == MG_LAYOUT_P_SUB) {
             int sk = find_kind(val, vl);
             if (sk < 0 || !(SUBS_MASK & MG_LAYOUT_BIT(sk))) {
-                put_msg(err, errlen,
-                        "%s: bad sub '%.*s'; sub must be one of: tiled block bucket alternating",
-                        name, (int)(vl < 32 ? vl : 32), val);
+                put_msg(err, errlen, "%s: bad sub '%.*s'; sub must be one of: tiled block bucket alternating", name,
+                        (int)(vl < 32 ? vl : 32), val);
                 return MG_LAYOUT_ESPEC;
             }
             v = sk;
         } else if (!parse_int(val, vl, &v)) {
-            put_msg(err, errlen, "%s: bad integer '%.*s' for %s", name, (int)(vl < 32 ? vl : 32),
-                    val, param_names[id]);
+            put_msg(err, errlen, "%s: bad integer '%.*s' for %s", name, (int)(vl < 32 ? vl : 32), val, param_names[id]);
             return MG_LAYOUT_ESPEC;
         }
         q.value[id] = v;
@@ -941,9 +958,9 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
     return MG_LAYOUT_OK;
 }
 
-int mg_layout_format(const mg_layout_params *p, char *buf, size_t len) {
-    if (!p || !buf || len == 0 || (int)p->kind < 0 || p->kind >= MG_LAYOUT_NKINDS)
-        return MG_LAYOUT_EARG;
+int mg_layout_format(const mg_layout_params *p, char *buf, size_t len)
+{
+    if (!p || !buf || len == 0 || (int)p->kind < 0 || p->kind >= MG_LAYOUT_NKINDS) return MG_LAYOUT_EARG;
     size_t pos = 0;
     int trunc = 0;
     app(buf, len, &pos, &trunc, "%s", catalog[p->kind].d.name);
@@ -951,11 +968,9 @@ int mg_layout_format(const mg_layout_params *p, char *buf, size_t len) {
         if (!(p->given & MG_LAYOUT_BIT(i))) continue;
         long v = p->value[i];
         if (i == MG_LAYOUT_P_SUB)
-            app(buf, len, &pos, &trunc, " sub=%s",
-                (v >= 0 && v < MG_LAYOUT_NKINDS) ? catalog[v].d.name : "?");
+            app(buf, len, &pos, &trunc, " sub=%s", (v >= 0 && v < MG_LAYOUT_NKINDS) ? catalog[v].d.name : "?");
         else if (i == MG_LAYOUT_P_TYPE)
-            app(buf, len, &pos, &trunc, " type=%s",
-                (v >= 0 && v < MG_LAYOUT_NBASIC) ? basic_names[v] : "?");
+            app(buf, len, &pos, &trunc, " type=%s", (v >= 0 && v < MG_LAYOUT_NBASIC) ? basic_names[v] : "?");
         else
             app(buf, len, &pos, &trunc, " %s=%ld", param_names[i], v);
     }
@@ -966,7 +981,8 @@ int mg_layout_format(const mg_layout_params *p, char *buf, size_t len) {
 /* Checking                                                            */
 /* ------------------------------------------------------------------ */
 
-static const default_rule *find_default(dset set, int id) {
+static const default_rule *find_default(dset set, int id)
+{
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
         if (defaults[i].set == set && (int)defaults[i].id == id) return &defaults[i];
     return NULL;
@@ -974,7 +990,8 @@ static const default_rule *find_default(dset set, int id) {
 
 /* Fills in the defaults of every parameter the geometry row uses and checks
  * the rules that hold for all layouts (ranges, variant, type). */
-static int resolve_params(ctx *c) {
+static int resolve_params(ctx *c)
+{
     mg_layout_params *p = &c->L->params;
     const row *g = c->g;
     unsigned use = g->d.params;
@@ -984,16 +1001,14 @@ static int resolve_params(ctx *c) {
             p->value[MG_LAYOUT_P_VARIANT] = 1;
             p->given |= P(VARIANT);
         } else if (p->value[MG_LAYOUT_P_VARIANT] != 1 && p->value[MG_LAYOUT_P_VARIANT] != 2) {
-            return fail(c, MG_LAYOUT_EINVALID, "variant must be 1 or 2 (variant=%ld)",
-                        p->value[MG_LAYOUT_P_VARIANT]);
+            return fail(c, MG_LAYOUT_EINVALID, "variant must be 1 or 2 (variant=%ld)", p->value[MG_LAYOUT_P_VARIANT]);
         }
     }
     if (use & P(TYPE)) {
         if (!(p->given & P(TYPE))) {
             p->value[MG_LAYOUT_P_TYPE] = MG_LAYOUT_INT;
             p->given |= P(TYPE);
-        } else if (p->value[MG_LAYOUT_P_TYPE] < 0 ||
-                   p->value[MG_LAYOUT_P_TYPE] >= MG_LAYOUT_NBASIC) {
+        } else if (p->value[MG_LAYOUT_P_TYPE] < 0 || p->value[MG_LAYOUT_P_TYPE] >= MG_LAYOUT_NBASIC) {
             return fail(c, MG_LAYOUT_EINVALID, "type must be one of int char short double byte");
         }
     }
@@ -1010,15 +1025,13 @@ static int resolve_params(ctx *c) {
             long v = d->add[var];
             if (d->num[var] != 0) {
                 if (!(p->given & P(A)))
-                    return fail(c, MG_LAYOUT_EINVALID, "A is required (%s is derived from it)",
-                                param_names[id]);
+                    return fail(c, MG_LAYOUT_EINVALID, "A is required (%s is derived from it)", param_names[id]);
                 long A = p->value[MG_LAYOUT_P_A];
                 if (d->den[var] == 2 && A % 2 != 0)
                     return fail(c, MG_LAYOUT_EINVALID, "variant 2 needs an even A (A=%ld)", A);
                 v += A * d->num[var] / d->den[var];
                 if (v > INT_MAX)
-                    return fail(c, MG_LAYOUT_EINVALID, "%s=%ld from A=%ld exceeds INT_MAX",
-                                param_names[id], v, A);
+                    return fail(c, MG_LAYOUT_EINVALID, "%s=%ld from A=%ld exceeds INT_MAX", param_names[id], v, A);
             }
             p->value[id] = v;
             p->given |= bit;
@@ -1034,7 +1047,8 @@ static int resolve_params(ctx *c) {
 }
 
 /* Element size, data size, extents; the data starts at offset 0 for every layout. */
-static int sizes_and_extents(ctx *c) {
+static int sizes_and_extents(ctx *c)
+{
     mg_layout_info *L = c->L;
     const row *g = c->g;
     int het = g->geo == GEO_HETERO;
@@ -1053,8 +1067,7 @@ static int sizes_and_extents(ctx *c) {
         L->type_extent = (MPI_Aint)off;
         span = off / per_elem;
         if (span > INT_MAX)
-            return fail(c, MG_LAYOUT_EINVALID,
-                        "too large: one block spans %lld elements, more than INT_MAX",
+            return fail(c, MG_LAYOUT_EINVALID, "too large: one block spans %lld elements, more than INT_MAX",
                         (long long)span);
     }
     if (L->n == 0) return MG_LAYOUT_OK;
@@ -1064,8 +1077,7 @@ static int sizes_and_extents(ctx *c) {
     L->true_extent = (MPI_Aint)span;
     if (c->r->d.dynamic) {
         if (span / per_elem > INT_MAX)
-            return fail(c, MG_LAYOUT_EINVALID,
-                        "too large: the layout spans %lld elements, more than INT_MAX",
+            return fail(c, MG_LAYOUT_EINVALID, "too large: the layout spans %lld elements, more than INT_MAX",
                         (long long)(span / per_elem));
         if (c->r->tight) {
             L->type_extent = L->true_extent;
@@ -1080,8 +1092,7 @@ static int sizes_and_extents(ctx *c) {
     L->buffer_size = L->true_lb + L->true_extent;
     if (het) { /* n/4 elements of each member type */
         L->data_size = 0;
-        for (int t = 0; t < HET_PARTS; t++)
-            L->data_size += het_sizes[t];
+        for (int t = 0; t < HET_PARTS; t++) L->data_size += het_sizes[t];
         L->data_size *= (MPI_Aint)(L->n / HET_PARTS);
     } else {
         L->data_size = (MPI_Aint)L->n * L->elem_size;
@@ -1091,8 +1102,8 @@ too_large:
     return fail(c, MG_LAYOUT_EINVALID, "too large: offsets overflow");
 }
 
-static int check_ctx(const mg_layout_params *p, long n, mg_layout_info *info, ctx *c, char *err,
-                     size_t errlen) {
+static int check_ctx(const mg_layout_params *p, long n, mg_layout_info *info, ctx *c, char *err, size_t errlen)
+{
     if (!p || !info) {
         put_msg(err, errlen, "mg_layout_check: NULL argument");
         return MG_LAYOUT_EARG;
@@ -1117,8 +1128,7 @@ static int check_ctx(const mg_layout_params *p, long n, mg_layout_info *info, ct
     if (rc) return rc;
     if (p->kind == MG_LAYOUT_CONTIGUOUS_SUBTYPE) {
         if (!(p->given & P(SUB)))
-            return fail(c, MG_LAYOUT_EINVALID,
-                        "sub is required (sub=tiled|block|bucket|alternating)");
+            return fail(c, MG_LAYOUT_EINVALID, "sub is required (sub=tiled|block|bucket|alternating)");
         c->g = &catalog[p->value[MG_LAYOUT_P_SUB]];
         snprintf(c->prefix, sizeof c->prefix, "%s sub=%s", c->r->d.name, c->g->d.name);
     }
@@ -1132,14 +1142,14 @@ static int check_ctx(const mg_layout_params *p, long n, mg_layout_info *info, ct
     return rc;
 }
 
-int mg_layout_check(const mg_layout_params *p, long n, mg_layout_info *info, char *err,
-                    size_t errlen) {
+int mg_layout_check(const mg_layout_params *p, long n, mg_layout_info *info, char *err, size_t errlen)
+{
     ctx c;
     return check_ctx(p, n, info, &c, err, errlen);
 }
 
-int mg_layout_n_for_bytes(const mg_layout_params *p, MPI_Aint bytes, long *n, char *err,
-                          size_t errlen) {
+int mg_layout_n_for_bytes(const mg_layout_params *p, MPI_Aint bytes, long *n, char *err, size_t errlen)
+{
     mg_layout_info info;
     int rc = mg_layout_check(p, 0, &info, err, errlen);
     if (rc) return rc;
@@ -1150,14 +1160,12 @@ int mg_layout_n_for_bytes(const mg_layout_params *p, MPI_Aint bytes, long *n, ch
     MPI_Aint per = info.elem_size, elems = 1;
     if (per == 0) { /* mixed types: whole blocks only */
         per = 0;
-        for (int t = 0; t < HET_PARTS; t++)
-            per += het_sizes[t];
+        for (int t = 0; t < HET_PARTS; t++) per += het_sizes[t];
         per *= info.params.value[MG_LAYOUT_P_A];
         elems = info.k;
     }
     if (bytes % per != 0) {
-        put_msg(err, errlen, "%s: %ld bytes is not a multiple of %ld bytes", info.desc->name,
-                (long)bytes, (long)per);
+        put_msg(err, errlen, "%s: %ld bytes is not a multiple of %ld bytes", info.desc->name, (long)bytes, (long)per);
         return MG_LAYOUT_EINVALID;
     }
     *n = (long)(bytes / per * elems);
@@ -1168,12 +1176,14 @@ int mg_layout_n_for_bytes(const mg_layout_params *p, MPI_Aint bytes, long *n, ch
 /* Building                                                            */
 /* ------------------------------------------------------------------ */
 
-static void free_type(MPI_Datatype *t) {
+static void free_type(MPI_Datatype *t)
+{
     if (*t != MPI_DATATYPE_NULL) MPI_Type_free(t);
     *t = MPI_DATATYPE_NULL;
 }
 
-static int mpi_ok(ctx *c, int rc, const char *call) {
+static int mpi_ok(ctx *c, int rc, const char *call)
+{
     if (rc == MPI_SUCCESS) return MG_LAYOUT_OK;
     char s[MPI_MAX_ERROR_STRING];
     int len = 0;
@@ -1185,53 +1195,59 @@ static int iv(const ctx *c, mg_layout_param id) { return (int)c->L->params.value
 static MPI_Aint es(const ctx *c) { return c->L->elem_size; }
 
 /* Wraps `inner` into resized(0, extent) and frees it. */
-static int resize(ctx *c, MPI_Datatype *inner, MPI_Aint extent, MPI_Datatype *out) {
+static int resize(ctx *c, MPI_Datatype *inner, MPI_Aint extent, MPI_Datatype *out)
+{
     int rc = mpi_ok(c, MPI_Type_create_resized(*inner, 0, extent, out), "MPI_Type_create_resized");
     free_type(inner);
     return rc;
 }
 
-static int build_contig(ctx *c, MPI_Datatype *out) {
+static int build_contig(ctx *c, MPI_Datatype *out)
+{
     *out = c->L->basic; /* predefined: nothing to build or free */
     return MG_LAYOUT_OK;
 }
 
-static int build_tiled(ctx *c, MPI_Datatype *out) {
+static int build_tiled(ctx *c, MPI_Datatype *out)
+{
     MPI_Datatype t = MPI_DATATYPE_NULL;
-    int rc = mpi_ok(c, MPI_Type_contiguous(iv(c, MG_LAYOUT_P_A), c->L->basic, &t),
-                    "MPI_Type_contiguous");
+    int rc = mpi_ok(c, MPI_Type_contiguous(iv(c, MG_LAYOUT_P_A), c->L->basic, &t), "MPI_Type_contiguous");
     return rc ? rc : resize(c, &t, (MPI_Aint)iv(c, MG_LAYOUT_P_B) * es(c), out);
 }
 
-static int build_block(ctx *c, MPI_Datatype *out) {
+static int build_block(ctx *c, MPI_Datatype *out)
+{
     int displs[2] = {0, iv(c, MG_LAYOUT_P_B1)};
     MPI_Datatype t = MPI_DATATYPE_NULL;
-    int rc =
-        mpi_ok(c, MPI_Type_create_indexed_block(2, iv(c, MG_LAYOUT_P_A), displs, c->L->basic, &t),
-               "MPI_Type_create_indexed_block");
+    int rc = mpi_ok(c, MPI_Type_create_indexed_block(2, iv(c, MG_LAYOUT_P_A), displs, c->L->basic, &t),
+                    "MPI_Type_create_indexed_block");
     MPI_Aint ext = ((MPI_Aint)iv(c, MG_LAYOUT_P_B1) + iv(c, MG_LAYOUT_P_B2)) * es(c);
     return rc ? rc : resize(c, &t, ext, out);
 }
 
-static int build_pair(ctx *c, int B1, MPI_Aint ext, MPI_Datatype *out) {
+static int build_pair(ctx *c, int B1, MPI_Aint ext, MPI_Datatype *out)
+{
     int blens[2] = {iv(c, MG_LAYOUT_P_A1), iv(c, MG_LAYOUT_P_A2)}, displs[2] = {0, B1};
     MPI_Datatype t = MPI_DATATYPE_NULL;
     int rc = mpi_ok(c, MPI_Type_indexed(2, blens, displs, c->L->basic, &t), "MPI_Type_indexed");
     return rc ? rc : resize(c, &t, ext, out);
 }
 
-static int build_bucket(ctx *c, MPI_Datatype *out) {
+static int build_bucket(ctx *c, MPI_Datatype *out)
+{
     int B = iv(c, MG_LAYOUT_P_B);
     return build_pair(c, B, 2 * (MPI_Aint)B * es(c), out);
 }
 
 /* Also Alternating-repeated, whose B2 (= A2) shape_alt stored in the value array. */
-static int build_alt(ctx *c, MPI_Datatype *out) {
+static int build_alt(ctx *c, MPI_Datatype *out)
+{
     MPI_Aint ext = ((MPI_Aint)iv(c, MG_LAYOUT_P_B1) + iv(c, MG_LAYOUT_P_B2)) * es(c);
     return build_pair(c, iv(c, MG_LAYOUT_P_B1), ext, out);
 }
 
-static int build_hetero(ctx *c, MPI_Datatype *out) {
+static int build_hetero(ctx *c, MPI_Datatype *out)
+{
     int A = iv(c, MG_LAYOUT_P_A);
     int blens[HET_PARTS];
     MPI_Aint displs[HET_PARTS];
@@ -1244,36 +1260,35 @@ static int build_hetero(ctx *c, MPI_Datatype *out) {
         d += (MPI_Aint)iv(c, MG_LAYOUT_P_B) * het_sizes[t]; /* stride in units of this member */
     }
     /* No resize: the padding MPI adds for alignment is part of what Test 2 looks at. */
-    return mpi_ok(c, MPI_Type_create_struct(HET_PARTS, blens, displs, types, out),
-                  "MPI_Type_create_struct");
+    return mpi_ok(c, MPI_Type_create_struct(HET_PARTS, blens, displs, types, out), "MPI_Type_create_struct");
 }
 
-static int build_contig_sub(ctx *c, MPI_Datatype *out) {
+static int build_contig_sub(ctx *c, MPI_Datatype *out)
+{
     MPI_Datatype blk = MPI_DATATYPE_NULL;
     int rc = c->g->build(c, &blk);
     if (rc) return rc;
-    rc = mpi_ok(c, MPI_Type_contiguous((int)(c->L->n / c->L->n_unit), blk, out),
-                "MPI_Type_contiguous");
+    rc = mpi_ok(c, MPI_Type_contiguous((int)(c->L->n / c->L->n_unit), blk, out), "MPI_Type_contiguous");
     free_type(&blk);
     return rc;
 }
 
-static int build_tiled_struct(ctx *c, MPI_Datatype *out) {
+static int build_tiled_struct(ctx *c, MPI_Datatype *out)
+{
     MPI_Datatype tiled = MPI_DATATYPE_NULL, m[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int S[2] = {iv(c, MG_LAYOUT_P_S1), iv(c, MG_LAYOUT_P_S2)}, blens[2] = {1, 1};
     MPI_Aint displs[2] = {0, (MPI_Aint)S[0] * iv(c, MG_LAYOUT_P_B) * es(c)};
     int rc = build_tiled(c, &tiled);
-    for (int i = 0; i < 2 && !rc; i++)
-        rc = mpi_ok(c, MPI_Type_contiguous(S[i], tiled, &m[i]), "MPI_Type_contiguous");
-    if (!rc)
-        rc = mpi_ok(c, MPI_Type_create_struct(2, blens, displs, m, out), "MPI_Type_create_struct");
+    for (int i = 0; i < 2 && !rc; i++) rc = mpi_ok(c, MPI_Type_contiguous(S[i], tiled, &m[i]), "MPI_Type_contiguous");
+    if (!rc) rc = mpi_ok(c, MPI_Type_create_struct(2, blens, displs, m, out), "MPI_Type_create_struct");
     free_type(&tiled);
     free_type(&m[0]);
     free_type(&m[1]);
     return rc;
 }
 
-static int build_tiled_vector(ctx *c, MPI_Datatype *out) {
+static int build_tiled_vector(ctx *c, MPI_Datatype *out)
+{
     int A = iv(c, MG_LAYOUT_P_A), B = iv(c, MG_LAYOUT_P_B), units = (int)(c->L->n / A);
     MPI_Datatype t = MPI_DATATYPE_NULL;
     int rc = mpi_ok(c, MPI_Type_vector(units, A, B, c->L->basic, &t), "MPI_Type_vector");
@@ -1281,21 +1296,21 @@ static int build_tiled_vector(ctx *c, MPI_Datatype *out) {
     return rc ? rc : resize(c, &t, (MPI_Aint)units * B * es(c), out);
 }
 
-static int build_vector_tiled(ctx *c, MPI_Datatype *out) {
+static int build_vector_tiled(ctx *c, MPI_Datatype *out)
+{
     int A = iv(c, MG_LAYOUT_P_A), B = iv(c, MG_LAYOUT_P_B), S = iv(c, MG_LAYOUT_P_S);
     MPI_Datatype inner = MPI_DATATYPE_NULL;
     int rc = mpi_ok(c, MPI_Type_vector(S, A, B, c->L->basic, &inner), "MPI_Type_vector");
     /* The outer stride S*B is not a multiple of the inner extent, hence bytes. */
     if (!rc)
-        rc = mpi_ok(c,
-                    MPI_Type_create_hvector((int)(c->L->n / ((long)S * A)), 1,
-                                            (MPI_Aint)S * B * es(c), inner, out),
+        rc = mpi_ok(c, MPI_Type_create_hvector((int)(c->L->n / ((long)S * A)), 1, (MPI_Aint)S * B * es(c), inner, out),
                     "MPI_Type_create_hvector");
     free_type(&inner);
     return rc;
 }
 
-static int build_block_indexed(ctx *c, MPI_Datatype *out) {
+static int build_block_indexed(ctx *c, MPI_Datatype *out)
+{
     int A = iv(c, MG_LAYOUT_P_A), B1 = iv(c, MG_LAYOUT_P_B1), B2 = iv(c, MG_LAYOUT_P_B2);
     int units = (int)(c->L->n / A);
     int *displs = malloc(sizeof(int) * (size_t)units);
@@ -1305,13 +1320,14 @@ static int build_block_indexed(ctx *c, MPI_Datatype *out) {
         displs[u] = (int)d;
         d += (u % 2 == 0) ? B1 : B2;
     }
-    int rc = mpi_ok(c, MPI_Type_create_indexed_block(units, A, displs, c->L->basic, out),
-                    "MPI_Type_create_indexed_block");
+    int rc =
+        mpi_ok(c, MPI_Type_create_indexed_block(units, A, displs, c->L->basic, out), "MPI_Type_create_indexed_block");
     free(displs);
     return rc;
 }
 
-static int build_alt_indexed(ctx *c, MPI_Datatype *out) {
+static int build_alt_indexed(ctx *c, MPI_Datatype *out)
+{
     int A1 = iv(c, MG_LAYOUT_P_A1), A2 = iv(c, MG_LAYOUT_P_A2);
     int B1 = iv(c, MG_LAYOUT_P_B1), B2 = iv(c, MG_LAYOUT_P_B2);
     int runs = (int)(2 * (c->L->n / ((long)A1 + A2)));
@@ -1333,15 +1349,15 @@ static int build_alt_indexed(ctx *c, MPI_Datatype *out) {
     return rc;
 }
 
-static int build_alt_struct(ctx *c, MPI_Datatype *out) {
+static int build_alt_struct(ctx *c, MPI_Datatype *out)
+{
     int A1 = iv(c, MG_LAYOUT_P_A1), A2 = iv(c, MG_LAYOUT_P_A2), B1 = iv(c, MG_LAYOUT_P_B1);
     int pairs = (int)(c->L->n / ((long)A1 + A2));
     MPI_Aint period = (MPI_Aint)B1 + A2; /* B1 + B2 with B2 = A2 */
     MPI_Datatype mid = MPI_DATATYPE_NULL;
     /* Each A2 run touches the following A1 run, so the middle is one vector of
      * A2+A1 runs; only the first A1 and the last A2 run stand alone. */
-    int rc = mpi_ok(c, MPI_Type_vector(pairs - 1, A2 + A1, (int)period, c->L->basic, &mid),
-                    "MPI_Type_vector");
+    int rc = mpi_ok(c, MPI_Type_vector(pairs - 1, A2 + A1, (int)period, c->L->basic, &mid), "MPI_Type_vector");
     if (rc) return rc;
     int blens[3] = {A1, 1, A2};
     MPI_Aint displs[3] = {0, (MPI_Aint)B1 * es(c), ((pairs - 1) * period + B1) * es(c)};
@@ -1352,22 +1368,21 @@ static int build_alt_struct(ctx *c, MPI_Datatype *out) {
 }
 
 /* Column element j (1 <= j <= n-A) sits j rows below the first, at j*A. */
-static int build_rowcol_full(ctx *c, MPI_Datatype *out) {
+static int build_rowcol_full(ctx *c, MPI_Datatype *out)
+{
     int A = iv(c, MG_LAYOUT_P_A), n = (int)c->L->n;
     int *displs = malloc(sizeof(int) * (size_t)n);
     if (!displs) return fail(c, MG_LAYOUT_ENOMEM, "out of memory for %d displacements", n);
-    for (int e = 0; e < n; e++)
-        displs[e] = e < A ? e : (e - A + 1) * A;
-    int rc = mpi_ok(c, MPI_Type_create_indexed_block(n, 1, displs, c->L->basic, out),
-                    "MPI_Type_create_indexed_block");
+    for (int e = 0; e < n; e++) displs[e] = e < A ? e : (e - A + 1) * A;
+    int rc = mpi_ok(c, MPI_Type_create_indexed_block(n, 1, displs, c->L->basic, out), "MPI_Type_create_indexed_block");
     free(displs);
     return rc;
 }
 
-static int build_rowcol_ci(ctx *c, MPI_Datatype *out) {
+static int build_rowcol_ci(ctx *c, MPI_Datatype *out)
+{
     int A = iv(c, MG_LAYOUT_P_A), n = (int)c->L->n, blocks = n - A + 1;
-    int *blens = malloc(sizeof(int) * (size_t)blocks),
-        *displs = malloc(sizeof(int) * (size_t)blocks);
+    int *blens = malloc(sizeof(int) * (size_t)blocks), *displs = malloc(sizeof(int) * (size_t)blocks);
     int rc;
     if (!blens || !displs) {
         rc = fail(c, MG_LAYOUT_ENOMEM, "out of memory for %d blocks", blocks);
@@ -1376,36 +1391,36 @@ static int build_rowcol_ci(ctx *c, MPI_Datatype *out) {
             blens[i] = i == 0 ? A : 1;
             displs[i] = i * A;
         }
-        rc = mpi_ok(c, MPI_Type_indexed(blocks, blens, displs, c->L->basic, out),
-                    "MPI_Type_indexed");
+        rc = mpi_ok(c, MPI_Type_indexed(blocks, blens, displs, c->L->basic, out), "MPI_Type_indexed");
     }
     free(blens);
     free(displs);
     return rc;
 }
 
-static int build_rowcol_struct(ctx *c, MPI_Datatype *out) {
+static int build_rowcol_struct(ctx *c, MPI_Datatype *out)
+{
     int A = iv(c, MG_LAYOUT_P_A), n = (int)c->L->n;
     MPI_Datatype m[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int blens[2] = {1, 1};
     MPI_Aint displs[2] = {0, (MPI_Aint)A * es(c)};
     int rc = mpi_ok(c, MPI_Type_contiguous(A, c->L->basic, &m[0]), "MPI_Type_contiguous");
     if (!rc) rc = mpi_ok(c, MPI_Type_vector(n - A, 1, A, c->L->basic, &m[1]), "MPI_Type_vector");
-    if (!rc)
-        rc = mpi_ok(c, MPI_Type_create_struct(2, blens, displs, m, out), "MPI_Type_create_struct");
+    if (!rc) rc = mpi_ok(c, MPI_Type_create_struct(2, blens, displs, m, out), "MPI_Type_create_struct");
     free_type(&m[0]);
     free_type(&m[1]);
     return rc;
 }
 
-static void type_init(mg_layout_type *t) {
+static void type_init(mg_layout_type *t)
+{
     memset(t, 0, sizeof *t);
     t->type = MPI_DATATYPE_NULL;
     t->info.basic = MPI_DATATYPE_NULL;
 }
 
-int mg_layout_build(const mg_layout_params *p, long n, mg_layout_type *t, char *err,
-                    size_t errlen) {
+int mg_layout_build(const mg_layout_params *p, long n, mg_layout_type *t, char *err, size_t errlen)
+{
     if (!t) {
         put_msg(err, errlen, "mg_layout_build: NULL argument");
         return MG_LAYOUT_EARG;
@@ -1436,8 +1451,8 @@ int mg_layout_build(const mg_layout_params *p, long n, mg_layout_type *t, char *
     return MG_LAYOUT_OK;
 }
 
-int mg_layout_reference(const mg_layout_params *p, long n, mg_layout_type *t, char *err,
-                        size_t errlen) {
+int mg_layout_reference(const mg_layout_params *p, long n, mg_layout_type *t, char *err, size_t errlen)
+{
     if (!t) {
         put_msg(err, errlen, "mg_layout_reference: NULL argument");
         return MG_LAYOUT_EARG;
@@ -1457,7 +1472,8 @@ int mg_layout_reference(const mg_layout_params *p, long n, mg_layout_type *t, ch
     return mg_layout_build(&ref, n, t, err, errlen);
 }
 
-void mg_layout_type_free(mg_layout_type *t) {
+void mg_layout_type_free(mg_layout_type *t)
+{
     if (!t) return;
     if (t->owned) free_type(&t->type);
     t->type = MPI_DATATYPE_NULL;

@@ -146,19 +146,16 @@ int mg_layouts_list(char *buf, size_t len);
 
 /* Parameter sets. */
 void mg_layout_params_init(mg_layout_params *p, mg_layout_kind kind);
-int mg_layout_params_set(mg_layout_params *p, mg_layout_param id, long value, char *err,
-                         size_t errlen);
+int mg_layout_params_set(mg_layout_params *p, mg_layout_param id, long value, char *err, size_t errlen);
 int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t errlen);
 /* Writes the spec of the given parameters; parse(format(p)) gives p back.
  * MG_LAYOUT_EARG if buf is too small (buf then holds a truncated string). */
 int mg_layout_format(const mg_layout_params *p, char *buf, size_t len);
 
 /* Applies defaults and every rule; n = 0 checks only the n-independent rules. */
-int mg_layout_check(const mg_layout_params *p, long n, mg_layout_info *info, char *err,
-                    size_t errlen);
+int mg_layout_check(const mg_layout_params *p, long n, mg_layout_info *info, char *err, size_t errlen);
 /* n for a data size in bytes (datasize m of the paper). */
-int mg_layout_n_for_bytes(const mg_layout_params *p, MPI_Aint bytes, long *n, char *err,
-                          size_t errlen);
+int mg_layout_n_for_bytes(const mg_layout_params *p, MPI_Aint bytes, long *n, char *err, size_t errlen);
 
 /* Byte offset (from the buffer start) of element e, 0 <= e <= n, in
  * serialization order; e = n gives where a next block would begin. */
@@ -170,8 +167,7 @@ int mg_layout_offsets(const mg_layout_info *info, MPI_Aint *offsets, int *sizes)
 int mg_layout_build(const mg_layout_params *p, long n, mg_layout_type *t, char *err, size_t errlen);
 /* The paper's Contiguous baseline of the same data size: the basic type with
  * count n, or MPI_BYTE with count data_size for tiled-heterogeneous. */
-int mg_layout_reference(const mg_layout_params *p, long n, mg_layout_type *t, char *err,
-                        size_t errlen);
+int mg_layout_reference(const mg_layout_params *p, long n, mg_layout_type *t, char *err, size_t errlen);
 void mg_layout_type_free(mg_layout_type *t);
 
 #endif

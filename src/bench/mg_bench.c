@@ -11,13 +11,15 @@
 
 #define MG_DISSEM_TAG 4711
 
-int mg_nrep_rule(size_t msize_bytes) {
+int mg_nrep_rule(size_t msize_bytes)
+{
     if (msize_bytes <= 32 * 1024) return 100;
     if (msize_bytes <= 320 * 1024) return 50;
     return 20;
 }
 
-double mg_rse(const double *x, int n) {
+double mg_rse(const double *x, int n)
+{
     if (n < 2) return INFINITY;
     double mean = 0.0;
     for (int i = 0; i < n; i++) mean += x[i];
@@ -29,7 +31,8 @@ double mg_rse(const double *x, int n) {
     return sd / sqrt((double)n) / mean;
 }
 
-int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int nrep_max) {
+int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int nrep_max)
+{
     double lmin = INFINITY;
     for (int i = 0; i < n; i++)
         if (lat[i] < lmin) lmin = lat[i];
@@ -40,7 +43,8 @@ int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int n
 }
 
 /* Comma-separated byte counts; a k or m suffix multiplies by 1024 or 1024^2. */
-int mg_parse_size_list(const char *s, size_t *out, int max, int *n) {
+int mg_parse_size_list(const char *s, size_t *out, int max, int *n)
+{
     *n = 0;
     const char *p = s;
     while (*p) {
@@ -48,8 +52,10 @@ int mg_parse_size_list(const char *s, size_t *out, int max, int *n) {
         errno = 0;
         unsigned long long v = strtoull(p, &end, 10);
         if (end == p || errno || *p == '-') return -1;
-        if (*end == 'k' || *end == 'K') v *= 1024ULL, end++;
-        else if (*end == 'm' || *end == 'M') v *= 1024ULL * 1024ULL, end++;
+        if (*end == 'k' || *end == 'K')
+            v *= 1024ULL, end++;
+        else if (*end == 'm' || *end == 'M')
+            v *= 1024ULL * 1024ULL, end++;
         if (*end != ',' && *end != '\0') return -1;
         if (*n >= max) return -1;
         out[(*n)++] = (size_t)v;
@@ -58,7 +64,8 @@ int mg_parse_size_list(const char *s, size_t *out, int max, int *n) {
     return *n > 0 ? 0 : -1;
 }
 
-int mg_dissem_barrier(MPI_Comm comm) {
+int mg_dissem_barrier(MPI_Comm comm)
+{
     int rank, size, rc;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -70,11 +77,13 @@ int mg_dissem_barrier(MPI_Comm comm) {
     return MPI_SUCCESS;
 }
 
-int mg_bench_sync(const mg_bench *b) {
+int mg_bench_sync(const mg_bench *b)
+{
     return b->sync == MG_SYNC_DISSEM ? mg_dissem_barrier(b->comm) : MPI_Barrier(b->comm);
 }
 
-void mg_bench_error(const mg_bench *b, const char *fmt, ...) {
+void mg_bench_error(const mg_bench *b, const char *fmt, ...)
+{
     if (b->rank != 0) return;
     va_list ap;
     va_start(ap, fmt);
@@ -84,13 +93,20 @@ void mg_bench_error(const mg_bench *b, const char *fmt, ...) {
     va_end(ap);
 }
 
-int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm) {
+int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm)
+{
     memset(b, 0, sizeof *b);
     b->driver = driver;
     b->sync = MG_SYNC_BARRIER;
     b->nrep_method = MG_NREP_RULE;
-    b->est = (mg_nrep_estimate){.rse_calib = 0.01, .rse_batch = 0.05, .b1 = 5, .b2 = 5,
-                                .k_min = 10, .nrep_max = 10000, .t1 = -1.0, .calib_max_s = 10.0};
+    b->est = (mg_nrep_estimate){.rse_calib = 0.01,
+                                .rse_batch = 0.05,
+                                .b1 = 5,
+                                .b2 = 5,
+                                .k_min = 10,
+                                .nrep_max = 10000,
+                                .t1 = -1.0,
+                                .calib_max_s = 10.0};
     int rc = MPI_Comm_dup(comm, &b->comm);
     if (rc != MPI_SUCCESS) return rc;
     MPI_Comm_rank(b->comm, &b->rank);
@@ -98,7 +114,8 @@ int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm) {
     return MPI_SUCCESS;
 }
 
-const char *mg_bench_common_usage(void) {
+const char *mg_bench_common_usage(void)
+{
     return "common options:\n"
            "  --output FILE        raw output file (default: standard output)\n"
            "  --sync barrier|dissem  synchronization before each repetition (default barrier)\n"
@@ -113,14 +130,16 @@ const char *mg_bench_common_usage(void) {
            "  --calibrate-only     estimation: only measure t_nrep1 and stop\n";
 }
 
-static int parse_double(const char *s, double *v) {
+static int parse_double(const char *s, double *v)
+{
     char *end;
     errno = 0;
     *v = strtod(s, &end);
     return (end != s && *end == '\0' && !errno && isfinite(*v)) ? 0 : -1;
 }
 
-int mg_parse_int(const char *s, int lo, int hi, int *out) {
+int mg_parse_int(const char *s, int lo, int hi, int *out)
+{
     char *end;
     errno = 0;
     long x = strtol(s, &end, 10);
@@ -130,7 +149,8 @@ int mg_parse_int(const char *s, int lo, int hi, int *out) {
 }
 
 int mg_bench_valued_option(const mg_bench *b, int argc, char **argv, int *i, const char *const *names, int n,
-                           const char **value) {
+                           const char **value)
+{
     for (int k = 0; k < n; k++) {
         if (strcmp(argv[*i], names[k]) != 0) continue;
         if (*i + 1 >= argc) {
@@ -143,7 +163,8 @@ int mg_bench_valued_option(const mg_bench *b, int argc, char **argv, int *i, con
     return -1;
 }
 
-int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i) {
+int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i)
+{
     static const char *const names[] = {"--output", "--sync", "--nrep"};
     const char *val;
     int k = mg_bench_valued_option(b, argc, argv, i, names, 3, &val), n, bad = 0;
@@ -151,14 +172,21 @@ int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i) {
     if (k == 0) {
         b->out_path = val;
     } else if (k == 1) {
-        if (strcmp(val, "barrier") == 0) b->sync = MG_SYNC_BARRIER;
-        else if (strcmp(val, "dissem") == 0) b->sync = MG_SYNC_DISSEM;
-        else bad = 1;
+        if (strcmp(val, "barrier") == 0)
+            b->sync = MG_SYNC_BARRIER;
+        else if (strcmp(val, "dissem") == 0)
+            b->sync = MG_SYNC_DISSEM;
+        else
+            bad = 1;
     } else {
-        if (strcmp(val, "rule") == 0) b->nrep_method = MG_NREP_RULE;
-        else if (strcmp(val, "estimate") == 0) b->nrep_method = MG_NREP_ESTIMATE;
-        else if (mg_parse_int(val, 1, INT32_MAX, &n) == 0) b->nrep_method = MG_NREP_FIXED, b->nrep_fixed = n;
-        else bad = 1;
+        if (strcmp(val, "rule") == 0)
+            b->nrep_method = MG_NREP_RULE;
+        else if (strcmp(val, "estimate") == 0)
+            b->nrep_method = MG_NREP_ESTIMATE;
+        else if (mg_parse_int(val, 1, INT32_MAX, &n) == 0)
+            b->nrep_method = MG_NREP_FIXED, b->nrep_fixed = n;
+        else
+            bad = 1;
     }
     if (bad) {
         mg_bench_error(b, "bad value '%s' for %s", val, names[k]);
@@ -167,7 +195,8 @@ int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i) {
     return 1;
 }
 
-int mg_bench_option(mg_bench *b, int argc, char **argv, int *i) {
+int mg_bench_option(mg_bench *b, int argc, char **argv, int *i)
+{
     int r = mg_bench_base_option(b, argc, argv, i);
     if (r != 0) return r;
     if (strcmp(argv[*i], "--calibrate-only") == 0) {
@@ -175,31 +204,38 @@ int mg_bench_option(mg_bench *b, int argc, char **argv, int *i) {
         return 1;
     }
     /* The NREP estimation's parameters. */
-    static const char *const names[] = {"--t1", "--rse-calib", "--rse-batch", "--b1", "--b2", "--nrep-min",
-                                        "--nrep-max", "--calib-max"};
+    static const char *const names[] = {"--t1", "--rse-calib", "--rse-batch", "--b1",
+                                        "--b2", "--nrep-min",  "--nrep-max",  "--calib-max"};
     const char *opt = argv[*i], *val;
     int k = mg_bench_valued_option(b, argc, argv, i, names, (int)(sizeof names / sizeof *names), &val);
     if (k < 0) return k == -1 ? 0 : -1;
     double d;
     int n, bad = 0;
     if (strcmp(opt, "--t1") == 0) {
-        if (parse_double(val, &d) == 0 && d > 0) b->est.t1 = d;
-        else bad = 1;
+        if (parse_double(val, &d) == 0 && d > 0)
+            b->est.t1 = d;
+        else
+            bad = 1;
     } else if (strcmp(opt, "--calib-max") == 0) {
-        if (parse_double(val, &d) == 0 && d > 0) b->est.calib_max_s = d;
-        else bad = 1;
+        if (parse_double(val, &d) == 0 && d > 0)
+            b->est.calib_max_s = d;
+        else
+            bad = 1;
     } else if (strcmp(opt, "--rse-calib") == 0 || strcmp(opt, "--rse-batch") == 0) {
         if (parse_double(val, &d) == 0 && d > 0 && d < 1)
             *(opt[6] == 'c' ? &b->est.rse_calib : &b->est.rse_batch) = d;
-        else bad = 1;
+        else
+            bad = 1;
     } else {
-        int *dst = strcmp(opt, "--b1") == 0   ? &b->est.b1
-                   : strcmp(opt, "--b2") == 0 ? &b->est.b2
+        int *dst = strcmp(opt, "--b1") == 0         ? &b->est.b1
+                   : strcmp(opt, "--b2") == 0       ? &b->est.b2
                    : strcmp(opt, "--nrep-min") == 0 ? &b->est.k_min
                                                     : &b->est.nrep_max;
         int min = (dst == &b->est.b2) ? 0 : (dst == &b->est.b1) ? 2 : 1;
-        if (mg_parse_int(val, min, INT32_MAX, &n) == 0) *dst = n;
-        else bad = 1;
+        if (mg_parse_int(val, min, INT32_MAX, &n) == 0)
+            *dst = n;
+        else
+            bad = 1;
     }
     if (bad) {
         mg_bench_error(b, "bad value '%s' for %s", val, opt);
@@ -208,7 +244,8 @@ int mg_bench_option(mg_bench *b, int argc, char **argv, int *i) {
     return 1;
 }
 
-void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...) {
+void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...)
+{
     if (b->nparams >= MG_BENCH_MAX_PARAMS) return;
     char val[1024];
     va_list ap;
@@ -223,7 +260,8 @@ void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...) {
 }
 
 /* Header values are single lines: the library version string has newlines. */
-static void put_oneline(FILE *f, const char *s) {
+static void put_oneline(FILE *f, const char *s)
+{
     for (; *s; s++) {
         if (*s == '\n') {
             if (s[1]) fputs(" | ", f);
@@ -233,7 +271,8 @@ static void put_oneline(FILE *f, const char *s) {
     }
 }
 
-int mg_bench_begin(mg_bench *b, const char *columns) {
+int mg_bench_begin(mg_bench *b, const char *columns)
+{
     if (b->rank != 0) return 0;
     if (b->out_path) {
         b->out = fopen(b->out_path, "w");
@@ -265,9 +304,8 @@ int mg_bench_begin(mg_bench *b, const char *columns) {
     fprintf(f, "#@nrep_method=%s\n", nrep_names[b->nrep_method]);
     if (b->nrep_method == MG_NREP_FIXED) fprintf(f, "#@nrep=%d\n", b->nrep_fixed);
     if (b->nrep_method == MG_NREP_ESTIMATE)
-        fprintf(f, "#@nrep_estimate=rse_calib=%g,rse_batch=%g,b1=%d,b2=%d,K=%d,nrep_max=%d\n",
-                b->est.rse_calib, b->est.rse_batch, b->est.b1, b->est.b2, b->est.k_min,
-                b->est.nrep_max);
+        fprintf(f, "#@nrep_estimate=rse_calib=%g,rse_batch=%g,b1=%d,b2=%d,K=%d,nrep_max=%d\n", b->est.rse_calib,
+                b->est.rse_batch, b->est.b1, b->est.b2, b->est.k_min, b->est.nrep_max);
     for (int i = 0; i < b->nparams; i++) {
         fputs("#@", f);
         put_oneline(f, b->params[i]);
@@ -278,7 +316,8 @@ int mg_bench_begin(mg_bench *b, const char *columns) {
     return 0;
 }
 
-static int reserve(mg_bench *b, size_t n) {
+static int reserve(mg_bench *b, size_t n)
+{
     if (n <= b->cap) return 0;
     if (n < 2 * b->cap) n = 2 * b->cap;
     double *l = realloc(b->local, n * sizeof *l);
@@ -292,7 +331,8 @@ static int reserve(mg_bench *b, size_t n) {
 }
 
 /* One synchronized, timed repetition; every rank returns the maximum over ranks. */
-static int timed_max(mg_bench *b, mg_bench_op op, void *ctx, double *t) {
+static int timed_max(mg_bench *b, mg_bench_op op, void *ctx, double *t)
+{
     int rc = mg_bench_sync(b);
     if (rc != MPI_SUCCESS) return rc;
     double t0 = MPI_Wtime();
@@ -304,7 +344,8 @@ static int timed_max(mg_bench *b, mg_bench_op op, void *ctx, double *t) {
     return PMPI_Allreduce(&local, t, 1, MPI_DOUBLE, MPI_MAX, b->comm);
 }
 
-int mg_bench_calibrate(mg_bench *b, mg_bench_op op, void *ctx) {
+int mg_bench_calibrate(mg_bench *b, mg_bench_op op, void *ctx)
+{
     if (b->nrep_method != MG_NREP_ESTIMATE || b->est.t1 > 0) return MPI_SUCCESS;
     /* A single early outlier keeps the RSE near 1 for a long time, so the
      * search is bounded by wall-clock time as well as by its target. */
@@ -325,14 +366,15 @@ int mg_bench_calibrate(mg_bench *b, mg_bench_op op, void *ctx) {
     }
     b->est.t1 = total;
     if (b->rank == 0) {
-        fprintf(b->out, "#@t_nrep1=%.9e\n#@t_nrep1_reps=%d\n#@t_nrep1_rse=%.6f\n#@t_nrep1_converged=%d\n",
-                total, n, rse, rse < b->est.rse_calib);
+        fprintf(b->out, "#@t_nrep1=%.9e\n#@t_nrep1_reps=%d\n#@t_nrep1_rse=%.6f\n#@t_nrep1_converged=%d\n", total, n,
+                rse, rse < b->est.rse_calib);
         fflush(b->out);
     }
     return MPI_SUCCESS;
 }
 
-static int estimate_nrep(mg_bench *b, const char *label, mg_bench_op op, void *ctx, int *nrep) {
+static int estimate_nrep(mg_bench *b, const char *label, mg_bench_op op, void *ctx, int *nrep)
+{
     int n = b->est.b1 + b->est.b2, done = 0;
     if (reserve(b, (size_t)n)) return MPI_ERR_NO_MEM;
     for (int batch = 0; batch < 2; batch++) {
@@ -347,13 +389,14 @@ static int estimate_nrep(mg_bench *b, const char *label, mg_bench_op op, void *c
     if (b->rank == 0) {
         double lmin = INFINITY;
         for (int i = 0; i < done; i++) lmin = b->reduced[i] < lmin ? b->reduced[i] : lmin;
-        fprintf(b->out, "#@estimate[%s]=nrep:%d,l_min:%.9e,batch_reps:%d,rse:%.6f\n", label, *nrep, lmin,
-                done, mg_rse(b->reduced, done));
+        fprintf(b->out, "#@estimate[%s]=nrep:%d,l_min:%.9e,batch_reps:%d,rse:%.6f\n", label, *nrep, lmin, done,
+                mg_rse(b->reduced, done));
     }
     return MPI_SUCCESS;
 }
 
-int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_bench_op op, void *ctx) {
+int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_bench_op op, void *ctx)
+{
     int nrep, rc;
     switch (b->nrep_method) {
     case MG_NREP_FIXED: nrep = b->nrep_fixed; break;
@@ -382,21 +425,24 @@ int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_benc
     return MPI_SUCCESS;
 }
 
-static void keyed_line(mg_bench *b, const char *kind, const char *label, const char *value) {
+static void keyed_line(mg_bench *b, const char *kind, const char *label, const char *value)
+{
     fprintf(b->out, "#@%s[%s]=", kind, label);
     put_oneline(b->out, value);
     fputc('\n', b->out);
     fflush(b->out);
 }
 
-void mg_bench_config_error(mg_bench *b, const char *label, const char *what) {
+void mg_bench_config_error(mg_bench *b, const char *label, const char *what)
+{
     b->errors++;
     if (b->rank != 0) return;
     keyed_line(b, "error", label, what);
     mg_bench_error(b, "configuration '%s': %s", label, what);
 }
 
-void mg_bench_note(mg_bench *b, const char *kind, const char *label, const char *fmt, ...) {
+void mg_bench_note(mg_bench *b, const char *kind, const char *label, const char *fmt, ...)
+{
     if (b->rank != 0 || !b->out) return;
     va_list ap;
     va_start(ap, fmt);
@@ -411,11 +457,14 @@ void mg_bench_note(mg_bench *b, const char *kind, const char *label, const char 
     free(value);
 }
 
-int mg_bench_end(mg_bench *b) {
+int mg_bench_end(mg_bench *b)
+{
     if (b->rank == 0 && b->out) {
         fprintf(b->out, "#@end=%s\n", b->errors ? "errors" : "ok");
-        if (b->out != stdout) fclose(b->out);
-        else fflush(b->out);
+        if (b->out != stdout)
+            fclose(b->out);
+        else
+            fflush(b->out);
     }
     for (int i = 0; i < b->nparams; i++) free(b->params[i]);
     free(b->local);

@@ -22,13 +22,13 @@ typedef enum { MG_NREP_RULE, MG_NREP_FIXED, MG_NREP_ESTIMATE } mg_nrep_method;
 
 /* Parameters of the NREP estimation of Hunold/Carpen-Amarie (002, Sec. 4.2). */
 typedef struct {
-    double rse_calib;    /* RSE the smallest message must reach (0.01) */
-    double rse_batch;    /* RSE after b1 below which b2 is skipped */
-    int b1, b2;          /* batch sizes per configuration (5, 5) */
-    int k_min;           /* K: lower bound on nrep */
-    int nrep_max;        /* upper bound so that a tiny l_min cannot explode nrep */
-    double t1;           /* t_nrep1 in seconds; < 0 means: calibrate in this launch */
-    double calib_max_s;  /* give up calibrating after this much measured time */
+    double rse_calib;   /* RSE the smallest message must reach (0.01) */
+    double rse_batch;   /* RSE after b1 below which b2 is skipped */
+    int b1, b2;         /* batch sizes per configuration (5, 5) */
+    int k_min;          /* K: lower bound on nrep */
+    int nrep_max;       /* upper bound so that a tiny l_min cannot explode nrep */
+    double t1;          /* t_nrep1 in seconds; < 0 means: calibrate in this launch */
+    double calib_max_s; /* give up calibrating after this much measured time */
 } mg_nrep_estimate;
 
 #define MG_BENCH_MAX_PARAMS 64
@@ -55,8 +55,8 @@ typedef struct {
 typedef int (*mg_bench_op)(void *ctx);
 
 /* Pure helpers (unit-tested). */
-int mg_nrep_rule(size_t msize_bytes); /* 000 Sec. 2.3.2: 100 / 50 / 20 */
-double mg_rse(const double *x, int n);  /* relative standard error, sd/sqrt(n)/mean */
+int mg_nrep_rule(size_t msize_bytes);  /* 000 Sec. 2.3.2: 100 / 50 / 20 */
+double mg_rse(const double *x, int n); /* relative standard error, sd/sqrt(n)/mean */
 int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int nrep_max);
 int mg_parse_size_list(const char *s, size_t *out, int max, int *n);
 /* A whole decimal string as an int in lo..hi: 0, or -1 (garbage, overflow, out of range). */
@@ -82,8 +82,7 @@ int mg_bench_valued_option(const mg_bench *b, int argc, char **argv, int *i, con
                            const char **value);
 
 /* printf-style: records one header parameter. */
-void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Prints an error on rank 0 prefixed with the driver name. */
 void mg_bench_error(const mg_bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

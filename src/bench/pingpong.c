@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TAG 17
+#define TAG       17
 #define MAX_SIZES 256
 
 typedef struct {
@@ -28,7 +28,8 @@ typedef struct {
 } pp_ctx;
 
 /* Rank 0 sends a message to rank 1, which sends one back. */
-static int op_send_recv(void *p) {
+static int op_send_recv(void *p)
+{
     pp_ctx *c = p;
     int rc = MPI_SUCCESS;
     if (c->rank == 0) {
@@ -42,7 +43,8 @@ static int op_send_recv(void *p) {
 }
 
 /* Rank 0 combines its send and receive into one MPI_Sendrecv. */
-static int op_sendrecv(void *p) {
+static int op_sendrecv(void *p)
+{
     pp_ctx *c = p;
     if (c->rank == 0)
         return MPI_Sendrecv(c->sbuf, c->count, c->type, 1, TAG, c->rbuf, c->count, c->type, 1, TAG, c->comm,
@@ -51,7 +53,8 @@ static int op_sendrecv(void *p) {
 }
 
 /* The same exchange with non-blocking calls, receive posted first. */
-static int op_isend_irecv(void *p) {
+static int op_isend_irecv(void *p)
+{
     pp_ctx *c = p;
     MPI_Request req[2];
     int rc = MPI_SUCCESS;
@@ -84,7 +87,8 @@ static unsigned char pattern(int sender, size_t i) { return (unsigned char)(i * 
 
 /* Exchanges known data once and checks every received byte on both sides;
  * returns 1 on every rank if the data arrived intact. */
-static int check_exchange(pp_ctx *c, const variant *v, size_t bytes, MPI_Comm sync_comm) {
+static int check_exchange(pp_ctx *c, const variant *v, size_t bytes, MPI_Comm sync_comm)
+{
     for (size_t i = 0; i < bytes; i++) {
         c->sbuf[i] = pattern(c->rank, i);
         c->rbuf[i] = 0;
@@ -99,7 +103,8 @@ static int check_exchange(pp_ctx *c, const variant *v, size_t bytes, MPI_Comm sy
     return all_ok;
 }
 
-static int select_variants(const char *list, int *chosen, mg_bench *b) {
+static int select_variants(const char *list, int *chosen, mg_bench *b)
+{
     char *copy = strdup(list), *save = NULL;
     int n = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -117,7 +122,8 @@ static int select_variants(const char *list, int *chosen, mg_bench *b) {
     return n;
 }
 
-static void usage(const mg_bench *b) {
+static void usage(const mg_bench *b)
+{
     if (b->rank != 0) return;
     fprintf(stderr,
             "usage: mpiexec -n 2 mg_pingpong [options]\n"
@@ -129,7 +135,8 @@ static void usage(const mg_bench *b) {
             mg_bench_common_usage());
 }
 
-static int run(int argc, char **argv) {
+static int run(int argc, char **argv)
+{
     mg_bench b;
     mg_bench_init(&b, "pingpong", MPI_COMM_WORLD);
     const char *sizes_arg = "4,1k,64k", *variants_arg = "send_recv,sendrecv,isend_irecv";
@@ -149,11 +156,13 @@ static int run(int argc, char **argv) {
             usage(&b);
             mg_bench_end(&b);
             return 0;
-        } else if ((strcmp(opt, "--sizes") == 0 || strcmp(opt, "--variants") == 0 ||
-                    strcmp(opt, "--datatype") == 0) && i + 1 < argc) {
+        } else if ((strcmp(opt, "--sizes") == 0 || strcmp(opt, "--variants") == 0 || strcmp(opt, "--datatype") == 0) &&
+                   i + 1 < argc) {
             const char *val = argv[++i];
-            if (opt[2] == 's') sizes_arg = val;
-            else if (opt[2] == 'v') variants_arg = val;
+            if (opt[2] == 's')
+                sizes_arg = val;
+            else if (opt[2] == 'v')
+                variants_arg = val;
             else {
                 size_t k = 0, nt = sizeof basic_types / sizeof *basic_types;
                 while (k < nt && strcmp(basic_types[k].name, val) != 0) k++;
@@ -175,8 +184,7 @@ static int run(int argc, char **argv) {
     int nsizes, chosen[NVARIANTS], nvar, tsize;
     MPI_Type_size(bt->type, &tsize);
     if (mg_parse_size_list(sizes_arg, sizes, MAX_SIZES, &nsizes) != 0) {
-        mg_bench_error(&b, "bad --sizes '%s': expected comma-separated byte counts, at most %d", sizes_arg,
-                       MAX_SIZES);
+        mg_bench_error(&b, "bad --sizes '%s': expected comma-separated byte counts, at most %d", sizes_arg, MAX_SIZES);
         mg_bench_end(&b);
         return 2;
     }
@@ -246,7 +254,8 @@ static int run(int argc, char **argv) {
     return mg_bench_end(&b);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     MPI_Init(&argc, &argv);
     int status = run(argc, argv);
     MPI_Finalize();

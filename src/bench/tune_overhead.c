@@ -135,8 +135,10 @@ static void write_profiles(int world_size)
                 perror(file);
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
-            fprintf(f, "# mpiguide tune profile 1\ncollective %s\nprocs %d\n1 3 default\n8 1024 default\n"
-                       "2048 4096 default\n", colls[c], sizes[s]);
+            fprintf(f,
+                    "# mpiguide tune profile 1\ncollective %s\nprocs %d\n1 3 default\n8 1024 default\n"
+                    "2048 4096 default\n",
+                    colls[c], sizes[s]);
             fclose(f);
         }
 }
@@ -150,16 +152,15 @@ static void remove_profiles(void)
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: mg_tuneoverhead [--calls N] [--rounds R] [--comm self|world|both]\n"
-            "Time per call that libmpiguide-tune adds to MPI_Bcast and MPI_Allreduce of one int that stay\n"
-            "native: PMPI_ directly vs the interceptor in mode off, in mode tuned without profiles\n"
-            "(tuned-none), in mode tuned with a profile that does not cover the call (tuned-miss), and in mode\n"
-            "off with a report requested (off-report: every call counted).\n"
-            "  --calls N    calls per round and side (default 100000)\n"
-            "  --rounds R   interleaved rounds; each side's median over them is shown (default 21)\n"
-            "  --comm C     communicators: self, world or both (default both; world needs -n >= 2)\n"
-            "  --help       this text\n");
+    fprintf(out, "usage: mg_tuneoverhead [--calls N] [--rounds R] [--comm self|world|both]\n"
+                 "Time per call that libmpiguide-tune adds to MPI_Bcast and MPI_Allreduce of one int that stay\n"
+                 "native: PMPI_ directly vs the interceptor in mode off, in mode tuned without profiles\n"
+                 "(tuned-none), in mode tuned with a profile that does not cover the call (tuned-miss), and in mode\n"
+                 "off with a report requested (off-report: every call counted).\n"
+                 "  --calls N    calls per round and side (default 100000)\n"
+                 "  --rounds R   interleaved rounds; each side's median over them is shown (default 21)\n"
+                 "  --comm C     communicators: self, world or both (default both; world needs -n >= 2)\n"
+                 "  --help       this text\n");
 }
 
 static long parse_long(const char *s, long lo, long hi)
@@ -193,10 +194,14 @@ int main(int argc, char **argv)
             else
                 *(a[2] == 'c' ? &calls : &rounds) = v, i++;
         } else if (strcmp(a, "--comm") == 0) {
-            if (val && strcmp(val, "self") == 0) use_self = 1, use_world = 0, i++;
-            else if (val && strcmp(val, "world") == 0) use_self = 0, use_world = 1, i++;
-            else if (val && strcmp(val, "both") == 0) use_self = use_world = 1, i++;
-            else bad = "--comm needs self, world or both";
+            if (val && strcmp(val, "self") == 0)
+                use_self = 1, use_world = 0, i++;
+            else if (val && strcmp(val, "world") == 0)
+                use_self = 0, use_world = 1, i++;
+            else if (val && strcmp(val, "both") == 0)
+                use_self = use_world = 1, i++;
+            else
+                bad = "--comm needs self, world or both";
         } else {
             bad = "unknown option";
         }
@@ -221,7 +226,8 @@ int main(int argc, char **argv)
     if (!t) MPI_Abort(MPI_COMM_WORLD, 2);
     if (rank == 0) {
         printf("# mg_tuneoverhead: %d process(es), %ld calls x %ld interleaved rounds per side; medians over "
-               "rounds\n", size, calls, rounds);
+               "rounds\n",
+               size, calls, rounds);
         printf("%-14s %-6s %-11s %10s %10s %7s\n", "call", "comm", "side", "ns/call", "added_ns", "ratio");
     }
     MPI_Comm comms[2] = {MPI_COMM_SELF, MPI_COMM_WORLD};
@@ -250,8 +256,8 @@ int main(int argc, char **argv)
                         printf("%-14s %-6s %-11s %10.2f %10s %7s\n", op_names[op], comm_names[ci], side_names[s],
                                med[s], "-", "-");
                     else
-                        printf("%-14s %-6s %-11s %10.2f %10.2f %7.3f\n", op_names[op], comm_names[ci],
-                               side_names[s], med[s], med[s] - med[S_PMPI], med[s] / med[S_PMPI]);
+                        printf("%-14s %-6s %-11s %10.2f %10.2f %7.3f\n", op_names[op], comm_names[ci], side_names[s],
+                               med[s], med[s] - med[S_PMPI], med[s] / med[S_PMPI]);
                 }
             fflush(stdout);
         }

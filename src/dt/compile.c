@@ -6,12 +6,9 @@
 int mg__op_of(const mg_node *n)
 {
     switch (n->kind) {
-    case MG_N_BLOCK:
-        return MG_OP_CONTIG;
-    case MG_N_IDX:
-        return n->fixed ? MG_OP_INDEXED_FIXED : MG_OP_INDEXED;
-    case MG_N_SEQ:
-        return MG_OP_SEQUENCE;
+    case MG_N_BLOCK: return MG_OP_CONTIG;
+    case MG_N_IDX: return n->fixed ? MG_OP_INDEXED_FIXED : MG_OP_INDEXED;
+    case MG_N_SEQ: return MG_OP_SEQUENCE;
     case MG_N_VEC:
         if (n->kid->kind == MG_N_BLOCK) return MG_OP_STRIDED;
         if (n->kid->kind == MG_N_VEC && n->kid->kid->kind == MG_N_BLOCK) return MG_OP_STRIDED2;

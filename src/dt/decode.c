@@ -5,8 +5,8 @@
  * of struct extents is taken as the library applies it.
  */
 #include "internal.h"
-#include <stdlib.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 typedef struct {
     int combiner, large;
@@ -35,8 +35,8 @@ static void contents_free(contents *ct)
         int comb;
         if (combiner_of(ct->d[k], &comb) != MPI_SUCCESS) continue;
         /* Predefined handles (named, f90 parameterized) must not be freed. */
-        if (comb != MPI_COMBINER_NAMED && comb != MPI_COMBINER_F90_REAL &&
-            comb != MPI_COMBINER_F90_COMPLEX && comb != MPI_COMBINER_F90_INTEGER)
+        if (comb != MPI_COMBINER_NAMED && comb != MPI_COMBINER_F90_REAL && comb != MPI_COMBINER_F90_COMPLEX &&
+            comb != MPI_COMBINER_F90_INTEGER)
             MPI_Type_free(&ct->d[k]);
     }
     free(ct->i);
@@ -94,17 +94,27 @@ static int extent_of(MPI_Datatype t, MPI_Aint *ext)
 }
 
 /* The pair types of MINLOC/MAXLOC: value then int, laid out like a C struct. */
-#define PAIR(T) struct { T v; int i; }
+#define PAIR(T) \
+    struct {    \
+        T v;    \
+        int i;  \
+    }
 static int decode_pair(mg_arena *a, MPI_Datatype t, mg_node **out)
 {
     MPI_Datatype first;
     MPI_Aint ioff;
-    if (t == MPI_FLOAT_INT) first = MPI_FLOAT, ioff = offsetof(PAIR(float), i);
-    else if (t == MPI_DOUBLE_INT) first = MPI_DOUBLE, ioff = offsetof(PAIR(double), i);
-    else if (t == MPI_LONG_INT) first = MPI_LONG, ioff = offsetof(PAIR(long), i);
-    else if (t == MPI_SHORT_INT) first = MPI_SHORT, ioff = offsetof(PAIR(short), i);
-    else if (t == MPI_LONG_DOUBLE_INT) first = MPI_LONG_DOUBLE, ioff = offsetof(PAIR(long double), i);
-    else return MG_DT_ERR_UNSUPPORTED;
+    if (t == MPI_FLOAT_INT)
+        first = MPI_FLOAT, ioff = offsetof(PAIR(float), i);
+    else if (t == MPI_DOUBLE_INT)
+        first = MPI_DOUBLE, ioff = offsetof(PAIR(double), i);
+    else if (t == MPI_LONG_INT)
+        first = MPI_LONG, ioff = offsetof(PAIR(long), i);
+    else if (t == MPI_SHORT_INT)
+        first = MPI_SHORT, ioff = offsetof(PAIR(short), i);
+    else if (t == MPI_LONG_DOUBLE_INT)
+        first = MPI_LONG_DOUBLE, ioff = offsetof(PAIR(long double), i);
+    else
+        return MG_DT_ERR_UNSUPPORTED;
     int fsize, isize;
     if (MPI_Type_size(first, &fsize) != MPI_SUCCESS || MPI_Type_size(MPI_INT, &isize) != MPI_SUCCESS)
         return MG_DT_ERR_MPI;
@@ -213,8 +223,8 @@ static int decode_subarray(mg_arena *a, const contents *ct, mg_node *kid, MPI_Ai
 }
 
 /* Runs (start, length) of the indices of one dimension owned by coordinate `coord`. */
-static int darray_runs(mg_arena *a, MPI_Count g, int distrib, int darg, int p, int coord, MPI_Aint stride,
-                       mg_node *kid, mg_node **out)
+static int darray_runs(mg_arena *a, MPI_Count g, int distrib, int darg, int p, int coord, MPI_Aint stride, mg_node *kid,
+                       mg_node **out)
 {
     MPI_Count first = 0, len = g, step = g, blk;
     if (distrib == MPI_DISTRIBUTE_BLOCK) {
@@ -276,7 +286,7 @@ static int decode_derived(mg_arena *a, const contents *ct, mg_node **out)
 {
     int comb = ct->combiner;
     if (comb == MPI_COMBINER_F90_REAL || comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER)
-        return MG_DT_ERR_UNSUPPORTED; /* handled by the caller, which has the handle */
+        return MG_DT_ERR_UNSUPPORTED;  /* handled by the caller, which has the handle */
     if (comb == MPI_COMBINER_STRUCT) { /* may have no members at all */
         MPI_Count n = arg(ct, 0);
         mg_node *s = mg__seq(a, n);
@@ -304,14 +314,13 @@ static int decode_derived(mg_arena *a, const contents *ct, mg_node **out)
     case MPI_COMBINER_RESIZED:
         *out = kid; /* only the extent changes, and parents ask MPI for it */
         return MG_DT_SUCCESS;
-    case MPI_COMBINER_CONTIGUOUS:
-        return vec(a, arg(ct, 0), ext, kid, out);
+    case MPI_COMBINER_CONTIGUOUS: return vec(a, arg(ct, 0), ext, kid, out);
     case MPI_COMBINER_VECTOR:
     case MPI_COMBINER_HVECTOR: {
         mg_node *block;
         MPI_Aint stride = comb == MPI_COMBINER_VECTOR ? (MPI_Aint)arg(ct, 2) * ext
-                          : ct->large                ? (MPI_Aint)ct->c[2]
-                                                     : ct->a[0];
+                          : ct->large                 ? (MPI_Aint)ct->c[2]
+                                                      : ct->a[0];
         MG_TRY(vec(a, arg(ct, 1), ext, kid, &block));
         return vec(a, arg(ct, 0), stride, block, out);
     }
@@ -328,21 +337,21 @@ static int decode_derived(mg_arena *a, const contents *ct, mg_node **out)
         int rc = blens && displs ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
         for (MPI_Count k = 0; rc == MG_DT_SUCCESS && k < n; k++) {
             blens[k] = blocked ? arg(ct, 1) : arg(ct, 1 + k);
-            if (bytes && !ct->large) displs[k] = ct->a[k];
-            else if (bytes) displs[k] = (MPI_Aint)ct->c[first + k];
-            else displs[k] = (MPI_Aint)arg(ct, first + k) * ext;
+            if (bytes && !ct->large)
+                displs[k] = ct->a[k];
+            else if (bytes)
+                displs[k] = (MPI_Aint)ct->c[first + k];
+            else
+                displs[k] = (MPI_Aint)arg(ct, first + k) * ext;
         }
         if (rc == MG_DT_SUCCESS) rc = make_blocks(a, kid, ext, n, blens, displs, out);
         free(blens);
         free(displs);
         return rc;
     }
-    case MPI_COMBINER_SUBARRAY:
-        return decode_subarray(a, ct, kid, ext, out);
-    case MPI_COMBINER_DARRAY:
-        return decode_darray(a, ct, kid, ext, out);
-    default:
-        return MG_DT_ERR_UNSUPPORTED;
+    case MPI_COMBINER_SUBARRAY: return decode_subarray(a, ct, kid, ext, out);
+    case MPI_COMBINER_DARRAY: return decode_darray(a, ct, kid, ext, out);
+    default: return MG_DT_ERR_UNSUPPORTED;
     }
 }
 

@@ -8,7 +8,7 @@
 
 /* Lists longer than this are shown by their first entries and a count. */
 #define MG_LIST_SHOWN 16
-#define MG_LIST_FULL 64
+#define MG_LIST_FULL  64
 
 typedef struct {
     char *buf;
@@ -30,16 +30,40 @@ static void put(text *o, const char *fmt, ...)
 
 const char *mg__elem_name(MPI_Datatype elem, char *buf, size_t len)
 {
-    const struct { MPI_Datatype t; const char *name; } names[] = {
-        {MPI_CHAR, "char"}, {MPI_SIGNED_CHAR, "signed_char"}, {MPI_UNSIGNED_CHAR, "unsigned_char"},
-        {MPI_BYTE, "byte"}, {MPI_SHORT, "short"}, {MPI_UNSIGNED_SHORT, "unsigned_short"}, {MPI_INT, "int"},
-        {MPI_UNSIGNED, "unsigned"}, {MPI_LONG, "long"}, {MPI_UNSIGNED_LONG, "unsigned_long"},
-        {MPI_LONG_LONG, "long_long"}, {MPI_UNSIGNED_LONG_LONG, "unsigned_long_long"}, {MPI_FLOAT, "float"},
-        {MPI_DOUBLE, "double"}, {MPI_LONG_DOUBLE, "long_double"}, {MPI_WCHAR, "wchar"}, {MPI_C_BOOL, "c_bool"},
-        {MPI_INT8_T, "int8_t"}, {MPI_INT16_T, "int16_t"}, {MPI_INT32_T, "int32_t"}, {MPI_INT64_T, "int64_t"},
-        {MPI_UINT8_T, "uint8_t"}, {MPI_UINT16_T, "uint16_t"}, {MPI_UINT32_T, "uint32_t"},
-        {MPI_UINT64_T, "uint64_t"}, {MPI_AINT, "aint"}, {MPI_OFFSET, "offset"}, {MPI_COUNT, "count"},
-        {MPI_2INT, "2int"}, {MPI_PACKED, "packed"},
+    const struct {
+        MPI_Datatype t;
+        const char *name;
+    } names[] = {
+        {MPI_CHAR, "char"},
+        {MPI_SIGNED_CHAR, "signed_char"},
+        {MPI_UNSIGNED_CHAR, "unsigned_char"},
+        {MPI_BYTE, "byte"},
+        {MPI_SHORT, "short"},
+        {MPI_UNSIGNED_SHORT, "unsigned_short"},
+        {MPI_INT, "int"},
+        {MPI_UNSIGNED, "unsigned"},
+        {MPI_LONG, "long"},
+        {MPI_UNSIGNED_LONG, "unsigned_long"},
+        {MPI_LONG_LONG, "long_long"},
+        {MPI_UNSIGNED_LONG_LONG, "unsigned_long_long"},
+        {MPI_FLOAT, "float"},
+        {MPI_DOUBLE, "double"},
+        {MPI_LONG_DOUBLE, "long_double"},
+        {MPI_WCHAR, "wchar"},
+        {MPI_C_BOOL, "c_bool"},
+        {MPI_INT8_T, "int8_t"},
+        {MPI_INT16_T, "int16_t"},
+        {MPI_INT32_T, "int32_t"},
+        {MPI_INT64_T, "int64_t"},
+        {MPI_UINT8_T, "uint8_t"},
+        {MPI_UINT16_T, "uint16_t"},
+        {MPI_UINT32_T, "uint32_t"},
+        {MPI_UINT64_T, "uint64_t"},
+        {MPI_AINT, "aint"},
+        {MPI_OFFSET, "offset"},
+        {MPI_COUNT, "count"},
+        {MPI_2INT, "2int"},
+        {MPI_PACKED, "packed"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (names[i].t == elem) return names[i].name;
@@ -211,9 +235,7 @@ static void program(text *o, const mg_node *n, MPI_Aint disp, int depth)
     int op = mg__op_of(n);
     put(o, "%*s%s @%lld", 2 * depth, "", op_name(op), (long long)disp);
     switch (op) {
-    case MG_OP_CONTIG:
-        put(o, " bytes=%lld\n", (long long)n->size);
-        return;
+    case MG_OP_CONTIG: put(o, " bytes=%lld\n", (long long)n->size); return;
     case MG_OP_STRIDED:
         put(o, " count=%lld block=%lldB stride=%lldB\n", (long long)n->count, (long long)n->kid->size,
             (long long)n->stride);
@@ -225,9 +247,7 @@ static void program(text *o, const mg_node *n, MPI_Aint disp, int depth)
     case MG_OP_INDEXED_FIXED:
         put(o, " count=%lld block=%lldB\n", (long long)n->count, (long long)(n->lens[0] * n->esize));
         return;
-    case MG_OP_INDEXED:
-        put(o, " count=%lld bytes=%lld\n", (long long)n->count, (long long)n->size);
-        return;
+    case MG_OP_INDEXED: put(o, " count=%lld bytes=%lld\n", (long long)n->count, (long long)n->size); return;
     case MG_OP_REPEAT_INDEXED:
     case MG_OP_REPEAT:
         put(o, " count=%lld stride=%lldB\n", (long long)n->count, (long long)n->stride);
@@ -248,8 +268,10 @@ static void program(text *o, const mg_node *n, MPI_Aint disp, int depth)
 
 static int program_visit(const mg_node *n, MPI_Aint disp, void *o)
 {
-    if (n) program(o, n, disp, 0);
-    else put(o, "(no data)\n");
+    if (n)
+        program(o, n, disp, 0);
+    else
+        put(o, "(no data)\n");
     return finish(o);
 }
 

@@ -11,9 +11,9 @@ int mg_dt_from_mpi(MPI_Datatype type, mg_dt **out)
     int rc = (t->arena = mg__arena_new()) ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
     MPI_Aint lb, ext, tlb, text;
     MPI_Count size;
-    if (!rc && (MPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
-                MPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
-                MPI_Type_size_x(type, &size) != MPI_SUCCESS))
+    if (!rc &&
+        (MPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
+         MPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS || MPI_Type_size_x(type, &size) != MPI_SUCCESS))
         rc = MG_DT_ERR_MPI;
     mg_node *tree = NULL;
     if (!rc) rc = mg__decode(t->arena, type, &tree);

@@ -16,47 +16,47 @@
 #define MG_DT_INTERNAL_H
 
 #include "mpiguide/dt.h"
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum { MG_N_BLOCK, MG_N_VEC, MG_N_IDX, MG_N_SEQ } mg_kind;
 
 typedef struct mg_node mg_node;
 struct mg_node {
     mg_kind kind;
-    MPI_Datatype elem;   /* BLOCK, IDX: element type (MPI_BYTE when mixed) */
-    MPI_Count esize;     /* BLOCK, IDX: bytes per element */
+    MPI_Datatype elem; /* BLOCK, IDX: element type (MPI_BYTE when mixed) */
+    MPI_Count esize;   /* BLOCK, IDX: bytes per element */
     MPI_Count count;
-    MPI_Aint stride;     /* VEC */
-    mg_node *kid;        /* VEC */
-    MPI_Aint *displs;    /* IDX, SEQ */
-    MPI_Count *lens;     /* IDX: elements per block */
-    mg_node **kids;      /* SEQ (children may be shared) */
-    MPI_Count *prefix;   /* IDX, SEQ: packed bytes before entry i, count + 1 entries */
-    int fixed;           /* IDX: all lens equal */
+    MPI_Aint stride;   /* VEC */
+    mg_node *kid;      /* VEC */
+    MPI_Aint *displs;  /* IDX, SEQ */
+    MPI_Count *lens;   /* IDX: elements per block */
+    mg_node **kids;    /* SEQ (children may be shared) */
+    MPI_Count *prefix; /* IDX, SEQ: packed bytes before entry i, count + 1 entries */
+    int fixed;         /* IDX: all lens equal */
     /* derived by mg__finish */
-    MPI_Count size;      /* packed bytes */
-    MPI_Count nblocks;   /* contiguous blocks */
-    MPI_Aint tlb, tub;   /* true bounds of the data relative to the origin */
-    int depth;           /* frames needed to walk this node */
+    MPI_Count size;    /* packed bytes */
+    MPI_Count nblocks; /* contiguous blocks */
+    MPI_Aint tlb, tub; /* true bounds of the data relative to the origin */
+    int depth;         /* frames needed to walk this node */
     /* set by normalization (memo for shared children) and compilation */
     mg_node *norm;
     MPI_Aint norm_disp;
     int normalized;
-    int op;              /* mg_op: the loop primitive that executes this node */
+    int op; /* mg_op: the loop primitive that executes this node */
 };
 
 /* Loop primitives of the compiled program. */
 typedef enum {
-    MG_OP_NONE,      /* not compiled yet */
-    MG_OP_CONTIG,    /* BLOCK: one contiguous copy */
-    MG_OP_STRIDED,   /* VEC of BLOCK: fixed length, fixed stride */
-    MG_OP_STRIDED2,  /* VEC of VEC of BLOCK: two strided levels in one loop */
-    MG_OP_INDEXED_FIXED, /* IDX, equal lengths */
-    MG_OP_INDEXED,   /* IDX, variable lengths */
+    MG_OP_NONE,           /* not compiled yet */
+    MG_OP_CONTIG,         /* BLOCK: one contiguous copy */
+    MG_OP_STRIDED,        /* VEC of BLOCK: fixed length, fixed stride */
+    MG_OP_STRIDED2,       /* VEC of VEC of BLOCK: two strided levels in one loop */
+    MG_OP_INDEXED_FIXED,  /* IDX, equal lengths */
+    MG_OP_INDEXED,        /* IDX, variable lengths */
     MG_OP_REPEAT_INDEXED, /* VEC of IDX: each copy's blocks, no frame per copy */
-    MG_OP_REPEAT,    /* VEC of anything else: push the child count times */
-    MG_OP_SEQUENCE,  /* SEQ: push each child */
+    MG_OP_REPEAT,         /* VEC of anything else: push the child count times */
+    MG_OP_SEQUENCE,       /* SEQ: push each child */
 } mg_op;
 /* Choose the primitive of every node reachable from n. */
 void mg__compile(mg_node *n);
@@ -71,8 +71,8 @@ void mg__arena_free(mg_arena *a);
 
 struct mg_dt {
     mg_arena *arena;
-    mg_node *root;       /* NULL when the type holds no data */
-    MPI_Aint disp;       /* origin of root relative to the buffer address */
+    mg_node *root; /* NULL when the type holds no data */
+    MPI_Aint disp; /* origin of root relative to the buffer address */
     MPI_Count size;
     MPI_Aint lb, extent; /* as MPI reports them */
     MPI_Aint tlb, textent;
@@ -103,6 +103,10 @@ const char *mg__elem_name(MPI_Datatype elem, char *buf, size_t len);
 static inline int mg__mul(MPI_Count a, MPI_Count b, MPI_Count *r) { return !__builtin_mul_overflow(a, b, r); }
 static inline int mg__add(MPI_Count a, MPI_Count b, MPI_Count *r) { return !__builtin_add_overflow(a, b, r); }
 
-#define MG_TRY(x) do { int rc_ = (x); if (rc_ != MG_DT_SUCCESS) return rc_; } while (0)
+#define MG_TRY(x)                             \
+    do {                                      \
+        int rc_ = (x);                        \
+        if (rc_ != MG_DT_SUCCESS) return rc_; \
+    } while (0)
 
 #endif

@@ -6,7 +6,11 @@
 #define MG_CHUNK (64 * 1024)
 
 struct mg_arena {
-    struct chunk { struct chunk *next; size_t used, cap; max_align_t data[]; } *head;
+    struct chunk {
+        struct chunk *next;
+        size_t used, cap;
+        max_align_t data[];
+    } * head;
 };
 
 mg_arena *mg__arena_new(void) { return calloc(1, sizeof(mg_arena)); }
@@ -175,10 +179,8 @@ int mg__node_equal(const mg_node *x, const mg_node *y)
     if (x == y) return 1;
     if (x->kind != y->kind || x->count != y->count || x->size != y->size) return 0;
     switch (x->kind) {
-    case MG_N_BLOCK:
-        return x->elem == y->elem && x->esize == y->esize;
-    case MG_N_VEC:
-        return x->stride == y->stride && mg__node_equal(x->kid, y->kid);
+    case MG_N_BLOCK: return x->elem == y->elem && x->esize == y->esize;
+    case MG_N_VEC: return x->stride == y->stride && mg__node_equal(x->kid, y->kid);
     case MG_N_IDX:
         return x->elem == y->elem && x->esize == y->esize &&
                !memcmp(x->displs, y->displs, sizeof(MPI_Aint) * (size_t)x->count) &&

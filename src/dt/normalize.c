@@ -9,9 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { MPI_Aint d; mg_node *n; } piece;
-typedef struct { piece *p; MPI_Count len, cap; } plist;
-typedef struct { MPI_Aint d; MPI_Count len; } run; /* len in elements */
+typedef struct {
+    MPI_Aint d;
+    mg_node *n;
+} piece;
+typedef struct {
+    piece *p;
+    MPI_Count len, cap;
+} plist;
+typedef struct {
+    MPI_Aint d;
+    MPI_Count len;
+} run; /* len in elements */
 
 static int norm(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp);
 static int seq_rules(mg_arena *a, plist *pl, mg_node **out, MPI_Aint *disp);
@@ -55,8 +64,7 @@ static int is_leaf(const mg_node *n) { return n->kind == MG_N_BLOCK || n->kind =
 
 /* ---- IDX: a list of blocks of one element type ---- */
 
-static int make_idx(mg_arena *a, MPI_Datatype e, MPI_Count esz, const run *r, MPI_Count m, MPI_Aint base,
-                    mg_node **out)
+static int make_idx(mg_arena *a, MPI_Datatype e, MPI_Count esz, const run *r, MPI_Count m, MPI_Aint base, mg_node **out)
 {
     mg_node *n = mg__idx(a, e, esz, m);
     if (!n) return MG_DT_ERR_NOMEM;
@@ -102,8 +110,10 @@ static int norm_runs(mg_arena *a, MPI_Datatype e, MPI_Count esz, run *r, MPI_Cou
     MPI_Count k = 0;
     for (MPI_Count i = 0; i < m; i++) {
         if (r[i].len == 0) continue;
-        if (k && r[k - 1].d + r[k - 1].len * esz == r[i].d) r[k - 1].len += r[i].len;
-        else r[k++] = r[i];
+        if (k && r[k - 1].d + r[k - 1].len * esz == r[i].d)
+            r[k - 1].len += r[i].len;
+        else
+            r[k++] = r[i];
     }
     m = k;
     *disp = 0;
@@ -219,8 +229,8 @@ static int combine(mg_arena *a, piece *x, piece *y, int *rc)
                         same ? p->count + q->count : p->size + q->size, &x->n);
         return 1;
     }
-    if (p->kind == MG_N_VEC && q->kind == MG_N_VEC && p->stride == q->stride &&
-        y->d == x->d + p->count * p->stride && mg__node_equal(p->kid, q->kid)) {
+    if (p->kind == MG_N_VEC && q->kind == MG_N_VEC && p->stride == q->stride && y->d == x->d + p->count * p->stride &&
+        mg__node_equal(p->kid, q->kid)) {
         /* Vectors of one shape where the second continues the first: one vector. */
         *rc = finished(a, mg__vec(a, p->count + q->count, p->stride, p->kid), &x->n);
         return 1;
@@ -275,8 +285,10 @@ static int seq_rules(mg_arena *a, plist *pl, mg_node **out, MPI_Aint *disp)
                 if (rc) return rc;
                 if (!r) break;
                 changed = 1;
-                if (r == 1) k--;
-                else break;
+                if (r == 1)
+                    k--;
+                else
+                    break;
             }
         }
         pl->len = k;
@@ -355,8 +367,7 @@ static int pieces_of(mg_arena *a, mg_node *k, plist *pl)
 /* count copies of k whose last block ends where the next copy's first block
  * begins: head block, count-1 copies of the rotated pattern (middle pieces and
  * the joined last+first block), then the last copy without its first block. */
-static int rotate(mg_arena *a, MPI_Count count, MPI_Aint stride, mg_node *k, int *done, mg_node **out,
-                  MPI_Aint *disp)
+static int rotate(mg_arena *a, MPI_Count count, MPI_Aint stride, mg_node *k, int *done, mg_node **out, MPI_Aint *disp)
 {
     *done = 0;
     if ((k->kind != MG_N_IDX && k->kind != MG_N_SEQ) || k->count < 2) return MG_DT_SUCCESS;
@@ -445,9 +456,7 @@ static int norm(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp)
         rc = MG_DT_SUCCESS;
         if (n->count) *out = n;
         break;
-    case MG_N_VEC:
-        rc = norm_vec(a, n, out, disp);
-        break;
+    case MG_N_VEC: rc = norm_vec(a, n, out, disp); break;
     case MG_N_IDX: {
         run *r = malloc(sizeof(run) * (size_t)(n->count ? n->count : 1));
         if (!r) return MG_DT_ERR_NOMEM;
@@ -456,9 +465,7 @@ static int norm(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp)
         free(r);
         break;
     }
-    default:
-        rc = norm_seq(a, n, out, disp);
-        break;
+    default: rc = norm_seq(a, n, out, disp); break;
     }
     if (rc) return rc;
     if (*out && (*out)->size == 0) *out = NULL;

@@ -11,17 +11,17 @@
 
 typedef struct {
     const mg_node *n;
-    MPI_Aint base;   /* origin of n relative to the user buffer */
-    MPI_Count i, j;  /* loop indices (meaning depends on the primitive) */
+    MPI_Aint base;  /* origin of n relative to the user buffer */
+    MPI_Count i, j; /* loop indices (meaning depends on the primitive) */
 } frame;
 
 #define MG_LOCAL_FRAMES 16
 
 struct mg_dt_cursor {
     const mg_dt *t;
-    mg_node top;         /* count copies of the root */
+    mg_node top; /* count copies of the root */
     MPI_Count off, total;
-    MPI_Count pos;       /* bytes done of the current block of the top frame */
+    MPI_Count pos; /* bytes done of the current block of the top frame */
     int sp, cap;
     frame *st;
     frame local[MG_LOCAL_FRAMES];
@@ -67,9 +67,7 @@ static void seek(mg_dt_cursor *c, MPI_Count off)
         const mg_node *n = f->n;
         MPI_Count i, lo, hi, b;
         switch (n->op) {
-        case MG_OP_CONTIG:
-            c->pos = off;
-            return;
+        case MG_OP_CONTIG: c->pos = off; return;
         case MG_OP_STRIDED:
             b = n->kid->size;
             f->i = off / b;
@@ -100,8 +98,10 @@ static void seek(mg_dt_cursor *c, MPI_Count off)
             hi = n->count - 1;
             while (lo < hi) {
                 MPI_Count mid = lo + (hi - lo + 1) / 2;
-                if (n->prefix[mid] <= off) lo = mid;
-                else hi = mid - 1;
+                if (n->prefix[mid] <= off)
+                    lo = mid;
+                else
+                    hi = mid - 1;
             }
             off -= n->prefix[lo];
             if (f->n->op == MG_OP_REPEAT_INDEXED) {
@@ -123,25 +123,26 @@ static void seek(mg_dt_cursor *c, MPI_Count off)
             f->i = i + 1;
             c->st[c->sp++] = (frame){n->kid, f->base + (MPI_Aint)i * n->stride, 0, 0};
             break;
-        default:
-            return;
+        default: return;
         }
     }
 }
 
 static inline __attribute__((always_inline)) void move(int pack, char *user, char *stream, MPI_Count n)
 {
-    if (pack) memcpy(stream, user, (size_t)n);
-    else memcpy(user, stream, (size_t)n);
+    if (pack)
+        memcpy(stream, user, (size_t)n);
+    else
+        memcpy(user, stream, (size_t)n);
 }
 
 /* n full blocks of b bytes, stride apart; specialized by block size. */
-#define STRIDED_CASE(B)                                                                                \
-    case B:                                                                                            \
-        if (pack)                                                                                      \
-            for (MPI_Count k = 0; k < n; k++, user += stride, stream += B) memcpy(stream, user, B);    \
-        else                                                                                           \
-            for (MPI_Count k = 0; k < n; k++, user += stride, stream += B) memcpy(user, stream, B);    \
+#define STRIDED_CASE(B)                                                                             \
+    case B:                                                                                         \
+        if (pack)                                                                                   \
+            for (MPI_Count k = 0; k < n; k++, user += stride, stream += B) memcpy(stream, user, B); \
+        else                                                                                        \
+            for (MPI_Count k = 0; k < n; k++, user += stride, stream += B) memcpy(user, stream, B); \
         return;
 static inline __attribute__((always_inline)) void strided(int pack, char *user, MPI_Aint stride, char *stream,
                                                           MPI_Count n, MPI_Count b)
@@ -162,28 +163,28 @@ static inline __attribute__((always_inline)) void strided(int pack, char *user, 
 
 /* rows x (c1 blocks of b bytes, s1 apart), rows s2 apart: the switch on the
  * block size is outside both loops. */
-#define STRIDED2_CASE(B)                                                                               \
-    case B:                                                                                            \
-        if (c1 == 2) { /* two blocks per row (the Block layout): no inner loop */                      \
-            for (MPI_Count r = 0; r < rows; r++, stream += 2 * B) {                                    \
-                char *u = user + r * s2;                                                               \
-                if (pack) {                                                                            \
-                    memcpy(stream, u, B);                                                              \
-                    memcpy(stream + B, u + s1, B);                                                     \
-                } else {                                                                               \
-                    memcpy(u, stream, B);                                                              \
-                    memcpy(u + s1, stream + B, B);                                                     \
-                }                                                                                      \
-            }                                                                                          \
-            return;                                                                                    \
-        }                                                                                              \
-        for (MPI_Count r = 0; r < rows; r++) {                                                         \
-            char *u = user + r * s2;                                                                   \
-            if (pack)                                                                                  \
-                for (MPI_Count k = 0; k < c1; k++, u += s1, stream += B) memcpy(stream, u, B);         \
-            else                                                                                       \
-                for (MPI_Count k = 0; k < c1; k++, u += s1, stream += B) memcpy(u, stream, B);         \
-        }                                                                                              \
+#define STRIDED2_CASE(B)                                                                       \
+    case B:                                                                                    \
+        if (c1 == 2) { /* two blocks per row (the Block layout): no inner loop */              \
+            for (MPI_Count r = 0; r < rows; r++, stream += 2 * B) {                            \
+                char *u = user + r * s2;                                                       \
+                if (pack) {                                                                    \
+                    memcpy(stream, u, B);                                                      \
+                    memcpy(stream + B, u + s1, B);                                             \
+                } else {                                                                       \
+                    memcpy(u, stream, B);                                                      \
+                    memcpy(u + s1, stream + B, B);                                             \
+                }                                                                              \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        for (MPI_Count r = 0; r < rows; r++) {                                                 \
+            char *u = user + r * s2;                                                           \
+            if (pack)                                                                          \
+                for (MPI_Count k = 0; k < c1; k++, u += s1, stream += B) memcpy(stream, u, B); \
+            else                                                                               \
+                for (MPI_Count k = 0; k < c1; k++, u += s1, stream += B) memcpy(u, stream, B); \
+        }                                                                                      \
         return;
 static inline __attribute__((always_inline)) void strided2(int pack, char *user, MPI_Aint s2, char *stream,
                                                            MPI_Count rows, MPI_Count c1, MPI_Aint s1, MPI_Count b)
@@ -199,10 +200,12 @@ static inline __attribute__((always_inline)) void strided2(int pack, char *user,
 }
 
 /* One block of b bytes; common small sizes as single moves. */
-#define VAR_CASE(B)                                                                                    \
-    case B:                                                                                            \
-        if (pack) memcpy(stream, user, B);                                                             \
-        else memcpy(user, stream, B);                                                                  \
+#define VAR_CASE(B)                  \
+    case B:                          \
+        if (pack)                    \
+            memcpy(stream, user, B); \
+        else                         \
+            memcpy(user, stream, B); \
         return;
 static inline __attribute__((always_inline)) void copy_block(int pack, char *user, char *stream, MPI_Count b)
 {
@@ -213,8 +216,7 @@ static inline __attribute__((always_inline)) void copy_block(int pack, char *use
         VAR_CASE(16)
         VAR_CASE(24)
         VAR_CASE(32)
-    default:
-        move(pack, user, stream, b);
+    default: move(pack, user, stream, b);
     }
 }
 
@@ -228,8 +230,8 @@ static inline __attribute__((always_inline)) MPI_Count partial(int pack, char *u
     return take;
 }
 
-static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char *ubuf, char *stream,
-                                                           MPI_Count max, const int pack)
+static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char *ubuf, char *stream, MPI_Count max,
+                                                           const int pack)
 {
     MPI_Count left = max;
     while (left > 0 && c->sp > 0) {
@@ -310,9 +312,9 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
             if (n->op == MG_OP_INDEXED_FIXED) {
                 MPI_Count b = n->lens[0] * esz, full = min_count(n->count - i, left / b);
                 MPI_Count end = i + full;
-#define INDEXED_CASE(B)                                                                    \
-    case B:                                                                                \
-        for (; i < end; i++, stream += B) move(pack, u + d[i], stream, B);                 \
+#define INDEXED_CASE(B)                                                    \
+    case B:                                                                \
+        for (; i < end; i++, stream += B) move(pack, u + d[i], stream, B); \
         break;
                 switch (b) {
                     INDEXED_CASE(1)
@@ -410,9 +412,7 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
             c->st[c->sp++] = (frame){n->kids[f->i], f->base + n->displs[f->i], 0, 0};
             f->i++;
             break;
-        default:
-            c->sp = 0;
-            break;
+        default: c->sp = 0; break;
         }
     }
     MPI_Count done = max - left;
@@ -465,10 +465,14 @@ static int contiguous(const mg_dt *t, MPI_Count count, MPI_Count offset, MPI_Cou
 {
     if (!t || !t->root || t->root->kind != MG_N_BLOCK || t->extent != t->root->size) return 0;
     MPI_Count total;
-    if (count < 0 || offset < 0) *rc = MG_DT_ERR_ARG;
-    else if (!mg__mul(count, t->size, &total)) *rc = MG_DT_ERR_OVERFLOW;
-    else if (offset > total) *rc = MG_DT_ERR_OFFSET;
-    else *want = min_count(bytes, total - offset);
+    if (count < 0 || offset < 0)
+        *rc = MG_DT_ERR_ARG;
+    else if (!mg__mul(count, t->size, &total))
+        *rc = MG_DT_ERR_OVERFLOW;
+    else if (offset > total)
+        *rc = MG_DT_ERR_OFFSET;
+    else
+        *want = min_count(bytes, total - offset);
     return 1;
 }
 
@@ -491,8 +495,10 @@ static int transfer(const mg_dt *t, char *user, char *stream, MPI_Count count, M
     mg_dt_cursor c;
     MG_TRY(cursor_init(&c, t, count, offset));
     want = min_count(max, c.total - offset);
-    if (want > 0 && (!user || !stream)) rc = MG_DT_ERR_ARG;
-    else *actual = pack ? run_pack(&c, user, stream, want) : run_unpack(&c, user, stream, want);
+    if (want > 0 && (!user || !stream))
+        rc = MG_DT_ERR_ARG;
+    else
+        *actual = pack ? run_pack(&c, user, stream, want) : run_unpack(&c, user, stream, want);
     cursor_release(&c);
     return rc;
 }

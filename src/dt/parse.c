@@ -64,10 +64,12 @@ typedef struct {
     int optional;
 } kwspec;
 
+/* clang-format off */
 enum ctor_id {
     C_CONTIG, C_VECTOR, C_HVECTOR, C_INDEXED, C_HINDEXED, C_INDEXED_BLOCK,
     C_HINDEXED_BLOCK, C_STRUCT, C_RESIZED, C_SUBARRAY, C_DARRAY, C_DUP
 };
+/* clang-format on */
 
 #define MAX_KW 7
 
@@ -80,6 +82,7 @@ typedef struct {
 } ctorspec;
 
 /* Keyword order here is the MPI parameter order; the kw indices below rely on it. */
+/* clang-format off */
 static const ctorspec CTORS[] = {
     {"contig", C_CONTIG, 1, 1, {{"count", K_INT, 0, 0}}},
     {"vector", C_VECTOR, 1, 3,
@@ -104,10 +107,12 @@ static const ctorspec CTORS[] = {
       {"order", K_ORDER, NOMIN, 0}}},
     {"dup", C_DUP, 1, 0, {{NULL, K_INT, 0, 0}}},
 };
+/* clang-format on */
 #define NCTORS (sizeof CTORS / sizeof CTORS[0])
 
 /* The basic types. Handles are looked up at run time: in some MPI libraries
  * they are not constant expressions. */
+/* clang-format off */
 #define MG_BASIC_TYPES(X)                                                                  \
     X("char", MPI_CHAR) X("signed_char", MPI_SIGNED_CHAR)                                  \
     X("unsigned_char", MPI_UNSIGNED_CHAR) X("byte", MPI_BYTE) X("short", MPI_SHORT)        \
@@ -122,29 +127,31 @@ static const ctorspec CTORS[] = {
     X("float_int", MPI_FLOAT_INT) X("double_int", MPI_DOUBLE_INT)                          \
     X("long_int", MPI_LONG_INT) X("2int", MPI_2INT) X("short_int", MPI_SHORT_INT)          \
     X("long_double_int", MPI_LONG_DOUBLE_INT)
+/* clang-format on */
 
-static int name_is(const char *s, size_t n, const char *name) {
-    return strlen(name) == n && memcmp(s, name, n) == 0;
-}
+static int name_is(const char *s, size_t n, const char *name) { return strlen(name) == n && memcmp(s, name, n) == 0; }
 
-static int basic_lookup(const char *s, size_t n, MPI_Datatype *out) {
-#define MG_BASIC_MATCH(name, handle)                                                       \
-    if (name_is(s, n, name)) {                                                             \
-        *out = handle;                                                                     \
-        return 1;                                                                          \
+static int basic_lookup(const char *s, size_t n, MPI_Datatype *out)
+{
+#define MG_BASIC_MATCH(name, handle) \
+    if (name_is(s, n, name)) {       \
+        *out = handle;               \
+        return 1;                    \
     }
     MG_BASIC_TYPES(MG_BASIC_MATCH)
 #undef MG_BASIC_MATCH
     return 0;
 }
 
-static const ctorspec *ctor_lookup(const char *s, size_t n) {
+static const ctorspec *ctor_lookup(const char *s, size_t n)
+{
     for (size_t i = 0; i < NCTORS; i++)
         if (name_is(s, n, CTORS[i].name)) return &CTORS[i];
     return NULL;
 }
 
-static int kw_lookup(const ctorspec *c, const char *s, size_t n) {
+static int kw_lookup(const ctorspec *c, const char *s, size_t n)
+{
     for (int i = 0; i < c->nkw; i++)
         if (name_is(s, n, c->kw[i].name)) return i;
     return -1;
@@ -161,7 +168,8 @@ typedef struct {
     size_t errlen;
 } parser;
 
-static void fail(parser *p, int code, size_t at, const char *fmt, ...) {
+static void fail(parser *p, int code, size_t at, const char *fmt, ...)
+{
     if (p->err) return; /* the first error wins */
     p->err = code;
     if (!p->errbuf || p->errlen == 0) return;
@@ -177,25 +185,21 @@ static void fail(parser *p, int code, size_t at, const char *fmt, ...) {
     va_end(ap);
 }
 
-static void nomem(parser *p) {
-    fail(p, MG_DT_ERR_NOMEM, p->pos, "out of memory");
-}
+static void nomem(parser *p) { fail(p, MG_DT_ERR_NOMEM, p->pos, "out of memory"); }
 
-static int is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
-static int is_ident(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
-}
+static int is_ident(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_'; }
 
-static size_t skip_ws_from(const parser *p, size_t at) {
+static size_t skip_ws_from(const parser *p, size_t at)
+{
     while (is_space(p->s[at])) at++;
     return at;
 }
 static void skip_ws(parser *p) { p->pos = skip_ws_from(p, p->pos); }
 
-static size_t ident_len(const parser *p, size_t at) {
+static size_t ident_len(const parser *p, size_t at)
+{
     size_t n = 0;
     while (is_ident(p->s[at + n])) n++;
     return n;
@@ -206,26 +210,31 @@ static int qlen(size_t n) { return n > MG_PARSE_QUOTE ? MG_PARSE_QUOTE : (int)n;
 static const char *qmore(size_t n) { return n > MG_PARSE_QUOTE ? "..." : ""; }
 
 /* What stands at `at`, for "found ..." in messages; single line, no raw bytes. */
-static const char *found(const parser *p, size_t at, char *buf, size_t len) {
+static const char *found(const parser *p, size_t at, char *buf, size_t len)
+{
     char c = p->s[at];
     size_t n = ident_len(p, at);
-    if (c == '\0') snprintf(buf, len, "end of input");
-    else if (n > 0) snprintf(buf, len, "'%.*s%s'", qlen(n), p->s + at, qmore(n));
-    else if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f) snprintf(buf, len, "'%c'", c);
-    else snprintf(buf, len, "byte 0x%02x", (unsigned)(unsigned char)c);
+    if (c == '\0')
+        snprintf(buf, len, "end of input");
+    else if (n > 0)
+        snprintf(buf, len, "'%.*s%s'", qlen(n), p->s + at, qmore(n));
+    else if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f)
+        snprintf(buf, len, "'%c'", c);
+    else
+        snprintf(buf, len, "byte 0x%02x", (unsigned)(unsigned char)c);
     return buf;
 }
 
 /* Consume character c (after whitespace) or fail with "expected 'c' <ctx>". */
-static int expect(parser *p, char c, const char *ctx) {
+static int expect(parser *p, char c, const char *ctx)
+{
     skip_ws(p);
     if (p->s[p->pos] == c) {
         p->pos++;
         return 0;
     }
     char fb[64];
-    fail(p, MG_DT_ERR_PARSE, p->pos, "expected '%c' %s, found %s", c, ctx,
-         found(p, p->pos, fb, sizeof fb));
+    fail(p, MG_DT_ERR_PARSE, p->pos, "expected '%c' %s, found %s", c, ctx, found(p, p->pos, fb, sizeof fb));
     return -1;
 }
 
@@ -244,12 +253,14 @@ typedef struct {
     unsigned char *owned; /* types[i] was created here and must be freed */
 } kwval;
 
-static void free_type(MPI_Datatype *t) {
+static void free_type(MPI_Datatype *t)
+{
     if (*t != MPI_DATATYPE_NULL) MPI_Type_free(t);
     *t = MPI_DATATYPE_NULL;
 }
 
-static void kwval_free(kwval *kv) {
+static void kwval_free(kwval *kv)
+{
     if (kv->types)
         for (size_t i = 0; i < kv->n; i++)
             if (kv->owned[i]) free_type(&kv->types[i]);
@@ -261,11 +272,11 @@ static void kwval_free(kwval *kv) {
 }
 
 /* Make room for one more item. */
-static int kwval_grow(parser *p, kwval *kv, int with_types) {
+static int kwval_grow(parser *p, kwval *kv, int with_types)
+{
     if (kv->n < kv->cap) return 0;
     size_t cap = kv->cap ? kv->cap * 2 : 8;
-    if (cap > SIZE_MAX / sizeof(int64_t) || cap > SIZE_MAX / sizeof(MPI_Datatype) ||
-        cap > SIZE_MAX / sizeof(size_t)) {
+    if (cap > SIZE_MAX / sizeof(int64_t) || cap > SIZE_MAX / sizeof(MPI_Datatype) || cap > SIZE_MAX / sizeof(size_t)) {
         nomem(p);
         return -1;
     }
@@ -292,7 +303,8 @@ static int kwval_grow(parser *p, kwval *kv, int with_types) {
 }
 
 /* A decimal 64-bit integer; `what` names it in messages. */
-static int parse_int(parser *p, const char *what, int64_t *out, size_t *at) {
+static int parse_int(parser *p, const char *what, int64_t *out, size_t *at)
+{
     skip_ws(p);
     *at = p->pos;
     const char *s = p->s;
@@ -304,8 +316,7 @@ static int parse_int(parser *p, const char *what, int64_t *out, size_t *at) {
     }
     if (!is_digit(s[i])) {
         char fb[64];
-        fail(p, MG_DT_ERR_PARSE, i, "expected an integer for %s, found %s", what,
-             found(p, i, fb, sizeof fb));
+        fail(p, MG_DT_ERR_PARSE, i, "expected an integer for %s, found %s", what, found(p, i, fb, sizeof fb));
         return -1;
     }
     uint64_t limit = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
@@ -315,49 +326,49 @@ static int parse_int(parser *p, const char *what, int64_t *out, size_t *at) {
         if (acc > (limit - d) / 10u) {
             size_t n = *at;
             while (s[n] == '-' || is_digit(s[n])) n++;
-            fail(p, MG_DT_ERR_PARSE, *at, "integer %.*s%s for %s does not fit in 64 bits",
-                 qlen(n - *at), s + *at, qmore(n - *at), what);
+            fail(p, MG_DT_ERR_PARSE, *at, "integer %.*s%s for %s does not fit in 64 bits", qlen(n - *at), s + *at,
+                 qmore(n - *at), what);
             return -1;
         }
         acc = acc * 10u + d;
     }
     if (is_ident(s[i])) {
         size_t n = ident_len(p, *at + (size_t)neg) + (size_t)neg;
-        fail(p, MG_DT_ERR_PARSE, *at, "malformed integer '%.*s%s' for %s", qlen(n), s + *at,
-             qmore(n), what);
+        fail(p, MG_DT_ERR_PARSE, *at, "malformed integer '%.*s%s' for %s", qlen(n), s + *at, qmore(n), what);
         return -1;
     }
     p->pos = i;
-    if (!neg) *out = (int64_t)acc;
-    else if (acc == (uint64_t)INT64_MAX + 1u) *out = INT64_MIN;
-    else *out = -(int64_t)acc;
+    if (!neg)
+        *out = (int64_t)acc;
+    else if (acc == (uint64_t)INT64_MAX + 1u)
+        *out = INT64_MIN;
+    else
+        *out = -(int64_t)acc;
     return 0;
 }
 
 /* Range of the MPI parameter an integer becomes, and the keyword's minimum. */
-static int check_int(parser *p, const kwspec *k, int aint, const char *what, int64_t v,
-                     size_t at) {
+static int check_int(parser *p, const kwspec *k, int aint, const char *what, int64_t v, size_t at)
+{
     if (k->min != NOMIN && v < k->min) {
-        fail(p, MG_DT_ERR_PARSE, at, "%s must be >= %lld, got %lld", what, (long long)k->min,
-             (long long)v);
+        fail(p, MG_DT_ERR_PARSE, at, "%s must be >= %lld, got %lld", what, (long long)k->min, (long long)v);
         return -1;
     }
     if (aint) {
         if ((int64_t)(MPI_Aint)v != v) {
-            fail(p, MG_DT_ERR_PARSE, at, "%s = %lld does not fit in an MPI_Aint", what,
-                 (long long)v);
+            fail(p, MG_DT_ERR_PARSE, at, "%s = %lld does not fit in an MPI_Aint", what, (long long)v);
             return -1;
         }
     } else if (v < INT_MIN || v > INT_MAX) {
-        fail(p, MG_DT_ERR_PARSE, at, "%s = %lld does not fit in an int (the MPI parameter)",
-             what, (long long)v);
+        fail(p, MG_DT_ERR_PARSE, at, "%s = %lld does not fit in an int (the MPI parameter)", what, (long long)v);
         return -1;
     }
     return 0;
 }
 
-static int parse_word(parser *p, const char *what, const char *const *words, const int *vals,
-                      int n, const char *expected, int64_t *out, size_t *at) {
+static int parse_word(parser *p, const char *what, const char *const *words, const int *vals, int n,
+                      const char *expected, int64_t *out, size_t *at)
+{
     skip_ws(p);
     *at = p->pos;
     size_t len = ident_len(p, p->pos);
@@ -369,18 +380,19 @@ static int parse_word(parser *p, const char *what, const char *const *words, con
                 return 0;
             }
     char fb[64];
-    fail(p, MG_DT_ERR_PARSE, p->pos, "expected %s for %s, found %s", expected, what,
-         found(p, p->pos, fb, sizeof fb));
+    fail(p, MG_DT_ERR_PARSE, p->pos, "expected %s for %s, found %s", expected, what, found(p, p->pos, fb, sizeof fb));
     return -1;
 }
 
-static int parse_order(parser *p, const char *what, int64_t *out, size_t *at) {
+static int parse_order(parser *p, const char *what, int64_t *out, size_t *at)
+{
     static const char *const words[] = {"c", "fortran"};
     const int vals[] = {MPI_ORDER_C, MPI_ORDER_FORTRAN};
     return parse_word(p, what, words, vals, 2, "c or fortran", out, at);
 }
 
-static int parse_distrib(parser *p, const char *what, int64_t *out, size_t *at) {
+static int parse_distrib(parser *p, const char *what, int64_t *out, size_t *at)
+{
     static const char *const words[] = {"block", "cyclic", "none"};
     const int vals[] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_NONE};
     return parse_word(p, what, words, vals, 3, "block, cyclic or none", out, at);
@@ -389,7 +401,8 @@ static int parse_distrib(parser *p, const char *what, int64_t *out, size_t *at) 
 static int parse_type(parser *p, MPI_Datatype *out, int *owned);
 
 /* "[" items "]" for the list kinds. */
-static int parse_list(parser *p, const kwspec *k, kwval *kv) {
+static int parse_list(parser *p, const kwspec *k, kwval *kv)
+{
     char what[48];
     snprintf(what, sizeof what, "an entry of '%s'", k->name);
     if (expect(p, '[', "to open the list") != 0) return -1;
@@ -419,8 +432,7 @@ static int parse_list(parser *p, const kwspec *k, kwval *kv) {
                 if (check_int(p, k, 0, what, v, at) != 0) return -1;
             } else {
                 char fb[64];
-                fail(p, MG_DT_ERR_PARSE, at,
-                     "expected an integer or 'default' for %s, found %s", what,
+                fail(p, MG_DT_ERR_PARSE, at, "expected an integer or 'default' for %s, found %s", what,
                      found(p, at, fb, sizeof fb));
                 return -1;
             }
@@ -435,8 +447,7 @@ static int parse_list(parser *p, const kwspec *k, kwval *kv) {
             kv->owned[i] = (unsigned char)own;
             break;
         }
-        default:
-            return -1; /* not a list kind */
+        default: return -1; /* not a list kind */
         }
         kv->items[i] = v;
         kv->at[i] = at;
@@ -449,15 +460,16 @@ static int parse_list(parser *p, const kwspec *k, kwval *kv) {
         }
         if (c != ',') {
             char fb[64];
-            fail(p, MG_DT_ERR_PARSE, p->pos, "expected ',' or ']' in the list of '%s', found %s",
-                 k->name, found(p, p->pos, fb, sizeof fb));
+            fail(p, MG_DT_ERR_PARSE, p->pos, "expected ',' or ']' in the list of '%s', found %s", k->name,
+                 found(p, p->pos, fb, sizeof fb));
             return -1;
         }
         p->pos++;
     }
 }
 
-static int parse_value(parser *p, const kwspec *k, kwval *kv) {
+static int parse_value(parser *p, const kwspec *k, kwval *kv)
+{
     char what[48];
     snprintf(what, sizeof what, "'%s'", k->name);
     skip_ws(p);
@@ -468,10 +480,8 @@ static int parse_value(parser *p, const kwspec *k, kwval *kv) {
     case K_AINT:
         if (parse_int(p, what, &kv->v, &at) != 0) return -1;
         return check_int(p, k, k->kind == K_AINT, what, kv->v, at);
-    case K_ORDER:
-        return parse_order(p, what, &kv->v, &at);
-    default:
-        return parse_list(p, k, kv);
+    case K_ORDER: return parse_order(p, what, &kv->v, &at);
+    default: return parse_list(p, k, kv);
     }
 }
 
@@ -480,7 +490,8 @@ static int parse_value(parser *p, const kwspec *k, kwval *kv) {
 /* Lists that give one entry per block / dimension must have equal lengths.
  * The list written first is the reference; the first other list that differs
  * is reported at its keyword. */
-static int check_lengths(parser *p, const ctorspec *c, const kwval *kv, const int *idx, int n) {
+static int check_lengths(parser *p, const ctorspec *c, const kwval *kv, const int *idx, int n)
+{
     int ref = -1;
     for (int i = 0; i < n; i++)
         if (kv[idx[i]].seen && (ref < 0 || kv[idx[i]].kpos < kv[ref].kpos)) ref = idx[i];
@@ -492,20 +503,21 @@ static int check_lengths(parser *p, const ctorspec *c, const kwval *kv, const in
         if (bad < 0 || kv[j].kpos < kv[bad].kpos) bad = j;
     }
     if (bad < 0) return 0;
-    fail(p, MG_DT_ERR_PARSE, kv[bad].kpos, "'%s' has %zu entries but '%s' has %zu",
-         c->kw[bad].name, kv[bad].n, c->kw[ref].name, kv[ref].n);
+    fail(p, MG_DT_ERR_PARSE, kv[bad].kpos, "'%s' has %zu entries but '%s' has %zu", c->kw[bad].name, kv[bad].n,
+         c->kw[ref].name, kv[ref].n);
     return -1;
 }
 
 /* kv[k] is the first list of a subarray or darray: ndims is its length. */
-static int check_ndims(parser *p, const ctorspec *c, const kwval *kv, int k) {
+static int check_ndims(parser *p, const ctorspec *c, const kwval *kv, int k)
+{
     if (kv[k].n > 0) return 0;
-    fail(p, MG_DT_ERR_PARSE, kv[k].vpos, "%s needs at least one dimension ('%s' is empty)",
-         c->name, c->kw[k].name);
+    fail(p, MG_DT_ERR_PARSE, kv[k].vpos, "%s needs at least one dimension ('%s' is empty)", c->name, c->kw[k].name);
     return -1;
 }
 
-static int check_count(parser *p, const ctorspec *c, const kwval *kv) {
+static int check_count(parser *p, const ctorspec *c, const kwval *kv)
+{
     if (kv->n <= INT_MAX) return 0;
     fail(p, MG_DT_ERR_PARSE, kv->vpos, "%s: more than INT_MAX entries", c->name);
     return -1;
@@ -517,9 +529,9 @@ typedef struct {
 
 static double dabs(double x) { return x < 0 ? -x : x; }
 
-static int get_info(parser *p, MPI_Datatype t, size_t at, tinfo *ti) {
-    if (MPI_Type_size_x(t, &ti->size) != MPI_SUCCESS ||
-        MPI_Type_get_extent_x(t, &ti->lb, &ti->extent) != MPI_SUCCESS ||
+static int get_info(parser *p, MPI_Datatype t, size_t at, tinfo *ti)
+{
+    if (MPI_Type_size_x(t, &ti->size) != MPI_SUCCESS || MPI_Type_get_extent_x(t, &ti->lb, &ti->extent) != MPI_SUCCESS ||
         MPI_Type_get_true_extent_x(t, &ti->tlb, &ti->textent) != MPI_SUCCESS) {
         fail(p, MG_DT_ERR_MPI, at, "querying the size and extent of a type failed");
         return -1;
@@ -530,23 +542,26 @@ static int get_info(parser *p, MPI_Datatype t, size_t at, tinfo *ti) {
 }
 
 /* Bytes around the origin that the old type itself may reach. */
-static double own_span(const tinfo *t) {
-    return dabs((double)t->lb) + dabs((double)t->extent) + dabs((double)t->tlb) +
-           dabs((double)t->textent);
+static double own_span(const tinfo *t)
+{
+    return dabs((double)t->lb) + dabs((double)t->extent) + dabs((double)t->tlb) + dabs((double)t->textent);
 }
 
-static double max_abs(const kwval *kv) {
+static double max_abs(const kwval *kv)
+{
     double m = 0;
     for (size_t i = 0; i < kv->n; i++)
         if (dabs((double)kv->items[i]) > m) m = dabs((double)kv->items[i]);
     return m;
 }
-static double sum_items(const kwval *kv) {
+static double sum_items(const kwval *kv)
+{
     double s = 0;
     for (size_t i = 0; i < kv->n; i++) s += (double)kv->items[i];
     return s;
 }
-static double prod_items(const kwval *kv) {
+static double prod_items(const kwval *kv)
+{
     double s = 1;
     for (size_t i = 0; i < kv->n; i++) s *= (double)kv->items[i];
     return s;
@@ -554,8 +569,8 @@ static double prod_items(const kwval *kv) {
 
 /* A conservative bound on the size and on the bytes spanned by the new type,
  * computed in floating point so that it cannot overflow itself. */
-static int check_bounds(parser *p, const ctorspec *c, size_t cpos, const kwval *kv,
-                        MPI_Datatype old) {
+static int check_bounds(parser *p, const ctorspec *c, size_t cpos, const kwval *kv, MPI_Datatype old)
+{
     tinfo o = {0, 0, 0, 0, 0};
     double size = 0, span = 0;
     if (c->id == C_STRUCT) {
@@ -612,74 +627,66 @@ static int check_bounds(parser *p, const ctorspec *c, size_t cpos, const kwval *
             size = prod_items(&kv[2]) * s;
             span = prod_items(&kv[2]) * e + own;
             break;
-        default:
-            return 0;
+        default: return 0;
         }
     }
     if (size > MG_PARSE_MAX_BYTES || span > MG_PARSE_MAX_BYTES) {
-        fail(p, MG_DT_ERR_PARSE, cpos,
-             "%s is too large: its size or extent would exceed 2^62 bytes", c->name);
+        fail(p, MG_DT_ERR_PARSE, cpos, "%s is too large: its size or extent would exceed 2^62 bytes", c->name);
         return -1;
     }
     return 0;
 }
 
-static int check_subarray(parser *p, const kwval *kv) {
+static int check_subarray(parser *p, const kwval *kv)
+{
     const kwval *sz = &kv[0], *sub = &kv[1], *st = &kv[2];
     for (size_t i = 0; i < sz->n; i++) {
         if (sub->items[i] > sz->items[i]) {
-            fail(p, MG_DT_ERR_PARSE, sub->at[i],
-                 "subsizes[%zu] = %lld is larger than sizes[%zu] = %lld", i,
+            fail(p, MG_DT_ERR_PARSE, sub->at[i], "subsizes[%zu] = %lld is larger than sizes[%zu] = %lld", i,
                  (long long)sub->items[i], i, (long long)sz->items[i]);
             return -1;
         }
         if (st->items[i] > sz->items[i] - sub->items[i]) {
             fail(p, MG_DT_ERR_PARSE, st->at[i],
-                 "starts[%zu] = %lld plus subsizes[%zu] = %lld exceeds sizes[%zu] = %lld", i,
-                 (long long)st->items[i], i, (long long)sub->items[i], i,
-                 (long long)sz->items[i]);
+                 "starts[%zu] = %lld plus subsizes[%zu] = %lld exceeds sizes[%zu] = %lld", i, (long long)st->items[i],
+                 i, (long long)sub->items[i], i, (long long)sz->items[i]);
             return -1;
         }
     }
     return 0;
 }
 
-static int check_darray(parser *p, const kwval *kv) {
-    const kwval *size = &kv[0], *rank = &kv[1], *gs = &kv[2], *dist = &kv[3], *dargs = &kv[4],
-                *ps = &kv[5];
+static int check_darray(parser *p, const kwval *kv)
+{
+    const kwval *size = &kv[0], *rank = &kv[1], *gs = &kv[2], *dist = &kv[3], *dargs = &kv[4], *ps = &kv[5];
     if (rank->v >= size->v) {
-        fail(p, MG_DT_ERR_PARSE, rank->vpos, "rank %lld is not below size %lld",
-             (long long)rank->v, (long long)size->v);
+        fail(p, MG_DT_ERR_PARSE, rank->vpos, "rank %lld is not below size %lld", (long long)rank->v,
+             (long long)size->v);
         return -1;
     }
     int64_t prod = 1;
     for (size_t i = 0; i < ps->n; i++) {
         if (prod <= size->v) prod *= ps->items[i]; /* both <= INT_MAX: no overflow */
         if (dist->items[i] == MPI_DISTRIBUTE_NONE && ps->items[i] != 1) {
-            fail(p, MG_DT_ERR_PARSE, ps->at[i],
-                 "psizes[%zu] must be 1 for a dimension distributed as 'none', got %lld", i,
-                 (long long)ps->items[i]);
+            fail(p, MG_DT_ERR_PARSE, ps->at[i], "psizes[%zu] must be 1 for a dimension distributed as 'none', got %lld",
+                 i, (long long)ps->items[i]);
             return -1;
         }
-        if (dist->items[i] == MPI_DISTRIBUTE_BLOCK &&
-            dargs->items[i] != MPI_DISTRIBUTE_DFLT_DARG &&
+        if (dist->items[i] == MPI_DISTRIBUTE_BLOCK && dargs->items[i] != MPI_DISTRIBUTE_DFLT_DARG &&
             dargs->items[i] * ps->items[i] < gs->items[i]) {
             fail(p, MG_DT_ERR_PARSE, dargs->at[i],
                  "dargs[%zu] = %lld times psizes[%zu] = %lld does not cover gsizes[%zu] = %lld "
                  "(block distribution)",
-                 i, (long long)dargs->items[i], i, (long long)ps->items[i], i,
-                 (long long)gs->items[i]);
+                 i, (long long)dargs->items[i], i, (long long)ps->items[i], i, (long long)gs->items[i]);
             return -1;
         }
     }
     if (prod != size->v) {
         if (prod > size->v)
-            fail(p, MG_DT_ERR_PARSE, ps->vpos,
-                 "the product of 'psizes' exceeds size %lld (it must equal it)",
+            fail(p, MG_DT_ERR_PARSE, ps->vpos, "the product of 'psizes' exceeds size %lld (it must equal it)",
                  (long long)size->v);
         else
-            fail(p, MG_DT_ERR_PARSE, ps->vpos,
-                 "the product of 'psizes' is %lld but size is %lld (they must be equal)",
+            fail(p, MG_DT_ERR_PARSE, ps->vpos, "the product of 'psizes' is %lld but size is %lld (they must be equal)",
                  (long long)prod, (long long)size->v);
         return -1;
     }
@@ -688,27 +695,31 @@ static int check_darray(parser *p, const kwval *kv) {
 
 /* ---------------------------------------------------------------- building */
 
-static void *xcalloc(parser *p, size_t n, size_t sz) {
+static void *xcalloc(parser *p, size_t n, size_t sz)
+{
     void *r = calloc(n ? n : 1, sz);
     if (!r) nomem(p);
     return r;
 }
 
-static int *to_ints(parser *p, const kwval *kv) {
+static int *to_ints(parser *p, const kwval *kv)
+{
     int *r = xcalloc(p, kv->n, sizeof *r);
     if (r)
         for (size_t i = 0; i < kv->n; i++) r[i] = (int)kv->items[i];
     return r;
 }
 
-static MPI_Aint *to_aints(parser *p, const kwval *kv) {
+static MPI_Aint *to_aints(parser *p, const kwval *kv)
+{
     MPI_Aint *r = xcalloc(p, kv->n, sizeof *r);
     if (r)
         for (size_t i = 0; i < kv->n; i++) r[i] = (MPI_Aint)kv->items[i];
     return r;
 }
 
-static int mpi_check(parser *p, int rc, size_t at, const char *fn) {
+static int mpi_check(parser *p, int rc, size_t at, const char *fn)
+{
     if (rc == MPI_SUCCESS) return 0;
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
@@ -722,8 +733,8 @@ static int mpi_check(parser *p, int rc, size_t at, const char *fn) {
 }
 
 /* Call the MPI constructor; arguments are already checked. */
-static int build(parser *p, const ctorspec *c, size_t cpos, kwval *kv, MPI_Datatype old,
-                 MPI_Datatype *out) {
+static int build(parser *p, const ctorspec *c, size_t cpos, kwval *kv, MPI_Datatype old, MPI_Datatype *out)
+{
     int rc = MPI_SUCCESS, ret = -1;
     const char *fn = "";
     int *i0 = NULL, *i1 = NULL, *i2 = NULL, *i3 = NULL;
@@ -776,18 +787,15 @@ static int build(parser *p, const ctorspec *c, size_t cpos, kwval *kv, MPI_Datat
         break;
     case C_SUBARRAY:
         fn = "MPI_Type_create_subarray";
-        if (!(i0 = to_ints(p, &kv[0])) || !(i1 = to_ints(p, &kv[1])) ||
-            !(i2 = to_ints(p, &kv[2])))
-            goto done;
+        if (!(i0 = to_ints(p, &kv[0])) || !(i1 = to_ints(p, &kv[1])) || !(i2 = to_ints(p, &kv[2]))) goto done;
         rc = MPI_Type_create_subarray((int)kv[0].n, i0, i1, i2, (int)kv[3].v, old, out);
         break;
     case C_DARRAY:
         fn = "MPI_Type_create_darray";
-        if (!(i0 = to_ints(p, &kv[2])) || !(i1 = to_ints(p, &kv[3])) ||
-            !(i2 = to_ints(p, &kv[4])) || !(i3 = to_ints(p, &kv[5])))
+        if (!(i0 = to_ints(p, &kv[2])) || !(i1 = to_ints(p, &kv[3])) || !(i2 = to_ints(p, &kv[4])) ||
+            !(i3 = to_ints(p, &kv[5])))
             goto done;
-        rc = MPI_Type_create_darray((int)kv[0].v, (int)kv[1].v, (int)kv[2].n, i0, i1, i2, i3,
-                                    (int)kv[6].v, old, out);
+        rc = MPI_Type_create_darray((int)kv[0].v, (int)kv[1].v, (int)kv[2].n, i0, i1, i2, i3, (int)kv[6].v, old, out);
         break;
     case C_DUP:
         fn = "MPI_Type_dup";
@@ -809,8 +817,8 @@ done:
 }
 
 /* Semantic checks, then the constructor. */
-static int finish(parser *p, const ctorspec *c, size_t cpos, kwval *kv, MPI_Datatype old,
-                  MPI_Datatype *out) {
+static int finish(parser *p, const ctorspec *c, size_t cpos, kwval *kv, MPI_Datatype old, MPI_Datatype *out)
+{
     static const int two[] = {0, 1}, three[] = {0, 1, 2}, four[] = {2, 3, 4, 5};
     switch (c->id) {
     case C_INDEXED:
@@ -825,17 +833,14 @@ static int finish(parser *p, const ctorspec *c, size_t cpos, kwval *kv, MPI_Data
         if (check_lengths(p, c, kv, three, 3) != 0 || check_count(p, c, &kv[2]) != 0) return -1;
         break;
     case C_SUBARRAY:
-        if (check_lengths(p, c, kv, three, 3) != 0 || check_ndims(p, c, kv, 0) != 0 ||
-            check_subarray(p, kv) != 0)
+        if (check_lengths(p, c, kv, three, 3) != 0 || check_ndims(p, c, kv, 0) != 0 || check_subarray(p, kv) != 0)
             return -1;
         break;
     case C_DARRAY:
-        if (check_lengths(p, c, kv, four, 4) != 0 || check_ndims(p, c, kv, 2) != 0 ||
-            check_darray(p, kv) != 0)
+        if (check_lengths(p, c, kv, four, 4) != 0 || check_ndims(p, c, kv, 2) != 0 || check_darray(p, kv) != 0)
             return -1;
         break;
-    default:
-        break;
+    default: break;
     }
     if (check_bounds(p, c, cpos, kv, old) != 0) return -1;
     return build(p, c, cpos, kv, old, out);
@@ -843,7 +848,8 @@ static int finish(parser *p, const ctorspec *c, size_t cpos, kwval *kv, MPI_Data
 
 /* ---------------------------------------------------------------- terms */
 
-static void list_keywords(const ctorspec *c, char *buf, size_t len) {
+static void list_keywords(const ctorspec *c, char *buf, size_t len)
+{
     size_t used = 0;
     buf[0] = '\0';
     for (int i = 0; i < c->nkw && used < len; i++) {
@@ -854,7 +860,8 @@ static void list_keywords(const ctorspec *c, char *buf, size_t len) {
 }
 
 /* The arguments of constructor c, whose name starts at cpos; '(' is consumed. */
-static int parse_ctor(parser *p, const ctorspec *c, size_t cpos, MPI_Datatype *out) {
+static int parse_ctor(parser *p, const ctorspec *c, size_t cpos, MPI_Datatype *out)
+{
     kwval kv[MAX_KW];
     memset(kv, 0, sizeof kv);
     MPI_Datatype old = MPI_DATATYPE_NULL;
@@ -880,18 +887,16 @@ static int parse_ctor(parser *p, const ctorspec *c, size_t cpos, MPI_Datatype *o
                     char kws[128];
                     list_keywords(c, kws, sizeof kws);
                     if (c->nkw)
-                        fail(p, MG_DT_ERR_PARSE, apos,
-                             "unknown keyword '%.*s%s' for %s (expected %s)", qlen(ilen),
+                        fail(p, MG_DT_ERR_PARSE, apos, "unknown keyword '%.*s%s' for %s (expected %s)", qlen(ilen),
                              p->s + apos, qmore(ilen), c->name, kws);
                     else
                         fail(p, MG_DT_ERR_PARSE, apos,
-                             "unknown keyword '%.*s%s': %s takes no keywords, only the old type",
-                             qlen(ilen), p->s + apos, qmore(ilen), c->name);
+                             "unknown keyword '%.*s%s': %s takes no keywords, only the old type", qlen(ilen),
+                             p->s + apos, qmore(ilen), c->name);
                     goto done;
                 }
                 if (kv[k].seen) {
-                    fail(p, MG_DT_ERR_PARSE, apos, "repeated keyword '%s' for %s", c->kw[k].name,
-                         c->name);
+                    fail(p, MG_DT_ERR_PARSE, apos, "repeated keyword '%s' for %s", c->kw[k].name, c->name);
                     goto done;
                 }
                 kv[k].seen = 1;
@@ -905,9 +910,8 @@ static int parse_ctor(parser *p, const ctorspec *c, size_t cpos, MPI_Datatype *o
                     p->pos++;
                     break;
                 } else {
-                    fail(p, MG_DT_ERR_PARSE, p->pos,
-                         "expected ',' or ')' after the value of '%s', found %s", c->kw[k].name,
-                         found(p, p->pos, fb, sizeof fb));
+                    fail(p, MG_DT_ERR_PARSE, p->pos, "expected ',' or ')' after the value of '%s', found %s",
+                         c->kw[k].name, found(p, p->pos, fb, sizeof fb));
                     goto done;
                 }
             } else if (k >= 0 && nc != '(' && !(is_basic && (nc == ',' || nc == ')'))) {
@@ -920,8 +924,7 @@ static int parse_ctor(parser *p, const ctorspec *c, size_t cpos, MPI_Datatype *o
                     if (p->s[apos] == ')' || p->s[apos] == '\0')
                         fail(p, MG_DT_ERR_PARSE, apos, "expected a keyword argument after ','");
                     else
-                        fail(p, MG_DT_ERR_PARSE, apos,
-                             "%s takes no positional argument; its types go in 'types=[..]'",
+                        fail(p, MG_DT_ERR_PARSE, apos, "%s takes no positional argument; its types go in 'types=[..]'",
                              c->name);
                     goto done;
                 }
@@ -950,13 +953,11 @@ static int parse_ctor(parser *p, const ctorspec *c, size_t cpos, MPI_Datatype *o
     /* The closing ')' is at p->pos - 1. */
     for (int k = 0; k < c->nkw; k++)
         if (!kv[k].seen && !c->kw[k].optional) {
-            fail(p, MG_DT_ERR_PARSE, p->pos - 1, "%s is missing keyword '%s'", c->name,
-                 c->kw[k].name);
+            fail(p, MG_DT_ERR_PARSE, p->pos - 1, "%s is missing keyword '%s'", c->name, c->kw[k].name);
             goto done;
         }
     if (c->has_old && !have_old) {
-        fail(p, MG_DT_ERR_PARSE, p->pos - 1, "%s is missing the old type (its last argument)",
-             c->name);
+        fail(p, MG_DT_ERR_PARSE, p->pos - 1, "%s is missing the old type (its last argument)", c->name);
         goto done;
     }
     ret = finish(p, c, cpos, kv, old, out);
@@ -968,15 +969,15 @@ done:
 
 /* One type term. *owned tells whether *out was created here (and must be freed
  * by the caller) or is a predefined handle. */
-static int parse_type(parser *p, MPI_Datatype *out, int *owned) {
+static int parse_type(parser *p, MPI_Datatype *out, int *owned)
+{
     char fb[64];
     *owned = 0;
     skip_ws(p);
     size_t start = p->pos;
     size_t len = ident_len(p, start);
     if (len == 0) {
-        fail(p, MG_DT_ERR_PARSE, start, "expected a type, found %s",
-             found(p, start, fb, sizeof fb));
+        fail(p, MG_DT_ERR_PARSE, start, "expected a type, found %s", found(p, start, fb, sizeof fb));
         return -1;
     }
     const char *name = p->s + start;
@@ -986,16 +987,13 @@ static int parse_type(parser *p, MPI_Datatype *out, int *owned) {
         if (!c) {
             MPI_Datatype dummy;
             if (basic_lookup(name, len, &dummy))
-                fail(p, MG_DT_ERR_PARSE, after, "basic type '%.*s' takes no arguments",
-                     (int)len, name);
+                fail(p, MG_DT_ERR_PARSE, after, "basic type '%.*s' takes no arguments", (int)len, name);
             else
-                fail(p, MG_DT_ERR_PARSE, start, "unknown constructor '%.*s%s'", qlen(len), name,
-                     qmore(len));
+                fail(p, MG_DT_ERR_PARSE, start, "unknown constructor '%.*s%s'", qlen(len), name, qmore(len));
             return -1;
         }
         if (p->depth >= MG_PARSE_MAX_DEPTH) {
-            fail(p, MG_DT_ERR_PARSE, start, "types nested more than %d deep",
-                 MG_PARSE_MAX_DEPTH);
+            fail(p, MG_DT_ERR_PARSE, start, "types nested more than %d deep", MG_PARSE_MAX_DEPTH);
             return -1;
         }
         p->pos = after + 1;
@@ -1017,8 +1015,7 @@ static int parse_type(parser *p, MPI_Datatype *out, int *owned) {
     size_t digits = 0;
     while (digits < len && is_digit(name[digits])) digits++;
     if (digits == len) {
-        fail(p, MG_DT_ERR_PARSE, start, "expected a type, found the number %.*s%s", qlen(len),
-             name, qmore(len));
+        fail(p, MG_DT_ERR_PARSE, start, "expected a type, found the number %.*s%s", qlen(len), name, qmore(len));
         return -1;
     }
     /* A hint for MPI_INT, INT, Mpi_Double ...: lower case without the MPI_ prefix. */
@@ -1033,30 +1030,26 @@ static int parse_type(parser *p, MPI_Datatype *out, int *owned) {
         if (basic_lookup(base, strlen(base), &dummy)) hint = base;
     }
     if (hint)
-        fail(p, MG_DT_ERR_PARSE, start, "unknown basic type '%.*s' (did you mean '%s'?)",
-             (int)len, name, hint);
+        fail(p, MG_DT_ERR_PARSE, start, "unknown basic type '%.*s' (did you mean '%s'?)", (int)len, name, hint);
     else
-        fail(p, MG_DT_ERR_PARSE, start, "unknown basic type '%.*s%s'", qlen(len), name,
-             qmore(len));
+        fail(p, MG_DT_ERR_PARSE, start, "unknown basic type '%.*s%s'", qlen(len), name, qmore(len));
     return -1;
 }
 
 /* ---------------------------------------------------------------- entry point */
 
-int mg_dt_parse(const char *text, MPI_Datatype *out, char *errbuf, size_t errlen) {
+int mg_dt_parse(const char *text, MPI_Datatype *out, char *errbuf, size_t errlen)
+{
     parser p = {text, 0, 0, MG_DT_SUCCESS, errbuf, errlen};
     if (errbuf && errlen) errbuf[0] = '\0';
     if (out) *out = MPI_DATATYPE_NULL;
     if (!text || !out) {
-        if (errbuf && errlen)
-            snprintf(errbuf, errlen, "mg_dt_parse: %s is NULL", text ? "out" : "text");
+        if (errbuf && errlen) snprintf(errbuf, errlen, "mg_dt_parse: %s is NULL", text ? "out" : "text");
         return MG_DT_ERR_ARG;
     }
     int init = 0, fin = 0;
-    if (MPI_Initialized(&init) != MPI_SUCCESS || MPI_Finalized(&fin) != MPI_SUCCESS || !init ||
-        fin) {
-        if (errbuf && errlen)
-            snprintf(errbuf, errlen, "mg_dt_parse: MPI is not initialized (or already finalized)");
+    if (MPI_Initialized(&init) != MPI_SUCCESS || MPI_Finalized(&fin) != MPI_SUCCESS || !init || fin) {
+        if (errbuf && errlen) snprintf(errbuf, errlen, "mg_dt_parse: MPI is not initialized (or already finalized)");
         return MG_DT_ERR_MPI;
     }
     skip_ws(&p);
@@ -1070,8 +1063,7 @@ int mg_dt_parse(const char *text, MPI_Datatype *out, char *errbuf, size_t errlen
     skip_ws(&p);
     if (text[p.pos] != '\0') {
         char fb[64];
-        fail(&p, MG_DT_ERR_PARSE, p.pos, "trailing text after the type: %s",
-             found(&p, p.pos, fb, sizeof fb));
+        fail(&p, MG_DT_ERR_PARSE, p.pos, "trailing text after the type: %s", found(&p, p.pos, fb, sizeof fb));
         if (owned) free_type(&t);
         return p.err;
     }

@@ -86,8 +86,7 @@ static int build_seq(const mg_node *n, MPI_Datatype *out)
 static int build(const mg_node *n, MPI_Datatype *out)
 {
     switch (n->kind) {
-    case MG_N_BLOCK:
-        return contig(n->count, n->elem, out);
+    case MG_N_BLOCK: return contig(n->count, n->elem, out);
     case MG_N_VEC:
         if (n->kid->kind == MG_N_BLOCK) {
             if (n->stride != -1 && n->stride % n->kid->esize == 0 && fits_int(n->count) && fits_int(n->kid->count) &&
@@ -102,10 +101,8 @@ static int build(const mg_node *n, MPI_Datatype *out)
             MPI_Type_free(&kid);
             return rc;
         }
-    case MG_N_IDX:
-        return build_idx(n, out);
-    case MG_N_SEQ:
-        return build_seq(n, out);
+    case MG_N_IDX: return build_idx(n, out);
+    case MG_N_SEQ: return build_seq(n, out);
     }
     return MG_DT_ERR_ARG;
 }

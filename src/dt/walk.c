@@ -8,8 +8,7 @@ static int walk(const mg_node *n, MPI_Aint base, walk_fn fn, void *arg)
 {
     int rc = 0;
     switch (n->kind) {
-    case MG_N_BLOCK:
-        return fn(base, n->size, arg);
+    case MG_N_BLOCK: return fn(base, n->size, arg);
     case MG_N_VEC:
         for (MPI_Count i = 0; i < n->count && !rc; i++) rc = walk(n->kid, base + (MPI_Aint)i * n->stride, fn, arg);
         return rc;
@@ -23,7 +22,10 @@ static int walk(const mg_node *n, MPI_Aint base, walk_fn fn, void *arg)
     return rc;
 }
 
-typedef struct { walk_fn fn; void *arg; } walk_ctx;
+typedef struct {
+    walk_fn fn;
+    void *arg;
+} walk_ctx;
 
 static int walk_visit(const mg_node *n, MPI_Aint disp, void *arg)
 {

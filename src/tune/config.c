@@ -16,9 +16,9 @@ extern char **environ;
 
 static const char *const keys = "mode, force, profiles, msg_pool_bytes, int_pool_bytes, chunk, report";
 
-static const char *const env_names[] = {"MPIGUIDE_TUNE_MODE",     "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
-                                        "MPIGUIDE_TUNE_CONFIG",   "MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL",
-                                        "MPIGUIDE_TUNE_CHUNK",    "MPIGUIDE_TUNE_REPORT"};
+static const char *const env_names[] = {"MPIGUIDE_TUNE_MODE",   "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
+                                        "MPIGUIDE_TUNE_CONFIG", "MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL",
+                                        "MPIGUIDE_TUNE_CHUNK",  "MPIGUIDE_TUNE_REPORT"};
 #define N_ENV ((int)(sizeof env_names / sizeof env_names[0]))
 
 void mg_tune__config_defaults(mg_tune_config *cfg)
@@ -68,9 +68,12 @@ int mg_tune__parse_size(const char *s, size_t *out)
     if (errno == ERANGE) return -1;
     unsigned long long mul = 1;
     switch (*end) {
-    case 'k': case 'K': mul = 1ull << 10, end++; break;
-    case 'm': case 'M': mul = 1ull << 20, end++; break;
-    case 'g': case 'G': mul = 1ull << 30, end++; break;
+    case 'k':
+    case 'K': mul = 1ull << 10, end++; break;
+    case 'm':
+    case 'M': mul = 1ull << 20, end++; break;
+    case 'g':
+    case 'G': mul = 1ull << 30, end++; break;
     default: break;
     }
     if (mul > 1) {
@@ -111,9 +114,10 @@ int mg_tune__parse_force(const char *spec, int *forced, const char *where)
         if (!*entry) continue;
         char *eq = strchr(entry, '=');
         if (!eq) {
-            mg_tune__warn("%s: force entry '%s': expected COLLECTIVE=IMPLEMENTATION (allgather=allgather_as_gather_bcast); "
-                          "this entry is ignored",
-                          where, entry);
+            mg_tune__warn(
+                "%s: force entry '%s': expected COLLECTIVE=IMPLEMENTATION (allgather=allgather_as_gather_bcast); "
+                "this entry is ignored",
+                where, entry);
             bad++;
             continue;
         }
@@ -128,10 +132,11 @@ int mg_tune__parse_force(const char *spec, int *forced, const char *where)
         }
         int i = mg_tune__impl_index((mg_coll)c, impl);
         if (i < 0) {
-            mg_tune__warn("%s: force entry '%s=%s': unknown implementation '%s' of %s (implementations: %s); this entry "
-                          "is ignored",
-                          where, coll, impl, impl, mg_tune__table((mg_coll)c)->name,
-                          mg_tune__impl_list((mg_coll)c, list, sizeof list));
+            mg_tune__warn(
+                "%s: force entry '%s=%s': unknown implementation '%s' of %s (implementations: %s); this entry "
+                "is ignored",
+                where, coll, impl, impl, mg_tune__table((mg_coll)c)->name,
+                mg_tune__impl_list((mg_coll)c, list, sizeof list));
             bad++;
             continue;
         }
@@ -264,7 +269,8 @@ int mg_tune__config_read(mg_tune_config *cfg)
         if (strncmp(*e, "MPIGUIDE_TUNE_", 14) != 0) continue;
         size_t n = strcspn(*e, "=");
         int known = 0;
-        for (int i = 0; i < N_ENV && !known; i++) known = strlen(env_names[i]) == n && strncmp(*e, env_names[i], n) == 0;
+        for (int i = 0; i < N_ENV && !known; i++)
+            known = strlen(env_names[i]) == n && strncmp(*e, env_names[i], n) == 0;
         if (!known) {
             mg_tune__warn("unknown variable %.*s ignored (known: MPIGUIDE_TUNE_MODE, _FORCE, _PROFILES, _CONFIG, "
                           "_MSG_POOL, _INT_POOL, _CHUNK, _REPORT)",

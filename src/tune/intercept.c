@@ -116,8 +116,8 @@ static const mg_mockup *choose(mg_call *c, mg_need *need)
         m = &mg_tune__table(c->coll)->mockups[impl - 1];
         PMPI_Comm_rank(c->comm, &c->rank);
         if (is_reduction(c->coll) && c->op != MPI_OP_NULL) PMPI_Op_commutative(c->op, &c->commutative);
-        int fits = is_reduction(c->coll) ? mg_fits_int(c->sendcount) && mg_fits_int(c->recvcount)
-                                         : mg_fits_int(c->bytes);
+        int fits =
+            is_reduction(c->coll) ? mg_fits_int(c->sendcount) && mg_fits_int(c->recvcount) : mg_fits_int(c->bytes);
         if (c->size < 2 || c->bytes <= 0 || !fits || (m->supports && !m->supports(c))) {
             m = NULL;
         } else {
@@ -172,83 +172,82 @@ int MPI_Finalize(void)
  * Each has one body for the int and the large-count entry point; CNT is the
  * count type of the entry point and SFX the PMPI suffix. */
 
-#define MG_CALL(cl) mg_call c = {.coll = (cl), .sendtype = MPI_DATATYPE_NULL, .recvtype = MPI_DATATYPE_NULL, \
-                                  .op = MPI_OP_NULL}
+#define MG_CALL(cl) \
+    mg_call c = {.coll = (cl), .sendtype = MPI_DATATYPE_NULL, .recvtype = MPI_DATATYPE_NULL, .op = MPI_OP_NULL}
 
-#define DEF_ALLGATHER_LIKE(NAME, PNAME, CNT, COLL)                                                               \
-    int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,           \
-             MPI_Datatype recvtype, MPI_Comm comm)                                                              \
-    {                                                                                                           \
+#define DEF_ALLGATHER_LIKE(NAME, PNAME, CNT, COLL)                                                                   \
+    int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,                \
+             MPI_Datatype recvtype, MPI_Comm comm)                                                                   \
+    {                                                                                                                \
         if (native_fast(COLL, comm)) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); \
-        MG_CALL(COLL);                                                                                          \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;            \
-        c.sendtype = sendtype, c.recvtype = recvtype, c.comm = comm, c.in_place = sendbuf == MPI_IN_PLACE;     \
-        mg_need need;                                                                                           \
-        const mg_mockup *m = choose(&c, &need);                                                                 \
-        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                 \
-        return run(&c, m, &need);                                                                               \
+        MG_CALL(COLL);                                                                                               \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;                  \
+        c.sendtype = sendtype, c.recvtype = recvtype, c.comm = comm, c.in_place = sendbuf == MPI_IN_PLACE;           \
+        mg_need need;                                                                                                \
+        const mg_mockup *m = choose(&c, &need);                                                                      \
+        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                      \
+        return run(&c, m, &need);                                                                                    \
     }
 
-#define DEF_ROOTED(NAME, PNAME, CNT, COLL)                                                                      \
-    int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,           \
-             MPI_Datatype recvtype, int root, MPI_Comm comm)                                                    \
-    {                                                                                                           \
-        if (native_fast(COLL, comm))                                                                            \
-            return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);               \
-        MG_CALL(COLL);                                                                                          \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;            \
-        c.sendtype = sendtype, c.recvtype = recvtype, c.root = root, c.comm = comm;                            \
-        if ((COLL) == MG_COLL_SCATTER)                                                                          \
-            c.in_place = recvbuf == MPI_IN_PLACE, c.recvbuf = c.in_place ? NULL : recvbuf;                      \
-        else                                                                                                    \
-            c.in_place = sendbuf == MPI_IN_PLACE;                                                               \
-        mg_need need;                                                                                           \
-        const mg_mockup *m = choose(&c, &need);                                                                 \
-        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);           \
-        return run(&c, m, &need);                                                                               \
+#define DEF_ROOTED(NAME, PNAME, CNT, COLL)                                                            \
+    int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount, \
+             MPI_Datatype recvtype, int root, MPI_Comm comm)                                          \
+    {                                                                                                 \
+        if (native_fast(COLL, comm))                                                                  \
+            return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);     \
+        MG_CALL(COLL);                                                                                \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;   \
+        c.sendtype = sendtype, c.recvtype = recvtype, c.root = root, c.comm = comm;                   \
+        if ((COLL) == MG_COLL_SCATTER)                                                                \
+            c.in_place = recvbuf == MPI_IN_PLACE, c.recvbuf = c.in_place ? NULL : recvbuf;            \
+        else                                                                                          \
+            c.in_place = sendbuf == MPI_IN_PLACE;                                                     \
+        mg_need need;                                                                                 \
+        const mg_mockup *m = choose(&c, &need);                                                       \
+        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm); \
+        return run(&c, m, &need);                                                                     \
     }
 
 /* Allreduce, Scan (no root), Reduce_scatter_block (count is recvcount). */
-#define DEF_REDUCTION(NAME, PNAME, CNT, COLL)                                                                   \
-    int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)    \
-    {                                                                                                           \
-        if (native_fast(COLL, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                 \
-        MG_CALL(COLL);                                                                                          \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                    \
-        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.comm = comm;                                 \
-        c.in_place = sendbuf == MPI_IN_PLACE;                                                                   \
-        mg_need need;                                                                                           \
-        const mg_mockup *m = choose(&c, &need);                                                                 \
-        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                      \
-        return run(&c, m, &need);                                                                               \
+#define DEF_REDUCTION(NAME, PNAME, CNT, COLL)                                                                \
+    int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) \
+    {                                                                                                        \
+        if (native_fast(COLL, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);              \
+        MG_CALL(COLL);                                                                                       \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                  \
+        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.comm = comm;                              \
+        c.in_place = sendbuf == MPI_IN_PLACE;                                                                \
+        mg_need need;                                                                                        \
+        const mg_mockup *m = choose(&c, &need);                                                              \
+        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                   \
+        return run(&c, m, &need);                                                                            \
     }
 
-#define DEF_REDUCE(NAME, PNAME, CNT)                                                                            \
-    int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root,         \
-             MPI_Comm comm)                                                                                     \
-    {                                                                                                           \
-        if (native_fast(MG_COLL_REDUCE, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm); \
-        MG_CALL(MG_COLL_REDUCE);                                                                                \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                    \
-        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.root = root, c.comm = comm;                  \
-        c.in_place = sendbuf == MPI_IN_PLACE;                                                                   \
-        mg_need need;                                                                                           \
-        const mg_mockup *m = choose(&c, &need);                                                                 \
-        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);                                \
-        return run(&c, m, &need);                                                                               \
+#define DEF_REDUCE(NAME, PNAME, CNT)                                                                                   \
+    int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) \
+    {                                                                                                                  \
+        if (native_fast(MG_COLL_REDUCE, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);        \
+        MG_CALL(MG_COLL_REDUCE);                                                                                       \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                            \
+        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.root = root, c.comm = comm;                         \
+        c.in_place = sendbuf == MPI_IN_PLACE;                                                                          \
+        mg_need need;                                                                                                  \
+        const mg_mockup *m = choose(&c, &need);                                                                        \
+        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);                                       \
+        return run(&c, m, &need);                                                                                      \
     }
 
-#define DEF_BCAST(NAME, PNAME, CNT)                                                                             \
-    int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm)                           \
-    {                                                                                                           \
-        if (native_fast(MG_COLL_BCAST, comm)) return PNAME(buffer, count, datatype, root, comm);                 \
-        MG_CALL(MG_COLL_BCAST);                                                                                 \
-        c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;                      \
-        c.sendtype = datatype, c.recvtype = datatype, c.root = root, c.comm = comm;                             \
-        mg_need need;                                                                                           \
-        const mg_mockup *m = choose(&c, &need);                                                                 \
-        if (!m) return PNAME(buffer, count, datatype, root, comm);                                              \
-        return run(&c, m, &need);                                                                               \
+#define DEF_BCAST(NAME, PNAME, CNT)                                                              \
+    int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm)            \
+    {                                                                                            \
+        if (native_fast(MG_COLL_BCAST, comm)) return PNAME(buffer, count, datatype, root, comm); \
+        MG_CALL(MG_COLL_BCAST);                                                                  \
+        c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;        \
+        c.sendtype = datatype, c.recvtype = datatype, c.root = root, c.comm = comm;              \
+        mg_need need;                                                                            \
+        const mg_mockup *m = choose(&c, &need);                                                  \
+        if (!m) return PNAME(buffer, count, datatype, root, comm);                               \
+        return run(&c, m, &need);                                                                \
     }
 
 DEF_ALLGATHER_LIKE(MPI_Allgather, PMPI_Allgather, int, MG_COLL_ALLGATHER)

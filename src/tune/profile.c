@@ -137,8 +137,8 @@ static int parse_mpiguide(reader *r, mg_tune_profile *p)
     while (next_line(r)) {
         if (strcmp(r->tok[0], "collective") == 0 || strcmp(r->tok[0], "procs") == 0) {
             int is_coll = r->tok[0][0] == 'c';
-            if (r->ntok != 2) return bad(r, r->lineno, "expected '%s %s', found '%s'", r->tok[0],
-                                         is_coll ? "NAME" : "N", r->raw);
+            if (r->ntok != 2)
+                return bad(r, r->lineno, "expected '%s %s', found '%s'", r->tok[0], is_coll ? "NAME" : "N", r->raw);
             if ((is_coll ? coll_line : procs_line) != 0)
                 return bad(r, r->lineno, "a second '%s' line (the first is line %d)", r->tok[0],
                            is_coll ? coll_line : procs_line);
@@ -157,8 +157,10 @@ static int parse_mpiguide(reader *r, mg_tune_profile *p)
             continue;
         }
         if (r->ntok != 3)
-            return bad(r, r->lineno, "expected 'collective NAME', 'procs N' or 'FROM_BYTES TO_BYTES IMPLEMENTATION', "
-                                     "found '%s'", r->raw);
+            return bad(r, r->lineno,
+                       "expected 'collective NAME', 'procs N' or 'FROM_BYTES TO_BYTES IMPLEMENTATION', "
+                       "found '%s'",
+                       r->raw);
         if (!coll_line) return bad(r, r->lineno, "a range before the 'collective NAME' line");
         MPI_Count from, to;
         if (range_numbers(r, &from, &to) != 0) return -1;
@@ -235,8 +237,7 @@ static int parse_pgmpi(reader *r, mg_tune_profile *p)
         if (impl < 0) return bad(r, r->lineno, "alg_id '%s' is not among the mock-ups declared above", r->tok[2]);
         if (add_range(p, &cap, from, to, impl, r->lineno) != 0) return bad(r, r->lineno, "out of memory");
     }
-    if (next_line(r))
-        return bad(r, r->lineno, "'%s' after the %lld ranges declared", r->raw, (long long)nranges);
+    if (next_line(r)) return bad(r, r->lineno, "'%s' after the %lld ranges declared", r->raw, (long long)nranges);
     return 0;
 }
 
@@ -272,7 +273,8 @@ int mg_tune__profile_parse(const char *path, mg_tune_profile *out)
             while (isspace((unsigned char)*end)) end++;
             if (end == v || *end || ver != 1) {
                 v[strcspn(v, "\r\n")] = '\0';
-                bad(&r, 1, "profile version '%s' is not supported (this library reads version 1)", v + strspn(v, " \t"));
+                bad(&r, 1, "profile version '%s' is not supported (this library reads version 1)",
+                    v + strspn(v, " \t"));
                 goto fail;
             }
         } else {

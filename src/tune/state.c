@@ -125,10 +125,7 @@ static const mg_coll_mockups *const tables[MG_NCOLLS] = {
     [MG_COLL_SCATTER] = &mg_scatter_mockups,
 };
 
-const mg_coll_mockups *mg_tune__table(mg_coll coll)
-{
-    return (int)coll >= 0 && coll < MG_NCOLLS ? tables[coll] : NULL;
-}
+const mg_coll_mockups *mg_tune__table(mg_coll coll) { return (int)coll >= 0 && coll < MG_NCOLLS ? tables[coll] : NULL; }
 
 int mg_tune__coll_index(const char *name)
 {
@@ -185,12 +182,13 @@ const char *mg_tune__coll_list(char *buf, size_t len)
 void mg_tune__publish(void)
 {
     mg_tune_state *g = &mg_tune_g;
-    for (int c = 0; c < MG_NCOLLS; c++) atomic_store_explicit(&g->hot_forced[c], g->cfg.forced[c], memory_order_relaxed);
+    for (int c = 0; c < MG_NCOLLS; c++)
+        atomic_store_explicit(&g->hot_forced[c], g->cfg.forced[c], memory_order_relaxed);
     atomic_store_explicit(&g->hot_msg_cap, g->cfg.msg_pool_bytes, memory_order_relaxed);
     atomic_store_explicit(&g->hot_int_cap, g->cfg.int_pool_bytes, memory_order_relaxed);
     int count = g->count_override >= 0 ? g->count_override : g->cfg.report != NULL || g->api_used;
-    unsigned h = (g->initialized ? MG_HOT_ON : 0u) | (count ? MG_HOT_COUNT : 0u) |
-                 ((unsigned)g->cfg.mode << MG_HOT_MODE_SHIFT);
+    unsigned h =
+        (g->initialized ? MG_HOT_ON : 0u) | (count ? MG_HOT_COUNT : 0u) | ((unsigned)g->cfg.mode << MG_HOT_MODE_SHIFT);
     atomic_store_explicit(&g->hot, h, memory_order_release);
 }
 

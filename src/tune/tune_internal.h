@@ -48,8 +48,8 @@ typedef struct {
     void *recvbuf;       /* MPI_IN_PLACE never appears here (Scatter's root passes it as recvbuf: see in_place) */
     MPI_Count sendcount, recvcount;
     MPI_Datatype sendtype, recvtype;
-    MPI_Op op;    /* reductions; uniform */
-    int root;     /* rooted collectives; uniform */
+    MPI_Op op; /* reductions; uniform */
+    int root;  /* rooted collectives; uniform */
     MPI_Comm comm;
     int rank, size;  /* of comm; size uniform */
     int in_place;    /* this rank passed MPI_IN_PLACE (send side, or Scatter's recvbuf at the root); NOT uniform */
@@ -94,8 +94,8 @@ typedef struct {
  * A request of 0 bytes returns a valid, non-NULL pointer. */
 typedef struct mg_lease mg_lease;
 mg_lease *mg_lease_acquire(size_t msg_bytes, size_t int_bytes); /* NULL: out of memory */
-void *mg_lease_msg(mg_lease *l, size_t bytes);   /* 64-byte aligned, from the message pool */
-int *mg_lease_ints(mg_lease *l, size_t count);   /* from the int pool */
+void *mg_lease_msg(mg_lease *l, size_t bytes);                  /* 64-byte aligned, from the message pool */
+int *mg_lease_ints(mg_lease *l, size_t count);                  /* from the int pool */
 void mg_lease_release(mg_lease *l);
 
 /* Extra memory of a mock-up for this call (002 Table 1, in bytes), the maximum
@@ -106,9 +106,9 @@ typedef struct {
 } mg_need;
 
 typedef struct {
-    const char *name;      /* e.g. "allgather_as_gather_bcast" (PGMPITuneLib's name where it has one) */
-    int guideline;         /* n of COLL-GLn (002, Sec. 3.1) */
-    const char *formula;   /* "MPI_Gather + MPI_Bcast" */
+    const char *name;    /* e.g. "allgather_as_gather_bcast" (PGMPITuneLib's name where it has one) */
+    int guideline;       /* n of COLL-GLn (002, Sec. 3.1) */
+    const char *formula; /* "MPI_Gather + MPI_Bcast" */
     /* 1 if this mock-up can produce the exact native result for the call; uniform inputs only. */
     int (*supports)(const mg_call *c);
     mg_need (*need)(const mg_call *c);
@@ -119,7 +119,7 @@ typedef struct {
 /* The mock-ups of one collective, from mockups/<collective>.c. */
 typedef struct {
     mg_coll coll;
-    const char *name; /* "allgather" */
+    const char *name;     /* "allgather" */
     const char *mpi_name; /* "MPI_Allgather" */
     int nmockups;
     const mg_mockup *mockups;

@@ -21,13 +21,13 @@
 
 #define MG_TUNE_DEFAULT_MSG_POOL ((size_t)64 << 20)
 #define MG_TUNE_DEFAULT_INT_POOL ((size_t)256 << 10)
-#define MG_TUNE_DEFAULT_CHUNK 64
+#define MG_TUNE_DEFAULT_CHUNK    64
 
 /* One message range of a profile: inclusive byte range of mg_call.bytes. */
 typedef struct {
     MPI_Count from, to;
-    int impl;  /* 0 = default, k = mock-up k - 1 */
-    int line;  /* where it was read (for messages) */
+    int impl; /* 0 = default, k = mock-up k - 1 */
+    int line; /* where it was read (for messages) */
 } mg_tune_range;
 
 /* The profile of one (collective, communicator size): ranges sorted by `from`, disjoint. */
@@ -51,48 +51,48 @@ typedef struct {
  * MPI_Finalize, because a call in another thread may still be reading it. */
 typedef struct mg_tune_live {
     mg_tune_profiles ps;
-    unsigned coll_mask;         /* bit c: some profile of collective c exists */
+    unsigned coll_mask; /* bit c: some profile of collective c exists */
     struct mg_tune_live *retired_next;
 } mg_tune_live;
 
 /* The hot word (mg_tune_state.hot): what every intercepted call reads first. */
-#define MG_HOT_ON 1u            /* between our MPI_Init and MPI_Finalize */
-#define MG_HOT_COUNT 2u         /* count the calls (a report is requested) */
+#define MG_HOT_ON         1u /* between our MPI_Init and MPI_Finalize */
+#define MG_HOT_COUNT      2u /* count the calls (a report is requested) */
 #define MG_HOT_MODE_SHIFT 2
-#define MG_HOT_MODE(h) ((mg_tune_mode)(((h) >> MG_HOT_MODE_SHIFT) & 3u))
+#define MG_HOT_MODE(h)    ((mg_tune_mode)(((h) >> MG_HOT_MODE_SHIFT) & 3u))
 
 /* The configuration: defaults, then the configuration file, then the environment. */
 typedef struct {
     mg_tune_mode mode;
-    int forced[MG_NCOLLS];   /* implementation index per collective (forced mode) */
-    char *profiles;          /* directory or NULL */
-    size_t msg_pool_bytes;   /* pool capacities: the need-vs-capacity rule uses these */
+    int forced[MG_NCOLLS]; /* implementation index per collective (forced mode) */
+    char *profiles;        /* directory or NULL */
+    size_t msg_pool_bytes; /* pool capacities: the need-vs-capacity rule uses these */
     size_t int_pool_bytes;
-    MPI_Count chunk;         /* C of the chunked round-robin mock-ups, elements */
-    char *report;            /* report file at MPI_Finalize, "-" = stderr, or NULL */
+    MPI_Count chunk; /* C of the chunked round-robin mock-ups, elements */
+    char *report;    /* report file at MPI_Finalize, "-" = stderr, or NULL */
 } mg_tune_config;
 
 /* A lease (tune_internal.h). The lease that holds the pools lives in the state;
  * malloc-mode leases are malloc'ed. */
 struct mg_lease {
-    int pooled;              /* holds the pools */
+    int pooled; /* holds the pools */
     size_t msg_used, int_used;
-    void **extra;            /* malloc'ed pieces, freed at release */
+    void **extra; /* malloc'ed pieces, freed at release */
     size_t nextra, cap_extra;
 };
 
 /* One usage counter: calls of a collective with a message size that ran an implementation. */
 typedef struct {
-    uint64_t calls;          /* 0: empty slot */
+    uint64_t calls; /* 0: empty slot */
     MPI_Count bytes;
     int coll;
-    int impl;                /* as above, MG_TUNE_NATIVE included */
+    int impl; /* as above, MG_TUNE_NATIVE included */
 } mg_tune_counter;
 
 typedef struct {
     char *text;
     int printed;
-    int local;               /* a rank-local problem: printed on any rank */
+    int local; /* a rank-local problem: printed on any rank */
 } mg_tune_warning;
 
 typedef struct {
@@ -100,19 +100,19 @@ typedef struct {
      * the fields below, written under mu by mg_tune__publish after every
      * change. Relaxed/acquire atomics: a call that races with a change sees
      * the old or the new value of each, never a torn one. */
-    _Atomic unsigned hot;               /* MG_HOT_ON | MG_HOT_COUNT | mode << MG_HOT_MODE_SHIFT */
-    _Atomic int hot_forced[MG_NCOLLS];  /* cfg.forced */
+    _Atomic unsigned hot;                    /* MG_HOT_ON | MG_HOT_COUNT | mode << MG_HOT_MODE_SHIFT */
+    _Atomic int hot_forced[MG_NCOLLS];       /* cfg.forced */
     _Atomic size_t hot_msg_cap, hot_int_cap; /* cfg.msg_pool_bytes, cfg.int_pool_bytes */
-    _Atomic(mg_tune_live *) live;       /* the profiles (NULL: none); replaced, never changed */
+    _Atomic(mg_tune_live *) live;            /* the profiles (NULL: none); replaced, never changed */
 
-    pthread_mutex_t mu;      /* everything below but the warnings */
-    int configured;          /* the configuration has been read (first API call or MPI_Init) */
-    int initialized;         /* between our MPI_Init and MPI_Finalize */
-    int thread_level;        /* provided by MPI_Init(_thread) */
+    pthread_mutex_t mu; /* everything below but the warnings */
+    int configured;     /* the configuration has been read (first API call or MPI_Init) */
+    int initialized;    /* between our MPI_Init and MPI_Finalize */
+    int thread_level;   /* provided by MPI_Init(_thread) */
     mg_tune_config cfg;
-    mg_tune_live *retired;   /* replaced profile sets, freed at MPI_Finalize */
-    int api_used;            /* the control API changed mode, force or profiles */
-    int count_override;      /* -1: automatic (report set or api_used), 0: never count, 1: always */
+    mg_tune_live *retired; /* replaced profile sets, freed at MPI_Finalize */
+    int api_used;          /* the control API changed mode, force or profiles */
+    int count_override;    /* -1: automatic (report set or api_used), 0: never count, 1: always */
     /* pools: allocated at MPI_Init with the configured sizes (NULL if 0 or failed) */
     unsigned char *msg_pool, *int_pool;
     size_t msg_pool_size, int_pool_size;
@@ -126,7 +126,7 @@ typedef struct {
     int world_rank;          /* -1 before MPI_Init: warnings wait for it */
     mg_tune_warning *warnings;
     int nwarnings, cap_warnings;
-    FILE *warn_out;          /* NULL: stderr */
+    FILE *warn_out; /* NULL: stderr */
 } mg_tune_state;
 
 extern mg_tune_state mg_tune_g;

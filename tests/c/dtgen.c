@@ -10,20 +10,23 @@
 
 /* ------------------------------------------------------------------ rng */
 
-uint64_t dtg_next(dtg_rng *r) {
+uint64_t dtg_next(dtg_rng *r)
+{
     uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
 
-void dtg_seed(dtg_rng *r, uint64_t seed, uint64_t stream) {
+void dtg_seed(dtg_rng *r, uint64_t seed, uint64_t stream)
+{
     r->s = seed ^ (stream * 0xD1B54A32D192ED03ull);
     dtg_next(r);
     r->s ^= dtg_next(r);
 }
 
-long dtg_range(dtg_rng *r, long lo, long hi) {
+long dtg_range(dtg_rng *r, long lo, long hi)
+{
     if (hi <= lo) return lo;
     return lo + (long)(dtg_next(r) % (uint64_t)(hi - lo + 1));
 }
@@ -32,20 +35,39 @@ int dtg_chance(dtg_rng *r, int percent) { return (int)(dtg_next(r) % 100) < perc
 
 /* --------------------------------------------------------------- basics */
 
-struct dtg_short_int_s { short a; int b; };
-struct dtg_float_int_s { float a; int b; };
-struct dtg_double_int_s { double a; int b; };
-struct dtg_long_int_s { long a; int b; };
-struct dtg_2int_s { int a; int b; };
-struct dtg_long_double_int_s { long double a; int b; };
+struct dtg_short_int_s {
+    short a;
+    int b;
+};
+struct dtg_float_int_s {
+    float a;
+    int b;
+};
+struct dtg_double_int_s {
+    double a;
+    int b;
+};
+struct dtg_long_int_s {
+    long a;
+    int b;
+};
+struct dtg_2int_s {
+    int a;
+    int b;
+};
+struct dtg_long_double_int_s {
+    long double a;
+    int b;
+};
 
 dtg_basic dtg_basics[40];
 int dtg_nbasics;
 static int basic_weight[40];
 static int basic_weight_sum;
 
-static void add_basic(const char *name, MPI_Datatype t, int ncomp, MPI_Aint off0, MPI_Aint len0,
-                      MPI_Aint off1, MPI_Aint len1, MPI_Aint extent, int align, int weight) {
+static void add_basic(const char *name, MPI_Datatype t, int ncomp, MPI_Aint off0, MPI_Aint len0, MPI_Aint off1,
+                      MPI_Aint len1, MPI_Aint extent, int align, int weight)
+{
     dtg_basic *b = &dtg_basics[dtg_nbasics];
     b->ld[0] = t == MPI_LONG_DOUBLE || t == MPI_LONG_DOUBLE_INT;
     b->ld[1] = 0;
@@ -64,11 +86,12 @@ static void add_basic(const char *name, MPI_Datatype t, int ncomp, MPI_Aint off0
 }
 
 #define SIMPLE(nm, T, ctype, w) add_basic(nm, T, 1, 0, sizeof(ctype), 0, 0, sizeof(ctype), _Alignof(ctype), w)
-#define PAIR(nm, T, st, w)                                                                         \
-    add_basic(nm, T, 2, offsetof(st, a), sizeof(((st *)0)->a), offsetof(st, b),                   \
-              sizeof(((st *)0)->b), sizeof(st), _Alignof(st), w)
+#define PAIR(nm, T, st, w)                                                                                        \
+    add_basic(nm, T, 2, offsetof(st, a), sizeof(((st *)0)->a), offsetof(st, b), sizeof(((st *)0)->b), sizeof(st), \
+              _Alignof(st), w)
 
-void dtg_init_basics(void) {
+void dtg_init_basics(void)
+{
     if (dtg_nbasics) return;
     SIMPLE("char", MPI_CHAR, char, 6);
     SIMPLE("signed_char", MPI_SIGNED_CHAR, signed char, 1);
@@ -109,7 +132,8 @@ void dtg_init_basics(void) {
 
 static int is_pair(int b) { return dtg_basics[b].ncomp == 2; }
 
-void dtg_probe_basics(int verbose) {
+void dtg_probe_basics(int verbose)
+{
     dtg_init_basics();
     dtg_rng r;
     dtg_seed(&r, 12345, 1);
@@ -129,10 +153,14 @@ void dtg_probe_basics(int verbose) {
                 rp += (size_t)b->len[c];
             }
         const char *why = NULL;
-        if (rc != MPI_SUCCESS) why = "MPI_Pack failed";
-        else if (sz != (MPI_Count)(rp / n)) why = "MPI_Type_size differs";
-        else if (lb != 0 || ext != b->extent) why = "lb/extent differ";
-        else if ((size_t)pos != rp) why = "packed size differs";
+        if (rc != MPI_SUCCESS)
+            why = "MPI_Pack failed";
+        else if (sz != (MPI_Count)(rp / n))
+            why = "MPI_Type_size differs";
+        else if (lb != 0 || ext != b->extent)
+            why = "lb/extent differ";
+        else if ((size_t)pos != rp)
+            why = "packed size differs";
         else {
             /* value bytes only: padding of a long double is not data */
             size_t q = 0;
@@ -147,23 +175,20 @@ void dtg_probe_basics(int verbose) {
             b->enabled = 0;
             printf("note: this stack's %s for MPI_%s disagrees with the C layout (size %lld lb %lld "
                    "extent %lld, expected size %zu lb 0 extent %ld); %s is not generated on this stack\n",
-                   why, b->name, (long long)sz, (long long)lb, (long long)ext, rp / n,
-                   (long)b->extent, b->name);
+                   why, b->name, (long long)sz, (long long)lb, (long long)ext, rp / n, (long)b->extent, b->name);
         } else if (verbose) {
-            printf("basic %-16s size %lld extent %ld align %d ok\n", b->name, (long long)sz,
-                   (long)b->extent, b->align);
+            printf("basic %-16s size %lld extent %ld align %d ok\n", b->name, (long long)sz, (long)b->extent, b->align);
         }
     }
 }
 
 /* --------------------------------------------------------------- naming */
 
-const char *dtg_kind_name(int kind) {
-    static const char *names[DTG_NKINDS] = {"basic",   "contig",         "vector",
-                                            "hvector", "indexed",        "hindexed",
-                                            "indexed_block", "hindexed_block", "struct",
-                                            "subarray", "darray",        "resized",
-                                            "dup"};
+const char *dtg_kind_name(int kind)
+{
+    static const char *names[DTG_NKINDS] = {
+        "basic",          "contig", "vector",   "hvector", "indexed", "hindexed", "indexed_block",
+        "hindexed_block", "struct", "subarray", "darray",  "resized", "dup"};
     return kind >= 0 && kind < DTG_NKINDS ? names[kind] : "?";
 }
 
@@ -174,7 +199,8 @@ typedef struct {
     size_t n, cap;
 } sbuf;
 
-static void sb_put(sbuf *b, const char *fmt, ...) {
+static void sb_put(sbuf *b, const char *fmt, ...)
+{
     va_list ap;
     for (;;) {
         size_t room = b->cap - b->n;
@@ -195,30 +221,28 @@ static void sb_put(sbuf *b, const char *fmt, ...) {
     }
 }
 
-static void print_list_int(sbuf *b, const int *v, int n) {
+static void print_list_int(sbuf *b, const int *v, int n)
+{
     sb_put(b, "[");
     for (int i = 0; i < n; i++) sb_put(b, i ? ", %d" : "%d", v[i]);
     sb_put(b, "]");
 }
 
-static void print_list_aint(sbuf *b, const MPI_Aint *v, int n) {
+static void print_list_aint(sbuf *b, const MPI_Aint *v, int n)
+{
     sb_put(b, "[");
     for (int i = 0; i < n; i++) sb_put(b, i ? ", %ld" : "%ld", (long)v[i]);
     sb_put(b, "]");
 }
 
-static void print_node(sbuf *b, const dtg_node *n) {
+static void print_node(sbuf *b, const dtg_node *n)
+{
     switch (n->kind) {
-    case DTG_BASIC:
-        sb_put(b, "%s", dtg_basics[n->basic].name);
-        return;
-    case DTG_CONTIG:
-        sb_put(b, "contig(count=%d, ", n->count);
-        break;
+    case DTG_BASIC: sb_put(b, "%s", dtg_basics[n->basic].name); return;
+    case DTG_CONTIG: sb_put(b, "contig(count=%d, ", n->count); break;
     case DTG_VECTOR:
     case DTG_HVECTOR:
-        sb_put(b, "%s(count=%d, block=%d, stride=%ld, ", dtg_kind_name(n->kind), n->count, n->block,
-               (long)n->stride);
+        sb_put(b, "%s(count=%d, block=%d, stride=%ld, ", dtg_kind_name(n->kind), n->count, n->block, (long)n->stride);
         break;
     case DTG_INDEXED:
     case DTG_HINDEXED:
@@ -267,25 +291,24 @@ static void print_node(sbuf *b, const dtg_node *n) {
         sb_put(b, "], dargs=[");
         for (int i = 0; i < n->ndims; i++) {
             if (i) sb_put(b, ", ");
-            if (n->dargs[i] == MPI_DISTRIBUTE_DFLT_DARG) sb_put(b, "default");
-            else sb_put(b, "%d", n->dargs[i]);
+            if (n->dargs[i] == MPI_DISTRIBUTE_DFLT_DARG)
+                sb_put(b, "default");
+            else
+                sb_put(b, "%d", n->dargs[i]);
         }
         sb_put(b, "], psizes=");
         print_list_int(b, n->psizes, n->ndims);
         sb_put(b, ", order=%s, ", n->order == MPI_ORDER_C ? "c" : "fortran");
         break;
-    case DTG_RESIZED:
-        sb_put(b, "resized(lb=%ld, extent=%ld, ", (long)n->rlb, (long)n->rext);
-        break;
-    case DTG_DUP:
-        sb_put(b, "dup(");
-        break;
+    case DTG_RESIZED: sb_put(b, "resized(lb=%ld, extent=%ld, ", (long)n->rlb, (long)n->rext); break;
+    case DTG_DUP: sb_put(b, "dup("); break;
     }
     print_node(b, n->kids[0]);
     sb_put(b, ")");
 }
 
-char *dtg_print(const dtg_node *n) {
+char *dtg_print(const dtg_node *n)
+{
     sbuf b = {0};
     print_node(&b, n);
     if (!b.s) {
@@ -297,7 +320,8 @@ char *dtg_print(const dtg_node *n) {
 
 /* ---------------------------------------------------------- tree memory */
 
-void dtg_free(dtg_node *n) {
+void dtg_free(dtg_node *n)
+{
     if (!n) return;
     for (int i = 0; i < n->nkids; i++) dtg_free(n->kids[i]);
     if (n->kind != DTG_BASIC && n->mpi != MPI_DATATYPE_NULL) MPI_Type_free(&n->mpi);
@@ -308,14 +332,16 @@ void dtg_free(dtg_node *n) {
     free(n);
 }
 
-int dtg_any_deviation(const dtg_node *n) {
+int dtg_any_deviation(const dtg_node *n)
+{
     if (n->deviates) return 1;
     for (int i = 0; i < n->nkids; i++)
         if (dtg_any_deviation(n->kids[i])) return 1;
     return 0;
 }
 
-static dtg_node *new_node(int kind, int nkids) {
+static dtg_node *new_node(int kind, int nkids)
+{
     dtg_node *n = calloc(1, sizeof *n);
     if (!n) abort();
     n->kind = kind;
@@ -328,7 +354,8 @@ static dtg_node *new_node(int kind, int nkids) {
     return n;
 }
 
-static void *xcalloc(size_t n, size_t sz) {
+static void *xcalloc(size_t n, size_t sz)
+{
     void *p = calloc(n ? n : 1, sz);
     if (!p) abort();
     return p;
@@ -349,7 +376,8 @@ typedef struct {
     int overflow;
 } reps;
 
-static void radd(reps *R, int kid, MPI_Aint shift) {
+static void radd(reps *R, int kid, MPI_Aint shift)
+{
     if (R->overflow) return;
     if (R->n >= DTG_MAX_REPS) {
         R->overflow = 1;
@@ -368,7 +396,8 @@ static void radd(reps *R, int kid, MPI_Aint shift) {
 static MPI_Aint ext_of(const dtg_node *k) { return k->ub - k->lb; }
 
 /* Owned global indices of one darray dimension, in increasing order. */
-static int darray_dim(int gsize, int distrib, int darg, int psize, int coord, int *out) {
+static int darray_dim(int gsize, int distrib, int darg, int psize, int coord, int *out)
+{
     int n = 0;
     if (distrib == MPI_DISTRIBUTE_NONE) {
         for (int i = 0; i < gsize; i++) out[n++] = i;
@@ -386,7 +415,8 @@ static int darray_dim(int gsize, int distrib, int darg, int psize, int coord, in
 /* Subarray and darray: the elements in typemap order (C: last index fastest;
  * Fortran: first index fastest), each at its linear index in the whole array
  * times the extent of the old type. */
-static void array_reps(const dtg_node *n, reps *R) {
+static void array_reps(const dtg_node *n, reps *R)
+{
     int idx[3][64], cnt[3];
     MPI_Aint mult[3];
     int nd = n->ndims;
@@ -403,8 +433,7 @@ static void array_reps(const dtg_node *n, reps *R) {
             cnt[d] = n->subsizes[d];
             for (int i = 0; i < cnt[d]; i++) idx[d][i] = n->starts[d] + i;
         } else {
-            cnt[d] = darray_dim(n->sizes[d], n->distribs[d], n->dargs[d], n->psizes[d], coord[d],
-                                idx[d]);
+            cnt[d] = darray_dim(n->sizes[d], n->distribs[d], n->dargs[d], n->psizes[d], coord[d], idx[d]);
         }
         if (cnt[d] == 0) return;
     }
@@ -433,7 +462,8 @@ static void array_reps(const dtg_node *n, reps *R) {
     }
 }
 
-static void build_reps(const dtg_node *n, reps *R) {
+static void build_reps(const dtg_node *n, reps *R)
+{
     switch (n->kind) {
     case DTG_CONTIG: {
         MPI_Aint E = ext_of(n->kids[0]);
@@ -473,17 +503,14 @@ static void build_reps(const dtg_node *n, reps *R) {
         }
         break;
     case DTG_SUBARRAY:
-    case DTG_DARRAY:
-        array_reps(n, R);
-        break;
+    case DTG_DARRAY: array_reps(n, R); break;
     case DTG_RESIZED:
-    case DTG_DUP:
-        radd(R, 0, 0);
-        break;
+    case DTG_DUP: radd(R, 0, 0); break;
     }
 }
 
-static MPI_Aint round_up(MPI_Aint x, MPI_Aint a) {
+static MPI_Aint round_up(MPI_Aint x, MPI_Aint a)
+{
     if (a <= 1) return x;
     MPI_Aint r = x % a;
     return r ? x + (a - r) : x;
@@ -491,7 +518,8 @@ static MPI_Aint round_up(MPI_Aint x, MPI_Aint a) {
 
 static MPI_Aint iabs_(MPI_Aint x) { return x < 0 ? -x : x; }
 
-static void add_note(dtg_gen *g, const char *category, const char *example) {
+static void add_note(dtg_gen *g, const char *category, const char *example)
+{
     for (int i = 0; i < g->nnotes; i++)
         if (strcmp(g->notes[i].category, category) == 0) {
             g->notes[i].count++;
@@ -504,7 +532,8 @@ static void add_note(dtg_gen *g, const char *category, const char *example) {
     nt->count = 1;
 }
 
-static void set_err(dtg_gen *g, const dtg_node *n, const char *fmt, ...) {
+static void set_err(dtg_gen *g, const dtg_node *n, const char *fmt, ...)
+{
     g->errors++;
     if (g->err[0]) return;
     char msg[256];
@@ -518,7 +547,8 @@ static void set_err(dtg_gen *g, const dtg_node *n, const char *fmt, ...) {
 }
 
 /* Create the MPI type of n from its parameters and its children's types. */
-static int create_mpi(dtg_node *n) {
+static int create_mpi(dtg_node *n)
+{
     MPI_Datatype k0 = n->nkids ? n->kids[0]->mpi : MPI_DATATYPE_NULL;
     int rc = MPI_ERR_OTHER;
     int *ids = NULL;
@@ -527,27 +557,13 @@ static int create_mpi(dtg_node *n) {
         for (int i = 0; i < n->count; i++) ids[i] = (int)n->displs[i];
     }
     switch (n->kind) {
-    case DTG_CONTIG:
-        rc = MPI_Type_contiguous(n->count, k0, &n->mpi);
-        break;
-    case DTG_VECTOR:
-        rc = MPI_Type_vector(n->count, n->block, (int)n->stride, k0, &n->mpi);
-        break;
-    case DTG_HVECTOR:
-        rc = MPI_Type_create_hvector(n->count, n->block, n->stride, k0, &n->mpi);
-        break;
-    case DTG_INDEXED:
-        rc = MPI_Type_indexed(n->count, n->blens, ids, k0, &n->mpi);
-        break;
-    case DTG_HINDEXED:
-        rc = MPI_Type_create_hindexed(n->count, n->blens, n->displs, k0, &n->mpi);
-        break;
-    case DTG_INDEXED_BLOCK:
-        rc = MPI_Type_create_indexed_block(n->count, n->block, ids, k0, &n->mpi);
-        break;
-    case DTG_HINDEXED_BLOCK:
-        rc = MPI_Type_create_hindexed_block(n->count, n->block, n->displs, k0, &n->mpi);
-        break;
+    case DTG_CONTIG: rc = MPI_Type_contiguous(n->count, k0, &n->mpi); break;
+    case DTG_VECTOR: rc = MPI_Type_vector(n->count, n->block, (int)n->stride, k0, &n->mpi); break;
+    case DTG_HVECTOR: rc = MPI_Type_create_hvector(n->count, n->block, n->stride, k0, &n->mpi); break;
+    case DTG_INDEXED: rc = MPI_Type_indexed(n->count, n->blens, ids, k0, &n->mpi); break;
+    case DTG_HINDEXED: rc = MPI_Type_create_hindexed(n->count, n->blens, n->displs, k0, &n->mpi); break;
+    case DTG_INDEXED_BLOCK: rc = MPI_Type_create_indexed_block(n->count, n->block, ids, k0, &n->mpi); break;
+    case DTG_HINDEXED_BLOCK: rc = MPI_Type_create_hindexed_block(n->count, n->block, n->displs, k0, &n->mpi); break;
     case DTG_STRUCT: {
         MPI_Datatype *ts = xcalloc((size_t)n->count, sizeof *ts);
         for (int i = 0; i < n->count; i++) ts[i] = n->kids[i]->mpi;
@@ -556,19 +572,14 @@ static int create_mpi(dtg_node *n) {
         break;
     }
     case DTG_SUBARRAY:
-        rc = MPI_Type_create_subarray(n->ndims, n->sizes, n->subsizes, n->starts, n->order, k0,
-                                      &n->mpi);
+        rc = MPI_Type_create_subarray(n->ndims, n->sizes, n->subsizes, n->starts, n->order, k0, &n->mpi);
         break;
     case DTG_DARRAY:
-        rc = MPI_Type_create_darray(n->psize, n->prank, n->ndims, n->sizes, n->distribs, n->dargs,
-                                    n->psizes, n->order, k0, &n->mpi);
+        rc = MPI_Type_create_darray(n->psize, n->prank, n->ndims, n->sizes, n->distribs, n->dargs, n->psizes, n->order,
+                                    k0, &n->mpi);
         break;
-    case DTG_RESIZED:
-        rc = MPI_Type_create_resized(k0, n->rlb, n->rext, &n->mpi);
-        break;
-    case DTG_DUP:
-        rc = MPI_Type_dup(k0, &n->mpi);
-        break;
+    case DTG_RESIZED: rc = MPI_Type_create_resized(k0, n->rlb, n->rext, &n->mpi); break;
+    case DTG_DUP: rc = MPI_Type_dup(k0, &n->mpi); break;
     }
     free(ids);
     if (rc != MPI_SUCCESS) n->mpi = MPI_DATATYPE_NULL;
@@ -578,21 +589,24 @@ static int create_mpi(dtg_node *n) {
 /* Why the library's lb/ub of n differ from the standard's. v3: bounds of the
  * members taken in order, the extent rounded up to the alignment after each
  * (what Open MPI does; order-dependent). */
-static const char *classify(const dtg_node *n, MPI_Aint b_lb, MPI_Aint b_ub, int any_rep, int v3) {
+static const char *classify(const dtg_node *n, MPI_Aint b_lb, MPI_Aint b_ub, int any_rep, int v3)
+{
     MPI_Aint mlb = n->mpi_lb, mub = n->mpi_lb + n->mpi_ext;
     int v1 = any_rep && mlb == b_lb && mub == b_ub;
     int v2 = any_rep && mlb == b_lb && mub == b_lb + round_up(b_ub - b_lb, n->align);
     if (n->empty && !n->has_mk) return "empty typemap (lb/ub not defined by the standard)";
     if (n->empty) return "zero-size type with lb/ub markers (resized members)";
-    if (n->has_mk && (v1 || v2))
-        return "lb/ub markers of resized members not honoured (bounds of all members used)";
+    if (n->has_mk && (v1 || v2)) return "lb/ub markers of resized members not honoured (bounds of all members used)";
     if (v1) return "extent from members' lb/ub without alignment epsilon (standard: typemap + epsilon)";
     if (v2) return "extent from members' lb/ub incl. their padding, then aligned (standard: typemap + epsilon)";
-    if (v3) return "extent rounded to the alignment after each block in turn (order-dependent; standard: typemap + epsilon)";
+    if (v3)
+        return "extent rounded to the alignment after each block in turn (order-dependent; standard: typemap + "
+               "epsilon)";
     return "other";
 }
 
-static int zero_block_of_derived(const dtg_node *k) {
+static int zero_block_of_derived(const dtg_node *k)
+{
     while (k->kind == DTG_RESIZED || k->kind == DTG_DUP) k = k->kids[0];
     return (k->kind == DTG_VECTOR || k->kind == DTG_HVECTOR || k->kind == DTG_INDEXED_BLOCK ||
             k->kind == DTG_HINDEXED_BLOCK) &&
@@ -602,7 +616,8 @@ static int zero_block_of_derived(const dtg_node *k) {
 /* Compute everything about n from its children and parameters, create its MPI
  * type and compare with MPI. Returns 0, 1 (too large: rejected, no MPI type
  * created) or -1 (internal error, recorded in g). */
-static int finish(dtg_gen *g, dtg_node *n) {
+static int finish(dtg_gen *g, dtg_node *n)
+{
     if (n->kind == DTG_BASIC) {
         const dtg_basic *b = &dtg_basics[n->basic];
         n->mpi = b->type;
@@ -633,9 +648,8 @@ static int finish(dtg_gen *g, dtg_node *n) {
                     }
                     return 1;
                 }
-        if ((n->kind == DTG_VECTOR || n->kind == DTG_HVECTOR) && g->avoid_stride_minus1 &&
-            n->count > 1 && n->block > 0 &&
-            (n->kind == DTG_HVECTOR ? n->stride : n->stride * ext_of(n->kids[0])) == -1) {
+        if ((n->kind == DTG_VECTOR || n->kind == DTG_HVECTOR) && g->avoid_stride_minus1 && n->count > 1 &&
+            n->block > 0 && (n->kind == DTG_HVECTOR ? n->stride : n->stride * ext_of(n->kids[0])) == -1) {
             if (!g->avoided_m1++) {
                 char *s = dtg_print(n);
                 snprintf(g->avoided_m1_example, sizeof g->avoided_m1_example, "%.500s", s ? s : "?");
@@ -679,8 +693,8 @@ static int finish(dtg_gen *g, dtg_node *n) {
             v3_ub = v3_lb + round_up(v3_ub - v3_lb, v3_align);
         }
         if (size > DTG_MAX_ELEM_BYTES || nmap > DTG_MAX_ELEM_COMPS ||
-            (!empty && (tub - tlb > DTG_MAX_ELEM_SPAN || iabs_(tlb) > DTG_MAX_ABS_BOUND ||
-                        iabs_(tub) > DTG_MAX_ABS_BOUND))) {
+            (!empty &&
+             (tub - tlb > DTG_MAX_ELEM_SPAN || iabs_(tlb) > DTG_MAX_ABS_BOUND || iabs_(tub) > DTG_MAX_ABS_BOUND))) {
             free(R.r);
             return 1;
         }
@@ -759,8 +773,7 @@ static int finish(dtg_gen *g, dtg_node *n) {
         n->mpi_lb = (MPI_Aint)mlb;
         n->mpi_ext = (MPI_Aint)mext;
         if (sz != n->size) {
-            set_err(g, n, "MPI_Type_size_x %lld != reference size %lld", (long long)sz,
-                    (long long)n->size);
+            set_err(g, n, "MPI_Type_size_x %lld != reference size %lld", (long long)sz, (long long)n->size);
             return -1;
         }
         if (mlb != n->std_lb || mext != n->std_ub - n->std_lb) {
@@ -768,12 +781,10 @@ static int finish(dtg_gen *g, dtg_node *n) {
             g->deviating_nodes++;
             char cat[160], ex[512];
             snprintf(cat, sizeof cat, "%s: %s", dtg_kind_name(n->kind),
-                     classify(n, b_lb, b_ub, any_rep,
-                              any_rep && mlb == v3_lb && mlb + mext == v3_ub));
+                     classify(n, b_lb, b_ub, any_rep, any_rep && mlb == v3_lb && mlb + mext == v3_ub));
             char *s = dtg_print(n);
-            snprintf(ex, sizeof ex, "%.380s: MPI lb %lld extent %lld, standard lb %ld extent %ld",
-                     s ? s : "?", (long long)mlb, (long long)mext, (long)n->std_lb,
-                     (long)(n->std_ub - n->std_lb));
+            snprintf(ex, sizeof ex, "%.380s: MPI lb %lld extent %lld, standard lb %ld extent %ld", s ? s : "?",
+                     (long long)mlb, (long long)mext, (long)n->std_lb, (long)(n->std_ub - n->std_lb));
             free(s);
             add_note(g, cat, ex);
             n->lb = n->mpi_lb;
@@ -783,11 +794,10 @@ static int finish(dtg_gen *g, dtg_node *n) {
             n->true_deviates = 1;
             g->true_deviating_nodes++;
             char cat[160], ex[512];
-            snprintf(cat, sizeof cat, "%s: true lb/extent differ from the data's bounds",
-                     dtg_kind_name(n->kind));
+            snprintf(cat, sizeof cat, "%s: true lb/extent differ from the data's bounds", dtg_kind_name(n->kind));
             char *s = dtg_print(n);
-            snprintf(ex, sizeof ex, "%.380s: MPI true lb %lld extent %lld, data %ld..%ld",
-                     s ? s : "?", (long long)tl, (long long)te, (long)n->tlb, (long)n->tub);
+            snprintf(ex, sizeof ex, "%.380s: MPI true lb %lld extent %lld, data %ld..%ld", s ? s : "?", (long long)tl,
+                     (long long)te, (long)n->tlb, (long)n->tub);
             free(s);
             add_note(g, cat, ex);
         }
@@ -802,8 +812,8 @@ static int finish(dtg_gen *g, dtg_node *n) {
     n->lb = n->std_lb;
     n->ub = n->std_ub;
     if (sz != n->size || mlb != n->std_lb || mext != n->std_ub - n->std_lb) {
-        set_err(g, n, "basic type size/lb/extent %lld/%lld/%lld differ from the C layout",
-                (long long)sz, (long long)mlb, (long long)mext);
+        set_err(g, n, "basic type size/lb/extent %lld/%lld/%lld differ from the C layout", (long long)sz,
+                (long long)mlb, (long long)mext);
         return -1;
     }
     return 0;
@@ -811,7 +821,8 @@ static int finish(dtg_gen *g, dtg_node *n) {
 
 /* ------------------------------------------------------------ generator */
 
-static int pick_basic(dtg_gen *g) {
+static int pick_basic(dtg_gen *g)
+{
     for (;;) {
         long w = dtg_range(&g->rng, 0, basic_weight_sum - 1);
         int i = 0;
@@ -820,7 +831,8 @@ static int pick_basic(dtg_gen *g) {
     }
 }
 
-static int gen_count(dtg_gen *g) {
+static int gen_count(dtg_gen *g)
+{
     int r = (int)dtg_range(&g->rng, 0, 99);
     if (r < 5) return 0;
     if (r < 78) return (int)dtg_range(&g->rng, 1, 4);
@@ -828,7 +840,8 @@ static int gen_count(dtg_gen *g) {
     return (int)dtg_range(&g->rng, 50, 4000);
 }
 
-static int gen_block(dtg_gen *g) {
+static int gen_block(dtg_gen *g)
+{
     int r = (int)dtg_range(&g->rng, 0, 99);
     if (r < 7) return 0;
     if (r < 96) return (int)dtg_range(&g->rng, 1, 4);
@@ -837,7 +850,8 @@ static int gen_block(dtg_gen *g) {
 
 static dtg_node *gen(dtg_gen *g, int depth, int top);
 
-static dtg_node *gen_leaf(dtg_gen *g) {
+static dtg_node *gen_leaf(dtg_gen *g)
+{
     dtg_node *n = new_node(DTG_BASIC, 0);
     n->basic = pick_basic(g);
     g->nodes++;
@@ -849,7 +863,8 @@ static dtg_node *gen_leaf(dtg_gen *g) {
 }
 
 /* A child for subarray/darray: positive extent. */
-static dtg_node *gen_array_kid(dtg_gen *g, int depth) {
+static dtg_node *gen_array_kid(dtg_gen *g, int depth)
+{
     for (int t = 0; t < 3; t++) {
         dtg_node *k = gen(g, depth, 0);
         if (!k) return NULL;
@@ -861,8 +876,9 @@ static dtg_node *gen_array_kid(dtg_gen *g, int depth) {
 
 /* Byte displacements laid out one after another with gaps, sometimes shuffled,
  * or random (negative, overlapping). */
-static void gen_byte_displs(dtg_gen *g, MPI_Aint *d, int n, const int *blens, int block,
-                            const dtg_node *const *kids, const dtg_node *kid) {
+static void gen_byte_displs(dtg_gen *g, MPI_Aint *d, int n, const int *blens, int block, const dtg_node *const *kids,
+                            const dtg_node *kid)
+{
     int mode = (int)dtg_range(&g->rng, 0, 99);
     MPI_Aint pos = dtg_chance(&g->rng, 20) ? -dtg_range(&g->rng, 1, 64) : 0;
     for (int i = 0; i < n; i++) {
@@ -890,7 +906,8 @@ static void gen_byte_displs(dtg_gen *g, MPI_Aint *d, int n, const int *blens, in
         }
 }
 
-static void gen_elem_displs(dtg_gen *g, MPI_Aint *d, int n, const int *blens, int block) {
+static void gen_elem_displs(dtg_gen *g, MPI_Aint *d, int n, const int *blens, int block)
+{
     int mode = (int)dtg_range(&g->rng, 0, 99);
     long pos = dtg_chance(&g->rng, 20) ? -dtg_range(&g->rng, 1, 8) : 0;
     for (int i = 0; i < n; i++) {
@@ -904,7 +921,8 @@ static void gen_elem_displs(dtg_gen *g, MPI_Aint *d, int n, const int *blens, in
     }
 }
 
-static dtg_node *gen_inner(dtg_gen *g, int kind, int depth) {
+static dtg_node *gen_inner(dtg_gen *g, int kind, int depth)
+{
     dtg_node *n = NULL;
     dtg_rng *r = &g->rng;
     switch (kind) {
@@ -929,50 +947,73 @@ static dtg_node *gen_inner(dtg_gen *g, int kind, int depth) {
             n->block = gen_block(g);
             int m = (int)dtg_range(r, 0, 99);
             if (kind == DTG_VECTOR) {
-                if (m < 15) n->stride = n->block;
-                else if (m < 50) n->stride = n->block + dtg_range(r, 1, 4);
-                else if (m < 70) n->stride = -(n->block + dtg_range(r, 0, 4));
-                else n->stride = dtg_range(r, -8, 8);
+                if (m < 15)
+                    n->stride = n->block;
+                else if (m < 50)
+                    n->stride = n->block + dtg_range(r, 1, 4);
+                else if (m < 70)
+                    n->stride = -(n->block + dtg_range(r, 0, 4));
+                else
+                    n->stride = dtg_range(r, -8, 8);
             } else {
                 MPI_Aint nat = n->block * E;
-                if (m < 35) n->stride = nat + dtg_range(r, 0, 12);
-                else if (m < 55) n->stride = -(iabs_(nat) + dtg_range(r, 0, 12));
-                else if (m < 65) n->stride = nat;
-                else if (m < 90) n->stride = dtg_range(r, -64, 64);
-                else n->stride = dtg_range(r, -4, 4) * (E ? E : 1);
+                if (m < 35)
+                    n->stride = nat + dtg_range(r, 0, 12);
+                else if (m < 55)
+                    n->stride = -(iabs_(nat) + dtg_range(r, 0, 12));
+                else if (m < 65)
+                    n->stride = nat;
+                else if (m < 90)
+                    n->stride = dtg_range(r, -64, 64);
+                else
+                    n->stride = dtg_range(r, -4, 4) * (E ? E : 1);
             }
         } else if (kind == DTG_INDEXED || kind == DTG_HINDEXED) {
             int m = (int)dtg_range(r, 0, 99);
             n->count = m < 5 ? 0 : m < 96 ? (int)dtg_range(r, 1, 5) : (int)dtg_range(r, 10, 60);
             n->blens = xcalloc((size_t)n->count, sizeof *n->blens);
             n->displs = xcalloc((size_t)n->count, sizeof *n->displs);
-            for (int i = 0; i < n->count; i++)
-                n->blens[i] = dtg_chance(r, 10) ? 0 : (int)dtg_range(r, 1, 4);
-            if (kind == DTG_INDEXED) gen_elem_displs(g, n->displs, n->count, n->blens, 0);
-            else gen_byte_displs(g, n->displs, n->count, n->blens, 0, NULL, k);
+            for (int i = 0; i < n->count; i++) n->blens[i] = dtg_chance(r, 10) ? 0 : (int)dtg_range(r, 1, 4);
+            if (kind == DTG_INDEXED)
+                gen_elem_displs(g, n->displs, n->count, n->blens, 0);
+            else
+                gen_byte_displs(g, n->displs, n->count, n->blens, 0, NULL, k);
         } else if (kind == DTG_INDEXED_BLOCK || kind == DTG_HINDEXED_BLOCK) {
             int m = (int)dtg_range(r, 0, 99);
             n->count = m < 5 ? 0 : m < 96 ? (int)dtg_range(r, 1, 5) : (int)dtg_range(r, 10, 60);
             n->block = gen_block(g);
             n->displs = xcalloc((size_t)n->count, sizeof *n->displs);
-            if (kind == DTG_INDEXED_BLOCK) gen_elem_displs(g, n->displs, n->count, NULL, n->block);
-            else gen_byte_displs(g, n->displs, n->count, NULL, n->block, NULL, k);
+            if (kind == DTG_INDEXED_BLOCK)
+                gen_elem_displs(g, n->displs, n->count, NULL, n->block);
+            else
+                gen_byte_displs(g, n->displs, n->count, NULL, n->block, NULL, k);
         } else if (kind == DTG_RESIZED) {
             MPI_Aint L = k->lb;
             int m = (int)dtg_range(r, 0, 99);
-            if (m < 40) n->rlb = L;
-            else if (m < 60) n->rlb = L - dtg_range(r, 1, 16);
-            else if (m < 70) n->rlb = L + dtg_range(r, 1, 8);
-            else n->rlb = dtg_range(r, -64, 32);
+            if (m < 40)
+                n->rlb = L;
+            else if (m < 60)
+                n->rlb = L - dtg_range(r, 1, 16);
+            else if (m < 70)
+                n->rlb = L + dtg_range(r, 1, 8);
+            else
+                n->rlb = dtg_range(r, -64, 32);
             m = (int)dtg_range(r, 0, 99);
             MPI_Aint X = E;
-            if (m < 20) n->rext = X;
-            else if (m < 50) n->rext = X + dtg_range(r, 1, 32);
-            else if (m < 68) n->rext = X > 1 ? dtg_range(r, 1, X - 1) : 1;
-            else if (m < 73) n->rext = 0;
-            else if (m < 83) n->rext = dtg_range(r, 1, 3);
-            else if (m < 89) n->rext = -dtg_range(r, 1, (X > 0 ? X : 0) + 8);
-            else n->rext = dtg_range(r, 1, 128);
+            if (m < 20)
+                n->rext = X;
+            else if (m < 50)
+                n->rext = X + dtg_range(r, 1, 32);
+            else if (m < 68)
+                n->rext = X > 1 ? dtg_range(r, 1, X - 1) : 1;
+            else if (m < 73)
+                n->rext = 0;
+            else if (m < 83)
+                n->rext = dtg_range(r, 1, 3);
+            else if (m < 89)
+                n->rext = -dtg_range(r, 1, (X > 0 ? X : 0) + 8);
+            else
+                n->rext = dtg_range(r, 1, 128);
         }
         break;
     }
@@ -1018,11 +1059,10 @@ static dtg_node *gen_inner(dtg_gen *g, int kind, int depth) {
         int size = 1;
         for (int d = 0; d < n->ndims; d++) {
             int m = (int)dtg_range(r, 0, 99);
-            n->distribs[d] = m < 45   ? MPI_DISTRIBUTE_BLOCK
-                             : m < 85 ? MPI_DISTRIBUTE_CYCLIC
-                                      : MPI_DISTRIBUTE_NONE;
+            n->distribs[d] = m < 45 ? MPI_DISTRIBUTE_BLOCK : m < 85 ? MPI_DISTRIBUTE_CYCLIC : MPI_DISTRIBUTE_NONE;
             n->sizes[d] = dtg_chance(r, 8) ? (int)dtg_range(r, 8, 16) : (int)dtg_range(r, 1, 7);
-            if (n->distribs[d] == MPI_DISTRIBUTE_NONE) n->psizes[d] = 1;
+            if (n->distribs[d] == MPI_DISTRIBUTE_NONE)
+                n->psizes[d] = 1;
             else {
                 int maxp = 6 / size;
                 n->psizes[d] = (int)dtg_range(r, 1, maxp < 3 ? maxp : 3);
@@ -1046,10 +1086,10 @@ static dtg_node *gen_inner(dtg_gen *g, int kind, int depth) {
     return n;
 }
 
-static dtg_node *gen(dtg_gen *g, int depth, int top) {
+static dtg_node *gen(dtg_gen *g, int depth, int top)
+{
     if (g->errors) return NULL;
-    if (depth <= 0 || g->nodes >= DTG_MAX_NODES || (!top && dtg_chance(&g->rng, 18)))
-        return gen_leaf(g);
+    if (depth <= 0 || g->nodes >= DTG_MAX_NODES || (!top && dtg_chance(&g->rng, 18))) return gen_leaf(g);
     for (int attempt = 0; attempt < 4; attempt++) {
         int kind = (int)dtg_range(&g->rng, DTG_CONTIG, DTG_DUP);
         g->nodes++;
@@ -1066,7 +1106,8 @@ static dtg_node *gen(dtg_gen *g, int depth, int top) {
     return gen_leaf(g);
 }
 
-static void count_tree(dtg_gen *g, const dtg_node *n) {
+static void count_tree(dtg_gen *g, const dtg_node *n)
+{
     g->hist[n->kind]++;
     if (n->kind == DTG_BASIC && is_pair(n->basic)) g->pair_types++;
     if (n->kind == DTG_SUBARRAY) g->subarray_order[n->order == MPI_ORDER_C ? 0 : 1]++;
@@ -1078,17 +1119,17 @@ static void count_tree(dtg_gen *g, const dtg_node *n) {
                                                                         : 2]++;
     }
     if (n->kind == DTG_RESIZED && n->rext < 0) g->neg_extent++;
-    if ((n->kind == DTG_CONTIG || n->kind == DTG_VECTOR || n->kind == DTG_HVECTOR ||
-         n->kind == DTG_INDEXED || n->kind == DTG_HINDEXED || n->kind == DTG_INDEXED_BLOCK ||
-         n->kind == DTG_HINDEXED_BLOCK || n->kind == DTG_STRUCT) &&
+    if ((n->kind == DTG_CONTIG || n->kind == DTG_VECTOR || n->kind == DTG_HVECTOR || n->kind == DTG_INDEXED ||
+         n->kind == DTG_HINDEXED || n->kind == DTG_INDEXED_BLOCK || n->kind == DTG_HINDEXED_BLOCK ||
+         n->kind == DTG_STRUCT) &&
         n->count == 0)
         g->zero_count_ctor++;
-    if ((n->kind == DTG_CONTIG || n->kind == DTG_VECTOR || n->kind == DTG_HVECTOR) && n->count >= 50)
-        g->large_count++;
+    if ((n->kind == DTG_CONTIG || n->kind == DTG_VECTOR || n->kind == DTG_HVECTOR) && n->count >= 50) g->large_count++;
     for (int i = 0; i < n->nkids; i++) count_tree(g, n->kids[i]);
 }
 
-dtg_node *dtg_generate(dtg_gen *g) {
+dtg_node *dtg_generate(dtg_gen *g)
+{
     dtg_init_basics();
     static const int depth_pct[5] = {6, 22, 30, 26, 16};
     int r = (int)dtg_range(&g->rng, 0, 99), d = 0;
@@ -1108,18 +1149,19 @@ typedef struct {
     int bad;
 } pstate;
 
-static void pskip(pstate *P) {
+static void pskip(pstate *P)
+{
     while (*P->p == ' ' || *P->p == '\t' || *P->p == '\n') P->p++;
 }
 
-static void perr(pstate *P, const char *what) {
-    if (!P->bad)
-        snprintf(P->g->err, sizeof P->g->err, "parse error at character %ld: %s",
-                 (long)(P->p - P->s), what);
+static void perr(pstate *P, const char *what)
+{
+    if (!P->bad) snprintf(P->g->err, sizeof P->g->err, "parse error at character %ld: %s", (long)(P->p - P->s), what);
     P->bad = 1;
 }
 
-static int peat(pstate *P, char c) {
+static int peat(pstate *P, char c)
+{
     pskip(P);
     if (*P->p == c) {
         P->p++;
@@ -1128,7 +1170,8 @@ static int peat(pstate *P, char c) {
     return 0;
 }
 
-static void pexpect(pstate *P, char c) {
+static void pexpect(pstate *P, char c)
+{
     if (!peat(P, c)) {
         char m[32];
         snprintf(m, sizeof m, "expected '%c'", c);
@@ -1136,7 +1179,8 @@ static void pexpect(pstate *P, char c) {
     }
 }
 
-static int pword(pstate *P, char *w, size_t len) {
+static int pword(pstate *P, char *w, size_t len)
+{
     pskip(P);
     size_t n = 0;
     while ((*P->p >= 'a' && *P->p <= 'z') || (*P->p >= '0' && *P->p <= '9') || *P->p == '_') {
@@ -1147,7 +1191,8 @@ static int pword(pstate *P, char *w, size_t len) {
     return n > 0;
 }
 
-static long pint(pstate *P) {
+static long pint(pstate *P)
+{
     pskip(P);
     char *end;
     long v = strtol(P->p, &end, 10);
@@ -1157,7 +1202,8 @@ static long pint(pstate *P) {
 }
 
 /* [a, b, ...] of integers (or words mapped by `word`, for distribs/dargs) */
-static int plist(pstate *P, long *v, int max, int (*word)(const char *, long *)) {
+static int plist(pstate *P, long *v, int max, int (*word)(const char *, long *))
+{
     pexpect(P, '[');
     int n = 0;
     if (peat(P, ']')) return 0;
@@ -1179,21 +1225,28 @@ static int plist(pstate *P, long *v, int max, int (*word)(const char *, long *))
     return n;
 }
 
-static int distrib_word(const char *w, long *x) {
-    if (!strcmp(w, "block")) *x = MPI_DISTRIBUTE_BLOCK;
-    else if (!strcmp(w, "cyclic")) *x = MPI_DISTRIBUTE_CYCLIC;
-    else if (!strcmp(w, "none")) *x = MPI_DISTRIBUTE_NONE;
-    else return 0;
+static int distrib_word(const char *w, long *x)
+{
+    if (!strcmp(w, "block"))
+        *x = MPI_DISTRIBUTE_BLOCK;
+    else if (!strcmp(w, "cyclic"))
+        *x = MPI_DISTRIBUTE_CYCLIC;
+    else if (!strcmp(w, "none"))
+        *x = MPI_DISTRIBUTE_NONE;
+    else
+        return 0;
     return 1;
 }
 
-static int darg_word(const char *w, long *x) {
+static int darg_word(const char *w, long *x)
+{
     if (strcmp(w, "default")) return 0;
     *x = MPI_DISTRIBUTE_DFLT_DARG;
     return 1;
 }
 
-static int plist3(pstate *P, int *dst, int (*word)(const char *, long *)) {
+static int plist3(pstate *P, int *dst, int (*word)(const char *, long *))
+{
     long v[3] = {0, 0, 0};
     int n = plist(P, v, 3, word);
     for (int i = 0; i < 3; i++) dst[i] = (int)v[i];
@@ -1203,7 +1256,8 @@ static int plist3(pstate *P, int *dst, int (*word)(const char *, long *)) {
 static dtg_node *ptype(pstate *P);
 
 #define PMAX 4096
-static dtg_node *ptype(pstate *P) {
+static dtg_node *ptype(pstate *P)
+{
     char name[40];
     if (!pword(P, name, sizeof name)) {
         perr(P, "expected a type");
@@ -1242,39 +1296,61 @@ static dtg_node *ptype(pstate *P) {
             P->p = save;
             dtg_node *k = ptype(P);
             if (!k) break;
-            if (nk < 64) kids[nk++] = k;
-            else dtg_free(k);
+            if (nk < 64)
+                kids[nk++] = k;
+            else
+                dtg_free(k);
         } else {
             P->p++;
-            if (!strcmp(key, "count")) n->count = (int)pint(P);
-            else if (!strcmp(key, "block")) n->block = (int)pint(P);
-            else if (!strcmp(key, "stride")) n->stride = pint(P);
-            else if (!strcmp(key, "lb")) n->rlb = pint(P);
-            else if (!strcmp(key, "extent")) n->rext = pint(P);
-            else if (!strcmp(key, "size")) n->psize = (int)pint(P);
-            else if (!strcmp(key, "rank")) n->prank = (int)pint(P);
-            else if (!strcmp(key, "blocks")) nblocks = plist(P, blocks, PMAX, NULL);
-            else if (!strcmp(key, "displs")) ndispls = plist(P, displs_, PMAX, NULL);
-            else if (!strcmp(key, "sizes") || !strcmp(key, "gsizes")) n->ndims = plist3(P, n->sizes, NULL);
-            else if (!strcmp(key, "subsizes")) plist3(P, n->subsizes, NULL);
-            else if (!strcmp(key, "starts")) plist3(P, n->starts, NULL);
-            else if (!strcmp(key, "psizes")) plist3(P, n->psizes, NULL);
-            else if (!strcmp(key, "distribs")) plist3(P, n->distribs, distrib_word);
-            else if (!strcmp(key, "dargs")) plist3(P, n->dargs, darg_word);
+            if (!strcmp(key, "count"))
+                n->count = (int)pint(P);
+            else if (!strcmp(key, "block"))
+                n->block = (int)pint(P);
+            else if (!strcmp(key, "stride"))
+                n->stride = pint(P);
+            else if (!strcmp(key, "lb"))
+                n->rlb = pint(P);
+            else if (!strcmp(key, "extent"))
+                n->rext = pint(P);
+            else if (!strcmp(key, "size"))
+                n->psize = (int)pint(P);
+            else if (!strcmp(key, "rank"))
+                n->prank = (int)pint(P);
+            else if (!strcmp(key, "blocks"))
+                nblocks = plist(P, blocks, PMAX, NULL);
+            else if (!strcmp(key, "displs"))
+                ndispls = plist(P, displs_, PMAX, NULL);
+            else if (!strcmp(key, "sizes") || !strcmp(key, "gsizes"))
+                n->ndims = plist3(P, n->sizes, NULL);
+            else if (!strcmp(key, "subsizes"))
+                plist3(P, n->subsizes, NULL);
+            else if (!strcmp(key, "starts"))
+                plist3(P, n->starts, NULL);
+            else if (!strcmp(key, "psizes"))
+                plist3(P, n->psizes, NULL);
+            else if (!strcmp(key, "distribs"))
+                plist3(P, n->distribs, distrib_word);
+            else if (!strcmp(key, "dargs"))
+                plist3(P, n->dargs, darg_word);
             else if (!strcmp(key, "order")) {
                 char w[16];
                 pword(P, w, sizeof w);
-                if (!strcmp(w, "c")) n->order = MPI_ORDER_C;
-                else if (!strcmp(w, "fortran")) n->order = MPI_ORDER_FORTRAN;
-                else perr(P, "order must be c or fortran");
+                if (!strcmp(w, "c"))
+                    n->order = MPI_ORDER_C;
+                else if (!strcmp(w, "fortran"))
+                    n->order = MPI_ORDER_FORTRAN;
+                else
+                    perr(P, "order must be c or fortran");
             } else if (!strcmp(key, "types")) {
                 pexpect(P, '[');
                 if (!peat(P, ']')) {
                     do {
                         dtg_node *k = ptype(P);
                         if (!k) break;
-                        if (nk < 64) kids[nk++] = k;
-                        else dtg_free(k);
+                        if (nk < 64)
+                            kids[nk++] = k;
+                        else
+                            dtg_free(k);
                     } while (!P->bad && peat(P, ','));
                     pexpect(P, ']');
                 }
@@ -1320,7 +1396,8 @@ static dtg_node *ptype(pstate *P) {
     return n;
 }
 
-dtg_node *dtg_parse(dtg_gen *g, const char *text) {
+dtg_node *dtg_parse(dtg_gen *g, const char *text)
+{
     dtg_init_basics();
     pstate P = {text, text, g, 0};
     g->err[0] = 0;

@@ -47,12 +47,12 @@ enum dtg_kind {
 };
 
 /* Limits that keep every type small enough for 10,000+ types under ASan. */
-#define DTG_MAX_ELEM_BYTES (64 * 1024)  /* packed bytes of one element */
-#define DTG_MAX_ELEM_COMPS (16 * 1024)  /* basic components of one element */
-#define DTG_MAX_REPS (64 * 1024)        /* replicas of children in one node */
-#define DTG_MAX_ELEM_SPAN (1024 * 1024) /* true extent of one element */
-#define DTG_MAX_ABS_BOUND (4L * 1024 * 1024)
-#define DTG_MAX_NODES 48
+#define DTG_MAX_ELEM_BYTES (64 * 1024)   /* packed bytes of one element */
+#define DTG_MAX_ELEM_COMPS (16 * 1024)   /* basic components of one element */
+#define DTG_MAX_REPS       (64 * 1024)   /* replicas of children in one node */
+#define DTG_MAX_ELEM_SPAN  (1024 * 1024) /* true extent of one element */
+#define DTG_MAX_ABS_BOUND  (4L * 1024 * 1024)
+#define DTG_MAX_NODES      48
 
 typedef struct {
     uint64_t s;
@@ -101,9 +101,9 @@ typedef struct dtg_node {
     int basic; /* DTG_BASIC: index into dtg_basics */
     /* contig/vector/hvector count; indexed*, struct: number of blocks */
     int count;
-    int block;       /* vector, hvector, indexed_block, hindexed_block */
-    MPI_Aint stride; /* vector: in extents of the child; hvector: bytes */
-    int *blens;      /* indexed, hindexed, struct */
+    int block;        /* vector, hvector, indexed_block, hindexed_block */
+    MPI_Aint stride;  /* vector: in extents of the child; hvector: bytes */
+    int *blens;       /* indexed, hindexed, struct */
     MPI_Aint *displs; /* indexed*, struct: elements or bytes as the constructor takes them */
     struct dtg_node **kids;
     int nkids;
@@ -117,9 +117,9 @@ typedef struct dtg_node {
     MPI_Datatype mpi;
     /* Computed from the definitions. */
     MPI_Count size;
-    int empty;  /* no data entries */
-    int has_mk; /* typemap holds lb/ub markers (from resized, subarray, darray) */
-    int align;  /* largest alignment of the basic types of the data */
+    int empty;               /* no data entries */
+    int has_mk;              /* typemap holds lb/ub markers (from resized, subarray, darray) */
+    int align;               /* largest alignment of the basic types of the data */
     MPI_Aint tlb, tub;       /* true bounds of the data (when !empty) */
     MPI_Aint std_lb, std_ub; /* lb/ub per the standard, given the children used */
     MPI_Aint lb, ub;         /* lb/ub used: std_*, or the library's if it deviates */
@@ -143,8 +143,8 @@ typedef struct {
     int nodes;
     /* statistics over all generated trees */
     long hist[DTG_NKINDS];
-    long subarray_order[2];            /* C, Fortran */
-    long darray_distrib[3];            /* block, cyclic, none (per dimension) */
+    long subarray_order[2]; /* C, Fortran */
+    long darray_distrib[3]; /* block, cyclic, none (per dimension) */
     long darray_order[2];
     long pair_types, neg_extent, zero_count_ctor, large_count;
     /* deviations (filled during generation) */

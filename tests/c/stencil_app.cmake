@@ -1,5 +1,5 @@
-# Runs the stencil application driver mg_stencil once and checks its outcome
-# (issue 6). cmake -P with:
+# Runs the stencil application driver mg_stencil once and checks its outcome;
+# cmake -P with:
 #   MPIEXEC NP      launcher and process count (NP 0: run the driver directly)
 #   DRIVER          the mg_stencil executable
 #   ARGS            driver arguments, space separated (--output is added)

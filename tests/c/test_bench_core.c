@@ -11,28 +11,31 @@
 #include <time.h>
 
 static int failures, checks;
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
-        }                                                                                          \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        checks++;                                                                    \
+        if (!(cond)) {                                                               \
+            failures++;                                                              \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                            \
     } while (0)
 
-static double now_realtime(void) {
+static double now_realtime(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void busy_wait(double seconds) {
+static void busy_wait(double seconds)
+{
     double end = MPI_Wtime() + seconds;
     while (MPI_Wtime() < end) {
     }
 }
 
-static void test_pure_helpers(void) {
+static void test_pure_helpers(void)
+{
     CHECK(mg_nrep_rule(1) == 100);
     CHECK(mg_nrep_rule(32768) == 100);
     CHECK(mg_nrep_rule(32769) == 50);
@@ -64,7 +67,8 @@ static void test_pure_helpers(void) {
     CHECK(mg_parse_size_list("1,2,3", sizes, 2, &n) != 0);
 }
 
-static int parse(mg_bench *b, int argc, char **argv) {
+static int parse(mg_bench *b, int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
         int r = mg_bench_option(b, argc, argv, &i);
         if (r <= 0) return r;
@@ -72,7 +76,8 @@ static int parse(mg_bench *b, int argc, char **argv) {
     return 1;
 }
 
-static void test_options(void) {
+static void test_options(void)
+{
     mg_bench b;
     mg_bench_init(&b, "test", MPI_COMM_WORLD);
     char *ok[] = {"x", "--sync", "dissem", "--nrep", "estimate", "--t1", "0.5", "--b2", "0", "--nrep-min", "3"};
@@ -93,7 +98,8 @@ static void test_options(void) {
 }
 
 /* Nobody may leave the barrier before the last rank has entered it. */
-static void test_dissem_barrier(void) {
+static void test_dissem_barrier(void)
+{
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -121,14 +127,16 @@ typedef struct {
     double seconds;
 } busy_ctx;
 
-static int op_busy(void *p) {
+static int op_busy(void *p)
+{
     busy_ctx *c = p;
     if (c->rank == c->slow_rank || c->slow_rank < 0) busy_wait(c->seconds);
     return MPI_SUCCESS;
 }
 
 /* Reads the file rank 0 wrote; counts data rows and checks header lines. */
-static int count_rows(const char *path, double *min_time, char *header, size_t hlen) {
+static int count_rows(const char *path, double *min_time, char *header, size_t hlen)
+{
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     char line[4096];
@@ -154,7 +162,8 @@ static int count_rows(const char *path, double *min_time, char *header, size_t h
     return rows;
 }
 
-static void test_measure_writes_max_over_ranks(const char *path) {
+static void test_measure_writes_max_over_ranks(const char *path)
+{
     mg_bench b;
     mg_bench_init(&b, "test", MPI_COMM_WORLD);
     char *argv[] = {"x", "--nrep", "4", "--sync", "dissem", "--output", (char *)path};
@@ -180,7 +189,8 @@ static void test_measure_writes_max_over_ranks(const char *path) {
     CHECK(strstr(header, "#@end=ok\n") != NULL);
 }
 
-static void test_estimate(const char *path) {
+static void test_estimate(const char *path)
+{
     mg_bench b;
     mg_bench_init(&b, "test", MPI_COMM_WORLD);
     /* Oversubscribed runs may never reach 1%: bound the calibration. */
@@ -204,13 +214,14 @@ static void test_estimate(const char *path) {
     CHECK(est != NULL);
     if (!est) return;
     int nrep = atoi(est + strlen("#@estimate[busy]=nrep:"));
-    CHECK(rows == nrep);                   /* exactly the estimated number of rows */
-    CHECK(nrep >= 3);                      /* K */
+    CHECK(rows == nrep);                  /* exactly the estimated number of rows */
+    CHECK(nrep >= 3);                     /* K */
     CHECK(nrep <= (int)ceil(t1 / 0.001)); /* l_min >= 1 ms bounds nrep from above */
     CHECK(strstr(header, "#@t_nrep1=") != NULL);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -6,12 +6,12 @@
 #include <string.h>
 
 static int failures;
-#define EXPECT(cond)                                                              \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);   \
-            failures++;                                                           \
-        }                                                                         \
+#define EXPECT(cond)                                                            \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                         \
+        }                                                                       \
     } while (0)
 
 #if defined(MPICH) || defined(I_MPI_VERSION) /* used by large_count_constructors only */
@@ -187,7 +187,9 @@ int main(int argc, char **argv)
     to_mpi_negative_byte_stride();
     large_count_constructors();
     MPI_Finalize();
-    if (failures) fprintf(stderr, "test_dt_errors: %d failure(s)\n", failures);
-    else printf("test_dt_errors: ok\n");
+    if (failures)
+        fprintf(stderr, "test_dt_errors: %d failure(s)\n", failures);
+    else
+        printf("test_dt_errors: ok\n");
     return failures != 0;
 }

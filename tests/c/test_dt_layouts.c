@@ -17,14 +17,14 @@ typedef struct {
 } case_t;
 
 /* A=4, Variant 1: B=6; B1=5, B2=7; A1=3, A2=5 (Table 2 of 000). */
-#define TILED "vector(count=12, block=4, stride=6, int)"
+#define TILED   "vector(count=12, block=4, stride=6, int)"
 #define TILED60 "vector(count=15, block=4, stride=6, int)"
 /* two equal blocks per period: a vector of vectors (the two-level strided loop) */
-#define BLOCK "hvector(count=6, block=1, stride=48, vector(count=2, block=4, stride=5, int))"
-#define BUCKET "hvector(count=6, block=1, stride=48, indexed(blocks=[3, 5], displs=[0, 6], int))"
+#define BLOCK       "hvector(count=6, block=1, stride=48, vector(count=2, block=4, stride=5, int))"
+#define BUCKET      "hvector(count=6, block=1, stride=48, indexed(blocks=[3, 5], displs=[0, 6], int))"
 #define ALTERNATING "hvector(count=6, block=1, stride=48, indexed(blocks=[3, 5], displs=[0, 5], int))"
 /* Alternating with B2 = A2 (Test 10): head, one vector of joined blocks, tail. */
-#define ALT_B2A2 \
+#define ALT_B2A2                                                                                          \
     "struct(displs=[0, 20, 220], types=[contig(count=3, int), vector(count=5, block=8, stride=10, int), " \
     "contig(count=5, int)])"
 /* RowCol (Test 11), n=48: the row and the column's first element join. */
@@ -128,7 +128,9 @@ int main(int argc, char **argv)
         check("tiled-heterogeneous A=4", 48, expected);
     }
     MPI_Finalize();
-    if (failures) fprintf(stderr, "test_dt_layouts: %d failure(s)\n", failures);
-    else printf("test_dt_layouts: %zu layouts normalize as expected\n", sizeof cases / sizeof cases[0] + 1);
+    if (failures)
+        fprintf(stderr, "test_dt_layouts: %d failure(s)\n", failures);
+    else
+        printf("test_dt_layouts: %zu layouts normalize as expected\n", sizeof cases / sizeof cases[0] + 1);
     return failures != 0;
 }

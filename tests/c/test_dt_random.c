@@ -56,7 +56,7 @@
 
 #define MAX_TOTAL_BYTES (256 * 1024) /* packed bytes of count elements */
 #define MAX_TOTAL_COMPS (64 * 1024)
-#define MAX_TOTAL_SPAN (4L * 1024 * 1024)
+#define MAX_TOTAL_SPAN  (4L * 1024 * 1024)
 /* Failures printed in full for each check (MG_DT_RANDOM_DETAILS=N). */
 static long max_detailed_per_check = 3;
 #define MAX_DETAILED_PER_CHECK max_detailed_per_check
@@ -78,7 +78,8 @@ static const char *check_names[NCHECKS];
 static long check_fail[NCHECKS];
 static long check_runs[NCHECKS];
 
-static int check_id(const char *name) {
+static int check_id(const char *name)
+{
     for (int i = 0; i < NCHECKS; i++) {
         if (!check_names[i]) {
             check_names[i] = name;
@@ -117,7 +118,8 @@ typedef struct {
 static int soft_mode, soft_failed;
 static char soft_msg[1024];
 
-static void fail(tcase *T, const char *check, const char *fmt, ...) {
+static void fail(tcase *T, const char *check, const char *fmt, ...)
+{
     if (soft_mode) {
         if (!soft_failed) {
             va_list ap;
@@ -139,15 +141,14 @@ static void fail(tcase *T, const char *check, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
-        printf("FAIL [%s] seed=%" PRIu64 " index=%ld count=%lld: %s\n", check, T->seed, T->index,
-               (long long)T->count, msg);
+        printf("FAIL [%s] seed=%" PRIu64 " index=%ld count=%lld: %s\n", check, T->seed, T->index, (long long)T->count,
+               msg);
         if (T->printed != 1) {
             T->printed = 1;
             printf("  type: %s\n", T->notation ? T->notation : "?");
             printf("  size %lld, lb %ld, extent %ld (MPI), typemap of one element: %zu basic "
                    "components; replay: test_dt_random 1 %" PRIu64 " %ld\n",
-                   (long long)T->size, (long)T->top->mpi_lb, (long)T->top->mpi_ext,
-                   T->top->nmap, T->seed, T->index);
+                   (long long)T->size, (long)T->top->mpi_lb, (long)T->top->mpi_ext, T->top->nmap, T->seed, T->index);
         }
     } else if (check_fail[id] == MAX_DETAILED_PER_CHECK + 1) {
         printf("(further failures of [%s] are counted only)\n", check);
@@ -166,7 +167,8 @@ typedef struct {
 } softnote;
 static softnote softnotes[16];
 
-static void soft_note(tcase *T, const char *key, const char *fmt, ...) {
+static void soft_note(tcase *T, const char *key, const char *fmt, ...)
+{
     st.soft++;
     int i = 0;
     while (i < 16 && softnotes[i].key && strcmp(softnotes[i].key, key) != 0) i++;
@@ -179,22 +181,21 @@ static void soft_note(tcase *T, const char *key, const char *fmt, ...) {
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
         snprintf(softnotes[i].example, sizeof softnotes[i].example,
-                 "seed %" PRIu64 " index %ld count %lld: %s; type: %.500s", T->seed, T->index,
-                 (long long)T->count, msg, T->notation);
+                 "seed %" PRIu64 " index %ld count %lld: %s; type: %.500s", T->seed, T->index, (long long)T->count, msg,
+                 T->notation);
     }
 }
 #endif
 
-
 /* Where stream byte `off` comes from: element, component, memory offset. */
-static void where(const tcase *T, MPI_Count off, char *out, size_t len) {
+static void where(const tcase *T, MPI_Count off, char *out, size_t len)
+{
     MPI_Count p = 0;
     for (size_t i = 0; i < T->ncomps; i++) {
         if (off < p + T->comps[i].len) {
             size_t per = T->top->nmap ? T->top->nmap : 1;
-            snprintf(out, len, "element %zu, component %zu (%ld bytes at memory offset %ld), byte %lld of it",
-                     i / per, i % per, (long)T->comps[i].len, (long)T->comps[i].off,
-                     (long long)(off - p));
+            snprintf(out, len, "element %zu, component %zu (%ld bytes at memory offset %ld), byte %lld of it", i / per,
+                     i % per, (long)T->comps[i].len, (long)T->comps[i].off, (long long)(off - p));
             return;
         }
         p += T->comps[i].len;
@@ -204,8 +205,8 @@ static void where(const tcase *T, MPI_Count off, char *out, size_t len) {
 
 /* Where in the data buffer the wrong bytes of a component came from (helps
  * to tell a wrong displacement from a wrong order). */
-static void source_of(const tcase *T, MPI_Count streampos, const unsigned char *gotcomp, char *out,
-                      size_t len) {
+static void source_of(const tcase *T, MPI_Count streampos, const unsigned char *gotcomp, char *out, size_t len)
+{
     out[0] = 0;
     MPI_Count p = 0;
     size_t i = 0;
@@ -220,8 +221,8 @@ static void source_of(const tcase *T, MPI_Count streampos, const unsigned char *
     if (cmp < 2) return;
     for (MPI_Aint m = 0; m + cmp <= T->span; m++)
         if (memcmp(T->buf + m, c, (size_t)cmp) == 0) {
-            snprintf(out, len, "; the %ld bytes got for that component are the data at memory offset %ld",
-                     (long)clen, (long)(m + T->min_off));
+            snprintf(out, len, "; the %ld bytes got for that component are the data at memory offset %ld", (long)clen,
+                     (long)(m + T->min_off));
             return;
         }
     snprintf(out, len, "; the bytes got for that component are not found in the data");
@@ -229,8 +230,9 @@ static void source_of(const tcase *T, MPI_Count streampos, const unsigned char *
 
 #ifndef DTGEN_NO_ENGINE
 /* Compare `n` bytes of the stream starting at stream offset `at`. */
-static int same_stream(tcase *T, const char *check, const unsigned char *got, MPI_Count at,
-                       MPI_Count n, const char *what) {
+static int same_stream(tcase *T, const char *check, const unsigned char *got, MPI_Count at, MPI_Count n,
+                       const char *what)
+{
     st.bytes += n;
     if (n <= 0 || memcmp(got, T->stream + at, (size_t)n) == 0) return 1;
     MPI_Count i = 0;
@@ -242,8 +244,7 @@ static int same_stream(tcase *T, const char *check, const unsigned char *got, MP
         MPI_Count p = 0;
         size_t c = 0;
         while (c < T->ncomps && at + i >= p + T->comps[c].len) p += T->comps[c++].len;
-        if (c < T->ncomps && p >= at && p + T->comps[c].len <= at + n)
-            source_of(T, at + i, got + i, src, sizeof src);
+        if (c < T->ncomps && p >= at && p + T->comps[c].len <= at + n) source_of(T, at + i, got + i, src, sizeof src);
     }
     fail(T, check, "%s: first differing stream byte %lld (%s): expected 0x%02x, got 0x%02x%s", what,
          (long long)(at + i), w, T->stream[at + i], got[i], src);
@@ -258,8 +259,8 @@ static int same_stream(tcase *T, const char *check, const unsigned char *got, MP
  * they are counted and reported, not failed. The engine is held to all bytes. */
 static long ld_pad_streams, ld_pad_bytes;
 
-static int same_stream_mpi(tcase *T, const char *check, const unsigned char *got, MPI_Count nbytes,
-                           const char *what) {
+static int same_stream_mpi(tcase *T, const char *check, const unsigned char *got, MPI_Count nbytes, const char *what)
+{
     st.bytes += nbytes;
     if (nbytes <= 0 || memcmp(got, T->stream, (size_t)nbytes) == 0) return 1;
     MPI_Count p = 0;
@@ -275,8 +276,8 @@ static int same_stream_mpi(tcase *T, const char *check, const unsigned char *got
             char w[200], src[160];
             where(T, p + b, w, sizeof w);
             source_of(T, p + b, got + p + b, src, sizeof src);
-            fail(T, check, "%s: first differing stream byte %lld (%s): expected 0x%02x, got 0x%02x%s",
-                 what, (long long)(p + b), w, T->stream[p + b], got[p + b], src);
+            fail(T, check, "%s: first differing stream byte %lld (%s): expected 0x%02x, got 0x%02x%s", what,
+                 (long long)(p + b), w, T->stream[p + b], got[p + b], src);
             return 0;
         }
         p += len;
@@ -290,7 +291,8 @@ static int same_stream_mpi(tcase *T, const char *check, const unsigned char *got
 
 /* --------------------------------------------------------------- helpers */
 
-static void *xmalloc(size_t n) {
+static void *xmalloc(size_t n)
+{
     void *p = malloc(n ? n : 1);
     if (!p) {
         fprintf(stderr, "out of memory\n");
@@ -316,16 +318,17 @@ static unsigned char guard_byte(MPI_Aint i) { return (unsigned char)(0xA5 ^ (i *
 #endif
 #ifdef DTR_ASAN
 #include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define POISON(p, n)   ASAN_POISON_MEMORY_REGION(p, n)
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
 #else
-#define POISON(p, n) ((void)(p), (void)(n))
+#define POISON(p, n)   ((void)(p), (void)(n))
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 static unsigned char *scratch;
 static size_t scratch_cap;
 
-static unsigned char *piece_buf(MPI_Count len) {
+static unsigned char *piece_buf(MPI_Count len)
+{
     size_t n = len > 0 ? (size_t)len : 0;
     if (n > scratch_cap || !scratch) {
         if (scratch) UNPOISON(scratch, scratch_cap);
@@ -338,14 +341,16 @@ static unsigned char *piece_buf(MPI_Count len) {
     return scratch + (scratch_cap - n);
 }
 
-static void piece_buf_release(void) {
+static void piece_buf_release(void)
+{
     if (scratch) UNPOISON(scratch, scratch_cap);
     free(scratch);
     scratch = NULL;
     scratch_cap = 0;
 }
 
-static MPI_Count piece_len(dtg_rng *r, MPI_Count remaining, MPI_Count total) {
+static MPI_Count piece_len(dtg_rng *r, MPI_Count remaining, MPI_Count total)
+{
     int m = (int)dtg_range(r, 0, 99);
     if (m < 20) return 1;
     if (m < 40) return dtg_range(r, 2, 7);
@@ -356,10 +361,14 @@ static MPI_Count piece_len(dtg_rng *r, MPI_Count remaining, MPI_Count total) {
 
 #endif
 
-static MPI_Count choose_count(dtg_rng *r, const dtg_node *top) {
+static MPI_Count choose_count(dtg_rng *r, const dtg_node *top)
+{
     int m = (int)dtg_range(r, 0, 99);
-    long c = m < 8 ? 0 : m < 45 ? 1 : m < 85 ? dtg_range(r, 2, 4) : m < 96 ? dtg_range(r, 5, 20)
-                                                                          : dtg_range(r, 21, 200);
+    long c = m < 8    ? 0
+             : m < 45 ? 1
+             : m < 85 ? dtg_range(r, 2, 4)
+             : m < 96 ? dtg_range(r, 5, 20)
+                      : dtg_range(r, 21, 200);
     MPI_Aint E = top->ub - top->lb;
     for (;;) {
         if (c <= 1) break;
@@ -369,9 +378,7 @@ static MPI_Count choose_count(dtg_rng *r, const dtg_node *top) {
             MPI_Aint hi = top->tub + (E > 0 ? (c - 1) * E : 0);
             span = hi - lo;
         }
-        if (c * top->size <= MAX_TOTAL_BYTES && c * (long)top->nmap <= MAX_TOTAL_COMPS &&
-            span <= MAX_TOTAL_SPAN)
-            break;
+        if (c * top->size <= MAX_TOTAL_BYTES && c * (long)top->nmap <= MAX_TOTAL_COMPS && span <= MAX_TOTAL_SPAN) break;
         c /= 2;
     }
     return c;
@@ -379,7 +386,8 @@ static MPI_Count choose_count(dtg_rng *r, const dtg_node *top) {
 
 /* -------------------------------------------------------------- the case */
 
-static void build_case(tcase *T) {
+static void build_case(tcase *T)
+{
     dtg_node *top = T->top;
     T->size = top->size;
     T->total = T->count * T->size;
@@ -432,7 +440,8 @@ static void build_case(tcase *T) {
         if (c == 0 || top->map[c].off != top->map[c - 1].off + top->map[c - 1].len) T->runs++;
 }
 
-static void free_case(tcase *T) {
+static void free_case(tcase *T)
+{
     free(T->comps);
     free(T->buf);
     free(T->pbuf);
@@ -444,7 +453,8 @@ static void free_case(tcase *T) {
 
 /* Does MPI_Pack of one element of node n give n's reference typemap bytes
  * (long double padding aside)? Returns 1 yes, 0 no, -1 MPI error. */
-static int node_packs_as_reference(dtg_node *n, dtg_rng *r) {
+static int node_packs_as_reference(dtg_node *n, dtg_rng *r)
+{
     if (n->empty || n->size == 0) return 1;
     if (n->kind != DTG_BASIC) MPI_Type_commit(&n->mpi);
     MPI_Aint span = n->tub - n->tlb, pad = span + 65536;
@@ -453,8 +463,10 @@ static int node_packs_as_reference(dtg_node *n, dtg_rng *r) {
     int psz = 0, pos = 0, res = 1;
     MPI_Pack_size(1, n->mpi, MPI_COMM_WORLD, &psz);
     unsigned char *out = xmalloc((size_t)psz);
-    if (MPI_Pack(base, 1, n->mpi, out, psz, &pos, MPI_COMM_WORLD) != MPI_SUCCESS) res = -1;
-    else if (pos != n->size) res = 0;
+    if (MPI_Pack(base, 1, n->mpi, out, psz, &pos, MPI_COMM_WORLD) != MPI_SUCCESS)
+        res = -1;
+    else if (pos != n->size)
+        res = 0;
     else {
         MPI_Count p = 0;
         for (size_t c = 0; c < n->nmap && res; c++) {
@@ -470,7 +482,8 @@ static int node_packs_as_reference(dtg_node *n, dtg_rng *r) {
 
 /* The deepest node whose MPI_Pack disagrees with its reference while all its
  * children agree with theirs, or NULL. */
-static dtg_node *culprit(dtg_node *n, dtg_rng *r) {
+static dtg_node *culprit(dtg_node *n, dtg_rng *r)
+{
     for (int i = 0; i < n->nkids; i++) {
         dtg_node *c = culprit(n->kids[i], r);
         if (c) return c;
@@ -479,8 +492,9 @@ static dtg_node *culprit(dtg_node *n, dtg_rng *r) {
 }
 
 /* (a) MPI_Pack of the stack equals the reference stream. */
-static void check_mpi_pack(tcase *T, MPI_Datatype type, int count, MPI_Count nbytes,
-                           const char *check, const char *what) {
+static void check_mpi_pack(tcase *T, MPI_Datatype type, int count, MPI_Count nbytes, const char *check,
+                           const char *what)
+{
     int psz = 0, pos = 0;
     int rc = MPI_Pack_size(count, type, MPI_COMM_WORLD, &psz);
     if (rc != MPI_SUCCESS) {
@@ -490,11 +504,13 @@ static void check_mpi_pack(tcase *T, MPI_Datatype type, int count, MPI_Count nby
     unsigned char *out = xmalloc((size_t)psz);
     memset(out, 0x3C, (size_t)psz);
     rc = MPI_Pack(T->pbase, count, type, out, psz, &pos, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) fail(T, check, "%s: MPI_Pack failed (%d)", what, rc);
+    if (rc != MPI_SUCCESS)
+        fail(T, check, "%s: MPI_Pack failed (%d)", what, rc);
     else if (pos != nbytes || pos > psz)
-        fail(T, check, "%s: MPI_Pack wrote %d bytes, expected %lld (MPI_Pack_size %d)", what, pos,
-             (long long)nbytes, psz);
-    else same_stream_mpi(T, check, out, nbytes, what);
+        fail(T, check, "%s: MPI_Pack wrote %d bytes, expected %lld (MPI_Pack_size %d)", what, pos, (long long)nbytes,
+             psz);
+    else
+        same_stream_mpi(T, check, out, nbytes, what);
     free(out);
 }
 
@@ -502,12 +518,11 @@ static void check_mpi_pack(tcase *T, MPI_Datatype type, int count, MPI_Count nby
 
 #ifndef DTGEN_NO_ENGINE
 
-#define ECHECK(T, check, rc, what)                                                                 \
-    ((rc) == MG_DT_SUCCESS                                                                         \
-         ? 1                                                                                       \
-         : (fail(T, check, "%s returned %d (%s)", what, rc, mg_dt_strerror(rc)), 0))
+#define ECHECK(T, check, rc, what) \
+    ((rc) == MG_DT_SUCCESS ? 1 : (fail(T, check, "%s returned %d (%s)", what, rc, mg_dt_strerror(rc)), 0))
 
-static void check_pack_whole(tcase *T, mg_dt *t) {
+static void check_pack_whole(tcase *T, mg_dt *t)
+{
     const char *ck = "pack whole";
     ran(ck);
     MPI_Count actual = -1;
@@ -517,7 +532,8 @@ static void check_pack_whole(tcase *T, mg_dt *t) {
     if (ECHECK(T, ck, rc, "mg_dt_pack(offset 0, max_bytes = total)")) {
         if (actual != T->total)
             fail(T, ck, "*actual %lld, expected %lld", (long long)actual, (long long)T->total);
-        else same_stream(T, ck, out, 0, T->total, "mg_dt_pack whole");
+        else
+            same_stream(T, ck, out, 0, T->total, "mg_dt_pack whole");
     }
     free(out);
     /* more room than needed: writes exactly total bytes */
@@ -527,8 +543,7 @@ static void check_pack_whole(tcase *T, mg_dt *t) {
     rc = mg_dt_pack(t, T->base, T->count, 0, out, T->total + 16, &actual);
     if (ECHECK(T, ck, rc, "mg_dt_pack(offset 0, max_bytes = total + 16)")) {
         if (actual != T->total)
-            fail(T, ck, "max_bytes total+16: *actual %lld, expected %lld", (long long)actual,
-                 (long long)T->total);
+            fail(T, ck, "max_bytes total+16: *actual %lld, expected %lld", (long long)actual, (long long)T->total);
         else if (same_stream(T, ck, out, 0, T->total, "mg_dt_pack whole, larger max_bytes")) {
             for (int i = 0; i < 16; i++)
                 if (out[T->total + i] != 0xEE) {
@@ -542,7 +557,8 @@ static void check_pack_whole(tcase *T, mg_dt *t) {
 
 /* (c) pieces at successive offsets, then with the cursor, then a random offset
  * to the end (both ways). */
-static void check_pack_pieces(tcase *T, mg_dt *t) {
+static void check_pack_pieces(tcase *T, mg_dt *t)
+{
     const char *ck = "pack pieces (offsets)";
     ran(ck);
     unsigned char *got = xmalloc((size_t)T->total);
@@ -555,10 +571,11 @@ static void check_pack_pieces(tcase *T, mg_dt *t) {
         MPI_Count actual = -1;
         int rc = mg_dt_pack(t, T->base, T->count, pos, tmp, len, &actual);
         st.pieces++;
-        if (!ECHECK(T, ck, rc, "mg_dt_pack(piece)")) ok = 0;
+        if (!ECHECK(T, ck, rc, "mg_dt_pack(piece)"))
+            ok = 0;
         else if (actual != expect) {
-            fail(T, ck, "piece at offset %lld, max_bytes %lld: *actual %lld, expected %lld",
-                 (long long)pos, (long long)len, (long long)actual, (long long)expect);
+            fail(T, ck, "piece at offset %lld, max_bytes %lld: *actual %lld, expected %lld", (long long)pos,
+                 (long long)len, (long long)actual, (long long)expect);
             ok = 0;
         } else {
             memcpy(got + pos, tmp, (size_t)actual);
@@ -589,17 +606,18 @@ static void check_pack_pieces(tcase *T, mg_dt *t) {
             MPI_Count actual = -1;
             rc = mg_dt_cursor_pack(cur, T->base, tmp, len, &actual);
             st.cursor_calls++;
-            if (!ECHECK(T, ck, rc, "mg_dt_cursor_pack")) ok = 0;
+            if (!ECHECK(T, ck, rc, "mg_dt_cursor_pack"))
+                ok = 0;
             else if (actual != expect) {
-                fail(T, ck, "cursor at %lld, max_bytes %lld: *actual %lld, expected %lld",
-                     (long long)pos, (long long)len, (long long)actual, (long long)expect);
+                fail(T, ck, "cursor at %lld, max_bytes %lld: *actual %lld, expected %lld", (long long)pos,
+                     (long long)len, (long long)actual, (long long)expect);
                 ok = 0;
             } else {
                 memcpy(got + pos, tmp, (size_t)actual);
                 pos += actual;
                 if (mg_dt_cursor_offset(cur) != pos) {
-                    fail(T, ck, "mg_dt_cursor_offset %lld, expected %lld",
-                         (long long)mg_dt_cursor_offset(cur), (long long)pos);
+                    fail(T, ck, "mg_dt_cursor_offset %lld, expected %lld", (long long)mg_dt_cursor_offset(cur),
+                         (long long)pos);
                     ok = 0;
                 }
             }
@@ -631,16 +649,16 @@ static void check_pack_pieces(tcase *T, mg_dt *t) {
     rc = mg_dt_pack(t, T->base, T->count, off, tmp, rest, &actual);
     if (ECHECK(T, ck, rc, "mg_dt_pack(random offset to end)")) {
         if (actual != rest)
-            fail(T, ck, "offset %lld to end: *actual %lld, expected %lld", (long long)off,
-                 (long long)actual, (long long)rest);
-        else same_stream(T, ck, tmp, off, rest, "mg_dt_pack from a random offset");
+            fail(T, ck, "offset %lld to end: *actual %lld, expected %lld", (long long)off, (long long)actual,
+                 (long long)rest);
+        else
+            same_stream(T, ck, tmp, off, rest, "mg_dt_pack from a random offset");
     }
     cur = NULL;
     rc = mg_dt_cursor_create(t, T->count, off, &cur);
     if (ECHECK(T, ck, rc, "mg_dt_cursor_create(random offset)")) {
         if (mg_dt_cursor_offset(cur) != off)
-            fail(T, ck, "new cursor at %lld reports offset %lld", (long long)off,
-                 (long long)mg_dt_cursor_offset(cur));
+            fail(T, ck, "new cursor at %lld reports offset %lld", (long long)off, (long long)mg_dt_cursor_offset(cur));
         pos = off;
         ok = 1;
         while (ok && pos < T->total) {
@@ -650,10 +668,11 @@ static void check_pack_pieces(tcase *T, mg_dt *t) {
             actual = -1;
             rc = mg_dt_cursor_pack(cur, T->base, p2, len, &actual);
             st.cursor_calls++;
-            if (!ECHECK(T, ck, rc, "mg_dt_cursor_pack(from random offset)")) ok = 0;
+            if (!ECHECK(T, ck, rc, "mg_dt_cursor_pack(from random offset)"))
+                ok = 0;
             else if (actual != expect) {
-                fail(T, ck, "cursor from %lld at %lld: *actual %lld, expected %lld", (long long)off,
-                     (long long)pos, (long long)actual, (long long)expect);
+                fail(T, ck, "cursor from %lld at %lld: *actual %lld, expected %lld", (long long)off, (long long)pos,
+                     (long long)actual, (long long)expect);
                 ok = 0;
             } else {
                 memcpy(got + pos, p2, (size_t)actual);
@@ -668,7 +687,8 @@ static void check_pack_pieces(tcase *T, mg_dt *t) {
 }
 
 /* (d) unpack; out is the whole span, filled with the guard pattern. */
-static int verify_unpacked(tcase *T, const char *check, const unsigned char *out, const char *what) {
+static int verify_unpacked(tcase *T, const char *check, const unsigned char *out, const char *what)
+{
     st.bytes += T->span;
     for (MPI_Aint i = 0; i < T->span; i++) {
         unsigned char want = T->covered[i] ? T->buf[i] : guard_byte(i);
@@ -676,19 +696,20 @@ static int verify_unpacked(tcase *T, const char *check, const unsigned char *out
             fail(T, check,
                  "%s: memory byte at offset %ld from base (%s by the typemap): expected 0x%02x, "
                  "got 0x%02x",
-                 what, (long)(i + T->min_off), T->covered[i] ? "covered" : "NOT covered", want,
-                 out[i]);
+                 what, (long)(i + T->min_off), T->covered[i] ? "covered" : "NOT covered", want, out[i]);
             return 0;
         }
     }
     return 1;
 }
 
-static void fill_guard(unsigned char *out, MPI_Aint span) {
+static void fill_guard(unsigned char *out, MPI_Aint span)
+{
     for (MPI_Aint i = 0; i < span; i++) out[i] = guard_byte(i);
 }
 
-static void check_unpack(tcase *T, mg_dt *t) {
+static void check_unpack(tcase *T, mg_dt *t)
+{
     if (T->overlap) {
         st.unpack_skipped_overlap++;
         return;
@@ -704,7 +725,8 @@ static void check_unpack(tcase *T, mg_dt *t) {
     if (ECHECK(T, ck, rc, "mg_dt_unpack(whole)")) {
         if (actual != T->total)
             fail(T, ck, "*actual %lld, expected %lld", (long long)actual, (long long)T->total);
-        else verify_unpacked(T, ck, out, "whole");
+        else
+            verify_unpacked(T, ck, out, "whole");
     }
 
     ck = "unpack pieces (offsets)";
@@ -721,12 +743,14 @@ static void check_unpack(tcase *T, mg_dt *t) {
         actual = -1;
         rc = mg_dt_unpack(t, in, len, pos, obase, T->count, &actual);
         st.pieces++;
-        if (!ECHECK(T, ck, rc, "mg_dt_unpack(piece)")) ok = 0;
-        else if (actual != expect) {
-            fail(T, ck, "piece at offset %lld, in_bytes %lld: *actual %lld, expected %lld",
-                 (long long)pos, (long long)len, (long long)actual, (long long)expect);
+        if (!ECHECK(T, ck, rc, "mg_dt_unpack(piece)"))
             ok = 0;
-        } else pos += actual;
+        else if (actual != expect) {
+            fail(T, ck, "piece at offset %lld, in_bytes %lld: *actual %lld, expected %lld", (long long)pos,
+                 (long long)len, (long long)actual, (long long)expect);
+            ok = 0;
+        } else
+            pos += actual;
     }
     if (ok) verify_unpacked(T, ck, out, "pieces at offsets");
 
@@ -747,16 +771,17 @@ static void check_unpack(tcase *T, mg_dt *t) {
             actual = -1;
             rc = mg_dt_cursor_unpack(cur, in, len, obase, &actual);
             st.cursor_calls++;
-            if (!ECHECK(T, ck, rc, "mg_dt_cursor_unpack")) ok = 0;
+            if (!ECHECK(T, ck, rc, "mg_dt_cursor_unpack"))
+                ok = 0;
             else if (actual != expect) {
-                fail(T, ck, "cursor at %lld, in_bytes %lld: *actual %lld, expected %lld",
-                     (long long)pos, (long long)len, (long long)actual, (long long)expect);
+                fail(T, ck, "cursor at %lld, in_bytes %lld: *actual %lld, expected %lld", (long long)pos,
+                     (long long)len, (long long)actual, (long long)expect);
                 ok = 0;
             } else {
                 pos += actual;
                 if (mg_dt_cursor_offset(cur) != pos) {
-                    fail(T, ck, "mg_dt_cursor_offset %lld, expected %lld",
-                         (long long)mg_dt_cursor_offset(cur), (long long)pos);
+                    fail(T, ck, "mg_dt_cursor_offset %lld, expected %lld", (long long)mg_dt_cursor_offset(cur),
+                         (long long)pos);
                     ok = 0;
                 }
             }
@@ -769,7 +794,8 @@ static void check_unpack(tcase *T, mg_dt *t) {
 
 /* lb/extent of contiguous(count, top) as the standard defines them (typemap
  * with markers, alignment epsilon), from the top's lb/extent as MPI has them. */
-static void std_contig_bounds(const dtg_node *top, MPI_Count count, MPI_Count *lb, MPI_Count *ext) {
+static void std_contig_bounds(const dtg_node *top, MPI_Count count, MPI_Count *lb, MPI_Count *ext)
+{
     MPI_Aint E = top->ub - top->lb, lo = 0, hi = 0;
     *lb = *ext = 0;
     if (count == 0) return;
@@ -790,8 +816,8 @@ static void std_contig_bounds(const dtg_node *top, MPI_Count count, MPI_Count *l
 /* lb/extent of `type` equal those of MPI_Type_contiguous(count, T->type). Where
  * MPI's differ from the standard's and `type` has the standard's, it is a
  * soft note (MPICH makes any zero-size contiguous type lb 0, extent 0). */
-static void check_contig_bounds(tcase *T, const char *check, MPI_Datatype type, MPI_Count count,
-                                const char *what) {
+static void check_contig_bounds(tcase *T, const char *check, MPI_Datatype type, MPI_Count count, const char *what)
+{
     MPI_Datatype ct;
     MPI_Count lb1, ex1, lb2, ex2, lb3, ex3;
     if (MPI_Type_contiguous((int)count, T->type, &ct) != MPI_SUCCESS) return;
@@ -807,10 +833,11 @@ static void check_contig_bounds(tcase *T, const char *check, MPI_Datatype type, 
                   what, (long long)lb2, (long long)ex2, (long long)count, (long long)lb1, (long long)ex1,
                   (long long)lb3, (long long)ex3, T->size == 0 ? " (a type without data)" : "");
     else
-        fail(T, check, "%s: lb %lld extent %lld, MPI_Type_contiguous(%lld, type) has lb %lld extent %lld"
-                       " (standard: lb %lld extent %lld)",
-             what, (long long)lb2, (long long)ex2, (long long)count, (long long)lb1, (long long)ex1,
-             (long long)lb3, (long long)ex3);
+        fail(T, check,
+             "%s: lb %lld extent %lld, MPI_Type_contiguous(%lld, type) has lb %lld extent %lld"
+             " (standard: lb %lld extent %lld)",
+             what, (long long)lb2, (long long)ex2, (long long)count, (long long)lb1, (long long)ex1, (long long)lb3,
+             (long long)ex3);
 }
 
 /* Pack one element of `type` (count elements' worth) through MPI and through
@@ -825,8 +852,8 @@ static void stack_disagreement(tcase *T, const dtg_node *c, const char *cnot, co
  * the stack is wrong (as on Open MPI, which packs a vector with a stride of
  * -1 byte as contiguous). Returns 1 if so (and records it); else 0 with the
  * reason in `why`. */
-static int stack_at_fault(tcase *T, const char *text, int count, MPI_Count nbytes, char *why,
-                          size_t len) {
+static int stack_at_fault(tcase *T, const char *text, int count, MPI_Count nbytes, char *why, size_t len)
+{
     static dtg_gen *sg; /* scratch generator: no avoidance, statistics discarded */
     if (!sg) sg = calloc(1, sizeof *sg);
     if (!sg || !text) {
@@ -888,7 +915,8 @@ static int stack_at_fault(tcase *T, const char *text, int count, MPI_Count nbyte
 }
 
 /* The describe_count text of t, or NULL. */
-static char *describe_count_text(mg_dt *t, MPI_Count count) {
+static char *describe_count_text(mg_dt *t, MPI_Count count)
+{
     for (size_t len = 4096; len <= (64u << 20); len *= 8) {
         char *s = xmalloc(len);
         int rc = mg_dt_describe_count(t, count, s, len);
@@ -902,8 +930,9 @@ static char *describe_count_text(mg_dt *t, MPI_Count count) {
 /* check_mpi_pack for a type the engine built or parsed; a disagreement the
  * stack is at fault for is recorded, not failed. `text`: the type's notation,
  * or NULL to use describe_count of `t`. */
-static void check_engine_type_pack(tcase *T, MPI_Datatype type, int count, MPI_Count nbytes,
-                                   const char *check, const char *what, const char *text, mg_dt *t) {
+static void check_engine_type_pack(tcase *T, MPI_Datatype type, int count, MPI_Count nbytes, const char *check,
+                                   const char *what, const char *text, mg_dt *t)
+{
     soft_mode = 1;
     soft_failed = 0;
     check_mpi_pack(T, type, count, nbytes, check, what);
@@ -917,19 +946,20 @@ static void check_engine_type_pack(tcase *T, MPI_Datatype type, int count, MPI_C
     free(own);
 }
 
-static void check_one_element_type(tcase *T, const char *check, MPI_Datatype type, const char *what,
-                                   const char *text, mg_dt *t) {
+static void check_one_element_type(tcase *T, const char *check, MPI_Datatype type, const char *what, const char *text,
+                                   mg_dt *t)
+{
     MPI_Count sz = -1;
     MPI_Type_size_x(type, &sz);
     if (sz != T->total) {
-        fail(T, check, "%s: MPI_Type_size_x %lld, expected %lld", what, (long long)sz,
-             (long long)T->total);
+        fail(T, check, "%s: MPI_Type_size_x %lld, expected %lld", what, (long long)sz, (long long)T->total);
         return;
     }
     check_engine_type_pack(T, type, 1, T->total, check, what, text, t);
 }
 
-static void check_to_mpi(tcase *T, mg_dt *t) {
+static void check_to_mpi(tcase *T, mg_dt *t)
+{
     const char *ck = "to_mpi";
     ran(ck);
     MPI_Datatype nt = MPI_DATATYPE_NULL;
@@ -941,16 +971,16 @@ static void check_to_mpi(tcase *T, mg_dt *t) {
     rc = mg_dt_from_mpi(nt, &t2);
     if (ECHECK(T, ck, rc, "mg_dt_from_mpi(mg_dt_to_mpi(t, count))")) {
         if (mg_dt_size(t2) != T->total)
-            fail(T, ck, "mg_dt_size of the rebuilt type %lld, expected %lld",
-                 (long long)mg_dt_size(t2), (long long)T->total);
+            fail(T, ck, "mg_dt_size of the rebuilt type %lld, expected %lld", (long long)mg_dt_size(t2),
+                 (long long)T->total);
         unsigned char *out = xmalloc((size_t)T->total);
         MPI_Count actual = -1;
         rc = mg_dt_pack(t2, T->base, 1, 0, out, T->total, &actual);
         if (ECHECK(T, ck, rc, "mg_dt_pack of the rebuilt type")) {
             if (actual != T->total)
-                fail(T, ck, "rebuilt type: *actual %lld, expected %lld", (long long)actual,
-                     (long long)T->total);
-            else same_stream(T, ck, out, 0, T->total, "mg_dt_from_mpi(to_mpi) pack");
+                fail(T, ck, "rebuilt type: *actual %lld, expected %lld", (long long)actual, (long long)T->total);
+            else
+                same_stream(T, ck, out, 0, T->total, "mg_dt_from_mpi(to_mpi) pack");
         }
         free(out);
         mg_dt_free(t2);
@@ -959,7 +989,8 @@ static void check_to_mpi(tcase *T, mg_dt *t) {
 }
 
 /* Text of describe/describe_count/program, growing the buffer on truncation. */
-static char *engine_text(tcase *T, const char *check, mg_dt *t, int which, MPI_Count count) {
+static char *engine_text(tcase *T, const char *check, mg_dt *t, int which, MPI_Count count)
+{
     size_t len = 4096;
     for (;;) {
         char *s = xmalloc(len);
@@ -994,8 +1025,8 @@ static char *engine_text(tcase *T, const char *check, mg_dt *t, int which, MPI_C
  * there only the bytes of one element are compared. */
 static long describe_abbreviated;
 
-static void check_parsed(tcase *T, const char *check, const char *text, MPI_Count count, int one,
-                         int strict) {
+static void check_parsed(tcase *T, const char *check, const char *text, MPI_Count count, int one, int strict)
+{
     if (!strict && strstr(text, "entries")) {
         describe_abbreviated++; /* long lists are abbreviated: for reading only */
         return;
@@ -1004,8 +1035,7 @@ static void check_parsed(tcase *T, const char *check, const char *text, MPI_Coun
     char err[256] = "";
     int rc = mg_dt_parse(text, &pt, err, sizeof err);
     if (rc != MG_DT_SUCCESS) {
-        fail(T, check, "mg_dt_parse returned %d (%s): %s; text: %.300s", rc, mg_dt_strerror(rc),
-             err, text);
+        fail(T, check, "mg_dt_parse returned %d (%s): %s; text: %.300s", rc, mg_dt_strerror(rc), err, text);
         return;
     }
     if (MPI_Type_commit(&pt) != MPI_SUCCESS) {
@@ -1024,24 +1054,23 @@ static void check_parsed(tcase *T, const char *check, const char *text, MPI_Coun
     }
     MPI_Count want_sz = one ? T->total : T->size;
     if (sz != want_sz) {
-        fail(T, check, "parsed type size %lld, expected %lld; text: %.300s", (long long)sz,
-             (long long)want_sz, text);
+        fail(T, check, "parsed type size %lld, expected %lld; text: %.300s", (long long)sz, (long long)want_sz, text);
     } else if (lb != want_lb || ex != want_ex) {
         if (strict)
-            fail(T, check, "parsed type lb %lld extent %lld, expected %lld %lld; text: %.300s",
-                 (long long)lb, (long long)ex, (long long)want_lb, (long long)want_ex, text);
+            fail(T, check, "parsed type lb %lld extent %lld, expected %lld %lld; text: %.300s", (long long)lb,
+                 (long long)ex, (long long)want_lb, (long long)want_ex, text);
         /* compare the bytes of one element (if the stream has one) */
         if (T->count > 0)
-            check_engine_type_pack(T, pt, 1, one ? T->total : T->size, check,
-                                   "MPI_Pack of the parsed type", text, NULL);
+            check_engine_type_pack(T, pt, 1, one ? T->total : T->size, check, "MPI_Pack of the parsed type", text,
+                                   NULL);
     } else {
-        check_engine_type_pack(T, pt, one ? 1 : (int)count, T->total, check,
-                               "MPI_Pack of the parsed type", text, NULL);
+        check_engine_type_pack(T, pt, one ? 1 : (int)count, T->total, check, "MPI_Pack of the parsed type", text, NULL);
     }
     MPI_Type_free(&pt);
 }
 
-static void check_text(tcase *T, mg_dt *t) {
+static void check_text(tcase *T, mg_dt *t)
+{
     const char *ck = "describe+parse";
     ran(ck);
     char *s = engine_text(T, ck, t, 0, 0);
@@ -1061,7 +1090,8 @@ static void check_text(tcase *T, mg_dt *t) {
     check_parsed(T, ck, T->notation, T->count, 0, 1);
 }
 
-static void check_engine(tcase *T, mg_dt *t) {
+static void check_engine(tcase *T, mg_dt *t)
+{
     const char *ck = "properties";
     ran(ck);
     if (mg_dt_size(t) != T->size)
@@ -1072,10 +1102,11 @@ static void check_engine(tcase *T, mg_dt *t) {
     MPI_Count blocks = mg_dt_blocks(t);
     if (T->size > 0) {
         if (blocks < T->runs)
-            fail(T, ck, "mg_dt_blocks %lld < %ld contiguous runs in the typemap", (long long)blocks,
-                 T->runs);
-        else if (blocks == T->runs) st.blocks_equal_runs++;
-        else st.blocks_more_than_runs++;
+            fail(T, ck, "mg_dt_blocks %lld < %ld contiguous runs in the typemap", (long long)blocks, T->runs);
+        else if (blocks == T->runs)
+            st.blocks_equal_runs++;
+        else
+            st.blocks_more_than_runs++;
     }
     check_pack_whole(T, t);
     check_pack_pieces(T, t);
@@ -1102,10 +1133,13 @@ static disagreement disagreements[32];
 static int ndisagreements;
 static long disagreeing_types;
 
-static void stack_disagreement(tcase *T, const dtg_node *c, const char *cnot, const char *where) {
+static void stack_disagreement(tcase *T, const dtg_node *c, const char *cnot, const char *where)
+{
     char cat[96];
-    if (c) snprintf(cat, sizeof cat, "%s%s node", where, dtg_kind_name(c->kind));
-    else snprintf(cat, sizeof cat, "%scount > 1 of a type that packs right with count 1", where);
+    if (c)
+        snprintf(cat, sizeof cat, "%s%s node", where, dtg_kind_name(c->kind));
+    else
+        snprintf(cat, sizeof cat, "%scount > 1 of a type that packs right with count 1", where);
     disagreeing_types++;
     int i = 0;
     while (i < ndisagreements && strcmp(disagreements[i].category, cat) != 0) i++;
@@ -1124,12 +1158,10 @@ static void stack_disagreement(tcase *T, const dtg_node *c, const char *cnot, co
     const char *ntext = cnot ? cnot : "(none: count > 1)";
     const char *et = T->engine_text ? "\n          engine's type (its describe_count): " : "";
     const char *etext = T->engine_text ? T->engine_text : "";
-    int n = snprintf(NULL, 0, fmt, T->seed, T->index, (long long)T->count, soft_msg, ntext,
-                     T->notation, et, etext);
+    int n = snprintf(NULL, 0, fmt, T->seed, T->index, (long long)T->count, soft_msg, ntext, T->notation, et, etext);
     char *ex = malloc((size_t)n + 1);
     if (!ex) return;
-    snprintf(ex, (size_t)n + 1, fmt, T->seed, T->index, (long long)T->count, soft_msg, ntext,
-             T->notation, et, etext);
+    snprintf(ex, (size_t)n + 1, fmt, T->seed, T->index, (long long)T->count, soft_msg, ntext, T->notation, et, etext);
     free(disagreements[i].example);
     disagreements[i].example = ex;
     disagreements[i].size = size;
@@ -1140,7 +1172,8 @@ static int strict_mode, verbose;
 static const char *given_type; /* --type NOTATION */
 static long given_count = -1;
 
-static void run_type(dtg_gen *g, uint64_t seed, long index) {
+static void run_type(dtg_gen *g, uint64_t seed, long index)
+{
     tcase T;
     memset(&T, 0, sizeof T);
     T.seed = seed;
@@ -1187,9 +1220,9 @@ static void run_type(dtg_gen *g, uint64_t seed, long index) {
     if (verbose)
         printf("type %ld count %lld: %s\n  size %lld, MPI lb %ld extent %ld, standard lb %ld extent "
                "%ld, data %ld..%ld, span of count elements %ld%s\n",
-               index, (long long)T.count, T.notation, (long long)T.size, (long)T.top->mpi_lb,
-               (long)T.top->mpi_ext, (long)T.top->std_lb, (long)(T.top->std_ub - T.top->std_lb),
-               (long)T.top->tlb, (long)T.top->tub, (long)T.span, T.overlap ? ", overlapping" : "");
+               index, (long long)T.count, T.notation, (long long)T.size, (long)T.top->mpi_lb, (long)T.top->mpi_ext,
+               (long)T.top->std_lb, (long)(T.top->std_ub - T.top->std_lb), (long)T.top->tlb, (long)T.top->tub,
+               (long)T.span, T.overlap ? ", overlapping" : "");
     st.checked++;
     st.elements += (long)T.count;
     ran("reference vs MPI_Pack");
@@ -1222,8 +1255,8 @@ static void run_type(dtg_gen *g, uint64_t seed, long index) {
     int rc = early ? rc_early : mg_dt_from_mpi(T.type, &t);
     ran("from_mpi");
     if (rc != MG_DT_SUCCESS || !t) {
-        fail(&T, "from_mpi", "mg_dt_from_mpi%s returned %d (%s)", early ? " (uncommitted type)" : "",
-             rc, mg_dt_strerror(rc));
+        fail(&T, "from_mpi", "mg_dt_from_mpi%s returned %d (%s)", early ? " (uncommitted type)" : "", rc,
+             mg_dt_strerror(rc));
     } else {
         check_engine(&T, t);
     }
@@ -1236,20 +1269,21 @@ static void run_type(dtg_gen *g, uint64_t seed, long index) {
 
 #ifndef DTGEN_NO_ENGINE
 static long ep_fail;
-#define EP(cond, ...)                                                                              \
-    do {                                                                                           \
-        ran("error paths");                                                                        \
-        if (!(cond)) {                                                                             \
-            ep_fail++;                                                                             \
-            st.failures++;                                                                         \
-            check_fail[check_id("error paths")]++;                                                 \
-            printf("FAIL [error paths] %s:%d: %s: ", __FILE__, __LINE__, #cond);                   \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
+#define EP(cond, ...)                                                            \
+    do {                                                                         \
+        ran("error paths");                                                      \
+        if (!(cond)) {                                                           \
+            ep_fail++;                                                           \
+            st.failures++;                                                       \
+            check_fail[check_id("error paths")]++;                               \
+            printf("FAIL [error paths] %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            printf(__VA_ARGS__);                                                 \
+            printf("\n");                                                        \
+        }                                                                        \
     } while (0)
 
-static void test_error_paths(void) {
+static void test_error_paths(void)
+{
     for (int c = 0; c < MG_DT_ERR_COUNT_; c++) {
         const char *s = mg_dt_strerror(c);
         EP(s && s[0], "mg_dt_strerror(%d) is NULL or empty", c);
@@ -1294,8 +1328,7 @@ static void test_error_paths(void) {
     actual = -7;
     memset(out, 0xEE, sizeof out);
     rc = mg_dt_pack(t, in, 2, 0, out, 0, &actual);
-    EP(rc == MG_DT_SUCCESS && actual == 0, "mg_dt_pack(max_bytes 0) returned %d, *actual %lld", rc,
-       (long long)actual);
+    EP(rc == MG_DT_SUCCESS && actual == 0, "mg_dt_pack(max_bytes 0) returned %d, *actual %lld", rc, (long long)actual);
     EP(out[0] == 0xEE, "mg_dt_pack(max_bytes 0) wrote to outbuf");
     actual = -7;
     rc = mg_dt_pack(t, in, 2, total, out, 8, &actual);
@@ -1315,8 +1348,7 @@ static void test_error_paths(void) {
     EP(rc == MG_DT_ERR_OFFSET, "mg_dt_unpack(offset beyond) returned %d", rc);
     actual = -7;
     rc = mg_dt_unpack(t, out, 0, 0, in, 2, &actual);
-    EP(rc == MG_DT_SUCCESS && actual == 0, "mg_dt_unpack(in_bytes 0) returned %d, *actual %lld", rc,
-       (long long)actual);
+    EP(rc == MG_DT_SUCCESS && actual == 0, "mg_dt_unpack(in_bytes 0) returned %d, *actual %lld", rc, (long long)actual);
     rc = mg_dt_unpack(t, out, 8, 0, in, 2, NULL);
     EP(rc == MG_DT_ERR_ARG, "mg_dt_unpack(actual NULL) returned %d", rc);
     rc = mg_dt_unpack(NULL, out, 8, 0, in, 2, &actual);
@@ -1363,8 +1395,8 @@ static void test_error_paths(void) {
 
     char small[4];
     rc = mg_dt_describe(t, small, sizeof small);
-    EP(rc == MG_DT_ERR_TRUNCATED && memchr(small, 0, sizeof small) != NULL,
-       "mg_dt_describe into 4 bytes returned %d", rc);
+    EP(rc == MG_DT_ERR_TRUNCATED && memchr(small, 0, sizeof small) != NULL, "mg_dt_describe into 4 bytes returned %d",
+       rc);
     MPI_Datatype pt = MPI_DATATYPE_NULL;
     char err[128] = "";
     rc = mg_dt_parse("vector(count=2, block=1, stride=3, nosuchtype)", &pt, err, sizeof err);
@@ -1381,12 +1413,14 @@ static void test_error_paths(void) {
 
 /* ------------------------------------------------------------------ main */
 
-static long env_long(const char *name, long dflt) {
+static long env_long(const char *name, long dflt)
+{
     const char *s = getenv(name);
     return s && *s ? strtol(s, NULL, 0) : dflt;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
@@ -1420,8 +1454,8 @@ int main(int argc, char **argv) {
     char *nl = strchr(lib, '\n');
     if (nl) *nl = 0;
     if (rank == 0)
-        printf("test_dt_random: %ld types from index %ld, seed %" PRIu64
-               " (replay: test_dt_random %ld %" PRIu64 " %ld)%s\nMPI: %.120s\n",
+        printf("test_dt_random: %ld types from index %ld, seed %" PRIu64 " (replay: test_dt_random %ld %" PRIu64
+               " %ld)%s\nMPI: %.120s\n",
                ntypes, first, seed, ntypes, seed, first, strict_mode ? ", strict" : "", lib);
 
     double t0 = MPI_Wtime();
@@ -1467,8 +1501,8 @@ int main(int argc, char **argv) {
                "its children are packed right):\n",
                disagreeing_types);
         for (int i = 0; i < ndisagreements; i++) {
-            printf("  note: %ld x %s\n        e.g. %s\n", disagreements[i].count,
-                   disagreements[i].category, disagreements[i].example);
+            printf("  note: %ld x %s\n        e.g. %s\n", disagreements[i].count, disagreements[i].category,
+                   disagreements[i].example);
             free(disagreements[i].example);
         }
     }
@@ -1491,7 +1525,8 @@ int main(int argc, char **argv) {
 #ifndef DTGEN_NO_ENGINE
     if (describe_abbreviated)
         printf("note: %ld describe texts abbreviate long lists (docs/dt-engine.md: for reading, "
-               "they do not parse back); not parsed\n", describe_abbreviated);
+               "they do not parse back); not parsed\n",
+               describe_abbreviated);
 #endif
     printf("checks:");
     for (int i = 0; i < NCHECKS && check_names[i]; i++)
@@ -1502,18 +1537,17 @@ int main(int argc, char **argv) {
            "pair types %ld, negative extents %ld, zero-count constructors %ld, large counts %ld, "
            "subarray c/fortran %ld/%ld, darray c/fortran %ld/%ld, darray dims block/cyclic/none "
            "%ld/%ld/%ld\n",
-           st.unpack_checked, st.unpack_skipped_overlap, st.pieces, st.cursor_calls,
-           st.blocks_equal_runs, st.blocks_more_than_runs, g->pair_types, g->neg_extent,
-           g->zero_count_ctor, g->large_count, g->subarray_order[0], g->subarray_order[1],
-           g->darray_order[0], g->darray_order[1], g->darray_distrib[0], g->darray_distrib[1],
-           g->darray_distrib[2]);
+           st.unpack_checked, st.unpack_skipped_overlap, st.pieces, st.cursor_calls, st.blocks_equal_runs,
+           st.blocks_more_than_runs, g->pair_types, g->neg_extent, g->zero_count_ctor, g->large_count,
+           g->subarray_order[0], g->subarray_order[1], g->darray_order[0], g->darray_order[1], g->darray_distrib[0],
+           g->darray_distrib[1], g->darray_distrib[2]);
     printf("dt_random: seed %" PRIu64 ", %ld types (%ld checked, %ld deviating from the standard's "
            "lb/extent%s, %ld skipped), %ld elements, ctors:",
-           seed, st.types, st.checked, st.deviating_types, strict_mode ? "" : " followed",
-           st.skipped_strict, st.elements);
+           seed, st.types, st.checked, st.deviating_types, strict_mode ? "" : " followed", st.skipped_strict,
+           st.elements);
     for (int k = 0; k < DTG_NKINDS; k++) printf(" %s=%ld", dtg_kind_name(k), g->hist[k]);
-    printf(", %.1f MB compared, %.1f s, %ld failures (%ld types)\n", st.bytes / 1e6, t1 - t0,
-           st.failures, st.failed_types);
+    printf(", %.1f MB compared, %.1f s, %ld failures (%ld types)\n", st.bytes / 1e6, t1 - t0, st.failures,
+           st.failed_types);
     free(g);
 #ifndef DTGEN_NO_ENGINE
     piece_buf_release();

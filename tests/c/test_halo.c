@@ -90,8 +90,7 @@ static int check(const mg_decomp *d, const elem_t *e, int corners, const unsigne
             int gy = d->y0 + i - 1, gx = d->x0 + j - 1;
             int halo_row = i == 0 || i == H - 1, halo_col = j == 0 || j == W - 1;
             int expect_value = 1;
-            if (halo_row && halo_col && !corners)
-                expect_value = 0;
+            if (halo_row && halo_col && !corners) expect_value = 0;
             if (gy < 0 || gy >= d->global_ny) {
                 if (d->periodic)
                     gy = (gy + d->global_ny) % d->global_ny;
@@ -117,8 +116,7 @@ static int check(const mg_decomp *d, const elem_t *e, int corners, const unsigne
                     fprintf(stderr,
                             "FAIL %s: rank %d (coords %d,%d; local %dx%d at x0=%d y0=%d) cell row %d col %d (%s): "
                             "got %s want %s\n",
-                            what, d->rank, d->coords[0],
-                            d->coords[1], d->nx, d->ny, d->x0, d->y0, i, j,
+                            what, d->rank, d->coords[0], d->coords[1], d->nx, d->ny, d->x0, d->y0, i, j,
                             (halo_row || halo_col) ? "halo" : "interior", a, b);
                 }
                 bad++;
@@ -156,9 +154,8 @@ static void run_case(MPI_Comm world, int gnx, int gny, int periodic)
                 total);
         failures++;
     }
-    const elem_t elems[] = {{MPI_DOUBLE, "double", sizeof(double)},
-                            {MPI_UNSIGNED_CHAR, "unsigned char", 1},
-                            {MPI_INT, "int", sizeof(int)}};
+    const elem_t elems[] = {
+        {MPI_DOUBLE, "double", sizeof(double)}, {MPI_UNSIGNED_CHAR, "unsigned char", 1}, {MPI_INT, "int", sizeof(int)}};
     for (int ei = 0; ei < (int)(sizeof elems / sizeof *elems); ei++) {
         const elem_t *e = &elems[ei];
         size_t bytes = (size_t)(d.nx + 2) * (size_t)(d.ny + 2) * e->size;
@@ -196,8 +193,7 @@ static void run_case(MPI_Comm world, int gnx, int gny, int periodic)
                     }
                     size_t want = packing == MG_HALO_BASIC ? basic_bytes(&d, corners, e->size) : 0;
                     int has_nbr = 0;
-                    for (int k = 0; k < (corners ? MG_DIR_COUNT_ : 4); k++)
-                        has_nbr |= d.nbr[k] != MPI_PROC_NULL;
+                    for (int k = 0; k < (corners ? MG_DIR_COUNT_ : 4); k++) has_nbr |= d.nbr[k] != MPI_PROC_NULL;
                     size_t got = mg_halo_buffer_bytes(h);
                     if (got != want || (packing == MG_HALO_BASIC && has_nbr && got == 0)) {
                         fprintf(stderr, "FAIL %s: rank %d buffer bytes %zu, want %zu\n", what, d.rank, got, want);
@@ -205,8 +201,7 @@ static void run_case(MPI_Comm world, int gnx, int gny, int periodic)
                     }
                     /* Two rounds: persistent requests and bound buffers must be reusable. */
                     for (int round = 0; round < 2; round++) {
-                        if (round == 1)
-                            fill(&d, e, g);
+                        if (round == 1) fill(&d, e, g);
                         rc = mg_halo_exchange(h);
                         if (rc != MPI_SUCCESS) {
                             fprintf(stderr, "FAIL %s: mg_halo_exchange returned %d on rank %d\n", what, rc, d.rank);
@@ -216,8 +211,7 @@ static void run_case(MPI_Comm world, int gnx, int gny, int periodic)
                         int bad = check(&d, e, corners, g, what);
                         if (bad) {
                             /* no break: the other ranks still run round 1 */
-                            fprintf(stderr, "FAIL %s round %d: %d wrong cells on rank %d\n", what, round, bad,
-                                    d.rank);
+                            fprintf(stderr, "FAIL %s round %d: %d wrong cells on rank %d\n", what, round, bad, d.rank);
                             failures++;
                         }
                     }
@@ -254,8 +248,7 @@ int main(int argc, char **argv)
     };
     const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
     for (int s = 0; s < nsizes; s++)
-        for (int periodic = 0; periodic <= 1; periodic++)
-            run_case(MPI_COMM_WORLD, sizes[s][0], sizes[s][1], periodic);
+        for (int periodic = 0; periodic <= 1; periodic++) run_case(MPI_COMM_WORLD, sizes[s][0], sizes[s][1], periodic);
 
     /* Argument errors come back as codes. */
     mg_decomp d;

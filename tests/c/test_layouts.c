@@ -21,48 +21,55 @@
 static int failures;
 static int live_types; /* derived types created and not yet freed */
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        failures++;                                                                                \
-        if (failures <= 50) {                                                                      \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
+#define FAIL(...)                                                \
+    do {                                                         \
+        failures++;                                              \
+        if (failures <= 50) {                                    \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fputc('\n', stderr);                                 \
+        }                                                        \
     } while (0)
 
 /* ---------------------------------------------------------------- */
 /* PMPI wrappers: count derived datatypes                            */
 /* ---------------------------------------------------------------- */
 
-static int counted(int rc) {
+static int counted(int rc)
+{
     if (rc == MPI_SUCCESS) live_types++;
     return rc;
 }
-int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *t) {
+int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *t)
+{
     return counted(PMPI_Type_contiguous(count, old, t));
 }
-int MPI_Type_vector(int count, int bl, int stride, MPI_Datatype old, MPI_Datatype *t) {
+int MPI_Type_vector(int count, int bl, int stride, MPI_Datatype old, MPI_Datatype *t)
+{
     return counted(PMPI_Type_vector(count, bl, stride, old, t));
 }
-int MPI_Type_create_hvector(int count, int bl, MPI_Aint stride, MPI_Datatype old, MPI_Datatype *t) {
+int MPI_Type_create_hvector(int count, int bl, MPI_Aint stride, MPI_Datatype old, MPI_Datatype *t)
+{
     return counted(PMPI_Type_create_hvector(count, bl, stride, old, t));
 }
-int MPI_Type_indexed(int count, const int bl[], const int d[], MPI_Datatype old, MPI_Datatype *t) {
+int MPI_Type_indexed(int count, const int bl[], const int d[], MPI_Datatype old, MPI_Datatype *t)
+{
     return counted(PMPI_Type_indexed(count, bl, d, old, t));
 }
-int MPI_Type_create_indexed_block(int count, int bl, const int d[], MPI_Datatype old,
-                                  MPI_Datatype *t) {
+int MPI_Type_create_indexed_block(int count, int bl, const int d[], MPI_Datatype old, MPI_Datatype *t)
+{
     return counted(PMPI_Type_create_indexed_block(count, bl, d, old, t));
 }
-int MPI_Type_create_struct(int count, const int bl[], const MPI_Aint d[], const MPI_Datatype ty[],
-                           MPI_Datatype *t) {
+int MPI_Type_create_struct(int count, const int bl[], const MPI_Aint d[], const MPI_Datatype ty[], MPI_Datatype *t)
+{
     return counted(PMPI_Type_create_struct(count, bl, d, ty, t));
 }
-int MPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *t) {
+int MPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *t)
+{
     return counted(PMPI_Type_create_resized(old, lb, extent, t));
 }
-int MPI_Type_free(MPI_Datatype *t) {
+int MPI_Type_free(MPI_Datatype *t)
+{
     int rc = PMPI_Type_free(t);
     if (rc == MPI_SUCCESS) live_types--;
     return rc;
@@ -72,7 +79,8 @@ int MPI_Type_free(MPI_Datatype *t) {
 /* Helpers                                                           */
 /* ---------------------------------------------------------------- */
 
-static const char *basic_name(MPI_Datatype t) {
+static const char *basic_name(MPI_Datatype t)
+{
     if (t == MPI_INT) return "int";
     if (t == MPI_CHAR) return "char";
     if (t == MPI_SHORT) return "short";
@@ -83,7 +91,8 @@ static const char *basic_name(MPI_Datatype t) {
 
 /* The constructor tree of t, e.g. "resized(contiguous(int))". Contents types
  * that are derived are new handles (MPI standard) and are freed here. */
-static void signature(MPI_Datatype t, char *buf, size_t len) {
+static void signature(MPI_Datatype t, char *buf, size_t len)
+{
     int ni, na, nd, comb;
     PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
     if (comb == MPI_COMBINER_NAMED) {
@@ -126,8 +135,7 @@ static const char *expected_sig[MG_LAYOUT_NKINDS] = {
     [MG_LAYOUT_ALTERNATING] = "resized(indexed(T))",
     [MG_LAYOUT_TILED_HETEROGENEOUS] = "struct(char,int,double,short)",
     [MG_LAYOUT_CONTIGUOUS_SUBTYPE] = "contiguous(SUB)",
-    [MG_LAYOUT_TILED_STRUCT] =
-        "struct(contiguous(resized(contiguous(T))),contiguous(resized(contiguous(T))))",
+    [MG_LAYOUT_TILED_STRUCT] = "struct(contiguous(resized(contiguous(T))),contiguous(resized(contiguous(T))))",
     [MG_LAYOUT_TILED_VECTOR] = "resized(vector(T))",
     [MG_LAYOUT_VECTOR_TILED] = "hvector(vector(T))",
     [MG_LAYOUT_BLOCK_INDEXED] = "indexed_block(T)",
@@ -139,7 +147,8 @@ static const char *expected_sig[MG_LAYOUT_NKINDS] = {
     [MG_LAYOUT_ROWCOL_STRUCT] = "struct(contiguous(T),vector(T))",
 };
 
-static void replace_all(const char *in, const char *key, const char *with, char *out, size_t len) {
+static void replace_all(const char *in, const char *key, const char *with, char *out, size_t len)
+{
     size_t pos = 0, kl = strlen(key);
     while (*in && pos + 1 < len) {
         if (strncmp(in, key, kl) == 0) {
@@ -153,7 +162,8 @@ static void replace_all(const char *in, const char *key, const char *with, char 
     out[pos] = '\0';
 }
 
-static void expected_signature(const mg_layout_info *info, char *out, size_t len) {
+static void expected_signature(const mg_layout_info *info, char *out, size_t len)
+{
     const char *T = basic_name(info->basic);
     char tmp[1024];
     if (info->params.kind == MG_LAYOUT_CONTIGUOUS_SUBTYPE) {
@@ -172,7 +182,8 @@ static void expected_signature(const mg_layout_info *info, char *out, size_t len
 }
 
 /* A byte pattern with no short-range repetition, so misplaced bytes show. */
-static unsigned char pattern(size_t i) {
+static unsigned char pattern(size_t i)
+{
     uint32_t x = (uint32_t)i * 2654435761u + 0x9e3779b9u;
     x ^= x >> 15;
     x *= 2246822519u;
@@ -180,14 +191,16 @@ static unsigned char pattern(size_t i) {
     return (unsigned char)(x >> 7);
 }
 
-static int same_info(const mg_layout_info *a, const mg_layout_info *b) {
+static int same_info(const mg_layout_info *a, const mg_layout_info *b)
+{
     return a->n == b->n && a->k == b->k && a->count == b->count && a->elem_size == b->elem_size &&
-           a->data_size == b->data_size && a->type_extent == b->type_extent &&
-           a->extent == b->extent && a->true_lb == b->true_lb && a->true_extent == b->true_extent &&
-           a->n_unit == b->n_unit && a->n_min == b->n_min;
+           a->data_size == b->data_size && a->type_extent == b->type_extent && a->extent == b->extent &&
+           a->true_lb == b->true_lb && a->true_extent == b->true_extent && a->n_unit == b->n_unit &&
+           a->n_min == b->n_min;
 }
 
-static int same_params(const mg_layout_params *a, const mg_layout_params *b) {
+static int same_params(const mg_layout_params *a, const mg_layout_params *b)
+{
     if (a->kind != b->kind || a->given != b->given) return 0;
     for (int i = 0; i < MG_LAYOUT_NPARAMS; i++)
         if ((a->given & MG_LAYOUT_BIT(i)) && a->value[i] != b->value[i]) return 0;
@@ -200,7 +213,8 @@ static int same_params(const mg_layout_params *a, const mg_layout_params *b) {
 
 static int cases_run;
 
-static void check_case(const char *spec, long n) {
+static void check_case(const char *spec, long n)
+{
     char err[512], buf[512];
     mg_layout_params p;
     mg_layout_info info;
@@ -222,8 +236,7 @@ static void check_case(const char *spec, long n) {
     }
     if (!same_info(&info, &t.info)) FAIL("'%s' n=%ld: build and check disagree", spec, n);
     int dyn = info.desc->dynamic;
-    if (t.count != info.count || (dyn && t.count != 1) || (!dyn && (long)t.count * info.k != n) ||
-        (dyn && info.k != n))
+    if (t.count != info.count || (dyn && t.count != 1) || (!dyn && (long)t.count * info.k != n) || (dyn && info.k != n))
         FAIL("'%s' n=%ld: count %d, k %ld", spec, n, t.count, info.k);
     if (n % info.n_unit != 0 || n < info.n_min) FAIL("'%s' n=%ld: n_unit/n_min", spec, n);
 
@@ -231,12 +244,10 @@ static void check_case(const char *spec, long n) {
     char sig[1024], want[1024];
     signature(t.type, sig, sizeof sig);
     expected_signature(&info, want, sizeof want);
-    if (strcmp(sig, want) != 0)
-        FAIL("'%s' n=%ld: constructors %s, expected %s", spec, n, sig, want);
+    if (strcmp(sig, want) != 0) FAIL("'%s' n=%ld: constructors %s, expected %s", spec, n, sig, want);
     int ni, na, nd, comb;
     MPI_Type_get_envelope(t.type, &ni, &na, &nd, &comb);
-    if ((comb == MPI_COMBINER_NAMED) != (p.kind == MG_LAYOUT_CONTIGUOUS) ||
-        (comb == MPI_COMBINER_NAMED) == t.owned)
+    if ((comb == MPI_COMBINER_NAMED) != (p.kind == MG_LAYOUT_CONTIGUOUS) || (comb == MPI_COMBINER_NAMED) == t.owned)
         FAIL("'%s': derived/predefined mismatch (owned=%d)", spec, t.owned);
 
     /* Sizes and extents against MPI. */
@@ -248,12 +259,11 @@ static void check_case(const char *spec, long n) {
         FAIL("'%s' n=%ld: size %lld * count %d != data_size %ld", spec, n, (long long)size, t.count,
              (long)info.data_size);
     if (lb != 0 || ext != info.type_extent || ext * t.count != info.extent)
-        FAIL("'%s' n=%ld: MPI lb %lld extent %lld, catalog type_extent %ld extent %ld", spec, n,
-             (long long)lb, (long long)ext, (long)info.type_extent, (long)info.extent);
+        FAIL("'%s' n=%ld: MPI lb %lld extent %lld, catalog type_extent %ld extent %ld", spec, n, (long long)lb,
+             (long long)ext, (long)info.type_extent, (long)info.extent);
     if (tlb != info.true_lb || (t.count - 1) * ext + text != info.true_extent)
-        FAIL("'%s' n=%ld: MPI true lb %lld true extent %lld (x%d), catalog %ld %ld", spec, n,
-             (long long)tlb, (long long)((t.count - 1) * ext + text), t.count, (long)info.true_lb,
-             (long)info.true_extent);
+        FAIL("'%s' n=%ld: MPI true lb %lld true extent %lld (x%d), catalog %ld %ld", spec, n, (long long)tlb,
+             (long long)((t.count - 1) * ext + text), t.count, (long)info.true_lb, (long)info.true_extent);
     if (info.buffer_size != info.true_lb + info.true_extent) FAIL("'%s': buffer_size", spec);
 
     /* Offsets from the definition. */
@@ -261,14 +271,12 @@ static void check_case(const char *spec, long n) {
     int *sz = malloc(sizeof(int) * (size_t)n);
     size_t bsize = (size_t)info.buffer_size;
     unsigned char *src = malloc(bsize), *dst = calloc(bsize, 1), *mask = calloc(bsize, 1);
-    unsigned char *packed = malloc((size_t)info.data_size),
-                  *want_bytes = malloc((size_t)info.data_size);
+    unsigned char *packed = malloc((size_t)info.data_size), *want_bytes = malloc((size_t)info.data_size);
     if (mg_layout_offsets(&info, off, sz)) FAIL("'%s': mg_layout_offsets failed", spec);
     MPI_Aint total = 0, lo = off[0], hi = 0;
     for (long e = 0; e < n; e++) {
         if (e > 0 && off[e] < off[e - 1] + sz[e - 1]) {
-            FAIL("'%s' n=%ld: element %ld at %ld overlaps or goes backwards", spec, n, e,
-                 (long)off[e]);
+            FAIL("'%s' n=%ld: element %ld at %ld overlaps or goes backwards", spec, n, e, (long)off[e]);
             break;
         }
         if (sz[e] != (info.elem_size ? info.elem_size : sz[e])) FAIL("'%s': element size", spec);
@@ -278,14 +286,12 @@ static void check_case(const char *spec, long n) {
         if (off[e] + sz[e] > hi) hi = off[e] + sz[e];
     }
     if (total != info.data_size || lo != info.true_lb || hi - lo != info.true_extent)
-        FAIL("'%s' n=%ld: offsets give size %ld span [%ld,%ld), catalog %ld [%ld,+%ld)", spec, n,
-             (long)total, (long)lo, (long)hi, (long)info.data_size, (long)info.true_lb,
-             (long)info.true_extent);
+        FAIL("'%s' n=%ld: offsets give size %ld span [%ld,%ld), catalog %ld [%ld,+%ld)", spec, n, (long)total, (long)lo,
+             (long)hi, (long)info.data_size, (long)info.true_lb, (long)info.true_extent);
 
     /* Pack gathers exactly the bytes at the offsets, in order. */
     {
-        for (size_t i = 0; i < bsize; i++)
-            src[i] = pattern(i + (size_t)n);
+        for (size_t i = 0; i < bsize; i++) src[i] = pattern(i + (size_t)n);
         MPI_Aint w = 0;
         for (long e = 0; e < n && total == info.data_size; e++) {
             memcpy(want_bytes + w, src + off[e], (size_t)sz[e]);
@@ -294,8 +300,7 @@ static void check_case(const char *spec, long n) {
         }
         int psize = 0, pos = 0;
         MPI_Pack_size(t.count, t.type, MPI_COMM_SELF, &psize);
-        if (psize < info.data_size)
-            FAIL("'%s': MPI_Pack_size %d < %ld", spec, psize, (long)info.data_size);
+        if (psize < info.data_size) FAIL("'%s': MPI_Pack_size %d < %ld", spec, psize, (long)info.data_size);
         MPI_Pack(src, t.count, t.type, packed, (int)info.data_size, &pos, MPI_COMM_SELF);
         if (pos != info.data_size)
             FAIL("'%s' n=%ld: packed %d bytes, expected %ld", spec, n, pos, (long)info.data_size);
@@ -305,8 +310,7 @@ static void check_case(const char *spec, long n) {
         MPI_Unpack(packed, (int)info.data_size, &pos, dst, t.count, t.type, MPI_COMM_SELF);
         for (size_t i = 0; i < bsize; i++) {
             if (dst[i] != (mask[i] ? src[i] : 0)) {
-                FAIL("'%s' n=%ld: MPI_Unpack wrote byte %zu wrongly (in layout: %d)", spec, n, i,
-                     mask[i]);
+                FAIL("'%s' n=%ld: MPI_Unpack wrote byte %zu wrongly (in layout: %d)", spec, n, i, mask[i]);
                 break;
             }
         }
@@ -328,32 +332,29 @@ static void check_case(const char *spec, long n) {
         MPI_Type_size(ref.type, &rsize);
         MPI_Type_get_envelope(ref.type, &ni, &na, &nd, &comb);
         MPI_Datatype want_t = info.elem_size ? info.basic : MPI_BYTE;
-        if (comb != MPI_COMBINER_NAMED || ref.type != want_t ||
-            (MPI_Aint)rsize * ref.count != info.data_size)
+        if (comb != MPI_COMBINER_NAMED || ref.type != want_t || (MPI_Aint)rsize * ref.count != info.data_size)
             FAIL("'%s': reference %s x %d", spec, basic_name(ref.type), ref.count);
         mg_layout_type_free(&ref);
     }
 
     /* Spec round trips: as given, and with every effective value written out. */
     mg_layout_params q;
-    if (mg_layout_format(&p, buf, sizeof buf) || mg_layout_parse(buf, &q, err, sizeof err) ||
-        !same_params(&p, &q))
+    if (mg_layout_format(&p, buf, sizeof buf) || mg_layout_parse(buf, &q, err, sizeof err) || !same_params(&p, &q))
         FAIL("'%s': format/parse round trip via '%s'", spec, buf);
     mg_layout_info info2;
-    if (mg_layout_format(&info.params, buf, sizeof buf) ||
-        mg_layout_parse(buf, &q, err, sizeof err) ||
+    if (mg_layout_format(&info.params, buf, sizeof buf) || mg_layout_parse(buf, &q, err, sizeof err) ||
         mg_layout_check(&q, n, &info2, err, sizeof err) || !same_info(&info, &info2) ||
         !same_params(&info.params, &info2.params))
         FAIL("'%s': effective spec '%s' does not give the same layout", spec, buf);
 
     mg_layout_type_free(&t);
     if (t.type != MPI_DATATYPE_NULL) FAIL("'%s': type not reset after free", spec);
-    if (live_types != live0)
-        FAIL("'%s' n=%ld: %d derived types leaked", spec, n, live_types - live0);
+    if (live_types != live0) FAIL("'%s' n=%ld: %d derived types leaked", spec, n, live_types - live0);
 }
 
 /* All layouts x variants x types x A, with a few n per combination. */
-static void sweep(void) {
+static void sweep(void)
+{
     static const long As[] = {1, 2, 3, 4, 10, 100};
     static const char *types[] = {"int", "char", "short", "double"};
     static const char *subs[] = {"tiled", "block", "bucket", "alternating"};
@@ -374,22 +375,16 @@ static void sweep(void) {
                     for (size_t ai = 0; ai < sizeof As / sizeof As[0]; ai++) {
                         if (ai > 0 && !(d->params & MG_LAYOUT_BIT(MG_LAYOUT_P_A))) continue;
                         for (int xi = 0; xi < 3; xi++) {
-                            const char *extra =
-                                extras[kind][0] ? extras[kind][xi] : (xi ? NULL : "");
+                            const char *extra = extras[kind][0] ? extras[kind][xi] : (xi ? NULL : "");
                             if (!extra) continue;
                             size_t pos = (size_t)snprintf(spec, sizeof spec, "%s", d->name);
-                            if (nsub > 1)
-                                pos += (size_t)snprintf(spec + pos, sizeof spec - pos, " sub=%s",
-                                                        subs[si]);
+                            if (nsub > 1) pos += (size_t)snprintf(spec + pos, sizeof spec - pos, " sub=%s", subs[si]);
                             if (d->params & MG_LAYOUT_BIT(MG_LAYOUT_P_A))
-                                pos += (size_t)snprintf(spec + pos, sizeof spec - pos, " A=%ld",
-                                                        As[ai]);
+                                pos += (size_t)snprintf(spec + pos, sizeof spec - pos, " A=%ld", As[ai]);
                             if (d->params & MG_LAYOUT_BIT(MG_LAYOUT_P_VARIANT))
-                                pos += (size_t)snprintf(spec + pos, sizeof spec - pos,
-                                                        " variant=%d", var);
+                                pos += (size_t)snprintf(spec + pos, sizeof spec - pos, " variant=%d", var);
                             if (d->params & MG_LAYOUT_BIT(MG_LAYOUT_P_TYPE))
-                                pos += (size_t)snprintf(spec + pos, sizeof spec - pos, " type=%s",
-                                                        types[ti]);
+                                pos += (size_t)snprintf(spec + pos, sizeof spec - pos, " type=%s", types[ti]);
                             if (*extra) snprintf(spec + pos, sizeof spec - pos, " %s", extra);
 
                             mg_layout_params p;
@@ -400,8 +395,7 @@ static void sweep(void) {
                             }
                             if (mg_layout_check(&p, 0, &info, err, sizeof err)) {
                                 /* Only Table 2's own gaps may reject: A1 = A-1 = 0, odd A / 2. */
-                                if (!strstr(err, "A1 must be >= 1") &&
-                                    !strstr(err, "needs an even A"))
+                                if (!strstr(err, "A1 must be >= 1") && !strstr(err, "needs an even A"))
                                     FAIL("sweep '%s' rejected: %s", spec, err);
                                 rejected++;
                                 continue;
@@ -416,8 +410,7 @@ static void sweep(void) {
                                 ns[1] = 2 * info.n_unit;
                                 ns[2] = 7 * info.n_unit;
                             }
-                            for (int k = 0; k < 3; k++)
-                                check_case(spec, ns[k]);
+                            for (int k = 0; k < 3; k++) check_case(spec, ns[k]);
                         }
                     }
                 }
@@ -430,19 +423,20 @@ static void sweep(void) {
 /* Defaults, rules, parse errors                                     */
 /* ---------------------------------------------------------------- */
 
-static long eff(const char *spec, long n, mg_layout_param id) {
+static long eff(const char *spec, long n, mg_layout_param id)
+{
     mg_layout_params p;
     mg_layout_info info;
     char err[512];
-    if (mg_layout_parse(spec, &p, err, sizeof err) ||
-        mg_layout_check(&p, n, &info, err, sizeof err)) {
+    if (mg_layout_parse(spec, &p, err, sizeof err) || mg_layout_check(&p, n, &info, err, sizeof err)) {
         FAIL("'%s': %s", spec, err);
         return -1;
     }
     return info.params.value[id];
 }
 
-static void test_table2(void) {
+static void test_table2(void)
+{
     struct {
         const char *spec;
         mg_layout_param id;
@@ -491,9 +485,7 @@ static void test_table2(void) {
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         long v = eff(t[i].spec, 0, t[i].id);
-        if (v != t[i].want)
-            FAIL("'%s': %s=%ld, expected %ld", t[i].spec, mg_layout_param_name(t[i].id), v,
-                 t[i].want);
+        if (v != t[i].want) FAIL("'%s': %s=%ld, expected %ld", t[i].spec, mg_layout_param_name(t[i].id), v, t[i].want);
     }
     /* Table 2 is chosen so that Variant 1 spans n + 2n/A elements and Variant 2 3n. */
     const char *basic[] = {"tiled", "block", "bucket", "alternating"};
@@ -504,14 +496,12 @@ static void test_table2(void) {
             mg_layout_params p;
             mg_layout_info info;
             long n = 1000;
-            if (mg_layout_parse(spec, &p, err, sizeof err) ||
-                mg_layout_check(&p, n, &info, err, sizeof err)) {
+            if (mg_layout_parse(spec, &p, err, sizeof err) || mg_layout_check(&p, n, &info, err, sizeof err)) {
                 FAIL("'%s': %s", spec, err);
                 continue;
             }
             long want = (var == 1 ? n + 2 * n / 10 : 3 * n) * (long)sizeof(int);
-            if (info.extent != want)
-                FAIL("'%s': total extent %ld, expected %ld", spec, (long)info.extent, want);
+            if (info.extent != want) FAIL("'%s': total extent %ld, expected %ld", spec, (long)info.extent, want);
         }
     /* Alternating-repeated is Alternating with B2 = A2: the same bytes. */
     mg_layout_params p1, p2;
@@ -519,8 +509,7 @@ static void test_table2(void) {
     char err[512];
     if (mg_layout_parse("alternating-repeated A=10", &p1, err, sizeof err) ||
         mg_layout_parse("alternating A=10 A1=9 A2=11 B1=11 B2=11", &p2, err, sizeof err) ||
-        mg_layout_check(&p1, 200, &i1, err, sizeof err) ||
-        mg_layout_check(&p2, 200, &i2, err, sizeof err))
+        mg_layout_check(&p1, 200, &i1, err, sizeof err) || mg_layout_check(&p2, 200, &i2, err, sizeof err))
         FAIL("alternating-repeated vs alternating: %s", err);
     else
         for (long e = 0; e < 200; e++)
@@ -533,18 +522,15 @@ static void test_table2(void) {
         mg_layout_check(&p1, 16, &i1, err, sizeof err))
         FAIL("tiled-heterogeneous: %s", err);
     else if (i1.k != 8 || i1.data_size != 60 ||
-             i1.type_extent !=
-                 ((30 + _Alignof(double) - 1) / _Alignof(double)) * _Alignof(double) ||
-             i1.elem_size != 0)
-        FAIL("tiled-heterogeneous A=2: k %ld data %ld extent %ld", i1.k, (long)i1.data_size,
-             (long)i1.type_extent);
+             i1.type_extent != ((30 + _Alignof(double) - 1) / _Alignof(double)) * _Alignof(double) || i1.elem_size != 0)
+        FAIL("tiled-heterogeneous A=2: k %ld data %ld extent %ld", i1.k, (long)i1.data_size, (long)i1.type_extent);
     /* Explicit A1, A2, B need no A. */
-    if (mg_layout_parse("bucket A1=2 A2=3 B=5", &p1, err, sizeof err) ||
-        mg_layout_check(&p1, 10, &i1, err, sizeof err))
+    if (mg_layout_parse("bucket A1=2 A2=3 B=5", &p1, err, sizeof err) || mg_layout_check(&p1, 10, &i1, err, sizeof err))
         FAIL("bucket without A: %s", err);
 }
 
-static void test_rules(void) {
+static void test_rules(void)
+{
     struct {
         const char *spec;
         long n;
@@ -554,22 +540,10 @@ static void test_rules(void) {
         {"tiled A=2 B=2", 100, MG_LAYOUT_EINVALID, {"tiled: B must be > A (B=2, A=2)", NULL}},
         {"tiled A=3 variant=2", 100, MG_LAYOUT_EINVALID, {"A=3 does not divide n=100", "tiled:"}},
         {"tiled A=3", 100, MG_LAYOUT_EINVALID, {"A=3 does not divide n=100", NULL}},
-        {"bucket A=3 variant=2",
-         120,
-         MG_LAYOUT_EINVALID,
-         {"variant 2 needs an even A (A=3)", "bucket:"}},
-        {"alternating A=5 variant=2",
-         100,
-         MG_LAYOUT_EINVALID,
-         {"variant 2 needs an even A (A=5)", NULL}},
-        {"alternating-indexed A=5 variant=2",
-         100,
-         MG_LAYOUT_EINVALID,
-         {"variant 2 needs an even A", NULL}},
-        {"bucket A=4 B=4",
-         80,
-         MG_LAYOUT_EINVALID,
-         {"bucket: B must be > A1 and > A2", "A2=5 from A=4"}},
+        {"bucket A=3 variant=2", 120, MG_LAYOUT_EINVALID, {"variant 2 needs an even A (A=3)", "bucket:"}},
+        {"alternating A=5 variant=2", 100, MG_LAYOUT_EINVALID, {"variant 2 needs an even A (A=5)", NULL}},
+        {"alternating-indexed A=5 variant=2", 100, MG_LAYOUT_EINVALID, {"variant 2 needs an even A", NULL}},
+        {"bucket A=4 B=4", 80, MG_LAYOUT_EINVALID, {"bucket: B must be > A1 and > A2", "A2=5 from A=4"}},
         {"block A=2 B1=5 B2=5", 100, MG_LAYOUT_EINVALID, {"block: B1 must differ from B2", "B1=5"}},
         {"block-indexed A=2 B1=5 B2=5", 100, MG_LAYOUT_EINVALID, {"B1 must differ from B2", NULL}},
         {"block A=2 B1=2", 100, MG_LAYOUT_EINVALID, {"B1 must be > A (B1=2, A=2)", NULL}},
@@ -579,15 +553,9 @@ static void test_rules(void) {
         {"rowcol-contiguous-and-indexed A=100", 100, MG_LAYOUT_EINVALID, {"A must be < n", NULL}},
         {"tiled A=0", 100, MG_LAYOUT_EINVALID, {"A must be >= 1 (A=0)", NULL}},
         {"rowcol-struct A=-3", 100, MG_LAYOUT_EINVALID, {"A must be >= 1 (A=-3)", NULL}},
-        {"bucket A=1",
-         100,
-         MG_LAYOUT_EINVALID,
-         {"A1 must be >= 1 (A1=0 from A=1 with variant 1)", NULL}},
+        {"bucket A=1", 100, MG_LAYOUT_EINVALID, {"A1 must be >= 1 (A1=0 from A=1 with variant 1)", NULL}},
         {"alternating A=1", 100, MG_LAYOUT_EINVALID, {"A1 must be >= 1", NULL}},
-        {"alternating-repeated A=1",
-         100,
-         MG_LAYOUT_EINVALID,
-         {"A1 must be >= 1 (A1=0 from A=1)", NULL}},
+        {"alternating-repeated A=1", 100, MG_LAYOUT_EINVALID, {"A1 must be >= 1 (A1=0 from A=1)", NULL}},
         {"alternating-struct A=1", 100, MG_LAYOUT_EINVALID, {"A1 must be >= 1", NULL}},
         {"contiguous-subtype sub=bucket A=1",
          100,
@@ -599,47 +567,29 @@ static void test_rules(void) {
         {"block-indexed A=3", 100, MG_LAYOUT_EINVALID, {"A=3 does not divide n=100", NULL}},
         {"block A=5", 105, MG_LAYOUT_EINVALID, {"2A=10 does not divide n=105", NULL}},
         {"bucket A=4", 100, MG_LAYOUT_EINVALID, {"A1+A2=8 does not divide n=100", NULL}},
-        {"alternating-indexed A=4",
-         100,
-         MG_LAYOUT_EINVALID,
-         {"A1+A2=8 does not divide n=100", NULL}},
-        {"alternating-struct A=4",
-         100,
-         MG_LAYOUT_EINVALID,
-         {"A1+A2=8 does not divide n=100", NULL}},
-        {"tiled-struct A=2 S1=2 S2=3",
-         104,
-         MG_LAYOUT_EINVALID,
-         {"(S1+S2)*A=10 does not divide n=104", NULL}},
+        {"alternating-indexed A=4", 100, MG_LAYOUT_EINVALID, {"A1+A2=8 does not divide n=100", NULL}},
+        {"alternating-struct A=4", 100, MG_LAYOUT_EINVALID, {"A1+A2=8 does not divide n=100", NULL}},
+        {"tiled-struct A=2 S1=2 S2=3", 104, MG_LAYOUT_EINVALID, {"(S1+S2)*A=10 does not divide n=104", NULL}},
         {"tiled-struct A=2 S1=0", 100, MG_LAYOUT_EINVALID, {"S1 must be >= 1 (S1=0)", NULL}},
         {"tiled-struct A=4 B=3", 100, MG_LAYOUT_EINVALID, {"B must be >= A (B=3, A=4)", NULL}},
         {"tiled-vector A=4 B=3", 100, MG_LAYOUT_EINVALID, {"B must be >= A", NULL}},
         {"vector-tiled A=4 B=3", 100, MG_LAYOUT_EINVALID, {"B must be >= A", NULL}},
         {"tiled-heterogeneous A=4 B=3", 96, MG_LAYOUT_EINVALID, {"B must be >= A", NULL}},
         {"tiled-heterogeneous A=2", 100, MG_LAYOUT_EINVALID, {"4A=8 does not divide n=100", NULL}},
-        {"tiled A=2 variant=3",
-         100,
-         MG_LAYOUT_EINVALID,
-         {"variant must be 1 or 2 (variant=3)", NULL}},
+        {"tiled A=2 variant=3", 100, MG_LAYOUT_EINVALID, {"variant must be 1 or 2 (variant=3)", NULL}},
         {"contiguous-subtype A=2", 100, MG_LAYOUT_EINVALID, {"sub is required", NULL}},
         {"contiguous-subtype sub=block A=2 B1=4 B2=4",
          100,
          MG_LAYOUT_EINVALID,
          {"contiguous-subtype sub=block: B1 must differ from B2", NULL}},
-        {"contiguous-subtype sub=tiled A=3",
-         100,
-         MG_LAYOUT_EINVALID,
-         {"A=3 does not divide n=100", NULL}},
+        {"contiguous-subtype sub=tiled A=3", 100, MG_LAYOUT_EINVALID, {"A=3 does not divide n=100", NULL}},
         {"alternating A=4 B1=2",
          80,
          MG_LAYOUT_EINVALID,
          {"B1 must be >= A1 (B1=2, A1=3 from A=4 with variant 1)", NULL}},
         {"alternating A=4 B2=3", 80, MG_LAYOUT_EINVALID, {"B2 must be >= A2 (B2=3, A2=5", NULL}},
         {"alternating-struct A=4 B1=2", 80, MG_LAYOUT_EINVALID, {"B1 must be >= A1", NULL}},
-        {"bucket B=5 A1=2",
-         100,
-         MG_LAYOUT_EINVALID,
-         {"A is required (A2 is derived from it)", NULL}},
+        {"bucket B=5 A1=2", 100, MG_LAYOUT_EINVALID, {"A is required (A2 is derived from it)", NULL}},
         {"tiled", 100, MG_LAYOUT_EINVALID, {"tiled: A is required", NULL}},
         {"rowcol-struct", 100, MG_LAYOUT_EINVALID, {"A is required", NULL}},
         {"tiled-struct B=4 S1=1 S2=1", 100, MG_LAYOUT_EINVALID, {"A is required", NULL}},
@@ -660,26 +610,24 @@ static void test_rules(void) {
             continue;
         }
         rc = mg_layout_check(&p, t[i].n, &info, err, sizeof err);
-        if (rc != t[i].code)
-            FAIL("rule '%s' n=%ld: code %d, expected %d (%s)", t[i].spec, t[i].n, rc, t[i].code,
-                 err);
+        if (rc != t[i].code) FAIL("rule '%s' n=%ld: code %d, expected %d (%s)", t[i].spec, t[i].n, rc, t[i].code, err);
         for (int m = 0; m < 2; m++)
             if (t[i].msg[m] && !strstr(err, t[i].msg[m]))
-                FAIL("rule '%s' n=%ld: message '%s' lacks '%s'", t[i].spec, t[i].n, err,
-                     t[i].msg[m]);
+                FAIL("rule '%s' n=%ld: message '%s' lacks '%s'", t[i].spec, t[i].n, err, t[i].msg[m]);
         /* Building must fail the same way and leave nothing behind. */
         if (t[i].code != MG_LAYOUT_OK) {
             mg_layout_type ty;
             int live0 = live_types;
             char err2[512];
-            if (mg_layout_build(&p, t[i].n, &ty, err2, sizeof err2) != t[i].code ||
-                strcmp(err, err2) != 0 || ty.type != MPI_DATATYPE_NULL || live_types != live0)
+            if (mg_layout_build(&p, t[i].n, &ty, err2, sizeof err2) != t[i].code || strcmp(err, err2) != 0 ||
+                ty.type != MPI_DATATYPE_NULL || live_types != live0)
                 FAIL("rule '%s': build does not fail like check", t[i].spec);
         }
     }
 }
 
-static void test_parse_errors(void) {
+static void test_parse_errors(void)
+{
     struct {
         const char *spec;
         const char *msg[2];
@@ -689,8 +637,7 @@ static void test_parse_errors(void) {
         {"tild A=2",
          {"unknown layout 'tild'",
           "valid layouts: contiguous, tiled, block, bucket, alternating, tiled-heterogeneous"}},
-        {"tiled A=2 C=3",
-         {"unknown parameter 'C'", "parameters are: sub A variant A1 A2 B B1 B2 S S1 S2 type"}},
+        {"tiled A=2 C=3", {"unknown parameter 'C'", "parameters are: sub A variant A1 A2 B B1 B2 S S1 S2 type"}},
         {"tiled A=2 S1=3", {"tiled does not take S1", "tiled takes: A variant B type"}},
         {"contiguous A=2", {"contiguous does not take A", NULL}},
         {"tiled-heterogeneous A=2 type=int", {"tiled-heterogeneous does not take type", NULL}},
@@ -705,20 +652,17 @@ static void test_parse_errors(void) {
         {"tiled =2", {"bad token '=2'", NULL}},
         {"tiled A=2 A=3", {"A given twice", NULL}},
         {"tiled A=2 type=float", {"bad type 'float'", "int char short double byte"}},
-        {"contiguous-subtype sub=rowcol-struct A=2",
-         {"bad sub 'rowcol-struct'", "tiled block bucket alternating"}},
+        {"contiguous-subtype sub=rowcol-struct A=2", {"bad sub 'rowcol-struct'", "tiled block bucket alternating"}},
         {"contiguous-subtype sub=tiled A=2 B1=3",
          {"contiguous-subtype sub=tiled does not take B1", "tiled takes: A variant B type"}},
-        {"contiguous-subtype B1=3 sub=tiled A=2",
-         {"contiguous-subtype sub=tiled does not take B1", NULL}},
+        {"contiguous-subtype B1=3 sub=tiled A=2", {"contiguous-subtype sub=tiled does not take B1", NULL}},
     };
     char err[512];
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         mg_layout_params p;
         err[0] = '\0';
         int rc = mg_layout_parse(t[i].spec, &p, err, sizeof err);
-        if (rc != MG_LAYOUT_ESPEC)
-            FAIL("parse '%s': code %d, expected MG_LAYOUT_ESPEC (%s)", t[i].spec, rc, err);
+        if (rc != MG_LAYOUT_ESPEC) FAIL("parse '%s': code %d, expected MG_LAYOUT_ESPEC (%s)", t[i].spec, rc, err);
         for (int m = 0; m < 2; m++)
             if (t[i].msg[m] && !strstr(err, t[i].msg[m]))
                 FAIL("parse '%s': message '%s' lacks '%s'", t[i].spec, err, t[i].msg[m]);
@@ -739,18 +683,17 @@ static void test_parse_errors(void) {
     }
     mg_layout_params p;
     char buf[256];
-    if (mg_layout_parse("  TILED\ta=2  b=4 ", &p, err, sizeof err) ||
-        mg_layout_format(&p, buf, sizeof buf) || strcmp(buf, "tiled A=2 B=4") != 0)
+    if (mg_layout_parse("  TILED\ta=2  b=4 ", &p, err, sizeof err) || mg_layout_format(&p, buf, sizeof buf) ||
+        strcmp(buf, "tiled A=2 B=4") != 0)
         FAIL("canonical format: '%s'", buf);
     if (mg_layout_parse("alternating type=double variant=2 A=10", &p, err, sizeof err) ||
-        mg_layout_format(&p, buf, sizeof buf) ||
-        strcmp(buf, "alternating A=10 variant=2 type=double") != 0)
+        mg_layout_format(&p, buf, sizeof buf) || strcmp(buf, "alternating A=10 variant=2 type=double") != 0)
         FAIL("canonical order: '%s'", buf);
-    if (mg_layout_format(&p, buf, 8) != MG_LAYOUT_EARG)
-        FAIL("format into a small buffer must fail");
+    if (mg_layout_format(&p, buf, 8) != MG_LAYOUT_EARG) FAIL("format into a small buffer must fail");
 }
 
-static void test_api(void) {
+static void test_api(void)
+{
     char buf[8192], err[256];
     if (mg_layouts_count() != MG_LAYOUT_NKINDS) FAIL("mg_layouts_count");
     if (mg_layouts_get(-1) || mg_layouts_get(MG_LAYOUT_NKINDS)) FAIL("mg_layouts_get out of range");
@@ -794,8 +737,8 @@ static void test_api(void) {
 
     /* Data size m -> n. */
     long n = 0;
-    if (mg_layout_parse("tiled A=2", &p, err, sizeof err) ||
-        mg_layout_n_for_bytes(&p, 3200, &n, err, sizeof err) || n != 800)
+    if (mg_layout_parse("tiled A=2", &p, err, sizeof err) || mg_layout_n_for_bytes(&p, 3200, &n, err, sizeof err) ||
+        n != 800)
         FAIL("n_for_bytes tiled: %ld %s", n, err);
     if (mg_layout_parse("tiled A=2 type=double", &p, err, sizeof err) ||
         mg_layout_n_for_bytes(&p, 3201, &n, err, sizeof err) != MG_LAYOUT_EINVALID ||
@@ -808,14 +751,13 @@ static void test_api(void) {
     /* Offsets need a checked layout with n. */
     mg_layout_info info;
     MPI_Aint off[4];
-    if (mg_layout_parse("tiled A=2", &p, err, sizeof err) ||
-        mg_layout_check(&p, 0, &info, err, sizeof err) ||
+    if (mg_layout_parse("tiled A=2", &p, err, sizeof err) || mg_layout_check(&p, 0, &info, err, sizeof err) ||
         mg_layout_offsets(&info, off, NULL) != MG_LAYOUT_EARG)
         FAIL("offsets without n must fail");
     if (info.k != 2 || info.type_extent != 4 * (MPI_Aint)sizeof(int) || info.extent != 0)
         FAIL("check without n: k %ld type_extent %ld", info.k, (long)info.type_extent);
-    if (mg_layout_check(&p, 4, &info, err, sizeof err) || mg_layout_offsets(&info, off, NULL) ||
-        off[0] != 0 || off[1] != 4 || off[2] != 16 || off[3] != 20)
+    if (mg_layout_check(&p, 4, &info, err, sizeof err) || mg_layout_offsets(&info, off, NULL) || off[0] != 0 ||
+        off[1] != 4 || off[2] != 16 || off[3] != 20)
         FAIL("tiled A=2 offsets");
     if (mg_layout_offset(&info, 5, NULL) != -1) FAIL("offset beyond n must be -1");
     if (mg_layout_check(NULL, 4, &info, err, sizeof err) != MG_LAYOUT_EARG) FAIL("check NULL");
@@ -836,7 +778,8 @@ static void test_api(void) {
     }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     MPI_Init(&argc, &argv);
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -852,8 +795,7 @@ int main(int argc, char **argv) {
     test_rules();
     sweep();
     if (live_types != 0) FAIL("%d derived datatypes leaked in total", live_types);
-    printf("test_layouts: %d layout cases, %d failures, %.2f s\n", cases_run, failures,
-           MPI_Wtime() - t0);
+    printf("test_layouts: %d layout cases, %d failures, %.2f s\n", cases_run, failures, MPI_Wtime() - t0);
     MPI_Finalize();
     return failures ? 1 : 0;
 }

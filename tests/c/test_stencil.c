@@ -1,4 +1,4 @@
-/* Tests of the stencil kernels and PGM I/O (src/apps, issue 6). Serial, no MPI.
+/* Tests of the stencil kernels and PGM I/O (src/apps). Serial, no MPI.
  *
  * Usage: test_stencil [work-directory]   (PGM files are written there; default ".")
  *
@@ -21,20 +21,21 @@
 
 static int failures, checks;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            if (failures <= 50) {                                                                  \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-                fprintf(stderr, __VA_ARGS__);                                                      \
-                fputc('\n', stderr);                                                               \
-            }                                                                                      \
-        }                                                                                          \
+#define CHECK(cond, ...)                                             \
+    do {                                                             \
+        checks++;                                                    \
+        if (!(cond)) {                                               \
+            failures++;                                              \
+            if (failures <= 50) {                                    \
+                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);                        \
+                fputc('\n', stderr);                                 \
+            }                                                        \
+        }                                                            \
     } while (0)
 
-static void *xcalloc(size_t n, size_t sz) {
+static void *xcalloc(size_t n, size_t sz)
+{
     void *p = calloc(n, sz);
     if (!p) {
         fprintf(stderr, "out of memory\n");
@@ -52,23 +53,26 @@ static void *xcalloc(size_t n, size_t sz) {
 typedef void (*step_fn)(const void *extra, const void *in, void *out, int nx, int ny);
 
 /* Copy the local block b plus its halo out of a global array (gnx x gny + halo). */
-static void extract(const void *g, void *l, const mg_block *b, size_t es) {
+static void extract(const void *g, void *l, const mg_block *b, size_t es)
+{
     for (int j = 0; j <= b->ny + 1; j++)
-        memcpy((char *)l + MG_IDX(b->nx, 0, j) * es,
-               (const char *)g + MG_IDX(b->gnx, b->x0, b->y0 + j) * es, ((size_t)b->nx + 2) * es);
+        memcpy((char *)l + MG_IDX(b->nx, 0, j) * es, (const char *)g + MG_IDX(b->gnx, b->x0, b->y0 + j) * es,
+               ((size_t)b->nx + 2) * es);
 }
 
 /* Copy the interior of a local block back into the global array. */
-static void insert(void *g, const void *l, const mg_block *b, size_t es) {
+static void insert(void *g, const void *l, const mg_block *b, size_t es)
+{
     for (int j = 1; j <= b->ny; j++)
-        memcpy((char *)g + MG_IDX(b->gnx, b->x0 + 1, b->y0 + j) * es,
-               (const char *)l + MG_IDX(b->nx, 1, j) * es, (size_t)b->nx * es);
+        memcpy((char *)g + MG_IDX(b->gnx, b->x0 + 1, b->y0 + j) * es, (const char *)l + MG_IDX(b->nx, 1, j) * es,
+               (size_t)b->nx * es);
 }
 
 /* One step on a px x py decomposition of the global grid: every block is copied
  * out with its halo, stepped locally and its interior copied back into gout. */
-static void decomposed_step(step_fn f, const void *gextra, const void *gin, void *gout, int gnx, int gny,
-                            int px, int py, size_t es) {
+static void decomposed_step(step_fn f, const void *gextra, const void *gin, void *gout, int gnx, int gny, int px,
+                            int py, size_t es)
+{
     for (int by = 0; by < py; by++)
         for (int bx = 0; bx < px; bx++) {
             mg_block b;
@@ -89,23 +93,24 @@ static void decomposed_step(step_fn f, const void *gextra, const void *gin, void
         }
 }
 
-static void life_fn(const void *e, const void *in, void *out, int nx, int ny) {
+static void life_fn(const void *e, const void *in, void *out, int nx, int ny)
+{
     (void)e;
     mg_life_step(in, out, nx, ny);
 }
-static void jacobi_fn(const void *e, const void *in, void *out, int nx, int ny) {
+static void jacobi_fn(const void *e, const void *in, void *out, int nx, int ny)
+{
     (void)e;
     mg_jacobi_step(in, out, nx, ny);
 }
-static void image_fn(const void *e, const void *in, void *out, int nx, int ny) {
-    mg_image_step(e, in, out, nx, ny);
-}
+static void image_fn(const void *e, const void *in, void *out, int nx, int ny) { mg_image_step(e, in, out, nx, ny); }
 
 /* ---------------------------------------------------------------- */
 /* Life                                                              */
 /* ---------------------------------------------------------------- */
 
-static void life_run(unsigned char **g, unsigned char **t, int nx, int ny, int steps) {
+static void life_run(unsigned char **g, unsigned char **t, int nx, int ny, int steps)
+{
     for (int s = 0; s < steps; s++) {
         mg_life_wrap_halo(*g, nx, ny);
         mg_life_step(*g, *t, nx, ny);
@@ -114,14 +119,16 @@ static void life_run(unsigned char **g, unsigned char **t, int nx, int ny, int s
     }
 }
 
-static int life_equal(const unsigned char *a, const unsigned char *b, int nx, int ny) {
+static int life_equal(const unsigned char *a, const unsigned char *b, int nx, int ny)
+{
     for (int j = 1; j <= ny; j++)
         for (int i = 1; i <= nx; i++)
             if (a[MG_IDX(nx, i, j)] != b[MG_IDX(nx, i, j)]) return 0;
     return 1;
 }
 
-static void life_print(const char *what, const unsigned char *g, int nx, int ny) {
+static void life_print(const char *what, const unsigned char *g, int nx, int ny)
+{
     fprintf(stderr, "%s:\n", what);
     for (int j = 1; j <= ny; j++) {
         for (int i = 1; i <= nx; i++) fputc(g[MG_IDX(nx, i, j)] ? '#' : '.', stderr);
@@ -129,12 +136,12 @@ static void life_print(const char *what, const unsigned char *g, int nx, int ny)
     }
 }
 
-static void test_life(void) {
+static void test_life(void)
+{
     const int n = 8;
     const mg_block b = mg_block_serial(n, n);
     const size_t cells = mg_grid_cells(n, n);
-    unsigned char *g = xcalloc(cells, 1), *t = xcalloc(cells, 1), *start = xcalloc(cells, 1),
-                  *want = xcalloc(cells, 1);
+    unsigned char *g = xcalloc(cells, 1), *t = xcalloc(cells, 1), *start = xcalloc(cells, 1), *want = xcalloc(cells, 1);
 
     /* Glider at (5,5): its cells wrap across both edges within 4 generations. */
     for (int pos = 0; pos < 2; pos++) {
@@ -148,8 +155,7 @@ static void test_life(void) {
             memset(want, 0, cells);
             mg_life_place(want, &b, MG_LIFE_GLIDER, p0 + k, p0 + k);
             const int ok = life_equal(g, want, n, n);
-            CHECK(ok, "glider from (%d,%d) after %d generations is not at (%d,%d)", p0, p0, 4 * k, p0 + k,
-                  p0 + k);
+            CHECK(ok, "glider from (%d,%d) after %d generations is not at (%d,%d)", p0, p0, 4 * k, p0 + k, p0 + k);
             if (!ok) {
                 life_print("got", g, n, n);
                 life_print("want", want, n, n);
@@ -235,12 +241,14 @@ static void test_life(void) {
 typedef struct {
     double a, b, c;
 } linear;
-static double linear_fn(int gx, int gy, void *ctx) {
+static double linear_fn(int gx, int gy, void *ctx)
+{
     const linear *l = ctx;
     return l->a * gx + l->b * gy + l->c;
 }
 
-static void test_jacobi(void) {
+static void test_jacobi(void)
+{
     /* Linear boundary values: the discrete solution is the same linear function. */
     {
         const int nx = 7, ny = 5;
@@ -336,7 +344,8 @@ static void test_jacobi(void) {
 /* Image reconstruction                                              */
 /* ---------------------------------------------------------------- */
 
-static void test_image(void) {
+static void test_image(void)
+{
     const int kinds[3] = {MG_IMAGE_SMOOTH, MG_IMAGE_SHAPES, MG_IMAGE_MIXED};
     const double bvals[3] = {0.0, 255.0, 128.0};
     for (int kk = 0; kk < 3; kk++) {
@@ -353,8 +362,8 @@ static void test_image(void) {
                 lo = fmin(lo, v), hi = fmax(hi, v);
                 if (v != floor(v)) integral = 0;
             }
-        CHECK(integral && lo >= 0 && hi <= 255 && hi - lo >= 40, "image kind %d: values %g..%g integral %d",
-              kinds[kk], lo, hi, integral);
+        CHECK(integral && lo >= 0 && hi <= 255 && hi - lo >= 40, "image kind %d: values %g..%g integral %d", kinds[kk],
+              lo, hi, integral);
         mg_image_set_boundary(img, &b, bvals[kk]);
         mg_image_edge(img, edge, nx, ny);
         /* Fixed point: one step on the original gives the original, bitwise. */
@@ -445,7 +454,8 @@ static char workdir[512] = ".";
 
 static void path_of(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", workdir, name); }
 
-static void write_bytes(const char *path, const void *data, size_t n) {
+static void write_bytes(const char *path, const void *data, size_t n)
+{
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(data, 1, n, f) != n) {
         fprintf(stderr, "cannot write %s\n", path);
@@ -455,7 +465,8 @@ static void write_bytes(const char *path, const void *data, size_t n) {
 }
 
 /* Reading the file must fail with the given status and a message naming the file. */
-static void expect_error(const char *name, const void *data, size_t n, mg_pgm_status want, const char *needle) {
+static void expect_error(const char *name, const void *data, size_t n, mg_pgm_status want, const char *needle)
+{
     char path[600], err[512];
     path_of(path, sizeof path, name);
     if (data) write_bytes(path, data, n);
@@ -470,7 +481,8 @@ static void expect_error(const char *name, const void *data, size_t n, mg_pgm_st
     mg_pgm_free(&img);
 }
 
-static void test_pgm(void) {
+static void test_pgm(void)
+{
     char path[600], err[512];
     /* P5 round trips: 8-bit and 16-bit. */
     for (int wide = 0; wide < 2; wide++) {
@@ -581,8 +593,7 @@ static void test_pgm(void) {
     uint16_t px[4] = {1, 2, 3, 300};
     bad.pixels = px;
     path_of(path, sizeof path, "w.pgm");
-    CHECK(mg_pgm_write(path, &bad, err, sizeof err) == MG_PGM_EMAXVAL && strstr(err, path), "write maxval 0: %s",
-          err);
+    CHECK(mg_pgm_write(path, &bad, err, sizeof err) == MG_PGM_EMAXVAL && strstr(err, path), "write maxval 0: %s", err);
     bad.maxval = 255;
     CHECK(mg_pgm_write(path, &bad, err, sizeof err) == MG_PGM_EDATA && strstr(err, path), "write sample>maxval: %s",
           err);
@@ -599,7 +610,8 @@ static void test_pgm(void) {
     CHECK(memchr(small, '\0', sizeof small) != NULL, "small error buffer not terminated");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc > 1) snprintf(workdir, sizeof workdir, "%s", argv[1]);
     test_life();
     test_jacobi();

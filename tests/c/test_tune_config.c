@@ -44,15 +44,20 @@ static void check_config_at_init(void)
     EXPECT(mg_tune_g.cfg.report && strcmp(mg_tune_g.cfg.report, "-") == 0);
 
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:4: unknown key 'mdoe' (keys: mode, force, profiles, "
-                   "msg_pool_bytes, int_pool_bytes, chunk, report); this line is ignored\n", dir);
+                   "msg_pool_bytes, int_pool_bytes, chunk, report); this line is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:5: expected 'key = value', found 'just words'; this line "
-                   "is ignored\n", dir);
+                   "is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:6: int_pool_bytes '12 parsecs': expected a size in bytes "
-                   "such as 67108864, 64M or 256k; this line is ignored\n", dir);
+                   "such as 67108864, 64M or 256k; this line is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:8: force entry 'allreduce=no_such_mockup': unknown "
-                   "implementation 'no_such_mockup' of allreduce", dir);
+                   "implementation 'no_such_mockup' of allreduce",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:8: force entry 'allgathr=default': unknown collective "
-                   "'allgathr'", dir);
+                   "'allgathr'",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: unknown variable MPIGUIDE_TUNE_PROFILE ignored");
     EXPECT_WARNING("mpiguide-tune: warning: profile directory %s/nonexistent_profiles: cannot open it", dir);
     /* the good lines were used: nothing else was warned about */
@@ -229,28 +234,38 @@ static void check_profiles(void)
 
     /* one warning each, with file:line */
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_overlap.prof:6: range 5 20 overlaps range 1 10 of line 5; "
-                   "this profile is ignored\n", dir);
+                   "this profile is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_inverted.prof:4: inverted range 100 50 (the start is above "
-                   "the end); this profile is ignored\n", dir);
+                   "the end); this profile is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_impl.prof:4: unknown implementation 'no_such_mockup' of "
-                   "gather (implementations: default", dir);
+                   "gather (implementations: default",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_number.prof:4: range start '1x' is not a non-negative number "
-                   "of bytes; this profile is ignored\n", dir);
+                   "of bytes; this profile is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_missing.prof:3: no 'procs N' line; this profile is ignored\n",
                    dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_coll.prof:2: unknown collective 'allgathr' (collectives: "
                    "allgather, allreduce, alltoall, bcast, gather, reduce, reduce_scatter_block, scan, scatter); "
-                   "this profile is ignored\n", dir);
+                   "this profile is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/bad_version.prof:1: profile version '2' is not supported (this "
-                   "library reads version 1); this profile is ignored\n", dir);
+                   "library reads version 1); this profile is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/zz_second.prof:3: a second profile of allgather for %d processes "
-                   "(the first is %s/p/allgather_np.prof); this profile is ignored\n", dir, size, dir);
+                   "(the first is %s/p/allgather_np.prof); this profile is ignored\n",
+                   dir, size, dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/pg_bad_name.prf:5: unknown mock-up 'gather_as_magic' of "
-                   "MPI_Gather (mpiguide has: default", dir);
+                   "MPI_Gather (mpiguide has: default",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/pg_short.prf:7: the file ends before range 2 of 3; this profile "
-                   "is ignored\n", dir);
+                   "is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/p/pg_bad_id.prf:6: alg_id '7' is not among the mock-ups declared "
-                   "above; this profile is ignored\n", dir);
+                   "above; this profile is ignored\n",
+                   dir);
     EXPECT(occurrences(warnings(), "this profile is ignored") == (rank == 0 ? 11 : 0));
     /* loading again warns no more, and the good profiles are still there */
     EXPECT(mg_tune_load_profiles(p) == MG_TUNE_ERR_PROFILE);
@@ -300,9 +315,9 @@ static void check_calls(void)
     EXPECT(mg_tune_set_mode(MG_TUNE_TUNED) == MG_TUNE_SUCCESS);
     const char *ran = allgather_bytes(MPI_COMM_WORLD, 100);
     EXPECT(ran && strcmp(ran, ag1) == 0);
-    EXPECT(strcmp(allgather_bytes(MPI_COMM_WORLD, 101), "default") == 0);   /* a gap */
-    EXPECT(strcmp(allgather_bytes(MPI_COMM_WORLD, 4096), "default") == 0);  /* "default" range */
-    EXPECT(strcmp(allgather_bytes(MPI_COMM_SELF, 100), "default") == 0);    /* no profile for size 1 */
+    EXPECT(strcmp(allgather_bytes(MPI_COMM_WORLD, 101), "default") == 0);  /* a gap */
+    EXPECT(strcmp(allgather_bytes(MPI_COMM_WORLD, 4096), "default") == 0); /* "default" range */
+    EXPECT(strcmp(allgather_bytes(MPI_COMM_SELF, 100), "default") == 0);   /* no profile for size 1 */
     pthread_t th;
     void *other = (void *)1;
     pthread_create(&th, NULL, other_thread_last, NULL);
@@ -325,9 +340,16 @@ static void check_calls(void)
         EXPECT(mg_tune_force("allgather", m->name) == MG_TUNE_SUCCESS);
         int sizes[2] = {1000, 400000};
         for (int s = 0; s < 2; s++) {
-            mg_call c = {.coll = MG_COLL_ALLGATHER, .sendcount = sizes[s], .recvcount = sizes[s],
-                         .sendtype = MPI_BYTE, .recvtype = MPI_BYTE, .op = MPI_OP_NULL, .comm = MPI_COMM_WORLD,
-                         .rank = rank, .size = size, .bytes = sizes[s]};
+            mg_call c = {.coll = MG_COLL_ALLGATHER,
+                         .sendcount = sizes[s],
+                         .recvcount = sizes[s],
+                         .sendtype = MPI_BYTE,
+                         .recvtype = MPI_BYTE,
+                         .op = MPI_OP_NULL,
+                         .comm = MPI_COMM_WORLD,
+                         .rank = rank,
+                         .size = size,
+                         .bytes = sizes[s]};
             int ok = !m->supports || m->supports(&c);
             mg_need need = m->need ? m->need(&c) : (mg_need){0, 0};
             ok = ok && need.msg_bytes <= mg_tune_g.cfg.msg_pool_bytes && need.int_bytes <= mg_tune_g.cfg.int_pool_bytes;
@@ -396,8 +418,8 @@ static void *lease_in_thread(void *arg)
     (void)arg;
     mg_lease *l = mg_lease_acquire(64, 0);
     char *p = mg_lease_msg(l, 64);
-    int ok = l && !l->pooled && p && !in_pool(p, mg_tune_g.msg_pool, mg_tune_g.msg_pool_size) &&
-             ((uintptr_t)p & 63) == 0;
+    int ok =
+        l && !l->pooled && p && !in_pool(p, mg_tune_g.msg_pool, mg_tune_g.msg_pool_size) && ((uintptr_t)p & 63) == 0;
     if (p) memset(p, 1, 64);
     mg_lease_release(l);
     return ok ? (void *)1 : NULL;
@@ -411,8 +433,8 @@ static void check_pool(void)
     mg_lease *l = mg_lease_acquire(1000, 100);
     EXPECT(l && l->pooled);
     char *p1 = mg_lease_msg(l, 100), *p2 = mg_lease_msg(l, 1), *p0 = mg_lease_msg(l, 0);
-    EXPECT(p1 == (char *)mp);                    /* bump from the start */
-    EXPECT(p2 == (char *)mp + 128);              /* 100 rounded to 64 */
+    EXPECT(p1 == (char *)mp);       /* bump from the start */
+    EXPECT(p2 == (char *)mp + 128); /* 100 rounded to 64 */
     EXPECT(p0 && ((uintptr_t)p0 & 63) == 0);
     int *i1 = mg_lease_ints(l, 10), *i2 = mg_lease_ints(l, 3);
     EXPECT(i1 == (int *)ip && (char *)i2 == (char *)ip + 64);
@@ -510,9 +532,11 @@ static void check_reduction_rule(void)
 #endif
     EXPECT(reduction_ok(MPI_INT, MPI_SUM) && reduction_ok(MPI_INT, MPI_PROD) && reduction_ok(MPI_INT, MPI_MAX));
     EXPECT(reduction_ok(MPI_LONG_LONG, MPI_PROD) && reduction_ok(MPI_UNSIGNED, MPI_SUM));
-    EXPECT(reduction_ok(MPI_INT64_T, MPI_SUM) && reduction_ok(MPI_UINT32_T, MPI_PROD) && reduction_ok(MPI_AINT, MPI_SUM));
+    EXPECT(reduction_ok(MPI_INT64_T, MPI_SUM) && reduction_ok(MPI_UINT32_T, MPI_PROD) &&
+           reduction_ok(MPI_AINT, MPI_SUM));
     EXPECT(reduction_ok(MPI_SHORT, MPI_SUM) == small_ints && reduction_ok(MPI_INT8_T, MPI_SUM) == small_ints);
-    EXPECT(reduction_ok(MPI_UNSIGNED_CHAR, MPI_PROD) == small_ints && reduction_ok(MPI_UINT16_T, MPI_SUM) == small_ints);
+    EXPECT(reduction_ok(MPI_UNSIGNED_CHAR, MPI_PROD) == small_ints &&
+           reduction_ok(MPI_UINT16_T, MPI_SUM) == small_ints);
     EXPECT(reduction_ok(MPI_SHORT, MPI_MAX) && reduction_ok(MPI_UNSIGNED_CHAR, MPI_BOR));
     EXPECT(!reduction_ok(MPI_CHAR, MPI_SUM) && !reduction_ok(MPI_BYTE, MPI_SUM)); /* not integer types for SUM */
     /* floating point: SUM and PROD native, the rest allowed */
@@ -580,8 +604,8 @@ static void check_helpers(void)
     for (int i = 0; i < 5; i++)
         for (int count = 1; count <= 3; count++)
             if (!same_as_mpi_pack(all[i], count)) {
-                fprintf(stderr, "rank %d: type %d count %d: mg_call_pack/unpack/mg_copy_typed differ from MPI\n",
-                        rank, i, count);
+                fprintf(stderr, "rank %d: type %d count %d: mg_call_pack/unpack/mg_copy_typed differ from MPI\n", rank,
+                        i, count);
                 failures++;
             }
     for (int i = 0; i < 5; i++) MPI_Type_free(&all[i]);

@@ -53,11 +53,11 @@
  * leaves out mock-ups (to see the rest of the matrix while one of them
  * crashes; the test then fails). */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <pthread.h>
-#include <limits.h>
 #include <signal.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,9 +83,15 @@ static const struct {
     const char *name;
     int rooted, reduction;
 } colls[NCOLL] = {
-    {"allgather", 0, 0}, {"allreduce", 0, 1}, {"alltoall", 0, 0},
-    {"bcast", 1, 0},     {"gather", 1, 0},    {"reduce", 1, 1},
-    {"reduce_scatter_block", 0, 1}, {"scan", 0, 1}, {"scatter", 1, 0},
+    {"allgather", 0, 0},
+    {"allreduce", 0, 1},
+    {"alltoall", 0, 0},
+    {"bcast", 1, 0},
+    {"gather", 1, 0},
+    {"reduce", 1, 1},
+    {"reduce_scatter_block", 0, 1},
+    {"scan", 0, 1},
+    {"scatter", 1, 0},
 };
 
 #define MAXIMPL 16
@@ -109,10 +115,17 @@ typedef struct {
 
 static tdesc types[NTYPES];
 
-struct si { short s; int i; };
-struct di { double d; int i; };
+struct si {
+    short s;
+    int i;
+};
+struct di {
+    double d;
+    int i;
+};
 
-static MPI_Datatype kind_type(int k) {
+static MPI_Datatype kind_type(int k)
+{
     switch (k) {
     case K_INT: return MPI_INT;
     case K_DOUBLE: return MPI_DOUBLE;
@@ -122,7 +135,8 @@ static MPI_Datatype kind_type(int k) {
     default: return MPI_DOUBLE_INT;
     }
 }
-static size_t kind_size(int k) {
+static size_t kind_size(int k)
+{
     switch (k) {
     case K_INT: return sizeof(int);
     case K_DOUBLE: return sizeof(double);
@@ -133,7 +147,8 @@ static size_t kind_size(int k) {
     }
 }
 
-static void set_type(int i, const char *name, MPI_Datatype t, int kind, int nbase, int nint, const int *ioff) {
+static void set_type(int i, const char *name, MPI_Datatype t, int kind, int nbase, int nint, const int *ioff)
+{
     tdesc *d = &types[i];
     d->name = name;
     d->t = t;
@@ -145,7 +160,8 @@ static void set_type(int i, const char *name, MPI_Datatype t, int kind, int nbas
     for (int k = 0; k < nint; k++) d->ioff[k] = ioff[k];
 }
 
-static void make_types(void) {
+static void make_types(void)
+{
     static const int o0[] = {0}, o012[] = {0, 12}, o4[] = {0, 4, 8, 12};
     MPI_Datatype vec, res, c3, mat, matgap;
     MPI_Type_vector(2, 1, 3, MPI_INT, &vec); /* ints at 0 and 12, extent 16: 8 gap bytes inside */
@@ -174,7 +190,8 @@ static void make_types(void) {
     set_type(T_MATGAP, "resized(mat2x2,0,24)", matgap, K_INT, 4, 4, o4);
 }
 
-static void free_types(void) {
+static void free_types(void)
+{
     for (int i = T_VEC; i < NTYPES; i++) MPI_Type_free(&types[i].t);
 }
 
@@ -183,13 +200,15 @@ static void free_types(void) {
 /* Errors seen inside the user ops (unknown datatype): per thread, checked after each call. */
 static _Thread_local int op_errors;
 
-static const tdesc *find_type(MPI_Datatype t) {
+static const tdesc *find_type(MPI_Datatype t)
+{
     for (int i = 0; i < NTYPES; i++)
         if (types[i].t == t) return &types[i];
     return NULL;
 }
 
-static uint32_t ld32(const unsigned char *p) {
+static uint32_t ld32(const unsigned char *p)
+{
     uint32_t v;
     memcpy(&v, p, 4);
     return v;
@@ -197,7 +216,8 @@ static uint32_t ld32(const unsigned char *p) {
 static void st32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
 
 /* Commutative: the product of the ints modulo 2^32 (exact in any order). */
-static void op_umul(void *in, void *inout, int *len, MPI_Datatype *dt) {
+static void op_umul(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
     const tdesc *d = find_type(*dt);
     if (!d || d->nint == 0 || d->kind != K_INT || d->t == types[T_MAT].t || d->t == types[T_MATGAP].t) {
         op_errors++;
@@ -213,7 +233,8 @@ static void op_umul(void *in, void *inout, int *len, MPI_Datatype *dt) {
 }
 
 /* Non-commutative: inout = in x inout, 2x2 matrices modulo 2^32 (rank order matters). */
-static void op_matmul(void *in, void *inout, int *len, MPI_Datatype *dt) {
+static void op_matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
     const tdesc *d = find_type(*dt);
     if (!d || (d->t != types[T_MAT].t && d->t != types[T_MATGAP].t)) {
         op_errors++;
@@ -256,9 +277,25 @@ typedef struct {
     MPI_Op op;  /* set in make_reds */
 } redcase;
 
-enum { R_INT_SUM, R_INT_MAX, R_INT_BOR, R_INT_UCOMM, R_DBL_SUM, R_DBL_PROD, R_SI_MINLOC, R_DI_MINLOC,
-       R_VEC_UCOMM, R_RES_UCOMM, R_MAT_NONCOMM, R_MATGAP_NONCOMM, R_DBL_SUM_CANCEL, R_DBL_SUM_RAND, R_FLT_SUM_RAND,
-       R_DBL_MAX_RAND, NREDS };
+enum {
+    R_INT_SUM,
+    R_INT_MAX,
+    R_INT_BOR,
+    R_INT_UCOMM,
+    R_DBL_SUM,
+    R_DBL_PROD,
+    R_SI_MINLOC,
+    R_DI_MINLOC,
+    R_VEC_UCOMM,
+    R_RES_UCOMM,
+    R_MAT_NONCOMM,
+    R_MATGAP_NONCOMM,
+    R_DBL_SUM_CANCEL,
+    R_DBL_SUM_RAND,
+    R_FLT_SUM_RAND,
+    R_DBL_MAX_RAND,
+    NREDS
+};
 
 static redcase reds[NREDS] = {
     {"MPI_SUM", T_INT, VC_GEN, EX_ANY, MPI_OP_NULL},
@@ -279,7 +316,8 @@ static redcase reds[NREDS] = {
     {"MPI_MAX(random)", T_DOUBLE, VC_RAND, EX_RUN, MPI_OP_NULL},
 };
 
-static void make_reds(void) {
+static void make_reds(void)
+{
     MPI_Op_create(op_umul, 1, &op_ucomm);
     MPI_Op_create(op_matmul, 0, &op_noncomm);
     reds[R_INT_SUM].op = MPI_SUM;
@@ -304,7 +342,8 @@ static void make_reds(void) {
  * VC_CANCEL mixes +-1e16 with small values (1e16 + 1 - 1e16 is 0 or 1 by the
  * order), VC_RAND spreads random mantissas over 2^-30 .. 2^30 with random signs
  * (never 0, NaN or infinite, so that MPI_MAX is exact in any order). */
-static double grouping_value(int vc, uint64_t h) {
+static double grouping_value(int vc, uint64_t h)
+{
     static const double mix_values[] = {1e16, -1e16, 1.0, -1.0, 0.5, 3.0, 1e-3, 7e15};
     if (vc == VC_CANCEL) return mix_values[h % 8u];
     double m = 1.0 + (double)(h >> 11) * 0x1p-53; /* [1, 2) */
@@ -315,18 +354,29 @@ static double grouping_value(int vc, uint64_t h) {
 /* Type pairs of the data-moving collectives (send side, receive side; by rank parity for MIXED). */
 enum { P_INT, P_DOUBLE, P_CHAR, P_SHORT_INT, P_DOUBLE_INT, P_VEC, P_RES, P_C3_INT, P_INT_VEC, P_MIXED, NPAIRS };
 static const char *pair_names[NPAIRS] = {
-    "int", "double", "char", "short_int", "double_int", "vector(2,1,3,int)", "resized(int,0,12)",
-    "contig(3,int)xn->intx3n", "intx2n->vector(2,1,3,int)xn", "mixed(even: contig(3,int)xn, odd: intx3n)",
+    "int",
+    "double",
+    "char",
+    "short_int",
+    "double_int",
+    "vector(2,1,3,int)",
+    "resized(int,0,12)",
+    "contig(3,int)xn->intx3n",
+    "intx2n->vector(2,1,3,int)xn",
+    "mixed(even: contig(3,int)xn, odd: intx3n)",
 };
 
-static void pair_types(int pair, int rank, MPI_Count n, int *st, MPI_Count *sc, int *rt, MPI_Count *rc) {
+static void pair_types(int pair, int rank, MPI_Count n, int *st, MPI_Count *sc, int *rt, MPI_Count *rc)
+{
     static const int same[] = {T_INT, T_DOUBLE, T_CHAR, T_SHORT_INT, T_DOUBLE_INT, T_VEC, T_RES};
     switch (pair) {
     case P_C3_INT: *st = T_C3, *sc = n, *rt = T_INT, *rc = 3 * n; break;
     case P_INT_VEC: *st = T_INT, *sc = 2 * n, *rt = T_VEC, *rc = n; break;
     case P_MIXED:
-        if (rank % 2 == 0) *st = T_C3, *sc = n, *rt = T_INT, *rc = 3 * n;
-        else *st = T_INT, *sc = 3 * n, *rt = T_C3, *rc = n;
+        if (rank % 2 == 0)
+            *st = T_C3, *sc = n, *rt = T_INT, *rc = 3 * n;
+        else
+            *st = T_INT, *sc = 3 * n, *rt = T_C3, *rc = n;
         break;
     default: *st = *rt = same[pair], *sc = *rc = n; break;
     }
@@ -334,7 +384,8 @@ static void pair_types(int pair, int rank, MPI_Count n, int *st, MPI_Count *sc, 
 
 /* ---------------------------------------------------------------- values */
 
-static uint64_t mix(uint64_t x) {
+static uint64_t mix(uint64_t x)
+{
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
@@ -344,7 +395,8 @@ static uint64_t mix(uint64_t x) {
 /* Writes n elements of type d at p (the element 0 position), values of base
  * elements first_base.. from seed, through MPI_Pack of a contiguous array of
  * the base type and MPI_Unpack into d: only the data bytes of d are written. */
-static void fill_typed(unsigned char *p, MPI_Count n, const tdesc *d, int vc, uint64_t seed, MPI_Count first_base) {
+static void fill_typed(unsigned char *p, MPI_Count n, const tdesc *d, int vc, uint64_t seed, MPI_Count first_base)
+{
     if (n <= 0) return;
     size_t nb = (size_t)n * (size_t)d->nbase;
     unsigned char *arr = malloc(nb * kind_size(d->kind));
@@ -353,24 +405,32 @@ static void fill_typed(unsigned char *p, MPI_Count n, const tdesc *d, int vc, ui
         switch (d->kind) {
         case K_INT: {
             int v;
-            if (vc == VC_ODD) v = (int)((h % 100000u) * 2u + 1u);
-            else if (vc == VC_MAT) v = (int)(h % 5u) - 2;
-            else v = (int)(h % 2000001u) - 1000000;
+            if (vc == VC_ODD)
+                v = (int)((h % 100000u) * 2u + 1u);
+            else if (vc == VC_MAT)
+                v = (int)(h % 5u) - 2;
+            else
+                v = (int)(h % 2000001u) - 1000000;
             memcpy(arr + i * sizeof(int), &v, sizeof v);
             break;
         }
         case K_DOUBLE: {
             double v;
-            if (vc == VC_POW2) v = ldexp((h >> 8) & 1 ? -1.0 : 1.0, (int)(h % 9u) - 4);
-            else if (vc == VC_CANCEL || vc == VC_RAND) v = grouping_value(vc, h);
-            else v = (double)((int)(h % 2001u) - 1000);
+            if (vc == VC_POW2)
+                v = ldexp((h >> 8) & 1 ? -1.0 : 1.0, (int)(h % 9u) - 4);
+            else if (vc == VC_CANCEL || vc == VC_RAND)
+                v = grouping_value(vc, h);
+            else
+                v = (double)((int)(h % 2001u) - 1000);
             memcpy(arr + i * sizeof(double), &v, sizeof v);
             break;
         }
         case K_FLOAT: {
             float v;
-            if (vc == VC_CANCEL || vc == VC_RAND) v = (float)grouping_value(vc, h);
-            else v = (float)((int)(h % 2001u) - 1000);
+            if (vc == VC_CANCEL || vc == VC_RAND)
+                v = (float)grouping_value(vc, h);
+            else
+                v = (float)((int)(h % 2001u) - 1000);
             memcpy(arr + i * sizeof(float), &v, sizeof v);
             break;
         }
@@ -404,7 +464,8 @@ static void fill_typed(unsigned char *p, MPI_Count n, const tdesc *d, int vc, ui
 }
 
 /* 1 if byte b of an element of d (relative to its lb) holds data, 0 if it is a gap. */
-static int is_data_byte(const tdesc *d, MPI_Aint b) {
+static int is_data_byte(const tdesc *d, MPI_Aint b)
+{
     size_t nb = (size_t)d->nbase, ks = kind_size(d->kind);
     unsigned char *ones = malloc(nb * ks), *elem = calloc((size_t)(d->true_ext + 1), 1);
     memset(ones, 0xff, nb * ks);
@@ -426,16 +487,17 @@ static int is_data_byte(const tdesc *d, MPI_Aint b) {
 
 typedef struct {
     unsigned char *mem;
-    size_t len;   /* GUARD + span + GUARD */
-    size_t off;   /* mem + off is the buffer address passed to MPI (element 0's lb) */
-    size_t span;  /* bytes from element 0's true lb to the last element's true ub */
-    MPI_Count n;  /* elements */
+    size_t len;  /* GUARD + span + GUARD */
+    size_t off;  /* mem + off is the buffer address passed to MPI (element 0's lb) */
+    size_t span; /* bytes from element 0's true lb to the last element's true ub */
+    MPI_Count n; /* elements */
     const tdesc *d;
 } gbuf;
 
 static unsigned char guard_byte(size_t i) { return (unsigned char)(0x5a ^ (i * 29u) ^ (i >> 8)); }
 
-static void gb_alloc(gbuf *b, const tdesc *d, MPI_Count n) {
+static void gb_alloc(gbuf *b, const tdesc *d, MPI_Count n)
+{
     b->d = d;
     b->n = n;
     b->span = n > 0 ? (size_t)((n - 1) * d->ext + d->true_ext) : 0;
@@ -444,18 +506,18 @@ static void gb_alloc(gbuf *b, const tdesc *d, MPI_Count n) {
     b->mem = malloc(b->len);
     for (size_t i = 0; i < b->len; i++) b->mem[i] = guard_byte(i);
 }
-static void gb_copy(gbuf *dst, const gbuf *src) {
+static void gb_copy(gbuf *dst, const gbuf *src)
+{
     *dst = *src;
     dst->mem = malloc(src->len);
     memcpy(dst->mem, src->mem, src->len);
 }
-static void gb_free(gbuf *b) {
+static void gb_free(gbuf *b)
+{
     free(b->mem);
     b->mem = NULL;
 }
-static unsigned char *gb_at(const gbuf *b, MPI_Count elem) {
-    return b->mem + b->off + (size_t)(elem * b->d->ext);
-}
+static unsigned char *gb_at(const gbuf *b, MPI_Count elem) { return b->mem + b->off + (size_t)(elem * b->d->ext); }
 
 /* ---------------------------------------------------------------- contexts and cases */
 
@@ -468,8 +530,8 @@ typedef struct {
     int remote_size;  /* intercommunicator: remote group size; otherwise = size */
     int inter, group; /* intercommunicator: which half (0 low ranks, 1 high ranks) */
     int agg_rank, agg_size;
-    int use_c;        /* call the _c large-count entry points */
-    int must_native;  /* size 1 or intercommunicator: only "native"/"default" may run */
+    int use_c;                      /* call the _c large-count entry points */
+    int must_native;                /* size 1 or intercommunicator: only "native"/"default" may run */
     long counts[NCOLL][MAXIMPL][2]; /* [ran the implementation, native fallback]; agg rank 0 only */
     long ncases, nfail, nnative_err, nwarn, notes;
     char *log;
@@ -480,8 +542,8 @@ typedef struct {
 
 typedef struct {
     int coll, impl;
-    int root;     /* rooted collectives; intercommunicator: root's world-half (group) x 1000 + local rank */
-    int sel;      /* type pair (data movers) or redcase (reductions) */
+    int root; /* rooted collectives; intercommunicator: root's world-half (group) x 1000 + local rank */
+    int sel;  /* type pair (data movers) or redcase (reductions) */
     MPI_Count n;
     int in_place; /* applied where the collective allows it */
     unsigned seq;
@@ -490,7 +552,8 @@ typedef struct {
 static int verbose;
 static const char *skip_list; /* MG_TEST_SKIP: implementations not to run (one crashes), comma separated */
 
-static int skipped(int coll, int impl) {
+static int skipped(int coll, int impl)
+{
     if (!skip_list || impl == 0) return 0;
     const char *name = impl_names[coll][impl], *q = skip_list;
     size_t len = strlen(name);
@@ -502,7 +565,8 @@ static int skipped(int coll, int impl) {
 }
 static const char *forced[NCOLL]; /* what the library is forced to (set by the main thread) */
 
-static void ctx_log(ctx *x, const char *fmt, ...) {
+static void ctx_log(ctx *x, const char *fmt, ...)
+{
     char line[2048];
     va_list ap;
     va_start(ap, fmt);
@@ -531,7 +595,8 @@ typedef struct {
     MPI_Comm comm;
 } args;
 
-static int call_coll(int coll, int tuned, int use_c, const args *a) {
+static int call_coll(int coll, int tuned, int use_c, const args *a)
+{
 #define CALL(fn, ...) (tuned ? MPI_##fn(__VA_ARGS__) : PMPI_##fn(__VA_ARGS__))
 #if MG_TEST_C
     if (use_c) {
@@ -572,16 +637,17 @@ static int call_coll(int coll, int tuned, int use_c, const args *a) {
 /* One case prepared on this rank: buffers and arguments. */
 typedef struct {
     args a;
-    gbuf send, send0;     /* send buffer and its pristine copy (send.mem NULL: none) */
-    gbuf rinit;           /* receive buffer before the call (rinit.mem NULL: none) */
+    gbuf send, send0; /* send buffer and its pristine copy (send.mem NULL: none) */
+    gbuf rinit;       /* receive buffer before the call (rinit.mem NULL: none) */
     int send_in_place, recv_in_place;
-    size_t soft0, soft1;  /* byte range of rinit.mem that is not significant or unspecified after the call */
-    int soft_warn;        /* 1: MPI leaves the range's contents unspecified (a change there is a warning);
+    size_t soft0, soft1; /* byte range of rinit.mem that is not significant or unspecified after the call */
+    int soft_warn;       /* 1: MPI leaves the range's contents unspecified (a change there is a warning);
                            * 0: not significant, the application may pass a smaller buffer (a write is a failure) */
-    char desc[512];       /* datatypes and counts of this rank, for messages */
+    char desc[512];      /* datatypes and counts of this rank, for messages */
 } prep;
 
-static uint64_t seed_of(const ctx *x, const tcase *c, int rank, int role) {
+static uint64_t seed_of(const ctx *x, const tcase *c, int rank, int role)
+{
     return mix(((uint64_t)(unsigned)x->id << 48) ^ ((uint64_t)c->seq << 16) ^ ((uint64_t)(unsigned)rank << 4) ^
                (uint64_t)role);
 }
@@ -589,7 +655,8 @@ static uint64_t seed_of(const ctx *x, const tcase *c, int rank, int role) {
 static const tdesc *T(int i) { return &types[i]; }
 
 /* Fills p for case c on this rank of x. */
-static void prepare(const ctx *x, const tcase *c, prep *p) {
+static void prepare(const ctx *x, const tcase *c, prep *p)
+{
     memset(p, 0, sizeof *p);
     args *a = &p->a;
     a->comm = x->comm;
@@ -612,8 +679,10 @@ static void prepare(const ctx *x, const tcase *c, prep *p) {
     if (colls[c->coll].rooted) {
         if (x->inter) {
             int rg = root / 1000, rl = root % 1000;
-            if (rg == x->group) a->root = r == rl ? MPI_ROOT : MPI_PROC_NULL;
-            else a->root = rl;
+            if (rg == x->group)
+                a->root = r == rl ? MPI_ROOT : MPI_PROC_NULL;
+            else
+                a->root = rl;
             is_root = a->root == MPI_ROOT;
         } else {
             a->root = root;
@@ -633,8 +702,10 @@ static void prepare(const ctx *x, const tcase *c, prep *p) {
             p->send_in_place = 1;
             a->scount = 0;
             a->stype = MPI_DATATYPE_NULL;
-            if (a2a) fill_typed(gb_at(&p->rinit, 0), P * rc, T(rt), vc, s_seed, 0);
-            else fill_typed(gb_at(&p->rinit, r * rc), rc, T(rt), vc, s_seed, 0);
+            if (a2a)
+                fill_typed(gb_at(&p->rinit, 0), P * rc, T(rt), vc, s_seed, 0);
+            else
+                fill_typed(gb_at(&p->rinit, r * rc), rc, T(rt), vc, s_seed, 0);
         } else {
             gb_alloc(&p->send, T(st), (a2a ? RP : 1) * sc);
             fill_typed(gb_at(&p->send, 0), (a2a ? RP : 1) * sc, T(st), vc, s_seed, 0);
@@ -643,9 +714,11 @@ static void prepare(const ctx *x, const tcase *c, prep *p) {
         }
         a->rcount = rc;
         a->rtype = T(rt)->t;
-        if (ip) snprintf(p->desc, sizeof p->desc, "send MPI_IN_PLACE / recv %s x%lld", T(rt)->name, (long long)rc);
-        else snprintf(p->desc, sizeof p->desc, "send %s x%lld / recv %s x%lld", T(st)->name, (long long)sc,
-                      T(rt)->name, (long long)rc);
+        if (ip)
+            snprintf(p->desc, sizeof p->desc, "send MPI_IN_PLACE / recv %s x%lld", T(rt)->name, (long long)rc);
+        else
+            snprintf(p->desc, sizeof p->desc, "send %s x%lld / recv %s x%lld", T(st)->name, (long long)sc, T(rt)->name,
+                     (long long)rc);
         break;
     }
     case C_BCAST: {
@@ -749,14 +822,16 @@ static void prepare(const ctx *x, const tcase *c, prep *p) {
     a->sbuf = p->send_in_place ? MPI_IN_PLACE : p->send.mem ? (const void *)(p->send.mem + p->send.off) : NULL;
 }
 
-static void prep_free(prep *p) {
+static void prep_free(prep *p)
+{
     gb_free(&p->send);
     gb_free(&p->send0);
     gb_free(&p->rinit);
 }
 
 /* Where byte i of buffer b lies, for messages. */
-static void where(const gbuf *b, size_t i, char *out, size_t len) {
+static void where(const gbuf *b, size_t i, char *out, size_t len)
+{
     long long rel = (long long)i - (long long)b->off;
     long long lo = (long long)b->d->true_lb, hi = lo + (long long)b->span;
     if (rel < lo) {
@@ -773,8 +848,8 @@ static void where(const gbuf *b, size_t i, char *out, size_t len) {
 /* First byte where the tuned buffer is wrong, or (size_t)-1: in the exact
  * part (want_soft 0: must equal the native result) or in the soft range
  * (want_soft 1: must stay as it was where the native call leaves it so). */
-static size_t first_bad(const prep *p, const unsigned char *nat, const unsigned char *tun, int want_soft,
-                        size_t *nbad) {
+static size_t first_bad(const prep *p, const unsigned char *nat, const unsigned char *tun, int want_soft, size_t *nbad)
+{
     size_t first = (size_t)-1;
     *nbad = 0;
     if (!want_soft && p->soft0 == p->soft1 && memcmp(nat, tun, p->rinit.len) == 0) return first;
@@ -790,14 +865,18 @@ static size_t first_bad(const prep *p, const unsigned char *nat, const unsigned 
     return first;
 }
 
-static const char *root_str(const ctx *x, const tcase *c, char *buf, size_t len) {
+static const char *root_str(const ctx *x, const tcase *c, char *buf, size_t len)
+{
     if (!colls[c->coll].rooted) return "-";
-    if (x->inter) snprintf(buf, len, "%d in half %d", c->root % 1000, c->root / 1000);
-    else snprintf(buf, len, "%d", c->root);
+    if (x->inter)
+        snprintf(buf, len, "%d in half %d", c->root % 1000, c->root / 1000);
+    else
+        snprintf(buf, len, "%d", c->root);
     return buf;
 }
 
-static const char *type_str(const tcase *c) {
+static const char *type_str(const tcase *c)
+{
     return colls[c->coll].reduction ? T(reds[c->sel].type)->name : pair_names[c->sel];
 }
 
@@ -811,7 +890,8 @@ typedef struct {
     char *text; /* the details (fail, nerr or warn), malloc'ed */
 } cres;
 
-static void errstr(int rc, char *out, size_t len) {
+static void errstr(int rc, char *out, size_t len)
+{
     char e[MPI_MAX_ERROR_STRING + 1];
     int l = 0, cls = -1;
     if (MPI_Error_string(rc, e, &l) != MPI_SUCCESS) l = 0;
@@ -832,7 +912,8 @@ static char wd_current[700], wd_previous[700], wd_lastbad[1600];
 static unsigned long wd_progress;
 static int wd_stop, wd_rank, wd_hang_s = 30, wd_multiple;
 
-static void *watchdog(void *v) {
+static void *watchdog(void *v)
+{
     (void)v;
     unsigned long seen = (unsigned long)-1;
     int still = 0;
@@ -844,7 +925,8 @@ static void *watchdog(void *v) {
             pthread_mutex_unlock(&wd_mu);
             return NULL;
         }
-        if (wd_progress != seen) seen = wd_progress, still = 0;
+        if (wd_progress != seen)
+            seen = wd_progress, still = 0;
         else if (++still >= 4 * wd_hang_s) {
             printf("HANG rank %d: no progress for %d s in case: %s\n  case before: %s\n  last wrong result on this "
                    "rank: %s\n",
@@ -866,7 +948,8 @@ static void *watchdog(void *v) {
  * callback; async-signal-safe (write only). */
 static volatile sig_atomic_t finished;
 
-static void report_death(const char *why) {
+static void report_death(const char *why)
+{
     if (finished) return; /* e.g. LeakSanitizer at exit: it speaks for itself */
     char buf[1024];
     size_t n = 0;
@@ -874,7 +957,8 @@ static void report_death(const char *why) {
     char r[16];
     int k = 0, v = wd_rank;
     char tmp[16];
-    do tmp[k++] = (char)('0' + v % 10), v /= 10; while (v > 0 && k < 15);
+    do tmp[k++] = (char)('0' + v % 10), v /= 10;
+    while (v > 0 && k < 15);
     for (int i = 0; i < k; i++) r[i] = tmp[k - 1 - i];
     r[k] = 0;
     parts[1] = r;
@@ -883,11 +967,13 @@ static void report_death(const char *why) {
     if (write(STDOUT_FILENO, buf, n) < 0) return;
 }
 
-static void on_exit_early(void) {
+static void on_exit_early(void)
+{
     if (!finished && wd_current[0]) report_death("exit before the end");
 }
 
-static void on_signal(int sig) {
+static void on_signal(int sig)
+{
     report_death(sig == SIGTERM ? "SIGTERM" : sig == SIGABRT ? "SIGABRT" : sig == SIGSEGV ? "SIGSEGV" : "signal");
     signal(sig, SIG_DFL);
     raise(sig);
@@ -898,7 +984,8 @@ void __sanitizer_set_death_callback(void (*callback)(void));
 static void on_sanitizer_death(void) { report_death("sanitizer"); }
 #endif
 
-static void install_death_reports(void) {
+static void install_death_reports(void)
+{
     atexit(on_exit_early);
     signal(SIGTERM, on_signal);
     signal(SIGABRT, on_signal);
@@ -919,7 +1006,8 @@ static void install_death_reports(void) {
 static _Thread_local int in_tuned, tl_err;
 static _Thread_local const char *tl_case;
 
-static void test_errhandler(MPI_Comm *comm, int *err, ...) {
+static void test_errhandler(MPI_Comm *comm, int *err, ...)
+{
     (void)comm;
     if (tl_err == MPI_SUCCESS) tl_err = *err;
     if (!in_tuned) return;
@@ -931,13 +1019,15 @@ static void test_errhandler(MPI_Comm *comm, int *err, ...) {
 
 static MPI_Errhandler test_eh = MPI_ERRHANDLER_NULL;
 
-static void set_eh(MPI_Comm comm) {
+static void set_eh(MPI_Comm comm)
+{
     if (test_eh == MPI_ERRHANDLER_NULL) MPI_Comm_create_errhandler(test_errhandler, &test_eh);
     MPI_Comm_set_errhandler(comm, test_eh);
 }
 
 /* Runs case c on this rank of x: native, then intercepted; compares. */
-static void run_case(ctx *x, const tcase *c, cres *res) {
+static void run_case(ctx *x, const tcase *c, cres *res)
+{
     const int coll = c->coll;
     const char *impl = impl_names[coll][c->impl];
     char rootbuf[32], cur[700];
@@ -999,7 +1089,7 @@ static void run_case(ctx *x, const tcase *c, cres *res) {
 
     char why[1600] = "";
     size_t wl = 0;
-#define WHY(...)                                                                     \
+#define WHY(...)                                                                           \
     (wl += (size_t)snprintf(why + wl, wl < sizeof why ? sizeof why - wl : 0, __VA_ARGS__), \
      wl = wl < sizeof why ? wl : sizeof why)
     if (rc_n != MPI_SUCCESS) {
@@ -1053,10 +1143,14 @@ static void run_case(ctx *x, const tcase *c, cres *res) {
         if (c->impl > 0) x->c_not_intercepted++;
     } else {
         if (x->use_c && c->impl > 0) x->c_intercepted++;
-        if (strcmp(last, "native") == 0) is_native = 1;
-        else if (strcmp(last, impl) == 0) is_ran = 1;
-        else if (c->impl == 0 && strcmp(last, "default") == 0) is_ran = 1;
-        else WHY(" ran \"%s\" although \"%s\" is forced;", last, impl);
+        if (strcmp(last, "native") == 0)
+            is_native = 1;
+        else if (strcmp(last, impl) == 0)
+            is_ran = 1;
+        else if (c->impl == 0 && strcmp(last, "default") == 0)
+            is_ran = 1;
+        else
+            WHY(" ran \"%s\" although \"%s\" is forced;", last, impl);
         if (x->must_native && is_ran && c->impl > 0)
             WHY(" ran the mock-up on %s; only the native call may run there;",
                 x->inter ? "an intercommunicator" : "a size-1 communicator");
@@ -1064,10 +1158,12 @@ static void run_case(ctx *x, const tcase *c, cres *res) {
         int expect = colls[coll].reduction && c->impl > 0 && !x->must_native ? reds[c->sel].expect : EX_ANY;
         if (expect == EX_NATIVE && is_ran)
             WHY(" ran the mock-up on %s %s: floating-point MPI_SUM/MPI_PROD must fall back to the native call "
-                "(the grouping changes the rounding);", reds[c->sel].opname, type_str(c));
+                "(the grouping changes the rounding);",
+                reds[c->sel].opname, type_str(c));
         if (expect == EX_RUN && is_native && c->n > 0)
             WHY(" fell back to the native call on %s %s, which the mock-up must run (only floating-point "
-                "MPI_SUM/MPI_PROD is refused);", reds[c->sel].opname, type_str(c));
+                "MPI_SUM/MPI_PROD is refused);",
+                reds[c->sel].opname, type_str(c));
     }
 #undef WHY
     if (why[0]) {
@@ -1098,7 +1194,8 @@ static void run_case(ctx *x, const tcase *c, cres *res) {
 
 /* Agrees on a block of cases run on x: counts, and one line per failing case
  * from the lowest rank that saw it (two reductions per block, not per case). */
-static void agree_block(ctx *x, const tcase *cs, cres *rs, int n) {
+static void agree_block(ctx *x, const tcase *cs, cres *rs, int n)
+{
     enum { F, E, R, N, W, S }; /* fail, native error, ran, native fallback, warning; stride */
     int *loc = calloc(S * (size_t)(n + 1), sizeof(int)), *glob = calloc((S + 1) * (size_t)(n + 1), sizeof(int));
     for (int i = 0; i < n; i++) {
@@ -1112,8 +1209,10 @@ static void agree_block(ctx *x, const tcase *cs, cres *rs, int n) {
         int disagree = g[R] > 0 && g[N] > 0 && g[E] == 0;
         if (x->agg_rank == 0 && g[E] == 0) {
             x->ncases++;
-            if (g[R] == x->agg_size) x->counts[cs[i].coll][cs[i].impl][0]++;
-            else if (g[N] == x->agg_size) x->counts[cs[i].coll][cs[i].impl][1]++;
+            if (g[R] == x->agg_size)
+                x->counts[cs[i].coll][cs[i].impl][0]++;
+            else if (g[N] == x->agg_size)
+                x->counts[cs[i].coll][cs[i].impl][1]++;
         }
         if (g[F] > 0 || g[E] > 0 || g[W] > 0 || disagree) any = 1;
     }
@@ -1121,8 +1220,7 @@ static void agree_block(ctx *x, const tcase *cs, cres *rs, int n) {
         /* the reporter: the lowest rank with a native error, else the lowest
          * failing rank, else the lowest warning rank, else agg rank 0 */
         const int P = x->agg_size, me = x->agg_rank;
-        for (int i = 0; i < n; i++)
-            loc[i] = rs[i].nerr ? me : rs[i].fail ? P + me : rs[i].warn ? 2 * P + me : INT_MAX;
+        for (int i = 0; i < n; i++) loc[i] = rs[i].nerr ? me : rs[i].fail ? P + me : rs[i].warn ? 2 * P + me : INT_MAX;
         PMPI_Allreduce(loc, glob + S * n, n, MPI_INT, MPI_MIN, x->agg);
         for (int i = 0; i < n; i++) {
             int *g = &glob[S * i], key = glob[S * n + i];
@@ -1132,9 +1230,12 @@ static void agree_block(ctx *x, const tcase *cs, cres *rs, int n) {
             int reporter = key == INT_MAX ? 0 : key % P;
             const tcase *c = &cs[i];
             if (me == 0) {
-                if (kind[0] == 'F') x->nfail++;
-                else if (kind[0] == 'N') x->nnative_err++;
-                else x->nwarn++;
+                if (kind[0] == 'F')
+                    x->nfail++;
+                else if (kind[0] == 'N')
+                    x->nnative_err++;
+                else
+                    x->nwarn++;
             }
             if (me != reporter) continue;
             if (kind[0] != 'F' && ++x->notes > MAX_NOTES) continue;
@@ -1144,7 +1245,9 @@ static void agree_block(ctx *x, const tcase *cs, cres *rs, int n) {
             int k = g[E] > 0 ? g[E] : g[F] > 0 ? g[F] : g[W];
             if (g[F] > 0 || g[E] > 0 || g[W] > 0)
                 snprintf(who, sizeof who, " | rank %d (%d of %d ranks %s) ", x->rank, k, P,
-                         g[E] > 0 ? "with a native error" : g[F] > 0 ? "wrong" : "with a warning");
+                         g[E] > 0   ? "with a native error"
+                         : g[F] > 0 ? "wrong"
+                                    : "with a warning");
             ctx_log(x, "%s %s impl=%s comm=%s size=%d%s root=%s type=%s count=%lld in_place=%d op=%s%s%s%s", kind,
                     colls[c->coll].name, impl_names[c->coll][c->impl], x->name, x->size,
                     x->use_c ? " (_c entry point)" : "", root_str(x, c, rootbuf, sizeof rootbuf), type_str(c),
@@ -1157,7 +1260,8 @@ static void agree_block(ctx *x, const tcase *cs, cres *rs, int n) {
     free(glob);
 }
 
-static void run_list(ctx *x, const tcase *cs, int n) {
+static void run_list(ctx *x, const tcase *cs, int n)
+{
     cres *rs = calloc((size_t)n + 1, sizeof *rs);
     for (int i = 0; i < n; i++) run_case(x, &cs[i], &rs[i]);
     agree_block(x, cs, rs, n);
@@ -1175,7 +1279,8 @@ typedef struct {
     int n, cap;
 } caselist;
 
-static void push(caselist *l, tcase c) {
+static void push(caselist *l, tcase c)
+{
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 256;
         l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
@@ -1186,7 +1291,8 @@ static void push(caselist *l, tcase c) {
 
 #define LARGE 20000 /* base elements (ints) of the large case */
 
-static int contains(const int *a, int n, int v) {
+static int contains(const int *a, int n, int v)
+{
     for (int i = 0; i < n; i++)
         if (a[i] == v) return 1;
     return 0;
@@ -1196,7 +1302,8 @@ static int contains(const int *a, int n, int v) {
  * identical on every rank. Rooted collectives: a core set (the types most
  * likely to break, counts 0 7 1001) runs at every root; every other
  * (type, count) runs at one root, rotating over the ranks. */
-static void build_cases(caselist *l, int coll, int impl, int p, int level) {
+static void build_cases(caselist *l, int coll, int impl, int p, int level)
+{
     static const int full_counts[] = {0, 1, 3, 7, 1001};
     static const int medium_counts[] = {0, 7, 1001};
     static const int dup_counts[] = {1, 1001};
@@ -1242,16 +1349,20 @@ static void build_cases(caselist *l, int coll, int impl, int p, int level) {
          * (ASan, MPICH 5.0.2): the native reference itself is broken there. */
         if (coll == C_RSB && s == R_MATGAP_NONCOMM) continue;
 #endif
-        int nbase = red ? T(reds[s].type)->nbase
-                        : (s == P_VEC || s == P_INT_VEC) ? 2 : (s == P_C3_INT || s == P_MIXED) ? 3 : 1;
+        int nbase = red                               ? T(reds[s].type)->nbase
+                    : (s == P_VEC || s == P_INT_VEC)  ? 2
+                    : (s == P_C3_INT || s == P_MIXED) ? 3
+                                                      : 1;
         int large = level == L_FULL && (red ? (s == R_INT_SUM || s == R_MAT_NONCOMM || s == R_DI_MINLOC)
                                             : (s == P_INT || s == P_VEC || s == P_MIXED));
         int core = red ? contains(core_reds, 3, s) : contains(core_pairs, 3, s);
         for (int ci = 0; ci < ncounts + large; ci++) {
             MPI_Count n = ci < ncounts ? counts[ci] : LARGE / nbase;
             int r0 = 0, r1 = 1; /* roots [r0, r1) */
-            if (rooted && core && level == L_FULL && ci < ncounts && contains(core_counts, 3, (int)n)) r0 = 0, r1 = p;
-            else if (rooted) r0 = rot++ % p, r1 = r0 + 1;
+            if (rooted && core && level == L_FULL && ci < ncounts && contains(core_counts, 3, (int)n))
+                r0 = 0, r1 = p;
+            else if (rooted)
+                r0 = rot++ % p, r1 = r0 + 1;
             for (int root = r0; root < r1; root++)
                 for (int ip = 0; ip <= 1; ip++) {
                     /* in place uses only the receive side: the cross-type pairs add nothing there */
@@ -1263,14 +1374,16 @@ static void build_cases(caselist *l, int coll, int impl, int p, int level) {
     }
 }
 
-static void run_block(ctx *x, int coll, int impl, int level) {
+static void run_block(ctx *x, int coll, int impl, int level)
+{
     caselist l = {0};
     build_cases(&l, coll, impl, x->size, level);
     run_list(x, l.v, l.n);
     free(l.v);
 }
 
-static int force(int coll, int impl) {
+static int force(int coll, int impl)
+{
     forced[coll] = impl_names[coll][impl];
     int rc = mg_tune_force(colls[coll].name, impl_names[coll][impl]);
     if (rc != MG_TUNE_SUCCESS) {
@@ -1282,7 +1395,8 @@ static int force(int coll, int impl) {
 }
 
 /* Rank 0 of ctl prints the failure lines of every rank's contexts; clears them. */
-static void flush_failures(ctx **xs, int nx, MPI_Comm ctl) {
+static void flush_failures(ctx **xs, int nx, MPI_Comm ctl)
+{
     size_t len = 0;
     for (int i = 0; i < nx; i++) len += xs[i]->loglen;
     char *mine = malloc(len + 1);
@@ -1312,7 +1426,8 @@ static void flush_failures(ctx **xs, int nx, MPI_Comm ctl) {
     free(mine);
 }
 
-static void ctx_init(ctx *x, MPI_Comm comm, MPI_Comm agg, const char *name, int id) {
+static void ctx_init(ctx *x, MPI_Comm comm, MPI_Comm agg, const char *name, int id)
+{
     memset(x, 0, sizeof *x);
     x->comm = comm;
     x->agg = agg;
@@ -1334,7 +1449,8 @@ typedef struct {
     ctx *x;
 } thread_arg;
 
-static void *thread_main(void *v) {
+static void *thread_main(void *v)
+{
     ctx *x = ((thread_arg *)v)->x;
     for (int coll = 0; coll < NCOLL; coll++) {
         int impl = 0;
@@ -1347,7 +1463,8 @@ static void *thread_main(void *v) {
 
 /* ---------------------------------------------------------------- main */
 
-static int check_library(int wrank) {
+static int check_library(int wrank)
+{
     int bad = 0;
     if (mg_tune_set_mode(MG_TUNE_FORCED) != MG_TUNE_SUCCESS || mg_tune_get_mode() != MG_TUNE_FORCED) {
         if (wrank == 0) printf("FAIL mg_tune_set_mode(MG_TUNE_FORCED) did not take\n");
@@ -1388,7 +1505,8 @@ static int check_library(int wrank) {
     return bad;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     int provided = MPI_THREAD_SINGLE;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     verbose = getenv("MG_TEST_VERBOSE") ? atoi(getenv("MG_TEST_VERBOSE")) : 0;
@@ -1469,8 +1587,8 @@ int main(int argc, char **argv) {
     }
     flush_failures(all, NX, ctl);
     if (wrank == 0)
-        printf("phase %-16s %7.1f s (forced mock-ups: %ld calls intercepted, %ld not intercepted)\n",
-               "_c entry points", MPI_Wtime() - tphase, xs[X_LARGE].c_intercepted, xs[X_LARGE].c_not_intercepted);
+        printf("phase %-16s %7.1f s (forced mock-ups: %ld calls intercepted, %ld not intercepted)\n", "_c entry points",
+               MPI_Wtime() - tphase, xs[X_LARGE].c_intercepted, xs[X_LARGE].c_not_intercepted);
 #else
     if (wrank == 0) printf("phase %-16s skipped: this MPI has no MPI_Allreduce_c\n", "_c entry points");
 #endif
@@ -1582,8 +1700,9 @@ int main(int argc, char **argv) {
                 if (gl > 0) snprintf(gls, sizeof gls, "%d", gl);
                 printf("%-22s %-42s %4s %10ld %10ld%s\n", m == 0 ? colls[c].name : "", impl_names[c][m], gls,
                        gcounts[c][m][0], gcounts[c][m][1],
-                       skipped(c, m) ? "   <- FAIL: skipped (MG_TEST_SKIP)"
-                       : m > 0 && gcounts[c][m][0] == 0 ? "   <- FAIL: never ran" : "");
+                       skipped(c, m)                    ? "   <- FAIL: skipped (MG_TEST_SKIP)"
+                       : m > 0 && gcounts[c][m][0] == 0 ? "   <- FAIL: never ran"
+                                                        : "");
                 if (m > 0 && gcounts[c][m][0] == 0) never++;
             }
         printf("(a case is one call on one communicator instance; \"native\": the library fell back to the native "

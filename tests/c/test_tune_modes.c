@@ -53,16 +53,16 @@ static const char *const kmock[NK][2] = {
 
 /* variants: how the ranks' arguments differ */
 enum {
-    V_PLAIN,     /* every rank the same arguments */
-    V_NONROOT,   /* non-roots: arguments that are not significant differ (NULL, other count and type), Bcast: another
+    V_PLAIN,    /* every rank the same arguments */
+    V_NONROOT,  /* non-roots: arguments that are not significant differ (NULL, other count and type), Bcast: another
                     datatype with the same signature */
-    V_IN_PLACE,  /* V_NONROOT and MPI_IN_PLACE at the root (all ranks for Allreduce, Allgather) */
+    V_IN_PLACE, /* V_NONROOT and MPI_IN_PLACE at the root (all ranks for Allreduce, Allgather) */
     NV
 };
 static const char *const vname[NV] = {"plain", "non-root args differ", "non-root args differ + in place"};
 
 #define GUARD 0xA5
-#define MAXC 320
+#define MAXC  320
 
 typedef struct {
     int sbuf[MAXC * 4];
@@ -70,8 +70,8 @@ typedef struct {
 } bufs;
 
 #ifdef MG_HAVE_MPI_LARGE_COUNT
-#define CALL(native, use_c, F, ...)                                                                     \
-    ((native) ? ((use_c) ? PMPI_##F##_c(__VA_ARGS__) : PMPI_##F(__VA_ARGS__))                           \
+#define CALL(native, use_c, F, ...)                                           \
+    ((native) ? ((use_c) ? PMPI_##F##_c(__VA_ARGS__) : PMPI_##F(__VA_ARGS__)) \
               : ((use_c) ? MPI_##F##_c(__VA_ARGS__) : MPI_##F(__VA_ARGS__)))
 #else
 #define CALL(native, use_c, F, ...) ((void)(use_c), (native) ? PMPI_##F(__VA_ARGS__) : MPI_##F(__VA_ARGS__))
@@ -125,11 +125,13 @@ static int do_call(bufs *b, kind k, int native, int use_c, int count, int root, 
         return CALL(native, use_c, Allgather, all_in_place ? MPI_IN_PLACE : s, count, MPI_INT, r, count, MPI_INT, comm);
     case K_GATHER:
         if (nonroot) return CALL(native, use_c, Gather, s, count, MPI_INT, NULL, count + 5, MPI_DOUBLE, root, comm);
-        if (inroot) return CALL(native, use_c, Gather, MPI_IN_PLACE, count + 9, MPI_DOUBLE, r, count, MPI_INT, root, comm);
+        if (inroot)
+            return CALL(native, use_c, Gather, MPI_IN_PLACE, count + 9, MPI_DOUBLE, r, count, MPI_INT, root, comm);
         return CALL(native, use_c, Gather, s, count, MPI_INT, r, count, MPI_INT, root, comm);
     case K_SCATTER:
         if (nonroot) return CALL(native, use_c, Scatter, NULL, count + 3, MPI_DOUBLE, r, count, MPI_INT, root, comm);
-        if (inroot) return CALL(native, use_c, Scatter, s, count, MPI_INT, MPI_IN_PLACE, count + 7, MPI_DOUBLE, root, comm);
+        if (inroot)
+            return CALL(native, use_c, Scatter, s, count, MPI_INT, MPI_IN_PLACE, count + 7, MPI_DOUBLE, root, comm);
         return CALL(native, use_c, Scatter, s, count, MPI_INT, r, count, MPI_INT, root, comm);
     case K_REDUCE:
         if (nonroot) return CALL(native, use_c, Reduce, s, NULL, count, MPI_INT, MPI_SUM, root, comm);
@@ -149,13 +151,21 @@ static const char *predicted(kind k, int impl, int count, int root, MPI_Comm com
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &p);
     int red = k == K_ALLREDUCE || k == K_REDUCE;
-    mg_call c = {.coll = kcoll[k], .sendcount = count, .recvcount = count, .sendtype = MPI_INT, .recvtype = MPI_INT,
-                 .op = red ? MPI_SUM : MPI_OP_NULL, .root = root, .comm = comm, .rank = me, .size = p,
-                 .bytes = (MPI_Count)count * (MPI_Count)sizeof(int), .commutative = red};
+    mg_call c = {.coll = kcoll[k],
+                 .sendcount = count,
+                 .recvcount = count,
+                 .sendtype = MPI_INT,
+                 .recvtype = MPI_INT,
+                 .op = red ? MPI_SUM : MPI_OP_NULL,
+                 .root = root,
+                 .comm = comm,
+                 .rank = me,
+                 .size = p,
+                 .bytes = (MPI_Count)count * (MPI_Count)sizeof(int),
+                 .commutative = red};
     if (p < 2 || c.bytes <= 0 || (m->supports && !m->supports(&c))) return "native";
     mg_need need = m->need ? m->need(&c) : (mg_need){0, 0};
-    if (need.msg_bytes > mg_tune_g.cfg.msg_pool_bytes || need.int_bytes > mg_tune_g.cfg.int_pool_bytes)
-        return "native";
+    if (need.msg_bytes > mg_tune_g.cfg.msg_pool_bytes || need.int_bytes > mg_tune_g.cfg.int_pool_bytes) return "native";
     return m->name;
 }
 
@@ -186,8 +196,8 @@ static const char *run_case(kind k, int count, int root, int variant, int use_c,
     const char *ran = mg_tune_last_impl(kname[k]);
     ncases++;
     char where[320];
-    snprintf(where, sizeof where, "%s%s, %d ints, root %d, %s, %d procs (%s)", kname[k], use_c ? "_c" : "", count,
-             root, vname[variant], p, what);
+    snprintf(where, sizeof where, "%s%s, %d ints, root %d, %s, %d procs (%s)", kname[k], use_c ? "_c" : "", count, root,
+             vname[variant], p, what);
     if (rc != rc_native || rc != MPI_SUCCESS) {
         fprintf(stderr, "rank %d: %s: return code %d, native %d\n", rank, where, rc, rc_native);
         failures++;
@@ -342,8 +352,8 @@ static void phase_tuned(void)
     snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective bcast\nprocs %d\n1 400 %s\n200 800 default\n",
              size, impl_or_default(K_BCAST, 0));
     write_file("bad/bcast_overlap.prof", text);
-    snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective allreduce\nprocs %d\n\n1 400 allreduce_as_magic\n",
-             size);
+    snprintf(text, sizeof text,
+             "# mpiguide tune profile 1\ncollective allreduce\nprocs %d\n\n1 400 allreduce_as_magic\n", size);
     write_file("bad/allreduce_badimpl.prof", text);
     snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective gather\nprocs %d\n4x00 800 %s\n", size,
              impl_or_default(K_GATHER, 0));
@@ -351,7 +361,8 @@ static void phase_tuned(void)
     snprintf(text, sizeof text, "# pgtune profile\nMPI_Scatter\n%d\n1\n2 %s\n1\n1 400 7\n", size,
              impl_or_default(K_SCATTER, 0));
     write_file("bad/scatter_badid.prf", text);
-    snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective reduce\n1 400 %s\n", impl_or_default(K_REDUCE, 0));
+    snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective reduce\n1 400 %s\n",
+             impl_or_default(K_REDUCE, 0));
     write_file("bad/reduce_noprocs.prof", text);
     /* and a good one next to them */
     snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective allgather\nprocs %d\n1 400 %s\n", size,
@@ -360,13 +371,17 @@ static void phase_tuned(void)
     EXPECT(mg_tune_load_profiles(sub) == MG_TUNE_ERR_PROFILE);
     EXPECT(mg_tune_set_mode(MG_TUNE_TUNED) == MG_TUNE_SUCCESS);
     EXPECT_WARNING("mpiguide-tune: warning: %s/bad/bcast_overlap.prof:5: range 200 800 overlaps range 1 400 of line "
-                   "4; this profile is ignored\n", dir);
+                   "4; this profile is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/bad/allreduce_badimpl.prof:5: unknown implementation "
-                   "'allreduce_as_magic' of allreduce (implementations: default", dir);
+                   "'allreduce_as_magic' of allreduce (implementations: default",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/bad/gather_badnum.prof:4: range start '4x00' is not a non-negative "
-                   "number of bytes; this profile is ignored\n", dir);
+                   "number of bytes; this profile is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/bad/scatter_badid.prf:7: alg_id '7' is not among the mock-ups "
-                   "declared above; this profile is ignored\n", dir);
+                   "declared above; this profile is ignored\n",
+                   dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/bad/reduce_noprocs.prof:", dir);
     EXPECT(occurrences(warnings(), "this profile is ignored") == (rank == 0 ? 5 : 0));
     kind bad[5] = {K_BCAST, K_ALLREDUCE, K_GATHER, K_SCATTER, K_REDUCE};
@@ -395,26 +410,31 @@ static void phase_config(void)
     for (int c = 0; c < MG_NCOLLS; c++) EXPECT(mg_tune_g.cfg.forced[c] == 0);
     const char *conf = "tune.conf";
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:3: force entry 'allgather=allgather_as_magic': unknown "
-                   "implementation 'allgather_as_magic' of allgather (implementations: default", dir, conf);
+                   "implementation 'allgather_as_magic' of allgather (implementations: default",
+                   dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:3: force entry 'bcats=default': unknown collective 'bcats'", dir,
                    conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:5: msg_pool_bytes 'lots': expected a size in bytes such as "
-                   "67108864, 64M or 256k; this line is ignored\n", dir, conf);
+                   "67108864, 64M or 256k; this line is ignored\n",
+                   dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:6: chunk '0': expected a number of elements from 1 to 2147483647; "
-                   "this line is ignored\n", dir, conf);
+                   "this line is ignored\n",
+                   dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:7: mode 'tunde': expected off, forced or tuned; this line is "
-                   "ignored\n", dir, conf);
+                   "ignored\n",
+                   dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:8: profiles '': expected a path; this line is ignored\n", dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:9: unknown key 'wibble' (keys: mode, force, profiles, "
-                   "msg_pool_bytes, int_pool_bytes, chunk, report); this line is ignored\n", dir, conf);
+                   "msg_pool_bytes, int_pool_bytes, chunk, report); this line is ignored\n",
+                   dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_INT_POOL=12q: expected a size in bytes such as 67108864, "
                    "64M or 256k; ignored\n");
     if (rank == 0) EXPECT(occurrences(warnings(), "mpiguide-tune: warning:") == 8);
     /* every call runs natively and exactly */
     for (int k = 0; k < NK; k++)
         for (int ci = 0; ci < NCOUNTS; ci++)
-            for (int v = 0; v < NV; v++) run_case((kind)k, counts[ci], ci % size, v, 0, MPI_COMM_WORLD, "default",
-                                                  "malformed configuration");
+            for (int v = 0; v < NV; v++)
+                run_case((kind)k, counts[ci], ci % size, v, 0, MPI_COMM_WORLD, "default", "malformed configuration");
     /* no report requested and the control API not used: nothing is counted */
     EXPECT(mg_tune__counted(MG_COLL_BCAST, 4, 0) == 0);
     EXPECT(mg_tune__counted(MG_COLL_ALLREDUCE, 400, 0) == 0);
@@ -441,10 +461,18 @@ static void phase_smallpool(void)
                 const char *want = predicted((kind)k, i, count, root, MPI_COMM_WORLD);
                 if (strcmp(want, "native") == 0) {
                     /* does it only fall back because of the pools? */
-                    mg_call c = {.coll = kcoll[k], .sendcount = count, .recvcount = count, .sendtype = MPI_INT,
-                                 .recvtype = MPI_INT, .op = k == K_ALLREDUCE || k == K_REDUCE ? MPI_SUM : MPI_OP_NULL,
-                                 .root = root, .comm = MPI_COMM_WORLD, .rank = rank, .size = size,
-                                 .bytes = count * 4, .commutative = 1};
+                    mg_call c = {.coll = kcoll[k],
+                                 .sendcount = count,
+                                 .recvcount = count,
+                                 .sendtype = MPI_INT,
+                                 .recvtype = MPI_INT,
+                                 .op = k == K_ALLREDUCE || k == K_REDUCE ? MPI_SUM : MPI_OP_NULL,
+                                 .root = root,
+                                 .comm = MPI_COMM_WORLD,
+                                 .rank = rank,
+                                 .size = size,
+                                 .bytes = count * 4,
+                                 .commutative = 1};
                     if (!m->supports || m->supports(&c)) too_big++;
                 } else {
                     fit++;
@@ -487,9 +515,9 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 2;
     }
-    const char *vars[] = {"MPIGUIDE_TUNE_MODE",     "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
-                          "MPIGUIDE_TUNE_CONFIG",   "MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL",
-                          "MPIGUIDE_TUNE_CHUNK",    "MPIGUIDE_TUNE_REPORT"};
+    const char *vars[] = {"MPIGUIDE_TUNE_MODE",   "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
+                          "MPIGUIDE_TUNE_CONFIG", "MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL",
+                          "MPIGUIDE_TUNE_CHUNK",  "MPIGUIDE_TUNE_REPORT"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) unsetenv(vars[i]);
     char path[160];
     if (strcmp(phase, "config") == 0) {
@@ -522,9 +550,12 @@ int main(int argc, char **argv)
         if (rank == 0) fprintf(stderr, "test_tune_modes: run with 2 to 4 processes\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    if (strcmp(phase, "tuned") == 0) phase_tuned();
-    else if (strcmp(phase, "config") == 0) phase_config();
-    else phase_smallpool();
+    if (strcmp(phase, "tuned") == 0)
+        phase_tuned();
+    else if (strcmp(phase, "config") == 0)
+        phase_config();
+    else
+        phase_smallpool();
 
     int all = 0;
     PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -536,7 +567,7 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "rank %d: could not remove %s\n", rank, dir);
     if (rank == 0)
-        printf("test_tune_modes %s: %s (%ld cases on rank 0, %ld ran a mock-up; %d failure(s) over all ranks)\n",
-               phase, all ? "FAILED" : "ok", cases, ran, all);
+        printf("test_tune_modes %s: %s (%ld cases on rank 0, %ld ran a mock-up; %d failure(s) over all ranks)\n", phase,
+               all ? "FAILED" : "ok", cases, ran, all);
     return all || failures ? 1 : 0;
 }

@@ -9,12 +9,12 @@
 #include <string.h>
 
 static int failures, rank, size;
-#define EXPECT(cond)                                                                              \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "rank %d: %s:%d: expected %s\n", rank, __FILE__, __LINE__, #cond);    \
-            failures++;                                                                           \
-        }                                                                                         \
+#define EXPECT(cond)                                                                           \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "rank %d: %s:%d: expected %s\n", rank, __FILE__, __LINE__, #cond); \
+            failures++;                                                                        \
+        }                                                                                      \
     } while (0)
 
 static char dir[64];
@@ -64,11 +64,11 @@ static void expect_warning(const char *text, int line)
         failures++;
     }
 }
-#define EXPECT_WARNING(...)                                        \
-    do {                                                           \
-        char text_[1024];                                          \
-        snprintf(text_, sizeof text_, __VA_ARGS__);                \
-        expect_warning(text_, __LINE__);                           \
+#define EXPECT_WARNING(...)                         \
+    do {                                            \
+        char text_[1024];                           \
+        snprintf(text_, sizeof text_, __VA_ARGS__); \
+        expect_warning(text_, __LINE__);            \
     } while (0)
 
 #endif

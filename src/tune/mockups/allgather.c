@@ -30,12 +30,10 @@ static char *gathered(const mg_call *c, mg_lease *lease, int *unpack)
  * block of the receive buffer. */
 static int pack_own(const mg_call *c, char *out)
 {
-    if (!c->in_place)
-        return mg_call_pack(c->sendbuf, c->sendcount, c->sendtype, out, c->comm);
+    if (!c->in_place) return mg_call_pack(c->sendbuf, c->sendcount, c->sendtype, out, c->comm);
     MPI_Aint extent;
     int err = mg_type_extent(c->recvtype, &extent);
-    if (err != MPI_SUCCESS)
-        return err;
+    if (err != MPI_SUCCESS) return err;
     const char *own = (const char *)c->recvbuf + (MPI_Aint)c->rank * (MPI_Aint)c->recvcount * extent;
     return mg_call_pack(own, c->recvcount, c->recvtype, out, c->comm);
 }
@@ -43,8 +41,7 @@ static int pack_own(const mg_call *c, char *out)
 /* Puts this rank's packed block into its slot of `all` (unless it is there already). */
 static int place_own(const mg_call *c, char *all, int unpack)
 {
-    if (c->in_place && !unpack)
-        return MPI_SUCCESS;
+    if (c->in_place && !unpack) return MPI_SUCCESS;
     return pack_own(c, all + (size_t)c->rank * (size_t)c->bytes);
 }
 
@@ -57,33 +54,24 @@ static int finish(const mg_call *c, const char *all, int unpack)
  * Gather, rank 0 holds the Allgather's result, which the Bcast copies to all.
  * Extra memory only for a non-contiguous receive type (002 Table 1: none). */
 
-static int gl1_supports(const mg_call *c)
-{
-    return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes);
-}
+static int gl1_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes); }
 
-static mg_need gl1_need(const mg_call *c)
-{
-    return (mg_need){(size_t)c->size * (size_t)c->bytes, 0};
-}
+static mg_need gl1_need(const mg_call *c) { return (mg_need){(size_t)c->size * (size_t)c->bytes, 0}; }
 
 static int gl1_run(const mg_call *c, mg_lease *lease)
 {
     const int root = 0, block = (int)c->bytes;
     int unpack;
     char *all = gathered(c, lease, &unpack);
-    if (all == NULL)
-        return MPI_ERR_NO_MEM;
+    if (all == NULL) return MPI_ERR_NO_MEM;
     int err = place_own(c, all, unpack);
     if (err == MPI_SUCCESS) {
         if (c->rank == root)
             err = PMPI_Gather(MPI_IN_PLACE, block, MPI_BYTE, all, block, MPI_BYTE, root, c->comm);
         else /* the receive arguments are not significant here */
-            err = PMPI_Gather(all + (size_t)c->rank * (size_t)block, block, MPI_BYTE, NULL, 0, MPI_BYTE, root,
-                              c->comm);
+            err = PMPI_Gather(all + (size_t)c->rank * (size_t)block, block, MPI_BYTE, NULL, 0, MPI_BYTE, root, c->comm);
     }
-    if (err == MPI_SUCCESS)
-        err = PMPI_Bcast(all, c->size * block, MPI_BYTE, root, c->comm);
+    if (err == MPI_SUCCESS) err = PMPI_Bcast(all, c->size * block, MPI_BYTE, root, c->comm);
     return err == MPI_SUCCESS ? finish(c, all, unpack) : err;
 }
 
@@ -91,10 +79,7 @@ static int gl1_run(const mg_call *c, mg_lease *lease)
  * block: what rank j sends to rank i is rank j's block, so the Alltoall
  * delivers the Allgather's result. */
 
-static int gl2_supports(const mg_call *c)
-{
-    return c->bytes > 0 && mg_fits_int(c->bytes);
-}
+static int gl2_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int(c->bytes); }
 
 static mg_need gl2_need(const mg_call *c)
 {
@@ -108,13 +93,10 @@ static int gl2_run(const mg_call *c, mg_lease *lease)
     char *copies = mg_lease_msg(lease, (size_t)c->size * block);
     int unpack;
     char *all = gathered(c, lease, &unpack);
-    if (copies == NULL || all == NULL)
-        return MPI_ERR_NO_MEM;
+    if (copies == NULL || all == NULL) return MPI_ERR_NO_MEM;
     int err = pack_own(c, copies);
-    if (err != MPI_SUCCESS)
-        return err;
-    for (int i = 1; i < c->size; i++)
-        memcpy(copies + (size_t)i * block, copies, block);
+    if (err != MPI_SUCCESS) return err;
+    for (int i = 1; i < c->size; i++) memcpy(copies + (size_t)i * block, copies, block);
     err = PMPI_Alltoall(copies, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, c->comm);
     return err == MPI_SUCCESS ? finish(c, all, unpack) : err;
 }
@@ -124,28 +106,20 @@ static int gl2_run(const mg_call *c, mg_lease *lease)
  * blocks whatever the reduction order. Reduced in place of the receive buffer
  * when it is one run (002 Table 1: p x n for the zero-filled send buffer). */
 
-static int gl3_supports(const mg_call *c)
-{
-    return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes);
-}
+static int gl3_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes); }
 
-static mg_need gl3_need(const mg_call *c)
-{
-    return (mg_need){(size_t)c->size * (size_t)c->bytes, 0};
-}
+static mg_need gl3_need(const mg_call *c) { return (mg_need){(size_t)c->size * (size_t)c->bytes, 0}; }
 
 static int gl3_run(const mg_call *c, mg_lease *lease)
 {
     const size_t block = (size_t)c->bytes;
     int unpack;
     char *all = gathered(c, lease, &unpack);
-    if (all == NULL)
-        return MPI_ERR_NO_MEM;
+    if (all == NULL) return MPI_ERR_NO_MEM;
     memset(all, 0, (size_t)c->rank * block);
     memset(all + (size_t)(c->rank + 1) * block, 0, (size_t)(c->size - c->rank - 1) * block);
     int err = place_own(c, all, unpack);
-    if (err == MPI_SUCCESS)
-        err = PMPI_Allreduce(MPI_IN_PLACE, all, c->size * (int)block, MPI_BYTE, MPI_BOR, c->comm);
+    if (err == MPI_SUCCESS) err = PMPI_Allreduce(MPI_IN_PLACE, all, c->size * (int)block, MPI_BYTE, MPI_BOR, c->comm);
     return err == MPI_SUCCESS ? finish(c, all, unpack) : err;
 }
 
@@ -153,10 +127,7 @@ static int gl3_run(const mg_call *c, mg_lease *lease)
  * i x bytes: the same call in its irregular form, in place (the rank's block
  * first put into its slot) so that every rank makes the same call. */
 
-static int gl4_supports(const mg_call *c)
-{
-    return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes);
-}
+static int gl4_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes); }
 
 static mg_need gl4_need(const mg_call *c)
 {
@@ -169,8 +140,7 @@ static int gl4_run(const mg_call *c, mg_lease *lease)
     int *counts = mg_lease_ints(lease, 2 * (size_t)c->size);
     int unpack;
     char *all = gathered(c, lease, &unpack);
-    if (counts == NULL || all == NULL)
-        return MPI_ERR_NO_MEM;
+    if (counts == NULL || all == NULL) return MPI_ERR_NO_MEM;
     int *displs = counts + c->size;
     mg_regular_v_layout(c->size, (int)c->bytes, counts, displs);
     int err = place_own(c, all, unpack);

@@ -17,10 +17,7 @@
 #include "mockup_helpers.h"
 
 /* The reduction's input on this rank: the send buffer, or with MPI_IN_PLACE the receive buffer. */
-static const void *input(const mg_call *c)
-{
-    return c->in_place ? c->recvbuf : c->sendbuf;
-}
+static const void *input(const mg_call *c) { return c->in_place ? c->recvbuf : c->sendbuf; }
 
 /* ---- GL5: MPI_Reduce to rank 0 + MPI_Bcast of the result. */
 
@@ -41,12 +38,10 @@ static int gl5_run(const mg_call *c, mg_lease *lease)
     const int root = 0, n = (int)c->recvcount;
     int err;
     if (c->rank == root) /* in place at the Reduce's root means the same as in the Allreduce */
-        err = PMPI_Reduce(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->recvbuf, n, c->recvtype, c->op, root,
-                          c->comm);
+        err = PMPI_Reduce(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->recvbuf, n, c->recvtype, c->op, root, c->comm);
     else /* the receive buffer is not significant here */
         err = PMPI_Reduce(input(c), NULL, n, c->recvtype, c->op, root, c->comm);
-    if (err != MPI_SUCCESS)
-        return err;
+    if (err != MPI_SUCCESS) return err;
     return PMPI_Bcast(c->recvbuf, n, c->recvtype, root, c->comm);
 }
 
@@ -85,8 +80,7 @@ static mg_need gl6_need(const mg_call *c)
     gl6_sizes s = gl6_sizes_of(c);
     MPI_Aint lo;
     size_t bytes = (size_t)mg_typed_span(s.block, c->recvtype, &lo);
-    if (s.padded != s.n)
-        bytes += (size_t)mg_typed_span(s.padded, c->recvtype, &lo);
+    if (s.padded != s.n) bytes += (size_t)mg_typed_span(s.padded, c->recvtype, &lo);
     return (mg_need){bytes, 0};
 }
 
@@ -96,31 +90,25 @@ static int gl6_run(const mg_call *c, mg_lease *lease)
     const MPI_Datatype type = c->recvtype;
     const int nb = (int)s.block;
     char *block = mg_typed_lease(lease, s.block, type);
-    if (block == NULL)
-        return MPI_ERR_NO_MEM;
+    if (block == NULL) return MPI_ERR_NO_MEM;
     int err;
     if (s.padded == s.n) {
         err = PMPI_Reduce_scatter_block(input(c), block, nb, type, c->op, c->comm);
-        if (err == MPI_SUCCESS)
-            err = PMPI_Allgather(block, nb, type, c->recvbuf, nb, type, c->comm);
+        if (err == MPI_SUCCESS) err = PMPI_Allgather(block, nb, type, c->recvbuf, nb, type, c->comm);
         return err;
     }
 
     char *vec = mg_typed_lease(lease, s.padded, type);
     MPI_Aint extent;
-    if (vec == NULL)
-        return MPI_ERR_NO_MEM;
+    if (vec == NULL) return MPI_ERR_NO_MEM;
     err = mg_type_extent(type, &extent);
-    if (err == MPI_SUCCESS)
-        err = mg_copy_typed(input(c), vec, s.n, type);
+    if (err == MPI_SUCCESS) err = mg_copy_typed(input(c), vec, s.n, type);
     for (MPI_Count j = s.n; err == MPI_SUCCESS && j < s.padded; j++)
         err = mg_copy_typed(input(c), vec + j * extent, 1, type);
-    if (err == MPI_SUCCESS)
-        err = PMPI_Reduce_scatter_block(vec, block, nb, type, c->op, c->comm);
+    if (err == MPI_SUCCESS) err = PMPI_Reduce_scatter_block(vec, block, nb, type, c->op, c->comm);
     if (err == MPI_SUCCESS) /* the padded vector is free again and receives the Allgather */
         err = PMPI_Allgather(block, nb, type, vec, nb, type, c->comm);
-    if (err == MPI_SUCCESS)
-        err = mg_copy_typed(vec, c->recvbuf, s.n, type);
+    if (err == MPI_SUCCESS) err = mg_copy_typed(vec, c->recvbuf, s.n, type);
     return err;
 }
 
@@ -161,39 +149,35 @@ static int gl7_run(const mg_call *c, mg_lease *lease)
     const MPI_Datatype type = c->recvtype;
     const int p = c->size, r = c->rank;
     int *counts = mg_lease_ints(lease, 2 * (size_t)p);
-    if (counts == NULL)
-        return MPI_ERR_NO_MEM;
+    if (counts == NULL) return MPI_ERR_NO_MEM;
     int *displs = counts + p;
     MPI_Count chunk = mg_tune_chunk();
     mg_round_robin_counts(c->recvcount, p, chunk > 0 ? chunk : 1, counts, displs);
     displs[0] = 0; /* the blocks in rank order, whatever offsets the distribution reports */
-    for (int i = 1; i < p; i++)
-        displs[i] = displs[i - 1] + counts[i - 1];
+    for (int i = 1; i < p; i++) displs[i] = displs[i - 1] + counts[i - 1];
 
     char *buf = c->recvbuf;
     int err;
     if (c->in_place) {
         err = PMPI_Reduce_scatter(MPI_IN_PLACE, buf, counts, type, c->op, c->comm);
-        if (err == MPI_SUCCESS && displs[r] > 0)
-            err = move_up(buf, counts[r], displs[r], type);
+        if (err == MPI_SUCCESS && displs[r] > 0) err = move_up(buf, counts[r], displs[r], type);
     } else {
         MPI_Aint extent;
         err = mg_type_extent(type, &extent);
         if (err == MPI_SUCCESS)
             /* an empty block points at recvbuf itself: one past its end may be the send buffer,
              * and MPICH rejects that as aliasing even for zero elements */
-            err = PMPI_Reduce_scatter(c->sendbuf, counts[r] > 0 ? buf + displs[r] * extent : buf, counts, type,
-                                      c->op, c->comm);
+            err = PMPI_Reduce_scatter(c->sendbuf, counts[r] > 0 ? buf + displs[r] * extent : buf, counts, type, c->op,
+                                      c->comm);
     }
-    if (err != MPI_SUCCESS)
-        return err;
+    if (err != MPI_SUCCESS) return err;
     return PMPI_Allgatherv(MPI_IN_PLACE, counts[r], type, buf, counts, displs, type, c->comm);
 }
 
 static const mg_mockup allreduce_list[] = {
     {"allreduce_as_reduce_bcast", 5, "MPI_Reduce + MPI_Bcast", gl5_supports, gl5_need, gl5_run},
-    {"allreduce_as_reducescatterblock_allgather", 6, "MPI_Reduce_scatter_block + MPI_Allgather", gl6_supports,
-     gl6_need, gl6_run},
+    {"allreduce_as_reducescatterblock_allgather", 6, "MPI_Reduce_scatter_block + MPI_Allgather", gl6_supports, gl6_need,
+     gl6_run},
     {"allreduce_as_reducescatter_allgatherv", 7, "MPI_Reduce_scatter + MPI_Allgatherv", gl7_supports, gl7_need,
      gl7_run},
 };

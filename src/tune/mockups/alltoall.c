@@ -9,10 +9,7 @@
  * packed into the lease, and the receive blocks land there and are unpacked.
  * MPI_IN_PLACE (which MPI requires on all ranks) passes through. */
 
-static int gl8_supports(const mg_call *c)
-{
-    return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes);
-}
+static int gl8_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes); }
 
 static mg_need gl8_need(const mg_call *c)
 {
@@ -26,15 +23,13 @@ static int gl8_run(const mg_call *c, mg_lease *lease)
     const int p = c->size;
     const size_t all = (size_t)p * (size_t)c->bytes;
     int *counts = mg_lease_ints(lease, 2 * (size_t)p);
-    if (counts == NULL)
-        return MPI_ERR_NO_MEM;
+    if (counts == NULL) return MPI_ERR_NO_MEM;
     int *displs = counts + p;
     mg_regular_v_layout(p, (int)c->bytes, counts, displs);
 
     char *recv = mg_contiguous_run(c->recvbuf, p * c->recvcount, c->recvtype);
     const int unpack = recv == NULL;
-    if (unpack && (recv = mg_lease_msg(lease, all)) == NULL)
-        return MPI_ERR_NO_MEM;
+    if (unpack && (recv = mg_lease_msg(lease, all)) == NULL) return MPI_ERR_NO_MEM;
     int err;
     if (c->in_place) {
         err = unpack ? mg_call_pack(c->recvbuf, p * c->recvcount, c->recvtype, recv, c->comm) : MPI_SUCCESS;
@@ -45,16 +40,14 @@ static int gl8_run(const mg_call *c, mg_lease *lease)
         err = MPI_SUCCESS;
         if (send == NULL) {
             char *packed = mg_lease_msg(lease, all);
-            if (packed == NULL)
-                return MPI_ERR_NO_MEM;
+            if (packed == NULL) return MPI_ERR_NO_MEM;
             err = mg_call_pack(c->sendbuf, p * c->sendcount, c->sendtype, packed, c->comm);
             send = packed;
         }
         if (err == MPI_SUCCESS)
             err = PMPI_Alltoallv(send, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE, c->comm);
     }
-    if (err == MPI_SUCCESS && unpack)
-        err = mg_call_unpack(recv, c->recvbuf, p * c->recvcount, c->recvtype, c->comm);
+    if (err == MPI_SUCCESS && unpack) err = mg_call_unpack(recv, c->recvbuf, p * c->recvcount, c->recvtype, c->comm);
     return err;
 }
 

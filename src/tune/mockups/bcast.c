@@ -13,10 +13,7 @@
  * recvcounts[root] = bytes, all others 0, every displacement 0. The root's
  * contribution is its buffer; the others receive it into theirs. */
 
-static int gl9_supports(const mg_call *c)
-{
-    return c->bytes > 0 && mg_fits_int(c->bytes);
-}
+static int gl9_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int(c->bytes); }
 
 static mg_need gl9_need(const mg_call *c)
 {
@@ -30,17 +27,13 @@ static int gl9_run(const mg_call *c, mg_lease *lease)
     int *counts = mg_lease_ints(lease, 2 * (size_t)p);
     char *packed = mg_contiguous_run(c->recvbuf, c->recvcount, c->recvtype);
     const int direct = packed != NULL;
-    if (!direct)
-        packed = mg_lease_msg(lease, (size_t)c->bytes);
-    if (counts == NULL || packed == NULL)
-        return MPI_ERR_NO_MEM;
+    if (!direct) packed = mg_lease_msg(lease, (size_t)c->bytes);
+    if (counts == NULL || packed == NULL) return MPI_ERR_NO_MEM;
     int *displs = counts + p;
-    for (int i = 0; i < p; i++)
-        counts[i] = displs[i] = 0;
+    for (int i = 0; i < p; i++) counts[i] = displs[i] = 0;
     counts[c->root] = (int)c->bytes;
     int err = MPI_SUCCESS;
-    if (c->rank == c->root && !direct)
-        err = mg_call_pack(c->recvbuf, c->recvcount, c->recvtype, packed, c->comm);
+    if (c->rank == c->root && !direct) err = mg_call_pack(c->recvbuf, c->recvcount, c->recvtype, packed, c->comm);
     if (err == MPI_SUCCESS)
         err = PMPI_Allgatherv(MPI_IN_PLACE, counts[c->rank], MPI_BYTE, packed, counts, displs, MPI_BYTE, c->comm);
     if (err == MPI_SUCCESS && c->rank != c->root && !direct)
@@ -57,28 +50,18 @@ static int gl9_run(const mg_call *c, mg_lease *lease)
  * the memory (002 Table 1: (n + pad) + (n + pad) / p). Without a pad, a
  * contiguous buffer is used directly. */
 
-static MPI_Count gl10_block(const mg_call *c)
-{
-    return (c->bytes + c->size - 1) / c->size;
-}
+static MPI_Count gl10_block(const mg_call *c) { return (c->bytes + c->size - 1) / c->size; }
 
-static int gl10_supports(const mg_call *c)
-{
-    return c->bytes > 0 && mg_fits_int_product(c->size, gl10_block(c));
-}
+static int gl10_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_product(c->size, gl10_block(c)); }
 
-static mg_need gl10_need(const mg_call *c)
-{
-    return (mg_need){(size_t)(c->size * gl10_block(c)), 0};
-}
+static mg_need gl10_need(const mg_call *c) { return (mg_need){(size_t)(c->size * gl10_block(c)), 0}; }
 
 static int gl10_run(const mg_call *c, mg_lease *lease)
 {
     const size_t n = (size_t)c->bytes, block = (size_t)gl10_block(c), all = (size_t)c->size * block;
     char *packed = all == n ? mg_contiguous_run(c->recvbuf, c->recvcount, c->recvtype) : NULL;
     const int direct = packed != NULL;
-    if (!direct && (packed = mg_lease_msg(lease, all)) == NULL)
-        return MPI_ERR_NO_MEM;
+    if (!direct && (packed = mg_lease_msg(lease, all)) == NULL) return MPI_ERR_NO_MEM;
     int err = MPI_SUCCESS;
     if (c->rank == c->root) {
         if (!direct) {
@@ -88,8 +71,8 @@ static int gl10_run(const mg_call *c, mg_lease *lease)
         if (err == MPI_SUCCESS)
             err = PMPI_Scatter(packed, (int)block, MPI_BYTE, MPI_IN_PLACE, (int)block, MPI_BYTE, c->root, c->comm);
     } else {
-        err = PMPI_Scatter(NULL, (int)block, MPI_BYTE, packed + (size_t)c->rank * block, (int)block, MPI_BYTE,
-                           c->root, c->comm);
+        err = PMPI_Scatter(NULL, (int)block, MPI_BYTE, packed + (size_t)c->rank * block, (int)block, MPI_BYTE, c->root,
+                           c->comm);
     }
     if (err == MPI_SUCCESS)
         err = PMPI_Allgather(MPI_IN_PLACE, (int)block, MPI_BYTE, packed, (int)block, MPI_BYTE, c->comm);

@@ -77,8 +77,7 @@ static int one_run(MPI_Datatype t, int depth)
     case MPI_COMBINER_RESIZED: r = inner_run; break;
     case MPI_COMBINER_CONTIGUOUS: r = ok && (ints[0] <= 1 || packs_tight); break;
     case MPI_COMBINER_VECTOR: /* count, blocklength, stride (in extents) */
-        r = ok && ((ints[0] <= 1 && ints[1] <= 1) ||
-                   (packs_tight && (ints[0] <= 1 || ints[1] == ints[2])));
+        r = ok && ((ints[0] <= 1 && ints[1] <= 1) || (packs_tight && (ints[0] <= 1 || ints[1] == ints[2])));
         break;
     case MPI_COMBINER_HVECTOR: /* count, blocklength; stride in bytes */
         r = ok && ((ints[0] <= 1 && ints[1] <= 1) ||
@@ -114,8 +113,8 @@ static MPI_Count int_chunk(MPI_Count count, MPI_Count size)
 }
 
 /* Packs (dir 0) or unpacks (dir 1) count x type between buf and the packed bytes. */
-static int transfer(int dir, const void *cbuf, void *buf, MPI_Count count, MPI_Datatype type, const void *in,
-                    void *out, MPI_Comm comm)
+static int transfer(int dir, const void *cbuf, void *buf, MPI_Count count, MPI_Datatype type, const void *in, void *out,
+                    MPI_Comm comm)
 {
     MPI_Count bytes = mg_type_bytes(count, type);
     if (bytes < 0) return MPI_ERR_COUNT;
@@ -217,9 +216,28 @@ void mg_round_robin_counts(MPI_Count n, int p, MPI_Count chunk, int *counts, int
 static int sum_exact_named(MPI_Datatype t)
 {
     const MPI_Datatype integers[] = {
-        MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG,
-        MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
-        MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT,
+        MPI_INT,
+        MPI_UNSIGNED,
+        MPI_LONG,
+        MPI_UNSIGNED_LONG,
+        MPI_LONG_LONG_INT,
+        MPI_LONG_LONG,
+        MPI_UNSIGNED_LONG_LONG,
+        MPI_SHORT,
+        MPI_UNSIGNED_SHORT,
+        MPI_SIGNED_CHAR,
+        MPI_UNSIGNED_CHAR,
+        MPI_INT8_T,
+        MPI_INT16_T,
+        MPI_INT32_T,
+        MPI_INT64_T,
+        MPI_UINT8_T,
+        MPI_UINT16_T,
+        MPI_UINT32_T,
+        MPI_UINT64_T,
+        MPI_AINT,
+        MPI_OFFSET,
+        MPI_COUNT,
         MPI_INTEGER,
 #ifdef MPI_INTEGER1
         MPI_INTEGER1,

@@ -13,10 +13,7 @@
 
 /* Every inner count (p x B bytes, counts and displacements in elements, which
  * never exceed bytes) fits an int. Uniform: depends on bytes and size only. */
-static int gather_fits(const mg_call *c)
-{
-    return mg_fits_int_product(c->size, c->bytes);
-}
+static int gather_fits(const mg_call *c) { return mg_fits_int_product(c->size, c->bytes); }
 
 /* Packs this process's block into out (B bytes): its send buffer, or at a root
  * with MPI_IN_PLACE its block of recvbuf. */
@@ -32,8 +29,7 @@ static int pack_own_block(const mg_call *c, void *out)
  * block with MPI_IN_PLACE (the native call leaves it as it is). */
 static int unpack_blocks(const mg_call *c, const char *all)
 {
-    if (!c->in_place)
-        return mg_call_unpack(all, c->recvbuf, c->size * c->recvcount, c->recvtype, c->comm);
+    if (!c->in_place) return mg_call_unpack(all, c->recvbuf, c->size * c->recvcount, c->recvtype, c->comm);
     int rc = mg_call_unpack(all, c->recvbuf, c->root * c->recvcount, c->recvtype, c->comm);
     if (rc == MPI_SUCCESS && c->root + 1 < c->size)
         rc = mg_call_unpack(all + (MPI_Count)(c->root + 1) * c->bytes,
@@ -46,26 +42,18 @@ static int unpack_blocks(const mg_call *c, const char *all)
  * byte buffer and an in-place Allgather of bytes completes it everywhere; the
  * root unpacks it, the others drop it. Exact: pure data movement of the same
  * bytes the native Gather moves. */
-static int as_allgather_supports(const mg_call *c)
-{
-    return gather_fits(c);
-}
+static int as_allgather_supports(const mg_call *c) { return gather_fits(c); }
 
-static mg_need as_allgather_need(const mg_call *c)
-{
-    return (mg_need){(size_t)(c->size * c->bytes), 0};
-}
+static mg_need as_allgather_need(const mg_call *c) { return (mg_need){(size_t)(c->size * c->bytes), 0}; }
 
 static int as_allgather_run(const mg_call *c, mg_lease *lease)
 {
     char *all = mg_lease_msg(lease, (size_t)(c->size * c->bytes));
-    if (!all)
-        return MPI_ERR_NO_MEM;
+    if (!all) return MPI_ERR_NO_MEM;
     int rc = pack_own_block(c, all + (MPI_Count)c->rank * c->bytes);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, (int)c->bytes, MPI_BYTE, c->comm);
-    if (rc == MPI_SUCCESS && c->rank == c->root)
-        rc = unpack_blocks(c, all);
+    if (rc == MPI_SUCCESS && c->rank == c->root) rc = unpack_blocks(c, all);
     return rc;
 }
 
@@ -73,61 +61,44 @@ static int as_allgather_run(const mg_call *c, mg_lease *lease)
  * displs[i] = i x recvcount (root only). Exact: Gatherv with these counts is
  * defined to be Gather, with the same type matching rules and the same
  * MPI_IN_PLACE semantics, so the user's datatypes are passed unchanged. */
-static int as_gatherv_supports(const mg_call *c)
-{
-    return gather_fits(c);
-}
+static int as_gatherv_supports(const mg_call *c) { return gather_fits(c); }
 
-static mg_need as_gatherv_need(const mg_call *c)
-{
-    return (mg_need){0, 2 * (size_t)c->size * sizeof(int)};
-}
+static mg_need as_gatherv_need(const mg_call *c) { return (mg_need){0, 2 * (size_t)c->size * sizeof(int)}; }
 
 static int as_gatherv_run(const mg_call *c, mg_lease *lease)
 {
     if (c->rank != c->root) /* receive arguments are not significant here */
-        return PMPI_Gatherv(c->sendbuf, (int)c->sendcount, c->sendtype, NULL, NULL, NULL, MPI_DATATYPE_NULL,
-                            c->root, c->comm);
+        return PMPI_Gatherv(c->sendbuf, (int)c->sendcount, c->sendtype, NULL, NULL, NULL, MPI_DATATYPE_NULL, c->root,
+                            c->comm);
     int *counts = mg_lease_ints(lease, 2 * (size_t)c->size);
-    if (!counts)
-        return MPI_ERR_NO_MEM;
+    if (!counts) return MPI_ERR_NO_MEM;
     int *displs = counts + c->size;
     mg_regular_v_layout(c->size, (int)c->recvcount, counts, displs);
-    return PMPI_Gatherv(c->sendbuf, (int)c->sendcount, c->sendtype, c->recvbuf, counts, displs, c->recvtype,
-                        c->root, c->comm);
+    return PMPI_Gatherv(c->sendbuf, (int)c->sendcount, c->sendtype, c->recvbuf, counts, displs, c->recvtype, c->root,
+                        c->comm);
 }
 
 /* GL13 MPI_Reduce: every process zero-fills a p x B byte buffer except its own
  * slot, where it packs its block; MPI_Reduce with MPI_BOR on MPI_BYTE (in place
  * at the root) ORs each block with zeros only, which yields the gathered bytes
  * exactly; the root unpacks them. */
-static int as_reduce_supports(const mg_call *c)
-{
-    return gather_fits(c);
-}
+static int as_reduce_supports(const mg_call *c) { return gather_fits(c); }
 
-static mg_need as_reduce_need(const mg_call *c)
-{
-    return (mg_need){(size_t)(c->size * c->bytes), 0};
-}
+static mg_need as_reduce_need(const mg_call *c) { return (mg_need){(size_t)(c->size * c->bytes), 0}; }
 
 static int as_reduce_run(const mg_call *c, mg_lease *lease)
 {
     size_t b = (size_t)c->bytes;
     char *all = mg_lease_msg(lease, (size_t)c->size * b);
-    if (!all)
-        return MPI_ERR_NO_MEM;
+    if (!all) return MPI_ERR_NO_MEM;
     memset(all, 0, (size_t)c->rank * b);
     memset(all + (size_t)(c->rank + 1) * b, 0, (size_t)(c->size - c->rank - 1) * b);
     int rc = pack_own_block(c, all + (size_t)c->rank * b);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (rc != MPI_SUCCESS) return rc;
     int n = (int)(c->size * c->bytes);
-    if (c->rank != c->root)
-        return PMPI_Reduce(all, NULL, n, MPI_BYTE, MPI_BOR, c->root, c->comm);
+    if (c->rank != c->root) return PMPI_Reduce(all, NULL, n, MPI_BYTE, MPI_BOR, c->root, c->comm);
     rc = PMPI_Reduce(MPI_IN_PLACE, all, n, MPI_BYTE, MPI_BOR, c->root, c->comm);
-    if (rc == MPI_SUCCESS)
-        rc = unpack_blocks(c, all);
+    if (rc == MPI_SUCCESS) rc = unpack_blocks(c, all);
     return rc;
 }
 

@@ -91,19 +91,16 @@ static inline MPI_Count mg_typed_span(MPI_Count count, MPI_Datatype type, MPI_Ai
 {
     MPI_Aint lb, extent, true_lb, true_extent;
     *lo = 0;
-    if (count <= 0)
-        return count == 0 ? 0 : -1;
+    if (count <= 0) return count == 0 ? 0 : -1;
     if (PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS || true_extent < 0)
         return -1;
     MPI_Count aext = extent < 0 ? -(MPI_Count)extent : (MPI_Count)extent;
-    if (aext > 0 && count - 1 > (INT64_MAX / 4) / aext)
-        return -1;
+    if (aext > 0 && count - 1 > (INT64_MAX / 4) / aext) return -1;
     MPI_Count step = (count - 1) * (MPI_Count)extent; /* offset of the last element */
     MPI_Count low = (MPI_Count)true_lb + (step < 0 ? step : 0);
     MPI_Count high = (MPI_Count)true_lb + (MPI_Count)true_extent + (step > 0 ? step : 0);
-    if (high - low > (MPI_Count)(SIZE_MAX / 4))
-        return -1;
+    if (high - low > (MPI_Count)(SIZE_MAX / 4)) return -1;
     *lo = (MPI_Aint)low;
     return high - low;
 }

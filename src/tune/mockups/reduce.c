@@ -15,10 +15,7 @@
 #include "mockup_helpers.h"
 
 /* The input of this process. */
-static const void *reduce_input(const mg_call *c)
-{
-    return c->in_place ? c->recvbuf : c->sendbuf;
-}
+static const void *reduce_input(const mg_call *c) { return c->in_place ? c->recvbuf : c->sendbuf; }
 
 /* GL14 MPI_Allreduce: the root reduces into recvbuf, the others into a
  * temporary buffer they drop. A root with MPI_IN_PLACE first copies its input
@@ -39,16 +36,12 @@ static int as_allreduce_run(const mg_call *c, mg_lease *lease)
 {
     MPI_Datatype t = mg_red_type(c);
     MPI_Count n = mg_red_count(c);
-    if (c->rank == c->root && !c->in_place)
-        return PMPI_Allreduce(c->sendbuf, c->recvbuf, (int)n, t, c->op, c->comm);
+    if (c->rank == c->root && !c->in_place) return PMPI_Allreduce(c->sendbuf, c->recvbuf, (int)n, t, c->op, c->comm);
     void *tmp = mg_typed_lease(lease, n, t);
-    if (!tmp)
-        return MPI_ERR_NO_MEM;
-    if (c->rank != c->root)
-        return PMPI_Allreduce(c->sendbuf, tmp, (int)n, t, c->op, c->comm);
+    if (!tmp) return MPI_ERR_NO_MEM;
+    if (c->rank != c->root) return PMPI_Allreduce(c->sendbuf, tmp, (int)n, t, c->op, c->comm);
     int rc = mg_copy_typed(c->recvbuf, tmp, n, t);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Allreduce(tmp, c->recvbuf, (int)n, t, c->op, c->comm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Allreduce(tmp, c->recvbuf, (int)n, t, c->op, c->comm);
     return rc;
 }
 
@@ -67,8 +60,7 @@ static int as_allreduce_run(const mg_call *c, mg_lease *lease)
 static MPI_Count padded_bytes(MPI_Count padded, MPI_Datatype t, MPI_Aint *lo)
 {
     MPI_Count span = mg_typed_span(padded, t, lo), packed = mg_type_bytes(padded, t);
-    if (span < 0 || packed < 0 || !mg_fits_int(packed))
-        return -1;
+    if (span < 0 || packed < 0 || !mg_fits_int(packed)) return -1;
     return span > packed ? span : packed;
 }
 
@@ -96,35 +88,28 @@ static int as_rsb_gather_run(const mg_call *c, mg_lease *lease)
     char *raw = mg_lease_msg(lease, (size_t)padded_bytes(padded, t, &lo));
     char *in = raw ? raw - lo : NULL; /* the padded input as T */
     char *mine = mg_typed_lease(lease, blk, t);
-    if (!in || !mine)
-        return MPI_ERR_NO_MEM;
+    if (!in || !mine) return MPI_ERR_NO_MEM;
     int rc = mg_copy_typed(reduce_input(c), in, n, t);
     for (MPI_Count i = n; i < padded && rc == MPI_SUCCESS; i++)
         rc = mg_copy_typed(in, mg_typed_block(in, i, 1, t), 1, t);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Reduce_scatter_block(in, mine, (int)blk, t, c->op, c->comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (rc == MPI_SUCCESS) rc = PMPI_Reduce_scatter_block(in, mine, (int)blk, t, c->op, c->comm);
+    if (rc != MPI_SUCCESS) return rc;
     int root = c->root;
     if (!mg_type_contiguous(blk, t, NULL)) {
         int bb = (int)mg_type_bytes(blk, t);
         char *slot = raw + (c->rank == root ? (MPI_Count)root * bb : 0);
         rc = mg_call_pack(mine, blk, t, slot, c->comm);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (c->rank != root)
-            return PMPI_Gather(slot, bb, MPI_BYTE, NULL, 0, MPI_BYTE, root, c->comm);
+        if (rc != MPI_SUCCESS) return rc;
+        if (c->rank != root) return PMPI_Gather(slot, bb, MPI_BYTE, NULL, 0, MPI_BYTE, root, c->comm);
         rc = PMPI_Gather(MPI_IN_PLACE, 0, MPI_BYTE, raw, bb, MPI_BYTE, root, c->comm);
         return rc == MPI_SUCCESS ? mg_call_unpack(raw, c->recvbuf, n, t, c->comm) : rc;
     }
-    if (c->rank != root)
-        return PMPI_Gather(mine, (int)blk, t, NULL, 0, MPI_DATATYPE_NULL, root, c->comm);
+    if (c->rank != root) return PMPI_Gather(mine, (int)blk, t, NULL, 0, MPI_DATATYPE_NULL, root, c->comm);
     /* Without padding the root gathers straight into recvbuf (its input, if
      * MPI_IN_PLACE, is no longer needed). */
     void *dst = padded == n ? c->recvbuf : in;
     rc = PMPI_Gather(mine, (int)blk, t, dst, (int)blk, t, root, c->comm);
-    if (rc == MPI_SUCCESS && dst != c->recvbuf)
-        rc = mg_copy_typed(in, c->recvbuf, n, t);
+    if (rc == MPI_SUCCESS && dst != c->recvbuf) rc = mg_copy_typed(in, c->recvbuf, n, t);
     return rc;
 }
 
@@ -138,10 +123,8 @@ static int as_rsb_gather_run(const mg_call *c, mg_lease *lease)
 static MPI_Count rs_max_segment(MPI_Count n, int p)
 {
     MPI_Count chunk = mg_tune_chunk();
-    if (chunk < 1)
-        chunk = 1;
-    if (chunk > n)
-        chunk = n;
+    if (chunk < 1) chunk = 1;
+    if (chunk > n) chunk = n;
     MPI_Count bound = (n / chunk / p + 1) * chunk;
     return bound < n ? bound : n;
 }
@@ -165,22 +148,17 @@ static int as_rs_gatherv_run(const mg_call *c, mg_lease *lease)
     MPI_Datatype t = mg_red_type(c);
     MPI_Count n = mg_red_count(c);
     int *counts = mg_lease_ints(lease, 2 * (size_t)c->size);
-    if (!counts)
-        return MPI_ERR_NO_MEM;
+    if (!counts) return MPI_ERR_NO_MEM;
     int *displs = counts + c->size;
     mg_round_robin_counts(n, c->size, mg_tune_chunk(), counts, displs);
     int largest = 0;
-    for (int i = 0; i < c->size; i++)
-        largest = counts[i] > largest ? counts[i] : largest;
+    for (int i = 0; i < c->size; i++) largest = counts[i] > largest ? counts[i] : largest;
     void *mine = mg_typed_lease(lease, largest, t);
-    if (!mine)
-        return MPI_ERR_NO_MEM;
+    if (!mine) return MPI_ERR_NO_MEM;
     int rc = PMPI_Reduce_scatter(reduce_input(c), mine, counts, t, c->op, c->comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (rc != MPI_SUCCESS) return rc;
     int me = counts[c->rank];
-    if (c->rank != c->root)
-        return PMPI_Gatherv(mine, me, t, NULL, NULL, NULL, MPI_DATATYPE_NULL, c->root, c->comm);
+    if (c->rank != c->root) return PMPI_Gatherv(mine, me, t, NULL, NULL, NULL, MPI_DATATYPE_NULL, c->root, c->comm);
     return PMPI_Gatherv(mine, me, t, c->recvbuf, counts, displs, t, c->root, c->comm);
 }
 

@@ -15,10 +15,7 @@
 #include "mockup_helpers.h"
 
 /* The input of this process. */
-static const void *rsb_input(const mg_call *c)
-{
-    return c->in_place ? c->recvbuf : c->sendbuf;
-}
+static const void *rsb_input(const mg_call *c) { return c->in_place ? c->recvbuf : c->sendbuf; }
 
 /* The call may go to other reductions (mg_reduction_supported), inner counts
  * (N, n) fit an int and a buffer of N x T can be laid out. Uniform. */
@@ -42,29 +39,22 @@ static int as_reduce_scatter_run(const mg_call *c, mg_lease *lease)
     MPI_Datatype t = mg_red_type(c);
     MPI_Count total = mg_red_count(c), n = total / c->size;
     void *whole = NULL;
-    if (c->rank == 0 && !(whole = mg_typed_lease(lease, total, t)))
-        return MPI_ERR_NO_MEM;
+    if (c->rank == 0 && !(whole = mg_typed_lease(lease, total, t))) return MPI_ERR_NO_MEM;
     int rc = PMPI_Reduce(rsb_input(c), whole, (int)total, t, c->op, 0, c->comm);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Scatter(whole, (int)n, t, c->recvbuf, (int)n, t, 0, c->comm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Scatter(whole, (int)n, t, c->recvbuf, (int)n, t, 0, c->comm);
     return rc;
 }
 
 /* GL18 MPI_Reduce_scatter: recvcounts[i] = n for all i gives the same call
  * (including MPI_IN_PLACE, passed through). */
-static mg_need counts_need(const mg_call *c)
-{
-    return (mg_need){0, (size_t)c->size * sizeof(int)};
-}
+static mg_need counts_need(const mg_call *c) { return (mg_need){0, (size_t)c->size * sizeof(int)}; }
 
 static int as_reducescatter_run(const mg_call *c, mg_lease *lease)
 {
     int *counts = mg_lease_ints(lease, (size_t)c->size);
-    if (!counts)
-        return MPI_ERR_NO_MEM;
+    if (!counts) return MPI_ERR_NO_MEM;
     MPI_Count n = mg_red_count(c) / c->size;
-    for (int i = 0; i < c->size; i++)
-        counts[i] = (int)n;
+    for (int i = 0; i < c->size; i++) counts[i] = (int)n;
     return PMPI_Reduce_scatter(c->sendbuf, c->recvbuf, counts, mg_red_type(c), c->op, c->comm);
 }
 
@@ -76,11 +66,9 @@ static int as_allreduce_run(const mg_call *c, mg_lease *lease)
     MPI_Datatype t = mg_red_type(c);
     MPI_Count total = mg_red_count(c), n = total / c->size;
     void *whole = mg_typed_lease(lease, total, t);
-    if (!whole)
-        return MPI_ERR_NO_MEM;
+    if (!whole) return MPI_ERR_NO_MEM;
     int rc = PMPI_Allreduce(rsb_input(c), whole, (int)total, t, c->op, c->comm);
-    if (rc == MPI_SUCCESS)
-        rc = mg_copy_typed(mg_typed_block(whole, c->rank, n, t), c->recvbuf, n, t);
+    if (rc == MPI_SUCCESS) rc = mg_copy_typed(mg_typed_block(whole, c->rank, n, t), c->recvbuf, n, t);
     return rc;
 }
 

@@ -40,21 +40,16 @@ static int as_exscan_run(const mg_call *c, mg_lease *lease)
     int n = (int)mg_red_count(c);
     if (c->commutative && !c->in_place) {
         int rc = PMPI_Exscan(c->sendbuf, c->recvbuf, n, t, c->op, c->comm);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (c->rank == 0)
-            return mg_copy_typed(c->sendbuf, c->recvbuf, n, t);
+        if (rc != MPI_SUCCESS) return rc;
+        if (c->rank == 0) return mg_copy_typed(c->sendbuf, c->recvbuf, n, t);
         return PMPI_Reduce_local(c->sendbuf, c->recvbuf, n, t, c->op);
     }
     void *prefix = mg_typed_lease(lease, n, t);
-    if (!prefix)
-        return MPI_ERR_NO_MEM;
+    if (!prefix) return MPI_ERR_NO_MEM;
     const void *in = c->in_place ? c->recvbuf : c->sendbuf;
     int rc = PMPI_Exscan(in, prefix, n, t, c->op, c->comm);
-    if (rc == MPI_SUCCESS && !c->in_place)
-        rc = mg_copy_typed(c->sendbuf, c->recvbuf, n, t);
-    if (rc == MPI_SUCCESS && c->rank > 0)
-        rc = PMPI_Reduce_local(prefix, c->recvbuf, n, t, c->op);
+    if (rc == MPI_SUCCESS && !c->in_place) rc = mg_copy_typed(c->sendbuf, c->recvbuf, n, t);
+    if (rc == MPI_SUCCESS && c->rank > 0) rc = PMPI_Reduce_local(prefix, c->recvbuf, n, t, c->op);
     return rc;
 }
 
