@@ -7,6 +7,7 @@
 #ifndef MG_TUNE_STATE_H
 #define MG_TUNE_STATE_H
 
+#include "defaults.h"
 #include "mpiguide/tune.h"
 #include "tune_internal.h"
 #include <pthread.h>
@@ -19,9 +20,6 @@
  * fallback (a mock-up was chosen but does not apply, or memory is short). */
 #define MG_TUNE_NATIVE (-1)
 
-#define MG_TUNE_DEFAULT_MSG_POOL ((size_t)64 << 20)
-#define MG_TUNE_DEFAULT_INT_POOL ((size_t)256 << 10)
-#define MG_TUNE_DEFAULT_CHUNK    64
 
 /* One message range of a profile: inclusive byte range of mg_call.bytes. */
 typedef struct {
