@@ -25,9 +25,10 @@ for _var in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from mpiguide import build, launch, runner  # noqa: E402
-from mpiguide import stacks as stackmod  # noqa: E402
 from mpiguide.cli import main  # noqa: E402
+from mpiguide.core import build, launch, runner  # noqa: E402
+from mpiguide.core import stacks as stackmod  # noqa: E402
+from mpiguide.suites import SUITES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 MPIGUIDE_EXE = Path(sys.executable).parent / "mpiguide"
@@ -215,7 +216,7 @@ def write_synthetic_run(path: Path, times, runs: int = 5, nrep: int = 5, sizes: 
     sizes = sizes or [4, 64]
     meta = synthetic_meta(runs=runs, sizes=sizes)
     meta["measurement"]["nrep"] = nrep
-    job = runner.get_job("pingpong")
+    job = SUITES.get("pingpong")
     launches = runner.plan(job, meta["params"], ["fake"], runs, meta["measurement"])
     path.mkdir(parents=True)
     return save_synthetic_run(path, meta, launches, lambda x: raw_text(

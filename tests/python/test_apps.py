@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from conftest import only_row, run_cli, run_driver, synthetic_job_run
-from mpiguide import apps, appsreport, runner
-from mpiguide.errors import MpiguideError
-from mpiguide.jobs import JOBS
+from mpiguide.core import runner
+from mpiguide.core.errors import MpiguideError
+from mpiguide.suites import SUITES
+from mpiguide.suites.apps import job as apps
+from mpiguide.suites.apps import report as appsreport
 
-JOB = JOBS["apps"]
+JOB = SUITES.get("apps")
 VARIANTS = ["basic:nonblocking", "ddt:nonblocking", "basic:neighbor", "ddt:neighbor", "basic:persistent",
             "ddt:persistent"]
 
@@ -287,10 +289,10 @@ def test_save_image_errors_are_named(mpich_stack, mpich_build, args, message, tm
     assert res.returncode == 2 and message in res.stderr, res.stdout + res.stderr
 
 
-def test_processes_per_node_give_each_launch_its_layout():
+def test_processes_per_node_give_each_launch_its_placement():
     p = _params("--ranks", "1,4,8,16", "--ppn", "4", "--apps", "life", "--scaling", "weak")
-    assert {t.nprocs: t.layout for t in JOB.launches(p)} == {1: "1x1", 4: "1x4", 8: "2x4", 16: "4x4"}
-    assert all(t.layout is None for t in JOB.launches(_params("--apps", "life")))
+    assert {t.nprocs: t.placement for t in JOB.launches(p)} == {1: "1x1", 4: "1x4", 8: "2x4", 16: "4x4"}
+    assert all(t.placement is None for t in JOB.launches(_params("--apps", "life")))
     with pytest.raises(MpiguideError, match="--ppn 4: 6 processes do not fill whole nodes"):
         _params("--ranks", "2,6", "--ppn", "4")
 
@@ -331,7 +333,7 @@ def test_a_failed_check_fails_the_command(tmp_path, monkeypatch):
     """A variant whose halos differ (the driver's hidden --corrupt) is reported and the command exits 3."""
     real = JOB.launches
     monkeypatch.setattr(JOB, "launches", lambda params: [
-        type(t)(t.key, t.driver, t.nprocs, [*t.args, "--corrupt"], t.layout) for t in real(params)])
+        type(t)(t.key, t.driver, t.nprocs, [*t.args, "--corrupt"], t.placement) for t in real(params)])
     out = tmp_path / "apps"
     res = run_cli(["apps", "run", "--stacks", "mpich", "--runs", "1", "--nrep", "1", "--ranks", "2", "--apps",
                    "jacobi", "--scaling", "strong", "--strong-grid", "12x10", "--steps", "3", "--variants",

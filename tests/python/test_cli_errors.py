@@ -9,8 +9,8 @@ import pytest
 from conftest import read_launches
 from mpiguide import __version__
 from mpiguide.cli import main
-from mpiguide.errors import MpiguideError
-from mpiguide.jobs import parse_sizes
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.options import parse_sizes
 
 
 def dry_run(cli, tmp_path, *extra: str):

@@ -12,17 +12,20 @@ import pandas as pd
 import pytest
 
 from conftest import only_row, run_cli, run_driver, synthetic_job_run
-from mpiguide import ddt, ddtreport, rawfile, runner, stats
-from mpiguide.errors import MpiguideError
-from mpiguide.jobs import DT_LAYOUT_NAMES, JOBS
+from mpiguide.core import rawfile, runner, stats
+from mpiguide.core.catalog import LAYOUT_NAMES
+from mpiguide.core.errors import MpiguideError
+from mpiguide.suites import SUITES
+from mpiguide.suites.ddt import expectations as ddt
+from mpiguide.suites.ddt import report as ddtreport
 
-JOB = JOBS["ddt"]
+JOB = SUITES.get("ddt")
 
 
 def _params(*argv: str) -> dict:
     p = argparse.ArgumentParser()
     JOB.add_arguments(p)
-    p.add_argument("--layout")
+    p.add_argument("--placement", "--layout", dest="placement")
     return JOB.params(p.parse_args(list(argv)))
 
 
@@ -32,7 +35,7 @@ def test_every_test_uses_catalog_layouts_and_its_own_layouts_only():
     assert sorted(ddt.TESTS) == list(range(1, 12))
     for t in ddt.TESTS.values():
         for spec in t.layouts:
-            assert spec.split()[0] in DT_LAYOUT_NAMES, spec
+            assert spec.split()[0] in LAYOUT_NAMES, spec
             assert "A=" not in spec
         for c in t.comparisons():
             assert c.compared[0] in t.layouts and c.reference[0] in t.layouts
@@ -116,10 +119,10 @@ def test_test_11_sizes_follow_the_element_type():
 def test_pingpong_layout_follows_the_collective_layout():
     params = _params("--tests", "1", "--layout", "32x1")
     by_pattern = {e["pattern"]: e for e in params["entries"]}
-    assert by_pattern["pingpong"]["launch_layout"] == "2x1" and by_pattern["bcast"]["nprocs"] == 32
-    assert by_pattern["bcast"]["launch_layout"] is None
+    assert by_pattern["pingpong"]["placement"] == "2x1" and by_pattern["bcast"]["nprocs"] == 32
+    assert by_pattern["bcast"]["placement"] is None
     params = _params("--tests", "1", "--layout", "1x16", "--patterns", "pingpong")
-    assert params["entries"][0]["launch_layout"] == "1x2"
+    assert params["entries"][0]["placement"] == "1x2"
 
 
 @pytest.mark.parametrize("argv, message", [

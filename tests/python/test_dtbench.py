@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from conftest import run_cli
-from mpiguide import dtreport, rawfile
-from mpiguide.errors import MpiguideError
-from mpiguide.jobs import JOBS
+from mpiguide.core import rawfile
+from mpiguide.core.errors import MpiguideError
+from mpiguide.suites import SUITES
+from mpiguide.suites.dtbench import report as dtreport
 
 # ---------------------------------------------------------------- dt explain
 
@@ -45,7 +46,7 @@ def test_explain_impossible_layout_names_the_rule(mpich_build):
 # ---------------------------------------------------------------- job options
 
 def _params(**kw) -> dict:
-    job = JOBS["dtbench"]
+    job = SUITES.get("dtbench")
     p = argparse.ArgumentParser()
     job.add_arguments(p)
     argv = [x for k, v in kw.items() for x in (f"--{k.replace('_', '-')}", v)]
@@ -56,7 +57,7 @@ def test_params_defaults_and_launch_args():
     params = _params()
     assert params["A"] == [2, 10, 100, 1000, 1024, 10000]
     assert params["sizes"] == [3200, 2560000, 64000000]
-    (launch,) = JOBS["dtbench"].launches(params)
+    (launch,) = SUITES.get("dtbench").launches(params)
     assert launch.driver == "mg_dtbench" and launch.nprocs == 1
     assert "--layouts" not in launch.args
     assert launch.args[launch.args.index("--commit-blocks") + 1] == "10,1000,1000000"
@@ -76,7 +77,7 @@ def test_params_reject_bad_values(kw, message):
 
 
 def test_no_commit_is_passed_on():
-    (launch,) = JOBS["dtbench"].launches(_params(commit_blocks="none"))
+    (launch,) = SUITES.get("dtbench").launches(_params(commit_blocks="none"))
     assert "--no-commit" in launch.args
 
 

@@ -8,9 +8,9 @@ import os
 import pytest
 
 from conftest import read_launches
-from mpiguide import build, launch
-from mpiguide.errors import MpiguideError
-from mpiguide.stacks import Stack
+from mpiguide.core import build, launch
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.stacks import Stack
 
 PROG = "/opt/build/mg_pingpong"
 
@@ -42,7 +42,7 @@ def test_mpich_hostfile_flags():
     assert argv == ["/opt/mpich/bin/mpiexec", "-f", "hosts.txt", "-ppn", "1", "-n", "2", PROG]
 
 
-def test_hostfile_without_layout_puts_all_processes_on_one_node():
+def test_hostfile_without_placement_puts_all_processes_on_one_node():
     spec = launch.LaunchSpec(launcher="hostfile", hostfile="hf")
     assert launch.command(spec, mpich_like(), 4, PROG, [])[1:5] == ["-f", "hf", "-ppn", "4"]
 
@@ -104,9 +104,9 @@ def test_template_fields_and_quoting():
 
 
 @pytest.mark.parametrize(("spec", "nprocs", "message"), [
-    (launch.LaunchSpec(nodes=3, ppn=1), 2, "layout 3x1 gives 3 processes, but this measurement needs 2"),
+    (launch.LaunchSpec(nodes=3, ppn=1), 2, "placement 3x1 gives 3 processes, but this measurement needs 2"),
     (launch.LaunchSpec(nodes=2, ppn=1), 2,
-     "the local launcher runs on this node only, but the layout asks for 2 nodes"),
+     "the local launcher runs on this node only, but the placement asks for 2 nodes"),
     (launch.LaunchSpec(launcher="hostfile"), 2, "--launcher hostfile needs --hostfile FILE"),
     (launch.LaunchSpec(launcher="template"), 2, "--launcher template needs --launcher-template 'TEMPLATE'"),
     (launch.LaunchSpec(launcher="ssh"), 2, "unknown launcher 'ssh': choose one of local, hostfile, srun, template"),
@@ -119,19 +119,19 @@ def test_validate_messages(spec, nprocs, message):
 
 
 @pytest.mark.parametrize(("text", "expected"), [("2x1", (2, 1)), ("1X16", (1, 16)), ("32x1", (32, 1))])
-def test_parse_layout(text, expected):
-    assert launch.parse_layout(text) == expected
+def test_parse_placement(text, expected):
+    assert launch.parse_placement(text) == expected
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("2by1", "bad --layout '2by1': expected NODESxPPN"),
-    ("2x", "bad --layout '2x': expected NODESxPPN"),
-    ("1x2x3", "bad --layout '1x2x3': expected NODESxPPN"),
-    ("0x2", "bad --layout '0x2': nodes and processes per node must be at least 1"),
+    ("2by1", "bad --placement '2by1': expected NODESxPPN"),
+    ("2x", "bad --placement '2x': expected NODESxPPN"),
+    ("1x2x3", "bad --placement '1x2x3': expected NODESxPPN"),
+    ("0x2", "bad --placement '0x2': nodes and processes per node must be at least 1"),
 ])
-def test_parse_layout_errors(text, message):
+def test_parse_placement_errors(text, message):
     with pytest.raises(MpiguideError, match=message.replace("(", r"\(")):
-        launch.parse_layout(text)
+        launch.parse_placement(text)
 
 
 def test_launch_spec_round_trip():
@@ -161,8 +161,8 @@ def test_dry_run_local(cli, tmp_path, mpich_stack):
     assert not out.exists()
 
 
-def test_dry_run_srun_layout(cli, tmp_path, mpich_stack):
-    res, _, lines = dry(cli, tmp_path, "--launcher", "srun", "--layout", "2x1")
+def test_dry_run_srun_placement(cli, tmp_path, mpich_stack):
+    res, _, lines = dry(cli, tmp_path, "--launcher", "srun", "--placement", "2x1")
     assert res.rc == 0, res.text
     exe = build.build_dir(mpich_stack) / "mg_pingpong"
     assert all(f"\"$PATH\" srun -N 2 --ntasks-per-node 1 -n 2 {exe} --sizes 4 " in line for line in lines)
@@ -196,11 +196,11 @@ def test_dry_run_estimate_shows_both_phases(cli, tmp_path):
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--layout", "3x1"], "layout 3x1 gives 3 processes, but this measurement needs 2"),
-    (["--layout", "2x1"], "the local launcher runs on this node only, but the layout asks for 2 nodes; "
+    (["--layout", "3x1"], "placement 3x1 gives 3 processes, but this measurement needs 2"),
+    (["--layout", "2x1"], "the local launcher runs on this node only, but the placement asks for 2 nodes; "
                           "use --launcher srun"),
     (["--launcher", "hostfile"], "--launcher hostfile needs --hostfile FILE"),
-    (["--layout", "two"], "bad --layout 'two': expected NODESxPPN"),
+    (["--layout", "two"], "bad --placement 'two': expected NODESxPPN"),
     (["--launcher-template", "{mpiexec} -n {nprocs} {prog}"],
      "bad --launcher-template '{mpiexec} -n {nprocs} {prog}': KeyError('nprocs'); fields are {mpiexec}, {np}, "
      "{nodes}, {ppn}, {hostfile}, {prog}, {args}"),

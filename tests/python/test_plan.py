@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 
 from conftest import read_launches, synthetic_meta
-from mpiguide import build, launch, report, runner
-from mpiguide.jobs import get_job
-from mpiguide.stacks import Stack
+from mpiguide.core import build, launch, runner
+from mpiguide.core.stacks import Stack
+from mpiguide.suites import SUITES
+from mpiguide.suites.pingpong import report
 
 RULE = {"sync": "barrier", "nrep": "rule", "rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5,
         "nrep_min": 10, "nrep_max": 10000, "calib_max": 10.0}
@@ -22,7 +23,7 @@ PARAMS = {"sizes": [4, 1024], "variants": ["send_recv", "sendrecv"], "datatype":
 
 
 def test_plan_interleaves_stacks_by_launch_index():
-    launches = runner.plan(get_job("pingpong"), PARAMS, ["a", "b"], 2, RULE)
+    launches = runner.plan(SUITES.get("pingpong"), PARAMS, ["a", "b"], 2, RULE)
     assert [x.id for x in launches] == ["a-pp-r0", "b-pp-r0", "a-pp-r1", "b-pp-r1"]
     assert [x.run_index for x in launches] == [0, 0, 1, 1]
     assert [x.raw for x in launches] == ["raw/a/a-pp-r0.txt", "raw/b/b-pp-r0.txt", "raw/a/a-pp-r1.txt",
@@ -35,7 +36,7 @@ def test_plan_interleaves_stacks_by_launch_index():
 
 def test_plan_estimate_calibrates_first():
     m = {**RULE, "nrep": "estimate", "sync": "dissem"}
-    launches = runner.plan(get_job("pingpong"), PARAMS, ["a"], 2, m)
+    launches = runner.plan(SUITES.get("pingpong"), PARAMS, ["a"], 2, m)
     assert [(x.id, x.phase) for x in launches] == [("a-pp-cal0", "calibrate"), ("a-pp-cal1", "calibrate"),
                                                    ("a-pp-r0", "measure"), ("a-pp-r1", "measure")]
     common = ["--sync", "dissem", "--nrep", "estimate", "--rse-calib", "0.01", "--rse-batch", "0.05", "--b1", "5",
@@ -130,7 +131,7 @@ def test_tables_of_a_run_without_results_have_headers(tmp_path, cli):
     path = tmp_path / "failed-run"
     path.mkdir()
     meta = synthetic_meta(runs=1)
-    launches = runner.plan(get_job("pingpong"), meta["params"], ["fake"], 1, meta["measurement"])
+    launches = runner.plan(SUITES.get("pingpong"), meta["params"], ["fake"], 1, meta["measurement"])
     launches[0].status, launches[0].message = runner.FAILED, "exit code 7"
     (path / "meta.json").write_text(json.dumps(meta))
     rd = runner.RunDir(path)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from mpiguide import rawfile
-from mpiguide.errors import MpiguideError
+from mpiguide.core import rawfile
+from mpiguide.core.errors import MpiguideError
 
 COLUMNS = ["variant", "msize_bytes", "count", "rep", "time_s"]
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from conftest import MPIGUIDE_EXE, read_launches
-from mpiguide import rawfile
+from mpiguide.core import rawfile
 
 POLL_LIMIT_S = 300  # only a guard against hanging forever, never an assertion about speed
 
@@ -45,17 +45,7 @@ def launch_statuses(run_dir):
         return {}
 
 
-def first_running(run_dir):
-    """The first launch that is not ok yet, once an earlier one is ok and its raw file has been started."""
-    statuses = launch_statuses(run_dir)
-    ok = [lid for lid, st in statuses.items() if st == "ok"]
-    nxt = next((lid for lid, st in statuses.items() if st != "ok"), None)
-    if ok and nxt and (run_dir / f"raw/mpich/{nxt}.txt").exists():
-        return nxt
-    return None
-
-
-NREP = 3000
+NREP = 5
 ROWS_PER_LAUNCH = 2 * 3 * NREP  # sizes 4 and 1m, three variants
 
 
@@ -69,12 +59,27 @@ def signal_and_wait(proc, sig) -> tuple[str, str]:
             proc.kill()
 
 
+def stalling_template(tmp_path) -> tuple[str, object]:
+    """A launcher whose second launch (of the whole run, resumes included) writes the start of a raw file and
+    then waits forever; every other launch runs mpiexec. Ctrl-C then always meets one finished launch and one
+    running one, however fast the machine is. Returns the template and the file holding the launch count."""
+    count = tmp_path / "launch-count"
+    script = (f"n=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}; "
+              "out=; for a in \"$@\"; do out=$a; done; "
+              "if [ $n -eq 2 ]; then printf \"#@mpiguide_raw=1\\n#@driver=pingpong\\n\" > \"$out\"; "
+              "exec sleep 600; fi; exec \"$@\"")
+    return f"sh -c '{script}' sh {{mpiexec}} -n {{np}} {{prog}} {{args}}", count
+
+
 def test_sigint_keeps_finished_launches_and_resume_completes(mpich_build, tmp_path, cli):
     run = tmp_path / "run"
+    template, count = stalling_template(tmp_path)
     proc = start_mpiguide(["run", "pingpong", "--stacks", "mpich", "--runs", "4", "--sizes", "4,1m",
-                           "--nrep", str(NREP), "--output", str(run)], tmp_path)
+                           "--nrep", str(NREP), "--launcher-template", template, "--output", str(run)], tmp_path)
+    partial_raw = run / "raw/mpich/mpich-pp-r1.txt"
     try:
-        running = wait_for(lambda: first_running(run), proc, "a finished launch and a started one")
+        wait_for(lambda: count.exists() and count.read_text().strip() == "2" and partial_raw.exists(), proc,
+                 "the second launch")
     except BaseException:
         proc.kill()
         raise
@@ -83,50 +88,26 @@ def test_sigint_keeps_finished_launches_and_resume_completes(mpich_build, tmp_pa
     assert "interrupted" in err and f"mpiguide run --resume {run}" in " ".join(err.split())
 
     launches = read_launches(run)
-    statuses = [x["status"] for x in launches]
-    ok_ids = [x["id"] for x in launches if x["status"] == "ok"]
-    assert ok_ids and len(ok_ids) < 4, statuses
-    # Finished launches first, then at most one interrupted, then pending ones.
-    n_ok = len(ok_ids)
-    assert statuses[:n_ok] == ["ok"] * n_ok
-    assert all(st in ("interrupted", "pending") for st in statuses[n_ok:])
-    assert statuses.count("interrupted") <= 1
-    assert all(st == "pending" for st in statuses[n_ok + 1:])
-    for x in launches:
-        if x["status"] == "interrupted":
-            assert x["message"] == "interrupted; rerun with --resume"
-            assert x["attempts"] == 1
-    # The launch that was running when we pressed Ctrl-C left a partial raw file (or finished just in time).
-    by_id = {x["id"]: x for x in launches}
-    assert by_id[running]["status"] in ("interrupted", "ok")
-    partial = {}
-    for x in launches[n_ok:]:
-        raw = run / x["raw"]
-        if raw.exists():
-            partial[x["id"]] = raw.read_text()
-            assert not rawfile.parse(raw).complete
-    if by_id[running]["status"] == "interrupted":
-        assert running in partial
+    assert [x["status"] for x in launches] == ["ok", "interrupted", "pending", "pending"]
+    interrupted = launches[1]
+    assert (interrupted["message"], interrupted["attempts"]) == ("interrupted; rerun with --resume", 1)
+    partial = partial_raw.read_text()
+    assert not rawfile.parse(partial_raw).complete
 
     m = pd.read_csv(run / "measurements.csv")
-    assert len(m) == n_ok * ROWS_PER_LAUNCH
-    assert sorted(set(m["launch_id"])) == sorted(ok_ids)
+    assert len(m) == ROWS_PER_LAUNCH and set(m["launch_id"]) == {"mpich-pp-r0"}
     html = (run / "report.html").read_text()
-    assert f"{n_ok} ok, {4 - n_ok} not ok" in html
+    assert "1 ok, 3 not ok" in html
     assert "Launches not completed" in html
 
-    before = {x["id"]: x["status"] for x in launches}
     res = cli(["run", "--resume", str(run)])
     assert res.rc == 0, res.text
-    assert f"run {run}: {4 - n_ok} launch(es) to go of 4" in res.text
+    assert f"run {run}: 3 launch(es) to go of 4" in res.text
     launches = read_launches(run)
-    assert [x["status"] for x in launches] == ["ok"] * 4
+    assert [(x["status"], x["attempts"]) for x in launches] == [("ok", 1), ("ok", 2), ("ok", 1), ("ok", 1)]
     for x in launches:
-        assert x["attempts"] == (2 if before[x["id"]] == "interrupted" else 1), x
         assert rawfile.parse(run / x["raw"]).complete
-    for lid, text in partial.items():
-        kept = run / f"raw/mpich/{lid}.attempt1.txt"
-        assert kept.read_text() == text  # the earlier attempt is kept, never overwritten
+    assert (run / "raw/mpich/mpich-pp-r1.attempt1.txt").read_text() == partial  # kept, never overwritten
     m = pd.read_csv(run / "measurements.csv")
     assert len(m) == 4 * ROWS_PER_LAUNCH
     assert sorted(set(m["launch_id"])) == [f"mpich-pp-r{i}" for i in range(4)]

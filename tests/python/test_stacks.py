@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from mpiguide import stacks as stackmod
+from mpiguide.core import stacks as stackmod
 
 
 def stack_line(output: str, name: str) -> str:

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide import stats
-from mpiguide.stats import INCONCLUSIVE, PASS, VIOLATED
+from mpiguide.core import stats
+from mpiguide.core.stats import INCONCLUSIVE, PASS, VIOLATED
 
 B_MEDIANS = [1.0e-6, 1.1e-6, 1.2e-6, 1.3e-6, 1.4e-6]
 

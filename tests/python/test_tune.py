@@ -13,11 +13,14 @@ import pandas as pd
 import pytest
 
 from conftest import only_row, run_cli, run_driver, synthetic_job_run
-from mpiguide import rawfile, runner, stats, tune, tunereport
-from mpiguide.errors import MpiguideError
-from mpiguide.jobs import JOBS
+from mpiguide.core import rawfile, runner, stats
+from mpiguide.core.errors import MpiguideError
+from mpiguide.suites import SUITES
+from mpiguide.suites.coll import analysis as tune
+from mpiguide.suites.coll import profiles
+from mpiguide.suites.coll import report as tunereport
 
-JOB = JOBS["coll"]
+JOB = SUITES.get("coll")
 SIZES = [8, 16, 1024, 2048]
 MOCKUPS = {"allreduce": {"allreduce_as_reduce_bcast": (5, "MPI_Reduce + MPI_Bcast"),
                          "allreduce_as_reducescatterblock_allgather": (6, "MPI_Reduce_scatter_block + MPI_Allgather")},
@@ -175,20 +178,20 @@ def test_choices_follow_threshold_and_significance(known_coll):
 
 def test_profile_ranges_merge_neighbours_only():
     frame = pd.DataFrame({"msize": [1, 2, 4, 8, 16, 32], "impl": ["a", "a", "default", "a", "b", "b"]})
-    assert tune.profile_ranges(frame) == [(1, 2, "a"), (8, 8, "a"), (16, 32, "b")]
-    assert tune.profile_ranges(frame.assign(impl="default")) == []
+    assert profiles.profile_ranges(frame) == [(1, 2, "a"), (8, 8, "a"), (16, 32, "b")]
+    assert profiles.profile_ranges(frame.assign(impl="default")) == []
 
 
 def test_profiles_written_and_read_back(known_coll, tmp_path):
     c = tune.choose(known_coll, threshold=0.10)
-    written = tune.write_profiles(c, tmp_path, "test")
+    written = profiles.write_profiles(c, tmp_path, "test")
     assert [p.relative_to(tmp_path).as_posix() for p in written] == ["slow/allreduce_p2.prof", "slow/bcast_p2.prof"]
     assert (tmp_path / "fast").is_dir() and not any((tmp_path / "fast").iterdir())
-    assert tune.read_profile(written[0]) == ("allreduce", 2, [(1024, 2048, "allreduce_as_reduce_bcast")])
+    assert profiles.read_profile(written[0]) == ("allreduce", 2, [(1024, 2048, "allreduce_as_reduce_bcast")])
     bad = tmp_path / "bad.prof"
     bad.write_text("# mpiguide tune profile 1\ncollective allreduce\n1 x default\n")
     with pytest.raises(MpiguideError, match="bad.prof:3"):
-        tune.read_profile(bad)
+        profiles.read_profile(bad)
 
 
 def test_matrix_cells(known_coll):
@@ -214,7 +217,7 @@ def known_tune_dir(tmp_path_factory, known_coll) -> Path:
     out = tmp_path_factory.mktemp("tune")
     write_coll_run(out / "measure", known_times)
     write_coll_run(out / "validate", validation_times, impls_extra=("tuned",))
-    tune.write_profiles(tune.choose(known_coll, 0.10), out / "validate" / "profiles", "test")
+    profiles.write_profiles(tune.choose(known_coll, 0.10), out / "validate" / "profiles", "test")
     (out / "tune.json").write_text(json.dumps({"threshold": 0.10, "command": ["test"]}))
     return out
 
@@ -265,7 +268,7 @@ def test_resume_writes_profiles_an_interruption_left_out(tmp_path, known_coll):
     res = run_cli(["tune", "--resume", str(tmp_path)])
     assert res.rc == 0, res.text
     assert "2 profile(s) written" in res.text and not (tmp_path / "validate" / "profiles.partial").exists()
-    assert tune.read_profile(tmp_path / "validate" / "profiles" / "slow" / "bcast_p2.prof")[2] == [
+    assert profiles.read_profile(tmp_path / "validate" / "profiles" / "slow" / "bcast_p2.prof")[2] == [
         (8, 8, "bcast_as_allgatherv")]
 
 
@@ -315,7 +318,7 @@ def test_library_reads_written_profiles(mpich_stack, mpich_build, tmp_path):
     at 16000 B (no range) the native call; the results equal the native call's (else exit 3)."""
     choices = pd.DataFrame({"stack": ["s", "s"], "nprocs": [2, 2], "collective": ["allreduce", "allreduce"],
                             "msize": [8, 16000], "impl": ["allreduce_as_reduce_bcast", "default"]})
-    tune.write_profiles(choices, tmp_path, "test")
+    profiles.write_profiles(choices, tmp_path, "test")
     raw_path = tmp_path / "raw.txt"
     run_driver(mpich_stack, mpich_build, "mg_collbench",
                ["--collectives", "allreduce", "--sizes", "8,16000", "--impls", "default", "--profiles",

@@ -21,11 +21,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from mpiguide import __version__, build, launch, rawfile
-from mpiguide import stacks as stackmod
-from mpiguide.errors import MpiguideError
-from mpiguide.jobs import Job, get_job
-from mpiguide.paths import source_root
+from mpiguide import __version__
+from mpiguide.core import build, launch, rawfile
+from mpiguide.core import stacks as stackmod
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.paths import source_root
+from mpiguide.core.suite import Suite
 
 META_KEYS = ("run_id", "job", "title", "stacks_order", "runs", "params", "measurement", "analysis", "launch",
              "stacks", "host", "git")
@@ -44,7 +45,7 @@ class Launch:
     driver: str
     args: list[str]
     raw: str  # relative to the run directory
-    layout: str | None = None  # NODESxPPN overriding the run's launch layout for this launch
+    placement: str | None = None  # NODESxPPN overriding the run's placement for this launch
     status: str = PENDING
     returncode: int | None = None
     message: str = ""
@@ -57,13 +58,14 @@ class Launch:
         return self.phase == MEASURE and "estimate" in self.args and "--t1" not in self.args
 
 
-def _write_json(path: Path, data: object) -> None:
+def write_json(path: Path, data: object) -> None:
+    """Written whole or not at all (a temporary file renamed over the old one)."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n")
     tmp.replace(path)
 
 
-def _read_json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
@@ -107,11 +109,11 @@ def measurement_args(m: dict) -> list[str]:
     return args
 
 
-def plan(job: Job, params: dict, stack_names: list[str], runs: int, measurement: dict) -> list[Launch]:
+def plan(suite: Suite, params: dict, stack_names: list[str], runs: int, measurement: dict) -> list[Launch]:
     """All launches, interleaved by launch index so that every stack sees the same drift."""
     common = measurement_args(measurement)
     out: list[Launch] = []
-    templates = job.launches(params)
+    templates = suite.launches(params)
     phases = [CALIBRATE, MEASURE] if measurement["nrep"] == "estimate" else [MEASURE]
     for phase in phases:
         for i in range(runs):
@@ -121,8 +123,16 @@ def plan(job: Job, params: dict, stack_names: list[str], runs: int, measurement:
                     extra = ["--calibrate-only"] if phase == CALIBRATE else []
                     out.append(Launch(id=lid, stack=stack, template=t.key, phase=phase, run_index=i,
                                       nprocs=t.nprocs, driver=t.driver, args=[*t.args, *common, *extra],
-                                      raw=f"raw/{stack}/{lid}.txt", layout=t.layout))
+                                      raw=f"raw/{stack}/{lid}.txt", placement=t.placement))
     return out
+
+
+def _renamed(entry: dict) -> dict:
+    """A launches.json entry as Launch takes it: runs written before the placement rename say `layout`."""
+    if "layout" in entry:
+        entry = {**entry}
+        entry["placement"] = entry.pop("layout")
+    return entry
 
 
 class RunDir:
@@ -145,7 +155,7 @@ class RunDir:
             raise MpiguideError(f"cannot create run directory {path}: {exc.strerror}") from exc
         rd = cls(path)
         rd.meta, rd.launches = meta, launches
-        _write_json(path / "meta.json", meta)
+        write_json(path / "meta.json", meta)
         rd.save()
         return rd
 
@@ -154,24 +164,25 @@ class RunDir:
         if not path.is_dir():
             raise MpiguideError(f"run directory {path} does not exist")
         rd = cls(path)
-        rd.meta = _read_json(path / "meta.json")
+        rd.meta = read_json(path / "meta.json")
         missing = [k for k in META_KEYS if k not in rd.meta]
         if missing:
             raise MpiguideError(f"{path / 'meta.json'} is incomplete (no {', '.join(missing)}): not a run directory "
                                 "written by mpiguide, or damaged")
-        data = _read_json(path / "launches.json")
+        data = read_json(path / "launches.json")
         try:
-            rd.launches = [Launch(**d) for d in data["launches"]]
+            rd.launches = [Launch(**_renamed(d)) for d in data["launches"]]
         except (KeyError, TypeError) as exc:
             raise MpiguideError(f"{path / 'launches.json'} is malformed: {exc}") from exc
         return rd
 
     def save(self) -> None:
-        _write_json(self.path / "launches.json", {"launches": [asdict(x) for x in self.launches]})
+        write_json(self.path / "launches.json", {"launches": [asdict(x) for x in self.launches]})
 
     @property
-    def job(self) -> Job:
-        return get_job(self.meta["job"])
+    def job(self) -> str:
+        """The name of the suite whose job this run measured."""
+        return self.meta["job"]
 
     def pending(self) -> list[Launch]:
         return [x for x in self.launches if x.status != OK]
@@ -246,7 +257,7 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
     raw = rd.path / x.raw
     raw.parent.mkdir(parents=True, exist_ok=True)
     _keep_previous_attempt(rd, x)
-    argv = launch.command(spec.with_layout(x.layout), stack, x.nprocs, str(exe),
+    argv = launch.command(spec.with_placement(x.placement), stack, x.nprocs, str(exe),
                           [*args, "--output", str(raw.resolve())])
     log = rd.path / "logs" / f"{x.id}.log"
     log.parent.mkdir(exist_ok=True)
@@ -334,12 +345,12 @@ def stack_meta(names: list[str]) -> dict:
     return {name: asdict(stackmod.get(name)) for name in names}
 
 
-def new_meta(job: Job, params: dict, stack_names: list[str], runs: int, measurement: dict, analysis: dict,
+def new_meta(suite: Suite, params: dict, stack_names: list[str], runs: int, measurement: dict, analysis: dict,
              spec: launch.LaunchSpec, run_id: str, command: list[str]) -> dict:
     return {
         "run_id": run_id,
-        "job": job.name,
-        "title": job.title,
+        "job": suite.name,
+        "title": suite.title,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "mpiguide_version": __version__,
         "command": command,

@@ -16,17 +16,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from mpiguide import analysis, apps, stats  # noqa: E402
-from mpiguide.errors import MpiguideError  # noqa: E402
-from mpiguide.htmldoc import Document, save_figure, write_csvs  # noqa: E402
-from mpiguide.runner import OK, RunDir  # noqa: E402
+from mpiguide.core import stats
+from mpiguide.core.charts import per_group, plt
+from mpiguide.core.document import Document, fields, write_csvs
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.measurements import Measured, stack_versions, unfinished
+from mpiguide.core.pairing import paired
+from mpiguide.core.runner import RunDir
+from mpiguide.suites.apps import job as apps
 
 POINT = ["stack", "app", "scaling", "nprocs"]  # one launch template of one stack
 CONFIG = [*POINT, "packing", "mode"]  # one variant there
@@ -56,32 +56,30 @@ class AppsResult:
         return int(self.rd.meta["host"].get("cores") or 1)
 
 
-def _launch_notes(raw, x, info) -> list[dict]:
-    rows: dict[str, dict] = {}
+def _variant_notes(m: Measured, info: dict[str, tuple[str, str, int]]) -> pd.DataFrame:
+    """One row per launch and variant with the NOTES columns."""
+    rows: dict[tuple[str, str], dict] = {}
     for kind, column in NOTES.items():
-        for label, value in raw.notes.get(kind, {}).items():
+        for x, label, value in m.notes(kind):
             _, packing, mode = label.split()
-            row = rows.setdefault(label, dict(zip(POINT, (x.stack, *info), strict=True), packing=packing, mode=mode,
-                                              launch=x.run_index))
+            row = rows.setdefault((x.id, label), dict(zip(POINT, (x.stack, *info[x.template]), strict=True),
+                                                      packing=packing, mode=mode, launch=x.run_index))
             row[column] = float(value)
-    return list(rows.values())
+    return pd.DataFrame(list(rows.values()), columns=[*CONFIG, "launch", *NOTES.values()])
 
 
 def load(rd: RunDir) -> AppsResult:
-    if rd.job.name != "apps":
-        raise MpiguideError(f"{rd.path} is a '{rd.job.name}' run, not a stencil applications (apps) run")
+    if rd.job != "apps":
+        raise MpiguideError(f"{rd.path} is a '{rd.job}' run, not a stencil applications (apps) run")
     info = apps.template_info(rd.meta["params"])
-    raws = analysis.measured_raws(rd)
-    df, errors = analysis.load_measurements(rd, raws)
-    note_rows = [r for x in rd.launches if x.id in raws for r in _launch_notes(raws[x.id], x, info[x.template])]
-    notes = pd.DataFrame(note_rows, columns=[*CONFIG, "launch", *NOTES.values()])
+    measured = Measured.load(rd)
+    df, errors = measured.tables()
+    notes = _variant_notes(measured, info)
     if not df.empty:
         df.insert(df.columns.get_loc("app") + 1, "scaling", df["template"].map(lambda t: info[t][1]))
     summary = _summarize(df, notes) if not df.empty else pd.DataFrame()
-    versions = {s: rd.meta["stacks"].get(s, {}).get("library_version", "?").splitlines()[0]
-                for s in rd.meta["stacks_order"]}
-    failed = [x.id for x in rd.launches if x.status != OK]
-    return AppsResult(rd, df, notes, summary, errors, versions, failed, rd.meta["analysis"])
+    return AppsResult(rd, df, notes, summary, errors, stack_versions(rd), [x.id for x in unfinished(rd)],
+                      rd.meta["analysis"])
 
 
 def _summarize(df: pd.DataFrame, notes: pd.DataFrame) -> pd.DataFrame:
@@ -119,12 +117,10 @@ def winners(r: AppsResult, reference: str, challenger: str) -> pd.DataFrame:
         return pd.DataFrame()
     opts = {k: r.settings[k] for k in ("samples", "tolerance", "alpha")}
     rows = []
-    for where, part in r.measurements.groupby([*POINT, "mode"], sort=True):
-        a, b = part[part["packing"] == reference], part[part["packing"] == challenger]
-        if a.empty or b.empty:
-            continue
-        slower_ref = stats.compare_samples(a, b, **opts)  # reference ⪯ challenger violated: challenger wins
-        slower_ch = stats.compare_samples(b, a, **opts)
+    m = r.measurements
+    for where, a, b in paired(m[m["packing"] == reference], m[m["packing"] == challenger], [*POINT, "mode"]):
+        # reference ⪯ challenger violated: the challenger wins; the other way round: the reference wins
+        slower_ref, slower_ch = stats.both_ways(a, b, **opts)
         if slower_ref.verdict == stats.VIOLATED:
             winner, p = challenger, slower_ref.p_value
         elif slower_ch.verdict == stats.VIOLATED:
@@ -216,12 +212,9 @@ _PACKING_STYLES = {"basic": ("-", "o"), "ddt": ("--", "s"), "subarray": (":", "^
 def scaling_charts(r: AppsResult, out: Path) -> list[Path]:
     """Per stack, application and scaling: time per iteration and speedup (strong) or efficiency (weak) over
     the process counts; colour = mode, line style = packing; oversubscribed counts shaded."""
-    s = r.summary
-    if s.empty:
-        return []
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for (stack, app, scaling), part in s.groupby(["stack", "app", "scaling"], sort=False):
+
+    def draw(key: tuple, part: pd.DataFrame):
+        stack, app, scaling = key
         fig, (ax_t, ax_s) = plt.subplots(1, 2, figsize=(11, 4))
         counts = sorted(set(part["nprocs"]))
         for (packing, mode), v in part.groupby(["packing", "mode"], sort=False):
@@ -249,8 +242,9 @@ def scaling_charts(r: AppsResult, out: Path) -> list[Path]:
         g = part.iloc[0]
         size = f"{g['gnx']}x{g['gny']} global" if scaling == "strong" else "fixed block per rank"
         fig.suptitle(f"{app}, {scaling} scaling ({size}, {g['steps']} iterations), {stack}", fontsize=10)
-        paths.append(save_figure(fig, out / f"apps-{app}-{scaling}-{stack}.png", dpi=85))
-    return paths
+        return fig, f"apps-{app}-{scaling}-{stack}.png"
+
+    return per_group(r.summary, ["stack", "app", "scaling"], out, draw, dpi=85)
 
 
 def _run_table(r: AppsResult) -> pd.DataFrame:
@@ -272,9 +266,7 @@ def _run_table(r: AppsResult) -> pd.DataFrame:
         "winners": f"one-sided Mann-Whitney U on the {samples} both ways, tolerance {r.settings['tolerance']}, "
                    f"alpha {r.settings['alpha']}",
     }
-    frame = pd.DataFrame({"value": values})
-    frame.index.name = "field"
-    return frame
+    return fields(values)
 
 
 def write(r: AppsResult, out: Path) -> Path:

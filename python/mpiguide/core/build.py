@@ -8,9 +8,9 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from mpiguide.errors import MpiguideError
-from mpiguide.paths import build_root, source_root
-from mpiguide.stacks import Stack
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.paths import build_root, source_root
+from mpiguide.core.stacks import Stack
 
 
 def build_dir(stack: Stack, sanitize: bool = False) -> Path:

@@ -1,19 +1,16 @@
 """A report written twice, as report.html and report.md: titled sections of
-tables, notes and images (the ddt and tune reports)."""
+tables, notes, lists and images; and the CSV tables next to it. Every suite's
+report is a Document."""
 
 from __future__ import annotations
 
 import html
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from mpiguide import stats  # noqa: E402
-from mpiguide.errors import MpiguideError  # noqa: E402
+from mpiguide.core import stats
+from mpiguide.core.errors import MpiguideError
 
 VERDICT_COLORS = ((stats.VIOLATED, "#f4b6b6"), (stats.INCONCLUSIVE, "#f6e7a8"), (stats.PASS, "#c9ecc9"))
 STYLE = ("body{font-family:sans-serif;max-width:90em;margin:2em auto}table{border-collapse:collapse;"
@@ -65,6 +62,12 @@ class Document:
             self.text(note)
         self.table(frame, colored)
 
+    def items(self, entries: list[tuple[str, str]]) -> None:
+        """A list of (bold lead, text) entries."""
+        self.html.append("<ul>" + "".join(f"<li><b>{html.escape(lead)}</b>: {html.escape(text)}</li>"
+                                          for lead, text in entries) + "</ul>")
+        self.md.append("".join(f"- {lead}: {text}\n" for lead, text in entries))
+
     def images(self, paths: list[Path], base: Path) -> None:
         for p in paths:
             rel = p.relative_to(base).as_posix()
@@ -83,19 +86,23 @@ class Document:
         return path
 
 
-def write_csvs(out: Path, tables: dict[str, pd.DataFrame], keep_index: tuple[str, ...] = ()) -> None:
-    """name.csv per table; an empty table still writes its header."""
+def fields(values: dict[str, object]) -> pd.DataFrame:
+    """A two-column table of named values (a report's Run section)."""
+    frame = pd.DataFrame({"value": {k: str(v) for k, v in values.items()}})
+    frame.index.name = "field"
+    return frame
+
+
+def write_csvs(out: Path, tables: dict[str, pd.DataFrame], keep_index: tuple[str, ...] = (),
+               drop_empty: tuple[str, ...] = ()) -> None:
+    """name.csv per table; an empty table still writes its header, except those in drop_empty, whose file
+    is removed instead (config_errors.csv exists only when a data check failed)."""
     for name, frame in tables.items():
         path = out / f"{name}.csv"
         try:
+            if frame.empty and name in drop_empty:
+                path.unlink(missing_ok=True)
+                continue
             frame.to_csv(path, index=name in keep_index, float_format="%.9g")
         except OSError as exc:
             raise MpiguideError(f"cannot write {path}: {exc.strerror}") from exc
-
-
-def save_figure(fig, path: Path, dpi: int = 90) -> Path:
-    """Lays out, writes and closes a matplotlib figure (a report's chart)."""
-    fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
-    return path

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.errors import MpiguideError
+from mpiguide.core.errors import MpiguideError
 
 # `kind[config]=value`; the config may itself hold '=' (layout labels such as tiled-struct:S1=2:S2=3).
 _KEYED = re.compile(r"^(?P<kind>[a-z_]+)\[(?P<config>[^\]]*)\]=(?P<value>.*)$")

@@ -83,3 +83,10 @@ def compare_samples(
     if samples == "medians":
         return compare(med_a.to_numpy(), med_b.to_numpy(), ratio, tolerance, alpha)
     return compare(df_a["time_s"].to_numpy(), df_b["time_s"].to_numpy(), ratio, tolerance, alpha)
+
+
+def both_ways(df_a: pd.DataFrame, df_b: pd.DataFrame, samples: str = "medians", tolerance: float = 0.05,
+              alpha: float = 0.05) -> tuple[Comparison, Comparison]:
+    """`A ⪯ B` and `B ⪯ A`, for relations that hold both ways (≃) and for deciding which side wins."""
+    return (compare_samples(df_a, df_b, samples, tolerance, alpha),
+            compare_samples(df_b, df_a, samples, tolerance, alpha))

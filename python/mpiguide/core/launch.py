@@ -1,14 +1,14 @@
 """How a driver is started: locally with mpiexec, or on a cluster through srun,
-a hostfile, or a user template. Nodes x processes-per-node layouts such as
-32x1 and 1x16 are expressed with --layout."""
+a hostfile, or a user template. A placement is nodes x processes per node, such
+as 000's 32x1 and 1x16 (--placement; --layout is its old name)."""
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import asdict, dataclass, replace
 
-from mpiguide.errors import MpiguideError
-from mpiguide.stacks import Stack
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.stacks import Stack
 
 LAUNCHERS = ("local", "hostfile", "srun", "template")
 TEMPLATE_FIELDS = ("mpiexec", "np", "nodes", "ppn", "hostfile", "prog", "args")
@@ -29,11 +29,11 @@ class LaunchSpec:
     def from_dict(cls, d: dict) -> LaunchSpec:
         return cls(**d)
 
-    def with_layout(self, layout: str | None) -> LaunchSpec:
-        """The same launcher with another NODESxPPN layout (None: unchanged)."""
-        if layout is None:
+    def with_placement(self, placement: str | None) -> LaunchSpec:
+        """The same launcher with another NODESxPPN placement (None: unchanged)."""
+        if placement is None:
             return self
-        nodes, ppn = parse_layout(layout)
+        nodes, ppn = parse_placement(placement)
         return replace(self, nodes=nodes, ppn=ppn)
 
     def validate(self, nprocs: int) -> None:
@@ -41,12 +41,12 @@ class LaunchSpec:
             raise MpiguideError(f"unknown launcher '{self.launcher}': choose one of {', '.join(LAUNCHERS)}")
         if self.ppn is not None and self.nodes * self.ppn != nprocs:
             raise MpiguideError(
-                f"layout {self.nodes}x{self.ppn} gives {self.nodes * self.ppn} processes, "
+                f"placement {self.nodes}x{self.ppn} gives {self.nodes * self.ppn} processes, "
                 f"but this measurement needs {nprocs}"
             )
         if self.launcher == "local" and self.nodes > 1:
             raise MpiguideError(
-                f"the local launcher runs on this node only, but the layout asks for {self.nodes} nodes; "
+                f"the local launcher runs on this node only, but the placement asks for {self.nodes} nodes; "
                 "use --launcher srun, --launcher hostfile --hostfile FILE, or --launcher-template"
             )
         if self.launcher == "hostfile" and not self.hostfile:
@@ -63,14 +63,14 @@ class LaunchSpec:
                 ) from exc
 
 
-def parse_layout(text: str) -> tuple[int, int]:
+def parse_placement(text: str) -> tuple[int, int]:
     """'32x1' -> (32 nodes, 1 process per node)."""
     try:
         nodes, ppn = (int(x) for x in text.lower().split("x"))
     except ValueError:
-        raise MpiguideError(f"bad --layout '{text}': expected NODESxPPN, for example 32x1 or 1x16") from None
+        raise MpiguideError(f"bad --placement '{text}': expected NODESxPPN, for example 32x1 or 1x16") from None
     if nodes < 1 or ppn < 1:
-        raise MpiguideError(f"bad --layout '{text}': nodes and processes per node must be at least 1")
+        raise MpiguideError(f"bad --placement '{text}': nodes and processes per node must be at least 1")
     return nodes, ppn
 
 

@@ -17,8 +17,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from mpiguide.errors import MpiguideError
-from mpiguide.paths import data_home
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.paths import data_home
 
 DEFAULT_STACK = "mpich"
 

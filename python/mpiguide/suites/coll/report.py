@@ -6,44 +6,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import FormatStrFormatter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.ticker import FormatStrFormatter  # noqa: E402
-
-from mpiguide import stats, tune  # noqa: E402
-from mpiguide.htmldoc import Document, save_figure, write_csvs  # noqa: E402
+from mpiguide.core import stats
+from mpiguide.core.charts import grouped_bars, per_group, plt
+from mpiguide.core.document import Document, fields, write_csvs
+from mpiguide.suites.coll import analysis as tune
+from mpiguide.suites.coll.profiles import read_profile
 
 
 def relative_charts(r: tune.CollResult, out: Path, prefix: str) -> list[Path]:
     """In the style of 002 Figure 4: per stack, processes and collective, the run-time of each mock-up (and
     of the tuned library) relative to the native call at each message size; error bars from the smallest to
     the largest launch median; 1 = as fast as native."""
-    s = r.summary
-    if s.empty:
-        return []
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for (stack, nprocs, coll), part in s.groupby(["stack", "nprocs", "collective"], sort=True):
+
+    def draw(key: tuple, part: pd.DataFrame):
+        stack, nprocs, coll = key
         native = part[part["impl"] == tune.DEFAULT].set_index("msize")["mean_s"]
         part = part[(part["impl"] != tune.DEFAULT) & part["msize"].isin(native.index)]
         if native.empty or part.empty:
-            continue
+            return None
         sizes = sorted(native.index)
+        base = native.reindex(sizes).to_numpy()
         impls = sorted(set(part["impl"]), key=lambda i: (i == tune.TUNED, i))
-        width = 0.8 / len(impls)
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(sizes) * max(1, len(impls) / 2) + 2), 3.8))
+        series = []
         for i, impl in enumerate(impls):
             d = part[part["impl"] == impl].set_index("msize").reindex(sizes)
-            base = native.reindex(sizes).to_numpy()
-            y = d["mean_s"].to_numpy() / base
-            err = np.vstack([y - d["min_s"].to_numpy() / base, d["max_s"].to_numpy() / base - y])
             style = {"color": "black", "alpha": 0.8} if impl == tune.TUNED else {"color": f"C{i % 10}"}
-            ax.bar(np.arange(len(sizes)) + (i - (len(impls) - 1) / 2) * width, y, width,
-                   yerr=np.nan_to_num(err), capsize=1.5, label=impl, **style)
+            series.append((impl, d["mean_s"] / base, d["min_s"] / base, d["max_s"] / base, style))
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(sizes) * max(1, len(impls) / 2) + 2), 3.8))
+        grouped_bars(ax, series, capsize=1.5)
         ax.axhline(1.0, color="grey", linewidth=1)
         ax.set_xticks(range(len(sizes)), [str(m) for m in sizes], rotation=45, fontsize=7)
         ax.set_xlabel("message size [bytes]")
@@ -55,8 +49,10 @@ def relative_charts(r: tune.CollResult, out: Path, prefix: str) -> list[Path]:
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=6)
         ax.set_title(f"{tune.mpi_name(coll)}, {nprocs} processes, {stack}", fontsize=9)
-        paths.append(save_figure(fig, out / f"{prefix}{coll}-p{nprocs}-{stack}.png"))
-    return paths
+        return fig, f"{prefix}{coll}-p{nprocs}-{stack}.png"
+
+    s = r.summary.sort_values(["stack", "nprocs", "collective"], kind="stable") if not r.summary.empty else r.summary
+    return per_group(s, ["stack", "nprocs", "collective"], out, draw)
 
 
 def _run_table(r: tune.CollResult, extra: dict[str, str]) -> pd.DataFrame:
@@ -76,9 +72,7 @@ def _run_table(r: tune.CollResult, extra: dict[str, str]) -> pd.DataFrame:
                     f"{r.settings['tolerance']}, alpha {r.settings['alpha']}",
         **extra,
     }
-    frame = pd.DataFrame({"value": values})
-    frame.index.name = "field"
-    return frame
+    return fields(values)
 
 
 def _violations(verdicts: pd.DataFrame, k: int = 15) -> pd.DataFrame:
@@ -141,9 +135,9 @@ def write_tune(t: tune.TuneAnalysis, profiles: list[Path], out: Path) -> Path:
     _common_sections(doc, m, verdicts)
 
     used = choices[choices["impl"] != tune.DEFAULT]
-    doc.section("Profiles written", pd.DataFrame(
-        [{"profile": p.relative_to(out).as_posix(), "ranges": "; ".join(f"{lo}-{hi}: {impl}" for lo, hi, impl in
-                                                                       tune.read_profile(p)[2])} for p in profiles]),
+    written = [{"profile": p.relative_to(out).as_posix(),
+                "ranges": "; ".join(f"{lo}-{hi}: {impl}" for lo, hi, impl in read_profile(p)[2])} for p in profiles]
+    doc.section("Profiles written", pd.DataFrame(written),
         note=f"{len(used)} of {len(choices)} (stack, processes, collective, size) points use a mock-up; every "
              "decision is in choices.csv.")
     if g.empty:

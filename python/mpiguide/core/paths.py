@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mpiguide.errors import MpiguideError
+from mpiguide.core.errors import MpiguideError
 
 
 def source_root() -> Path:
     """The checkout holding CMakeLists.txt (the package is installed editable from it)."""
     env = os.environ.get("MPIGUIDE_SOURCE")
-    root = Path(env) if env else Path(__file__).resolve().parents[2]
+    root = Path(env) if env else Path(__file__).resolve().parents[3]
     if not (root / "CMakeLists.txt").is_file():
         raise MpiguideError(
             f"cannot find the mpiguide C sources at {root} (no CMakeLists.txt); "

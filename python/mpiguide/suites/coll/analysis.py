@@ -1,6 +1,7 @@
 """Collective guideline tuning (paper 002): from the raw files of `coll` runs
-(mg_collbench) to guideline verdicts, profiles for libmpiguide-tune, and the
-validation of the tuned library.
+(mg_collbench) to guideline verdicts, the mock-up chosen at each size (written
+as profiles by mpiguide.suites.coll.profiles), and the validation of the tuned
+library.
 
 Guidelines checked on the native collective of each stack:
   COLL-GLn     MPI_X ⪯ mock-up n: the collective is no slower than the
@@ -10,7 +11,7 @@ Guidelines checked on the native collective of each stack:
   SPLIT        MPI_X(m) ⪯ k x MPI_X(m/k), for measured sizes m = k m': one call
                is no slower than k calls on the pieces (PGMPI, 002 Sec. 2); the
                k calls are estimated as k times the measured single call.
-Verdicts use the statistics of mpiguide.stats on the per-launch medians.
+Verdicts use the statistics of mpiguide.core.stats on the per-launch medians.
 """
 
 from __future__ import annotations
@@ -18,20 +19,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from mpiguide import analysis, stats
-from mpiguide.errors import MpiguideError
-from mpiguide.runner import OK, RunDir
+from mpiguide.core import stats
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.measurements import Measured, stack_versions, unfinished
+from mpiguide.core.pairing import paired
+from mpiguide.core.runner import RunDir
 
 DEFAULT = "default"
 TUNED = "tuned"
 CONFIG = ["stack", "nprocs", "collective", "msize"]  # one call of one collective; impl varies
 KEYS = ["stack", "nprocs", "collective", "impl", "msize"]
-PROFILE_HEADER = "# mpiguide tune profile 1"
 VERDICT_COLUMNS = ["stack", "nprocs", "collective", "guideline", "relation", "impl", "msize", "reference_msize",
                    "verdict", "factor", "p_value", "n_a", "n_b"]
 CHOICE_COLUMNS = ["stack", "nprocs", "collective", "msize", "impl", "default_s", "best_s", "gain", "p_value",
@@ -69,30 +70,24 @@ def mpi_name(collective: str) -> str:
 
 
 def load(rd: RunDir) -> CollResult:
-    if rd.job.name != "coll":
-        raise MpiguideError(f"{rd.path} is a '{rd.job.name}' run, not a collective (coll) run")
-    raws = analysis.measured_raws(rd)
-    df, errors = analysis.load_measurements(rd, raws)
-    mockups, skipped = {}, []
-    for x in rd.launches:
-        raw = raws.get(x.id)
-        if raw is None:
-            continue
-        for impl, value in raw.notes.get("mockup", {}).items():
-            number, _, formula = value.partition(" ")
-            if impl != DEFAULT:  # mock-up names are unique over all collectives
-                mockups[impl] = (impl, int(number), formula)
-        for label, reason in raw.notes.get("skip", {}).items():
-            coll, impl, msize = label.split()
-            skipped.append((x.stack, x.nprocs, coll, impl, int(msize), reason))
+    if rd.job != "coll":
+        raise MpiguideError(f"{rd.path} is a '{rd.job}' run, not a collective (coll) run")
+    measured = Measured.load(rd)
+    df, errors = measured.tables()
+    mockups = {}
+    for _, impl, value in measured.notes("mockup"):
+        number, _, formula = value.partition(" ")
+        if impl != DEFAULT:  # mock-up names are unique over all collectives
+            mockups[impl] = (impl, int(number), formula)
+    skipped = []
+    for x, label, reason in measured.notes("skip"):
+        coll, impl, msize = label.split()
+        skipped.append((x.stack, x.nprocs, coll, impl, int(msize), reason))
     mk = pd.DataFrame(list(mockups.values()), columns=["impl", "guideline", "formula"])
     sk = pd.DataFrame(skipped, columns=[*CONFIG[:3], "impl", "msize", "reason"]).drop_duplicates(
         subset=KEYS).reset_index(drop=True)
     summary = stats.summarize(df, KEYS) if not df.empty else pd.DataFrame()
-    versions = {s: rd.meta["stacks"].get(s, {}).get("library_version", "?").splitlines()[0]
-                for s in rd.meta["stacks_order"]}
-    failed = [x.id for x in rd.launches if x.status != OK]
-    return CollResult(rd, df, summary, mk, sk, errors, versions, failed)
+    return CollResult(rd, df, summary, mk, sk, errors, stack_versions(rd), [x.id for x in unfinished(rd)])
 
 
 def _compare(a: np.ndarray, b: np.ndarray, tolerance: float, alpha: float) -> stats.Comparison:
@@ -115,15 +110,13 @@ def guideline_verdicts(r: CollResult, tolerance: float | None = None, alpha: flo
     formulas = {m.impl: (m.guideline, m.formula) for m in r.mockups.itertuples()}
     for where, part in med.groupby(CONFIG[:3], sort=True):
         coll = where[2]
-        by_impl = {impl: dict(zip(p["msize"], p["medians"], strict=True)) for impl, p in part.groupby("impl")}
-        native = by_impl.get(DEFAULT, {})
-        for impl, times in sorted(by_impl.items()):
-            if impl not in formulas:  # default, tuned
-                continue
+        native_rows = part[part["impl"] == DEFAULT]
+        for impl, mock_rows in part[part["impl"].isin(list(formulas))].groupby("impl", sort=True):
             number, formula = formulas[impl]
-            for m in sorted(set(times) & set(native)):
-                c = _compare(native[m], times[m], tol, alp)
+            for (m,), a, b in paired(native_rows, mock_rows, ["msize"]):
+                c = _compare(a["medians"].iloc[0], b["medians"].iloc[0], tol, alp)
                 rows.append(_row(where, f"COLL-GL{number}", f"{mpi_name(coll)} ⪯ {formula}", impl, m, m, c))
+        native = dict(zip(native_rows["msize"], native_rows["medians"], strict=True))
         sizes = sorted(native)
         for small, large in zip(sizes, sizes[1:], strict=False):
             c = _compare(native[small], native[large], tol, alp)
@@ -176,66 +169,6 @@ def choose(r: CollResult, threshold: float, alpha: float | None = None) -> pd.Da
     return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
 
 
-def profile_ranges(choices: pd.DataFrame) -> list[tuple[int, int, str]]:
-    """Inclusive byte ranges of one (stack, processes, collective): consecutive measured sizes with the same
-    mock-up become one range; sizes with no mock-up chosen, and the sizes between two different choices,
-    stay native (no range)."""
-    out: list[tuple[int, int, str]] = []
-    prev = None
-    for m, impl in zip(choices["msize"], choices["impl"], strict=True):
-        if impl != DEFAULT and out and prev == impl and out[-1][2] == impl:
-            out[-1] = (out[-1][0], int(m), impl)
-        elif impl != DEFAULT:
-            out.append((int(m), int(m), impl))
-        prev = impl
-    return out
-
-
-def profile_text(collective: str, nprocs: int, ranges: list[tuple[int, int, str]], origin: str) -> str:
-    lines = [PROFILE_HEADER, f"# {origin}", f"collective {collective}", f"procs {nprocs}",
-             "# from_bytes to_bytes implementation"]
-    lines += [f"{lo} {hi} {impl}" for lo, hi, impl in ranges]
-    return "\n".join(lines) + "\n"
-
-
-def write_profiles(choices: pd.DataFrame, out: Path, origin: str) -> list[Path]:
-    """One profile per (stack, processes, collective) that uses a mock-up somewhere, in out/<stack>/; every
-    stack gets its directory even when it needs no profile (the tuned library then runs natively)."""
-    written = []
-    for stack in sorted(set(choices["stack"])):
-        (out / stack).mkdir(parents=True, exist_ok=True)
-    for (stack, nprocs, coll), part in choices.groupby(["stack", "nprocs", "collective"], sort=True):
-        ranges = profile_ranges(part.sort_values("msize"))
-        if not ranges:
-            continue
-        path = out / stack / f"{coll}_p{nprocs}.prof"
-        path.write_text(profile_text(coll, int(nprocs), ranges, origin))
-        written.append(path)
-    return written
-
-
-def read_profile(path: Path) -> tuple[str, int, list[tuple[int, int, str]]]:
-    """The (collective, processes, ranges) of a profile in mpiguide's format (for reports and tests; the
-    library has its own reader with warnings)."""
-    lines = path.read_text().splitlines()
-    if not lines or not lines[0].startswith(PROFILE_HEADER):
-        raise MpiguideError(f"{path}:1: not an mpiguide tune profile (first line must be '{PROFILE_HEADER}')")
-    coll, procs, ranges = "", 0, []
-    for no, line in enumerate(lines[1:], 2):
-        words = line.split("#", 1)[0].split()
-        if not words:
-            continue
-        if words[0] == "collective" and len(words) == 2:
-            coll = words[1]
-        elif words[0] == "procs" and len(words) == 2 and words[1].isdigit():
-            procs = int(words[1])
-        elif len(words) == 3 and words[0].isdigit() and words[1].isdigit():
-            ranges.append((int(words[0]), int(words[1]), words[2]))
-        else:
-            raise MpiguideError(f"{path}:{no}: cannot read {line!r}")
-    return coll, procs, ranges
-
-
 # ---------------------------------------------------------------- validation
 
 REPAIR_COLUMNS = ["stack", "nprocs", "collective", "guideline", "relation", "impl", "msize", "measured_factor",
@@ -253,13 +186,11 @@ def gains(v: CollResult, choices: pd.DataFrame, tolerance: float | None = None,
     med = v.medians
     chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
     rows = []
-    for key, part in med.groupby(CONFIG, sort=True):
-        t = dict(zip(part["impl"], part["medians"], strict=True))
-        if DEFAULT not in t or TUNED not in t:
-            continue
-        c = _compare(t[TUNED], t[DEFAULT], tol, alp)
+    for key, tuned_rows, native_rows in paired(med[med["impl"] == TUNED], med[med["impl"] == DEFAULT], CONFIG):
+        tuned, native = tuned_rows["medians"].iloc[0], native_rows["medians"].iloc[0]
+        c = _compare(tuned, native, tol, alp)
         rows.append(dict(zip(CONFIG, key, strict=True), profile=chosen.get(key, DEFAULT),
-                         default_s=float(np.mean(t[DEFAULT])), tuned_s=float(np.mean(t[TUNED])),
+                         default_s=float(np.mean(native)), tuned_s=float(np.mean(tuned)),
                          speedup=1 / c.ratio, verdict=c.verdict, p_value=c.p_value))
     return pd.DataFrame(rows, columns=GAIN_COLUMNS)
 

@@ -1,7 +1,7 @@
 """The derived-datatype expectation tests of paper 000 (Carpen-Amarie, Hunold,
-Träff: "MPI Derived Datatypes: Performance Expectations and Status Quo") as
-named suites: what each test compares, under which guideline, on which grid,
-and the job that turns a selection of tests into launches of `mg_ddtbench`.
+Träff: "MPI Derived Datatypes: Performance Expectations and Status Quo"): what
+each test compares, under which guideline, on which grid, and the planning that
+turns a selection of tests into launch templates of `mg_ddtbench`.
 
 Guidelines (names as in mpiguide; docs/ddt.md):
   DT-GL1      X(c, t) ≃ X(1, contig(c, t))
@@ -18,8 +18,8 @@ import math
 import os
 from dataclasses import dataclass, field
 
-from mpiguide import launch
-from mpiguide.errors import MpiguideError
+from mpiguide.core import launch
+from mpiguide.core.errors import MpiguideError
 
 PATTERNS = ("pingpong", "bcast", "allgather")
 MODES = ("datatype", "pack", "engine", "normalized")
@@ -224,7 +224,7 @@ def default_np() -> int:
     return max(2, min(16, os.cpu_count() or 2))
 
 
-def pingpong_layout(collective: tuple[int, int] | None) -> str | None:
+def pingpong_placement(collective: tuple[int, int] | None) -> str | None:
     """The paper runs ping-pong on 2x1 under 32x1 and on 1x2 under 1x16."""
     if collective is None:
         return None
@@ -245,7 +245,7 @@ class Selection:
     modes: list[str] | None = None
     np: list[int] = field(default_factory=lambda: [default_np()])
     basic: str = "int"
-    layout: str | None = None  # NODESxPPN of the collective launches
+    placement: str | None = None  # NODESxPPN of the collective launches
 
 
 def _keep_layout(spec: str, wanted: list[str]) -> bool:
@@ -281,8 +281,8 @@ def plan_tests(sel: Selection) -> list[dict]:
                     "key": f"t{number:02d}-{pattern}-np{np_}", "test": number, "pattern": pattern, "nprocs": np_,
                     "layouts": specs, "A": list(sel.A or grid.A), "sizes": list(sizes), "modes": modes,
                     "comparisons": [c.to_dict() for c in comps],
-                    "launch_layout": pingpong_layout(launch.parse_layout(sel.layout) if sel.layout else None)
-                    if pattern == "pingpong" else None,
+                    "placement": pingpong_placement(launch.parse_placement(sel.placement) if sel.placement
+                                                    else None) if pattern == "pingpong" else None,
                 })
     return out
 
@@ -319,11 +319,3 @@ def estimate(entries: list[dict], nrep: str | int) -> tuple[int, float]:
                     op = LATENCY_S * transfers + copies * transfers * m / BYTES_PER_S
                     seconds += len(e["A"]) * (SETUP_S + (reps + 2) * op)
     return configs, seconds
-
-
-def fmt_duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"

@@ -6,23 +6,20 @@ Everything is computed from the run directories' raw files."""
 
 from __future__ import annotations
 
-import html
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from mpiguide import analysis, rawfile, stats  # noqa: E402
-from mpiguide.ddt import CHARACTERIZE, MODES, PRECEDES, TESTS, Comparison, label  # noqa: E402
-from mpiguide.errors import MpiguideError  # noqa: E402
-from mpiguide.htmldoc import STYLE, html_table, md_table, save_figure  # noqa: E402
-from mpiguide.runner import MEASURE, OK, RunDir  # noqa: E402
+from mpiguide.core import stats
+from mpiguide.core.charts import grouped_bars, per_group, plt
+from mpiguide.core.document import Document, fields, write_csvs
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.measurements import NOT_MEASURED, Measured, stack_versions, unfinished
+from mpiguide.core.pairing import paired
+from mpiguide.core.runner import RunDir
+from mpiguide.suites.ddt.expectations import CHARACTERIZE, MODES, PRECEDES, TESTS, Comparison, label
 
 MATCH = ["stack", "nprocs", "pattern", "A", "m", "msize"]  # what both sides of a comparison share
 RANK = {stats.VIOLATED: 2, stats.INCONCLUSIVE: 1, stats.PASS: 0}
@@ -59,12 +56,12 @@ def comparison_text(c: Comparison) -> str:
 
 def _verdict_row(c: Comparison, part_a: pd.DataFrame, part_b: pd.DataFrame, samples: str, tolerance: float,
                  alpha: float) -> dict:
-    ab = stats.compare_samples(part_a, part_b, samples, tolerance, alpha)
     if c.relation == PRECEDES:
+        ab = stats.compare_samples(part_a, part_b, samples, tolerance, alpha)
         return {"verdict": ab.verdict, "ratio": ab.ratio, "factor": ab.ratio, "p_value": ab.p_value,
                 "n_a": ab.n_a, "n_b": ab.n_b}
     # ≃: each side is no slower than the other; the verdict of the slower direction counts.
-    ba = stats.compare_samples(part_b, part_a, samples, tolerance, alpha)
+    ab, ba = stats.both_ways(part_a, part_b, samples, tolerance, alpha)
     worse = ab if RANK[ab.verdict] > RANK[ba.verdict] or (ab.verdict == ba.verdict and ab.ratio >= 1) else ba
     return {"verdict": worse.verdict, "ratio": ab.ratio, "factor": max(ab.ratio, 1 / ab.ratio),
             "p_value": worse.p_value, "n_a": ab.n_a, "n_b": ab.n_b}
@@ -86,11 +83,7 @@ def compute_verdicts(df: pd.DataFrame, entries: pd.DataFrame, samples: str, tole
             b = groups.get((e.stack, e.template, label(c.reference[0]), c.reference[1]))
             if a is None or b is None:
                 continue
-            side_b = dict(iter(b.groupby(MATCH, sort=True)))
-            for key, part_a in a.groupby(MATCH, sort=True):
-                part_b = side_b.get(key)
-                if part_b is None:
-                    continue
+            for key, part_a, part_b in paired(a, b, MATCH):
                 row = {"test": e.test, "guideline": c.guideline, "comparison": comparison_text(c),
                        "relation": c.relation, "compared": label(c.compared[0]), "compared_mode": c.compared[1],
                        "reference": label(c.reference[0]), "reference_mode": c.reference[1],
@@ -126,23 +119,23 @@ def compute_factors(summary: pd.DataFrame, entries: pd.DataFrame) -> pd.DataFram
 
 # ---------------------------------------------------------------- loading runs
 
-def _notes(rd: RunDir, stack_name: dict[str, str], tests: dict[str, int]) -> pd.DataFrame:
+SKIP_COLUMNS = ["stack", "test", "pattern", "layout", "A", "m", "reason"]
+
+
+def _skipped(m: Measured, stack_name: dict[str, str], tests: dict[str, int]) -> pd.DataFrame:
+    """The configurations the driver skipped as impossible (`#@skip[pattern layout A m]=reason`)."""
     rows = []
-    for x in rd.launches:
-        if x.phase != MEASURE or x.status != OK:
-            continue
-        raw = rawfile.parse(rd.path / x.raw)
-        for key, reason in raw.notes.get("skip", {}).items():
-            parts = key.split()
-            if len(parts) == 4:
-                rows.append({"stack": stack_name[x.stack], "test": tests.get(x.template), "pattern": parts[0],
-                             "layout": parts[1], "A": int(parts[2]), "m": int(parts[3]), "reason": reason})
-    return pd.DataFrame(rows, columns=["stack", "test", "pattern", "layout", "A", "m", "reason"]).drop_duplicates()
+    for x, key, reason in m.notes("skip"):
+        parts = key.split()
+        if len(parts) == 4:
+            rows.append({"stack": stack_name[x.stack], "test": tests.get(x.template), "pattern": parts[0],
+                         "layout": parts[1], "A": int(parts[2]), "m": int(parts[3]), "reason": reason})
+    return pd.DataFrame(rows, columns=SKIP_COLUMNS).drop_duplicates()
 
 
-def load(rds: list[RunDir], samples: str | None = None, tolerance: float | None = None,
-         alpha: float | None = None) -> DdtResult:
-    """Measurements of every run, stacks renamed `stack@run` where two runs share a stack name."""
+def load(rds: list[RunDir]) -> DdtResult:
+    """Measurements of every run, stacks renamed `stack@run` where two runs share a stack name; verdicts with
+    the first run's analysis settings."""
     for rd in rds:
         if rd.meta["job"] != "ddt":
             raise MpiguideError(f"{rd.path} is a '{rd.meta['job']}' run, not a ddt run (mpiguide ddt run)")
@@ -150,43 +143,37 @@ def load(rds: list[RunDir], samples: str | None = None, tolerance: float | None 
     for rd in rds:
         for s in rd.meta["stacks_order"]:
             seen[s] = seen.get(s, 0) + 1
-    opts = dict(rds[0].meta["analysis"])
-    opts.update({k: v for k, v in (("samples", samples), ("tolerance", tolerance), ("alpha", alpha))
-                 if v is not None})
+    opts = rds[0].meta["analysis"]
     stacks, versions, entry_rows, frames, notes, errors, failed = [], {}, [], [], [], [], []
     for rd in rds:
         rename = {s: (s if seen[s] == 1 else f"{s}@{rd.meta['run_id']}") for s in rd.meta["stacks_order"]}
-        for s, new in rename.items():
-            stacks.append(new)
-            lib = rd.meta["stacks"].get(s, {}).get("library_version", "")
-            versions[new] = " ".join(lib.splitlines()[0].split()) if lib else "?"
+        stacks += rename.values()
+        versions.update({rename[s]: v for s, v in stack_versions(rd).items()})
         tests = {e["key"]: e["test"] for e in rd.meta["params"]["entries"]}
         for s in rd.meta["stacks_order"]:
             for e in rd.meta["params"]["entries"]:
                 entry_rows.append({"stack": rename[s], "template": e["key"], "test": e["test"],
                                    "pattern": e["pattern"], "nprocs": e["nprocs"], "comparisons": e["comparisons"],
                                    "A": e["A"], "sizes": e["sizes"], "layouts": e["layouts"], "modes": e["modes"]})
-        df, errs = analysis.load_measurements(rd)
+        measured = Measured.load(rd)
+        df, errs = measured.tables()
         if not df.empty:
             df["stack"] = df["stack"].map(rename)
             frames.append(df)
         if not errs.empty:
             errs["stack"] = errs["stack"].map(rename)
             errors.append(errs)
-        notes.append(_notes(rd, rename, tests))
-        failed += [f"{rd.meta['run_id']}: {x.id}: {x.status} {x.message}" for x in rd.launches if x.status != OK]
+        notes.append(_skipped(measured, rename, tests))
+        failed += [f"{rd.meta['run_id']}: {x.id}: {x.status} {x.message}" for x in unfinished(rd)]
     entries = pd.DataFrame(entry_rows)
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if df.empty:
-        summary = pd.DataFrame()
-    else:
-        keys = [c for c in df.columns if c not in ("launch", "launch_id", "rep", "time_s")]
-        summary = stats.summarize(df, keys)
+    summary = stats.summarize(df, [c for c in df.columns if c not in NOT_MEASURED]) if not df.empty \
+        else pd.DataFrame()
     return DdtResult(
         runs=rds, stacks=stacks, measurements=df, versions=versions, entries=entries, summary=summary,
         verdicts=compute_verdicts(df, entries, opts["samples"], opts["tolerance"], opts["alpha"]),
         factors=compute_factors(summary, entries),
-        notes=pd.concat(notes, ignore_index=True) if notes else pd.DataFrame(),
+        notes=pd.concat(notes, ignore_index=True) if notes else pd.DataFrame(columns=SKIP_COLUMNS),
         errors=pd.concat(errors, ignore_index=True) if errors else pd.DataFrame(),
         failed=failed)
 
@@ -310,15 +297,15 @@ def charts(r: DdtResult, out: Path) -> list[Path]:
     from the smallest to the largest launch median."""
     if r.summary.empty:
         return []
-    out.mkdir(parents=True, exist_ok=True)
     first = r.entries.drop_duplicates("template").set_index("template")
     tests = first["test"].to_dict()
     layouts = {k: [label(s) for s in v] for k, v in first["layouts"].items()}
-    paths = []
-    for (stack, template, m), part in r.summary.groupby(["stack", "template", "m"], sort=False):
+
+    def draw(key: tuple, part: pd.DataFrame):
+        stack, template, m = key
         test = tests.get(template)
         if test is None:
-            continue
+            return None
         part = part.copy()
         part[["panel", "bar"]] = [list(_series(test, lay, mo)) for lay, mo in zip(part["layout"], part["mode"],
                                                                                    strict=True)]
@@ -337,14 +324,12 @@ def charts(r: DdtResult, out: Path) -> list[Path]:
         scale, unit = (1e3, "ms") if part["mean_s"].max() >= 1e-3 else (1e6, "us")
         for ax, panel in zip(axes[0], panels, strict=True):
             p = part[part["panel"] == panel]
-            bars = list(dict.fromkeys(p["bar"]))
-            width = 0.8 / len(bars)
-            for i, bar in enumerate(bars):
+            series = []
+            for bar in dict.fromkeys(p["bar"]):
                 d = p[p["bar"] == bar].set_index("A").reindex(A)
-                y = d["mean_s"].to_numpy() * scale
-                err = np.vstack([y - d["min_s"].to_numpy() * scale, d["max_s"].to_numpy() * scale - y])
-                ax.bar(np.arange(len(A)) + (i - (len(bars) - 1) / 2) * width, y, width, yerr=err, capsize=2,
-                       label=bar, color=colors[bar])
+                series.append((bar, d["mean_s"] * scale, d["min_s"] * scale, d["max_s"] * scale,
+                               {"color": colors[bar]}))
+            grouped_bars(ax, series)
             ax.set_xticks(range(len(A)), [str(a) for a in A])
             ax.set_xlabel("blocksize A [elements]")
             ax.set_ylabel(f"run-time [{unit}]")
@@ -355,8 +340,9 @@ def charts(r: DdtResult, out: Path) -> list[Path]:
         pattern, nprocs = part["pattern"].iloc[0], int(part["nprocs"].iloc[0])
         fig.suptitle(f"Test {test}: {TESTS[test].title} - {pattern}, {nprocs} processes, m = {_size(int(m))}, "
                      f"{stack}", fontsize=9)
-        paths.append(save_figure(fig, out / f"{template}-m{int(m)}-{stack}.png".replace("/", "_").replace("@", "_")))
-    return paths
+        return fig, f"{template}-m{int(m)}-{stack}.png"
+
+    return per_group(r.summary, ["stack", "template", "m"], out, draw)
 
 
 # ---------------------------------------------------------------- report
@@ -366,110 +352,88 @@ def write(r: DdtResult, out: Path) -> Path:
     report.md and report.html in `out`."""
     out.mkdir(parents=True, exist_ok=True)
     m = matrix(r)
-    for name, frame, index in (("measurements", r.measurements, False), ("summary", r.summary, False),
-                               ("verdicts", r.verdicts, False), ("factors", r.factors, False),
-                               ("matrix", m, True), ("skipped", r.notes, False), ("config_errors", r.errors, False)):
-        path = out / f"{name}.csv"
-        if name == "config_errors" and frame.empty:
-            path.unlink(missing_ok=True)
-            continue
-        try:
-            frame.to_csv(path, index=index, float_format="%.9g")
-        except OSError as exc:
-            raise MpiguideError(f"cannot write {path}: {exc.strerror}") from exc
+    write_csvs(out, {"measurements": r.measurements, "summary": r.summary, "verdicts": r.verdicts,
+                     "factors": r.factors, "matrix": m, "skipped": r.notes, "config_errors": r.errors},
+               keep_index=("matrix",), drop_empty=("config_errors",))
     plots = charts(r, out / "plots")
-    runs = ", ".join(rd.meta["run_id"] for rd in r.runs)
     meta0 = r.runs[0].meta
     host = meta0["host"]
-    head = pd.DataFrame({"value": {
-        "runs": runs, "grid": ", ".join(sorted({rd.meta["params"]["grid"] for rd in r.runs})),
+    doc = Document("mpiguide: derived datatype expectation tests")
+    doc.section("Run", fields({
+        "runs": ", ".join(rd.meta["run_id"] for rd in r.runs),
+        "grid": ", ".join(sorted({rd.meta["params"]["grid"] for rd in r.runs})),
         "launches per configuration": ", ".join(sorted({str(rd.meta["runs"]) for rd in r.runs})),
         "host": f"{host['hostname']} ({host['cpu_model']}, {host['cores']} cores)",
         "verdicts": "one-sided Mann-Whitney U on the per-launch medians (see docs/measurement.md), "
-                    f"tolerance {meta0['analysis']['tolerance']}, alpha {meta0['analysis']['alpha']}",
-    }})
-    stacks = pd.DataFrame({"MPI_Get_library_version": r.versions})
-    sections: list[tuple[str, str, str]] = []  # (title, html, markdown)
-
-    def add(title: str, frame: pd.DataFrame, colored: bool = False, note: str = "") -> None:
-        sections.append((title, (f"<p>{html.escape(note)}</p>" if note else "") + html_table(frame, colored),
-                         (note + "\n\n" if note else "") + md_table(frame)))
-
-    add("Run", head)
-    add("Stacks", stacks)
-    add("Cross-stack matrix", m, colored=True,
-        note="Worst verdict over the blocksizes A, how many A values have it, the worst factor "
-             "(compared / reference time; for ≃ the slower side over the faster) and its A. "
-             "Tests 1 and 2 characterize: slowdown of each layout against the contiguous reference.")
-    add("Verdicts per stack and guideline", verdict_counts(r))
+                    f"tolerance {meta0['analysis']['tolerance']}, alpha {meta0['analysis']['alpha']}"}))
+    doc.section("Stacks", pd.DataFrame({"MPI_Get_library_version": r.versions}))
+    doc.section("Cross-stack matrix", m, colored=True,
+                note="Worst verdict over the blocksizes A, how many A values have it, the worst factor "
+                     "(compared / reference time; for ≃ the slower side over the faster) and its A. "
+                     "Tests 1 and 2 characterize: slowdown of each layout against the contiguous reference.")
+    doc.section("Verdicts per stack and guideline", verdict_counts(r))
     worst = worst_violations(r, 10)
-    add("Largest violations", worst[["stack", "test", "guideline", "comparison", "pattern", "nprocs", "A", "m",
-                                     "msize", "factor", "p_value"]].set_index("stack") if not worst.empty
-        else pd.DataFrame())
-
-    paper_html = ["<h2>The paper's expectations and findings next to this run</h2>"]
-    paper_md = ["## The paper's expectations and findings next to this run\n"]
+    doc.section("Largest violations", worst[["stack", "test", "guideline", "comparison", "pattern", "nprocs", "A",
+                                             "m", "msize", "factor", "p_value"]].set_index("stack")
+                if not worst.empty else pd.DataFrame())
+    doc.heading("The paper's expectations and findings next to this run")
     for n, expectation, finding, here in paper_comparison(r):
         t = TESTS[n]
-        paper_html.append(f"<h3>Test {n}: {html.escape(t.title)} (000 Section {t.section})</h3><ul>"
-                          f"<li><b>Expected</b>: {html.escape(expectation)}</li>"
-                          f"<li><b>Paper found</b>: {html.escape(finding)}</li>"
-                          + "".join(f"<li><b>{html.escape(s)}</b>: {html.escape(v)}</li>" for s, v in here.items())
-                          + "</ul>")
-        paper_md.append(f"### Test {n}: {t.title} (000 Section {t.section})\n\n- Expected: {expectation}\n"
-                        f"- Paper found: {finding}\n" + "".join(f"- {s}: {v}\n" for s, v in here.items()))
-
-    detail_html, detail_md = [], []
+        doc.heading(f"Test {n}: {t.title} (000 Section {t.section})", 3)
+        doc.items([("Expected", expectation), ("Paper found", finding), *here.items()])
+    doc.heading("Tests")
     for n in sorted(set(r.entries["test"])) if not r.entries.empty else []:
-        t = TESTS[n]
-        e = r.entries[r.entries["test"] == n].iloc[0]
-        desc = (f"Layouts: {', '.join(label(s) for s in e['layouts'])}; modes: {', '.join(e['modes'])}; "
-                f"A: {', '.join(map(str, e['A']))}; m: {', '.join(_size(x) for x in e['sizes'])}; patterns: "
-                f"{', '.join(sorted(set(r.entries[r.entries['test'] == n]['pattern'])))}.")
-        if t.kind == CHARACTERIZE:
-            f = r.factors[r.factors["test"] == n]
-            table = f.pivot_table(index=["pattern", "nprocs", "m", "compared"], columns=["stack", "A"],
-                                  values="factor", aggfunc="first") if not f.empty else pd.DataFrame()
-        else:
-            v = r.verdicts[r.verdicts["test"] == n]
-            table = v.assign(cell=v["verdict"].str[:4] + " x" + v["factor"].map(lambda x: f"{x:.2f}")).pivot_table(
-                index=["guideline", "comparison", "pattern", "nprocs", "m"], columns=["stack", "A"], values="cell",
-                aggfunc="first").fillna("-") if not v.empty else pd.DataFrame()
-        imgs = [p for p in plots if p.name.startswith(f"t{n:02d}-")]
-        detail_html.append(f"<h3>Test {n}: {html.escape(t.title)}</h3><p>{html.escape(desc)}</p>"
-                           + html_table(table) + "".join(f'<p><img src="plots/{p.name}" alt="{p.stem}"></p>'
-                                                          for p in imgs))
-        detail_md.append(f"### Test {n}: {t.title}\n\n{desc}\n\n" + md_table(table)
-                         + "".join(f"\n![{p.stem}](plots/{p.name})\n" for p in imgs))
-
-    tail = []
+        doc.heading(f"Test {n}: {TESTS[n].title}", 3)
+        doc.text(_test_description(r, n))
+        doc.table(_test_table(r, n))
+        doc.images([p for p in plots if p.name.startswith(f"t{n:02d}-")], out)
     if not r.notes.empty:
-        skipped = r.notes.groupby(["stack", "test", "layout", "reason"]).agg(A=("A", lambda a: sorted(set(a))))
-        tail.append(("Skipped configurations (impossible for these parameters)", skipped))
+        doc.section("Skipped configurations (impossible for these parameters)",
+                    r.notes.groupby(["stack", "test", "layout", "reason"]).agg(A=("A", lambda a: sorted(set(a)))))
     if not r.errors.empty:
-        tail.append(("Configurations that failed their data check (not timed)", r.errors.set_index("stack")))
+        doc.section("Configurations that failed their data check (not timed)", r.errors.set_index("stack"))
     if r.failed:
-        tail.append(("Launches not completed", pd.DataFrame({"launch": r.failed})))
+        doc.section("Launches not completed", pd.DataFrame({"launch": r.failed}))
+    return doc.write(out)
 
-    title = "mpiguide: derived datatype expectation tests"
-    body = [f"<h1>{title}</h1>"]
-    md = [f"# {title}\n"]
-    for t_, h, mdt in sections:
-        body += [f"<h2>{html.escape(t_)}</h2>", h]
-        md += [f"## {t_}\n", mdt]
-    body += paper_html + ["<h2>Tests</h2>"] + detail_html
-    md += paper_md + ["## Tests\n"] + detail_md
-    for t_, frame in tail:
-        body += [f"<h2>{html.escape(t_)}</h2>", html_table(frame)]
-        md += [f"## {t_}\n", md_table(frame)]
-    (out / "report.md").write_text("\n".join(md))
-    path = out / "report.html"
-    path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(runs)}</title>"
-                    f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>\n")
-    return path
+
+def _test_description(r: DdtResult, n: int) -> str:
+    e = r.entries[r.entries["test"] == n].iloc[0]
+    return (f"Layouts: {', '.join(label(s) for s in e['layouts'])}; modes: {', '.join(e['modes'])}; "
+            f"A: {', '.join(map(str, e['A']))}; m: {', '.join(_size(x) for x in e['sizes'])}; patterns: "
+            f"{', '.join(sorted(set(r.entries[r.entries['test'] == n]['pattern'])))}.")
+
+
+def _test_table(r: DdtResult, n: int) -> pd.DataFrame:
+    """Tests 1-2: slowdown per stack and A; the others: verdict and factor per stack and A."""
+    if TESTS[n].kind == CHARACTERIZE:
+        f = r.factors[r.factors["test"] == n]
+        return f.pivot_table(index=["pattern", "nprocs", "m", "compared"], columns=["stack", "A"], values="factor",
+                             aggfunc="first") if not f.empty else pd.DataFrame()
+    v = r.verdicts[r.verdicts["test"] == n]
+    if v.empty:
+        return pd.DataFrame()
+    cells = v.assign(cell=v["verdict"].str[:4] + " x" + v["factor"].map(lambda x: f"{x:.2f}"))
+    return cells.pivot_table(index=["guideline", "comparison", "pattern", "nprocs", "m"], columns=["stack", "A"],
+                             values="cell", aggfunc="first").fillna("-")
 
 
 def default_output(rds: list[RunDir]) -> Path:
     if len(rds) == 1:
         return rds[0].path
     return Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-ddt-report")
+
+
+def console_lines(r: DdtResult) -> list[str]:
+    """The verdict counts, the five largest violations and the launches missing."""
+    lines = []
+    counts = verdict_counts(r)
+    if not counts.empty:
+        lines += ["verdicts per stack and guideline (configurations):", counts.to_string()]
+    for _, v in worst_violations(r, 5).iterrows():
+        slower = ", reference slower" if v["relation"] != PRECEDES and v["ratio"] < 1 else ""
+        lines.append(f"  VIOLATED {v['guideline']} test {v['test']} {v['comparison']} on {v['stack']}, "
+                     f"{v['pattern']}, A={v['A']}, m={v['m']}: x{v['factor']:.2f}{slower} (p={v['p_value']:.3g})")
+    if r.failed:
+        lines.append(f"{len(r.failed)} launch(es) did not complete; the report covers what was measured")
+    return lines

@@ -1,37 +1,37 @@
-"""Tables of the datatype engine bench (job `dtbench`, driver src/bench/dtbench.c):
+"""Tables and chart of the datatype engine bench (driver src/bench/dtbench.c):
 the engine against each stack's MPI_Pack/MPI_Unpack, a hand-written loop,
 memcpy and a memory-traffic bound, all from times measured side by side in one
 run, and whether the engine's goals are met."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from mpiguide import rawfile
-from mpiguide.jobs import DT_DIRECTIONS as DIRECTIONS
-from mpiguide.jobs import DT_HARD as HARD
-from mpiguide.jobs import DT_METHODS as METHODS
-from mpiguide.runner import MEASURE, OK, RunDir
+from mpiguide.core.charts import plt, save_figure
+from mpiguide.core.measurements import Measured
 
 CONFIG = ["layout", "geometry", "A", "msize"]
+METHODS = ("engine", "mpi", "normalized", "hand", "memcpy")
+DIRECTIONS = ("pack", "unpack")
+# Descriptions that MPI libraries fail to normalize (000 Tests 5, 7, 10, 11).
+HARD = ("vector-tiled", "tiled-struct", "alternating-repeated", "rowcol-fully-indexed")
 
 
-def load_info(rd: RunDir) -> pd.DataFrame:
+def load_info(m: Measured) -> pd.DataFrame:
     """The per-configuration #@info lines (packed, span, touched, blocks, n), one row per stack."""
+    normal = {(x.stack, label): value for x, label, value in m.notes("normal")}
     rows = []
-    for x in rd.launches:
-        if x.phase != MEASURE or x.status != OK:
+    for x, label, value in m.notes("info"):
+        parts = label.split()
+        if len(parts) != len(CONFIG):
             continue
-        raw = rawfile.parse(rd.path / x.raw)
-        for label, value in raw.notes.get("info", {}).items():
-            parts = label.split()
-            if len(parts) != len(CONFIG):
-                continue
-            row = {"stack": x.stack, **dict(zip(CONFIG, parts, strict=True))}
-            row.update({k: float(v) for k, v in (kv.split("=", 1) for kv in value.split(",") if "=" in kv)})
-            row["normal"] = raw.notes.get("normal", {}).get(label, "")
-            rows.append(row)
+        row = {"stack": x.stack, **dict(zip(CONFIG, parts, strict=True))}
+        row.update({k: float(v) for k, v in (kv.split("=", 1) for kv in value.split(",") if "=" in kv)})
+        row["normal"] = normal.get((x.stack, label), "")
+        rows.append(row)
     df = pd.DataFrame(rows).drop_duplicates(subset=["stack", *CONFIG])
     if not df.empty:
         df["A"] = df["A"].astype(int)
@@ -147,3 +147,27 @@ def report_tables(summary: pd.DataFrame, r: pd.DataFrame) -> dict[str, pd.DataFr
         tables["Commit cost: decode + normalize + compile (engine) vs MPI_Type_dup + MPI_Type_commit (mpi) "
                "and vs building the type with its constructors + MPI_Type_commit (mpi-create), microseconds"] = ct
     return tables
+
+
+def engine_chart(a, out: Path) -> list[Path]:
+    """Median engine/MPI_Pack ratio per layout description, one marker per stack, a panel per direction."""
+    r = a.extra.get("dt_ratios", pd.DataFrame())
+    if r.empty:
+        return []
+    out.mkdir(parents=True, exist_ok=True)
+    dirs = [d for d in DIRECTIONS if d in set(r["direction"])]
+    layouts = list(dict.fromkeys(r["layout"]))
+    fig, axes = plt.subplots(1, len(dirs), figsize=(7 * len(dirs), 4.5), squeeze=False, sharey=True)
+    for ax, d in zip(axes[0], dirs, strict=True):
+        part = r[r["direction"] == d]
+        for stack in a.rd.meta["stacks_order"]:
+            med = part[part["stack"] == stack].groupby("layout")["engine/mpi"].median().reindex(layouts)
+            if med.notna().any():
+                ax.plot(range(len(layouts)), med.values, "o", label=stack)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xticks(range(len(layouts)), layouts, rotation=70, ha="right", fontsize=7)
+        ax.set_yscale("log")
+        ax.set_title(f"{d}: engine time / MPI_{'Pack' if d == 'pack' else 'Unpack'} time (median over A, m)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    return [save_figure(fig, out / "engine_vs_mpi.png", dpi=110)]

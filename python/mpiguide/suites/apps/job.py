@@ -1,7 +1,7 @@
 """The stencil applications of paper 003 (Jacobi CFD, Game of Life, lattice image
 reconstruction) as a measurement job: which grids, how many iterations, which
 halo-exchange variants, on how many processes, and the launches of `mg_stencil`
-that measure them. The analysis and the report are in appsreport.
+that measure them. The analysis and the report are in mpiguide.suites.apps.report.
 
 Scaling (003 Sec. III, Table I):
   strong  a fixed global grid, ranks 1, 2, 4, ...: speedup T(1) / T(P)
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpiguide.errors import MpiguideError
+from mpiguide.core.errors import MpiguideError
 
 APPS = ("jacobi", "life", "image")
 PACKINGS = ("basic", "ddt", "subarray", "normalized")  # the order of mg_stencil's --variants all
@@ -130,7 +130,7 @@ def check_ppn(ppn: int | None, ranks: list[int]) -> int | None:
     return ppn
 
 
-def layout(nprocs: int, ppn: int | None) -> str | None:
+def placement(nprocs: int, ppn: int | None) -> str | None:
     """NODESxPPN of a launch of nprocs processes (None: the run's launcher decides, one node)."""
     if ppn is None:
         return None

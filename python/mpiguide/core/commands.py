@@ -1,0 +1,287 @@
+"""The plumbing of the commands that run measurement jobs, shared by the CLI and
+the suites' own commands: the common options, planning and starting a run,
+executing its launches with progress output, resuming, dry runs, and writing
+and printing a suite's report. Nothing here knows which suite it runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from mpiguide.core import build, launch, runner
+from mpiguide.core import stacks as stackmod
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.runner import Launch, RunDir
+from mpiguide.core.stats import SAMPLE_MODES
+from mpiguide.core.suite import Suite
+
+# markup=False: commands, paths and messages are printed exactly as they are.
+console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
+out = Console(markup=False, highlight=False, soft_wrap=True)
+
+# The NREP estimation settings of 002 Sec. 4.2 as the drivers default them (their --list prints them; a test
+# keeps the two equal).
+ESTIMATE_DEFAULTS = {"rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5, "nrep_min": 10, "nrep_max": 10000,
+                     "calib_max": 10.0}
+DEFAULT_TIMEOUT = 1800.0
+DEFAULT_RUNS = 5
+
+
+# ---------------------------------------------------------------- options
+
+def add_run_options(p: argparse.ArgumentParser, suite: Suite) -> None:
+    """The options every measurement job takes: stacks, launches, measurement, verdicts, launching."""
+    g = p.add_argument_group("where and how often")
+    g.add_argument("--stacks", default=stackmod.DEFAULT_STACK, help="comma-separated stacks (default mpich)")
+    g.add_argument("--runs", type=int, default=DEFAULT_RUNS,
+                   help=f"launches (mpiexec calls) per configuration grid ({DEFAULT_RUNS})")
+    g.add_argument("--output", metavar="DIR", help="run directory (default results/<run-id>)")
+    g.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                   help=f"seconds before a launch is killed ({DEFAULT_TIMEOUT:g})")
+    g.add_argument("--dry-run", action="store_true", help="print the exact commands and stop")
+    m = p.add_argument_group("measurement")
+    m.add_argument("--sync", choices=("barrier", "dissem"), default="barrier",
+                   help="synchronization before each repetition: MPI_Barrier or mpiguide's dissemination barrier")
+    d = ESTIMATE_DEFAULTS
+    if suite.fixed_nrep:
+        m.add_argument("--nrep", default=str(suite.fixed_nrep),
+                       help=f"timed repetitions per launch (default {suite.fixed_nrep})")
+        p.set_defaults(**d)
+    else:
+        m.add_argument("--nrep", default="rule", help="rule (100/50/20 by size), a number, or estimate (002 Sec. 4.2)")
+        m.add_argument("--rse-calib", type=float, default=d["rse_calib"],
+                       help="estimate: RSE target at the smallest size")
+        m.add_argument("--rse-batch", type=float, default=d["rse_batch"], help="estimate: RSE after b1 that skips b2")
+        m.add_argument("--b1", type=int, default=d["b1"], help="estimate: first batch size")
+        m.add_argument("--b2", type=int, default=d["b2"], help="estimate: second batch size")
+        m.add_argument("--nrep-min", type=int, default=d["nrep_min"], help="estimate: K, the least nrep")
+        m.add_argument("--nrep-max", type=int, default=d["nrep_max"], help="estimate: the largest nrep")
+        m.add_argument("--calib-max", type=float, default=d["calib_max"],
+                       help="estimate: seconds of calibration at most")
+    a = p.add_argument_group("guideline verdicts")
+    add_verdict_options(a, default_samples=suite.default_samples)
+    lg = p.add_argument_group("launching")
+    lg.add_argument("--launcher", choices=launch.LAUNCHERS, default="local", help="local mpiexec (default), "
+                    "hostfile, srun, or template")
+    lg.add_argument("--placement", "--layout", dest="placement", metavar="NODESxPPN",
+                    help="nodes x processes per node, e.g. 2x1 or 1x2 (--layout is the old name)")
+    lg.add_argument("--hostfile", help="hostfile for --launcher hostfile")
+    lg.add_argument("--launcher-template", metavar="TEMPLATE",
+                    help="custom launch line with {mpiexec} {np} {nodes} {ppn} {hostfile} {prog} {args}")
+
+
+def add_verdict_options(p, default_samples: str | None = None) -> None:
+    """--samples, --tolerance, --alpha: defaults for a new run, or (None) the run's own when reporting again."""
+    new = default_samples is not None
+    p.add_argument("--samples", choices=SAMPLE_MODES, default=default_samples,
+                   help="test on the per-launch medians or on all repetitions"
+                        + (f" (default {default_samples})" if new else " (default: the run's)"))
+    p.add_argument("--tolerance", type=float, default=0.05 if new else None,
+                   help="slowdown tolerated before a violation" + (" (0.05)" if new else " (default: the run's)"))
+    p.add_argument("--alpha", type=float, default=0.05 if new else None,
+                   help="significance level" + (" (0.05)" if new else " (default: the run's)"))
+
+
+def measurement_settings(args: argparse.Namespace, suite: Suite) -> dict:
+    """The validated synchronization and repetition settings of a new run."""
+    nrep = args.nrep
+    if suite.fixed_nrep and not nrep.isdigit():
+        raise MpiguideError(f"bad --nrep '{nrep}': the {suite.name} job times a whole loop a fixed number of times; "
+                            f"give that number (default {suite.fixed_nrep})")
+    if nrep not in ("rule", "estimate"):
+        if not nrep.isdigit() or int(nrep) < 1:
+            raise MpiguideError(f"bad --nrep '{nrep}': use rule, estimate or a positive number")
+        nrep = int(nrep)
+    # The same bounds the drivers enforce, checked before anything is launched.
+    checks = [("--rse-calib", args.rse_calib, 0 < args.rse_calib < 1, "between 0 and 1"),
+              ("--rse-batch", args.rse_batch, 0 < args.rse_batch < 1, "between 0 and 1"),
+              ("--b1", args.b1, args.b1 >= 2, "at least 2"), ("--b2", args.b2, args.b2 >= 0, "at least 0"),
+              ("--nrep-min", args.nrep_min, args.nrep_min >= 1, "at least 1"),
+              ("--nrep-max", args.nrep_max, args.nrep_max >= 1, "at least 1"),
+              ("--calib-max", args.calib_max, args.calib_max > 0, "positive")]
+    for opt, value, ok, rule in checks:
+        if not ok:
+            raise MpiguideError(f"bad {opt} {value}: must be {rule}")
+    return {"sync": args.sync, "nrep": nrep, **{k: getattr(args, k) for k in ESTIMATE_DEFAULTS}}
+
+
+def check_verdict_options(tolerance: float | None, alpha: float | None) -> None:
+    if tolerance is not None and not 0 <= tolerance < 10:
+        raise MpiguideError(f"bad --tolerance {tolerance}: a fraction such as 0.05 for 5%")
+    if alpha is not None and not 0 < alpha < 1:
+        raise MpiguideError(f"bad --alpha {alpha}: a significance level such as 0.05")
+
+
+def check_timeout(timeout: float) -> None:
+    if timeout <= 0:
+        raise MpiguideError(f"bad --timeout {timeout}: seconds, more than 0")
+
+
+def launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
+    nodes, ppn = launch.parse_placement(args.placement) if args.placement else (1, None)
+    launcher = "template" if args.launcher_template and args.launcher == "local" else args.launcher
+    return launch.LaunchSpec(launcher=launcher, nodes=nodes, ppn=ppn, hostfile=args.hostfile,
+                             template=args.launcher_template)
+
+
+def make_dir(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MpiguideError(f"cannot create {path}: {exc.strerror}") from exc
+
+
+# ---------------------------------------------------------------- planning
+
+class Plan:
+    """A new run of a suite, validated from the command line and not started yet."""
+
+    def __init__(self, suite: Suite, args: argparse.Namespace):
+        if args.runs < 1:
+            raise MpiguideError(f"bad --runs {args.runs}: at least 1 launch per configuration")
+        check_verdict_options(args.tolerance, args.alpha)
+        self.suite = suite
+        self.params = suite.params(args)
+        self.stacks = stackmod.parse_stack_list(args.stacks)
+        self.runs = args.runs
+        self.measurement = measurement_settings(args, suite)
+        self.analysis = {"samples": args.samples, "tolerance": args.tolerance, "alpha": args.alpha}
+        self.spec = launch_spec(args)
+        self.launches = runner.plan(suite, self.params, self.stacks, args.runs, self.measurement)
+        for x in self.launches:
+            self.spec.with_placement(x.placement).validate(x.nprocs)
+        self.command = args.argv
+
+    def describe(self) -> str:
+        return self.suite.describe_plan(self.params, self.runs, len(self.stacks), self.measurement["nrep"])
+
+    def dry_run(self, run_dir: Path, what: str = "launch(es)") -> int:
+        for name in self.stacks:
+            dry_stack(name)
+        console.print(f"dry run: {len(self.launches)} {what}; nothing is built or run")
+        print_dry_run(self.launches, self.spec, run_dir)
+        return 0
+
+    def require_stacks(self) -> None:
+        """Installs the default stack on first use; fails on unknown or broken ones."""
+        for name in self.stacks:
+            stackmod.get(name)
+
+    def create(self, run_dir: Path, run_id: str) -> RunDir:
+        """The run directory with meta.json and launches.json (the stacks checked first)."""
+        self.require_stacks()
+        meta = runner.new_meta(self.suite, self.params, self.stacks, self.runs, self.measurement, self.analysis,
+                               self.spec, run_id, self.command)
+        return RunDir.create(run_dir, meta, self.launches)
+
+
+def dry_stack(name: str) -> stackmod.Stack:
+    """The stack as it is, or as the default would be once installed."""
+    stack = stackmod.load(name)
+    if stack is not None:
+        return stack
+    if name == stackmod.DEFAULT_STACK:
+        return stackmod.Stack(name=name, family="mpich", prefix=str(stackmod.managed_prefix(name)),
+                              source="pip:mpich (installed on first use)")
+    raise stackmod.unknown_stack_error(name)
+
+
+def print_dry_run(launches: list[Launch], spec: launch.LaunchSpec, run_dir: Path) -> None:
+    for x in launches:
+        stack = dry_stack(x.stack)
+        exe = build.build_dir(stack) / x.driver
+        args = runner.expand_args(run_dir, x)
+        if x.needs_t1:
+            args += ["--t1", "<max t_nrep1 of the calibration launches>"]
+        argv = launch.command(spec.with_placement(x.placement), stack, x.nprocs, str(exe),
+                              [*args, "--output", str(run_dir / x.raw)])
+        out.print(launch.describe(argv, stack), highlight=False, soft_wrap=True)
+
+
+# ---------------------------------------------------------------- executing
+
+def _progress_callbacks(total_all: int):
+    """Live bar on a terminal; one line per launch otherwise (CI logs)."""
+    if console.is_terminal:
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console)
+        task = progress.add_task("starting", total=total_all)
+
+        def on_start(x, k, n, elapsed):
+            progress.update(task, description=f"{x.stack} {x.template} {x.phase} #{x.run_index}")
+
+        def on_done(x, k, n, elapsed):
+            progress.update(task, advance=1)
+            if x.status != runner.OK:
+                progress.console.print(f"{x.id}: {x.status} {x.message}", style="red", markup=False)
+        return progress, on_start, on_done
+
+    def on_start_plain(x, k, n, elapsed):
+        pass
+
+    def on_done_plain(x, k, n, elapsed):
+        left = elapsed / k * (n - k)
+        console.print(f"[{k}/{n}] {x.id}: {x.status} ({x.seconds or 0:.1f} s; about {left:.0f} s left)"
+                      + (f" {x.message}" if x.status != runner.OK else ""), highlight=False)
+    return None, on_start_plain, on_done_plain
+
+
+def execute(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: bool = True) -> int:
+    """Runs the pending launches and (report=True) writes the suite's report of the run. Returns 0, 1 (launches
+    failed), 3 (every launch completed but some configurations failed their data check) or 130
+    (interrupted)."""
+    todo = rd.pending()
+    console.print(f"run {rd.path}: {len(todo)} launch(es) to go of {len(rd.launches)}")
+    progress, on_start, on_done = _progress_callbacks(len(todo))
+    interrupted = False
+    try:
+        if progress:
+            with progress:
+                failed = runner.execute(rd, on_start, on_done, timeout)
+        else:
+            failed = runner.execute(rd, on_start, on_done, timeout)
+    except KeyboardInterrupt:
+        interrupted = True
+        failed = rd.pending()
+    if report:
+        write_report(suite, [rd], rd.path)
+    if interrupted:
+        console.print(f"interrupted: {len(rd.launches) - len(failed)} of {len(rd.launches)} launches are "
+                      f"kept; continue with: {resume_hint}", style="yellow")
+        return 130
+    if failed:
+        console.print(f"{len(failed)} launch(es) did not complete (see report and logs/); "
+                      f"retry them with: {resume_hint}")
+        return 1
+    checked_bad = [x for x in rd.launches if x.status == runner.OK and x.returncode == 3]
+    if checked_bad:
+        console.print(f"{len(checked_bad)} launch(es) had configurations whose data check failed; they were not "
+                      "timed (see the report, config_errors.csv and logs/)", style="red")
+        return 3
+    return 0
+
+
+def write_report(suite: Suite, rds: list[RunDir], out_dir: Path, label: str = "report") -> Path:
+    """The suite's report of the runs in out_dir; prints its lines and where it is."""
+    make_dir(out_dir)
+    rep = suite.report(rds, out_dir)
+    for line in rep.lines:
+        out.print(line, highlight=False)
+    out.print(f"{label}: {rep.path}", highlight=False)
+    return rep.path
+
+
+def open_run(ref: str, samples: str | None = None, tolerance: float | None = None, alpha: float | None = None,
+             save: bool = True) -> RunDir:
+    """The run of ref (a path or a run id under results/), its analysis settings updated with the given
+    samples, tolerance and alpha (and saved in its meta.json unless save is False)."""
+    rd = RunDir.open(runner.resolve_run(ref))
+    check_verdict_options(tolerance, alpha)
+    changed = {k: v for k, v in (("samples", samples), ("tolerance", tolerance), ("alpha", alpha)) if v is not None}
+    rd.meta["analysis"].update(changed)
+    if changed and save:
+        runner.write_json(rd.path / "meta.json", rd.meta)
+    return rd

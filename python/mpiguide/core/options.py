@@ -1,0 +1,51 @@
+"""Parsers of option values that several suites share; each error names the
+option and says what is expected."""
+
+from __future__ import annotations
+
+from mpiguide.core.errors import MpiguideError
+
+
+def parse_sizes(text: str, unit: int = 1) -> list[int]:
+    """'4,1k,1m' -> [4, 1024, 1048576]; each a positive multiple of unit."""
+    sizes = []
+    for item in text.split(","):
+        item = item.strip().lower()
+        mult = {"k": 1024, "m": 1024 * 1024}.get(item[-1:], 1)
+        digits = item[:-1] if mult > 1 else item
+        if not digits.isdigit() or int(digits) == 0:
+            raise MpiguideError(f"bad size '{item}' in '{text}': use positive byte counts like 4,1k,1m")
+        size = int(digits) * mult
+        if size % unit:
+            raise MpiguideError(f"size {size} is not a multiple of the element size {unit} bytes")
+        sizes.append(size)
+    return sizes
+
+
+def parse_choice_list(text: str, known: tuple[str, ...], what: str) -> list[str]:
+    """'a,b' -> ['a', 'b'], each one of known."""
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in items if x not in known]
+    if bad or not items:
+        raise MpiguideError(f"unknown {what} '{','.join(bad) or text}': choose from {', '.join(known)}")
+    return items
+
+
+def int_list(text: str, what: str, minimum: int = 1) -> list[int]:
+    """'2,10' -> [2, 10], each at least minimum."""
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise MpiguideError(f"bad {what} '{text}': comma-separated integers") from None
+    if not values or min(values) < minimum:
+        raise MpiguideError(f"bad {what} '{text}': integers of at least {minimum}")
+    return values
+
+
+def fmt_duration(seconds: float) -> str:
+    """A duration as a person reads it: '42 s', '18 min', '1.5 h'."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,55 @@
+"""Side A against side B: the one loop behind every guideline verdict, winner
+and repair check. Two sets of rows are paired on the values of some key
+columns; each pair is then compared by the caller (mpiguide.core.stats)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pandas as pd
+
+from mpiguide.core import stats
+from mpiguide.core.suite import Guideline
+
+
+def select(df: pd.DataFrame, sel: dict[str, object]) -> pd.DataFrame:
+    """The rows whose columns have the given values (compared as text, as selectors are written)."""
+    mask = pd.Series(True, index=df.index)
+    for col, val in sel.items():
+        mask &= df[col].astype(str) == str(val)
+    return df[mask]
+
+
+def paired(a: pd.DataFrame, b: pd.DataFrame, keys: list[str]) -> Iterator[tuple[tuple, pd.DataFrame, pd.DataFrame]]:
+    """(key values, rows of a, rows of b) for every value of `keys` that both sides have, in sorted order;
+    values only one side has are left out. With no keys, the whole sides are one pair."""
+    if a.empty or b.empty:
+        return
+    if not keys:
+        yield (), a, b
+        return
+    groups_b = dict(iter(b.groupby(keys, sort=True)))
+    for key, part_a in a.groupby(keys, sort=True):
+        part_b = groups_b.get(key)
+        if part_b is not None:
+            yield (key if isinstance(key, tuple) else (key,)), part_a, part_b
+
+
+def guideline_verdicts(guidelines: list[Guideline], df: pd.DataFrame, keys: list[str], samples: str,
+                       tolerance: float, alpha: float) -> pd.DataFrame:
+    """Every `A ⪯ B` guideline on every configuration where both sides were measured: the configuration
+    columns the two sides share, then guideline, statement, a, b, verdict, ratio, p_value, n_a, n_b."""
+    rows = []
+    for g in guidelines:
+        selector_cols = set(g.a) | set(g.b)
+        if not selector_cols <= set(df.columns):
+            continue
+        match = [k for k in keys if k not in selector_cols]
+        for key, part_a, part_b in paired(select(df, g.a), select(df, g.b), match):
+            c = stats.compare_samples(part_a, part_b, samples, tolerance, alpha)
+            row = dict(zip(match, key, strict=True))
+            row.update(guideline=g.name, statement=g.text, a=",".join(map(str, g.a.values())),
+                       b=",".join(map(str, g.b.values())), verdict=c.verdict, ratio=c.ratio, p_value=c.p_value,
+                       n_a=c.n_a, n_b=c.n_b)
+            rows.append(row)
+    return pd.DataFrame(rows)

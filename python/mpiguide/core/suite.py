@@ -1,0 +1,159 @@
+"""The protocol every suite implements, and the registry the CLI and the runner
+go through without knowing which suite they talk to.
+
+A suite is one capability of mpiguide (the ping-pong latency, the datatype
+engine bench, the derived-datatype expectation tests, the collective tuning,
+the stencil applications). It owns
+
+  - its measurement job: the options of `mpiguide run NAME`, the validated
+    parameters stored in meta.json, and the driver launches they mean;
+  - its results: the analysis, the report files and the lines printed at the
+    end of a run (`report`);
+  - any command of its own (`mpiguide ddt list`, `mpiguide tune`, ...).
+
+Adding a suite is one package under mpiguide/suites/ and one line in its registry.
+"""
+
+from __future__ import annotations
+
+import argparse
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.stats import SAMPLE_MODES
+
+if TYPE_CHECKING:
+    from mpiguide.core.runner import RunDir
+
+
+@dataclass(frozen=True)
+class Guideline:
+    """`A ⪯ B`: configurations selected by `a` should be no slower than those selected by `b`."""
+
+    name: str
+    a: dict[str, str]
+    b: dict[str, str]
+    text: str
+
+
+@dataclass(frozen=True)
+class LaunchTemplate:
+    """One driver invocation (a whole configuration grid) per stack and launch."""
+
+    key: str
+    driver: str
+    nprocs: int
+    args: list[str]
+    placement: str | None = None  # NODESxPPN of this template instead of the run's --placement
+
+
+@dataclass
+class Report:
+    """What a suite's report wrote and what the terminal shows of it."""
+
+    path: Path  # report.html
+    lines: list[str] = field(default_factory=list)  # printed before "report: <path>"
+
+
+@dataclass
+class CommandContext:
+    """What a suite's own commands need from the CLI: the common options of a measurement job and the
+    function that runs one (`mpiguide ddt run` is `mpiguide run ddt`)."""
+
+    add_run_options: Callable[[argparse.ArgumentParser, Suite], None]
+    run_command: Callable[[argparse.Namespace], int]
+
+
+class Suite(ABC):
+    name: str  # the job name: `mpiguide run NAME`, meta.json "job"
+    title: str
+    # A driver that times a whole loop a fixed number of times takes --sync and --nrep N only (no nrep
+    # rule or estimation); its default N.
+    fixed_nrep: int | None = None
+    default_samples: str = "medians"  # what verdicts test by default (stats.SAMPLE_MODES)
+
+    # ---- the measurement job
+
+    @abstractmethod
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """The job's own options (the common ones are added by the CLI)."""
+
+    @abstractmethod
+    def params(self, args: argparse.Namespace) -> dict:
+        """Validated, JSON-able parameters (stored in meta.json, used on resume)."""
+
+    @abstractmethod
+    def launches(self, params: dict) -> list[LaunchTemplate]:
+        """The driver invocations of one launch round on one stack."""
+
+    def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
+        """A line printed before a run starts (size of the grid, expected duration); empty for none."""
+        return ""
+
+    # ---- results
+
+    @abstractmethod
+    def report(self, runs: list[RunDir], out: Path) -> Report:
+        """Analyses the runs (one, or several where the suite compares them), writes the tables, charts,
+        report.md and report.html into out, and says what to print."""
+
+    # ---- commands of its own
+
+    def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:  # noqa: B027
+        """Top-level commands of the suite (`mpiguide ddt ...`); none by default."""
+
+
+_PROTOCOL = ("add_arguments", "params", "launches", "describe_plan", "report", "add_commands")
+
+
+def check_suite(suite: object) -> Suite:
+    """The suite, if it implements the protocol; TypeError naming what is missing otherwise."""
+    if not isinstance(suite, Suite):
+        raise TypeError(f"{suite!r} is not a Suite (mpiguide.core.suite.Suite)")
+    missing = [m for m in _PROTOCOL if not callable(getattr(suite, m, None))]
+    name = getattr(suite, "name", None)
+    if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
+        missing.append("name (a lower-case identifier)")
+    if not isinstance(getattr(suite, "title", None), str) or not suite.title:
+        missing.append("title")
+    if suite.default_samples not in SAMPLE_MODES:
+        missing.append(f"default_samples (one of {', '.join(SAMPLE_MODES)})")
+    if suite.fixed_nrep is not None and (not isinstance(suite.fixed_nrep, int) or suite.fixed_nrep < 1):
+        missing.append("fixed_nrep (None or a positive number)")
+    if missing:
+        raise TypeError(f"suite {name!r} does not implement the suite protocol: {', '.join(missing)}")
+    return suite
+
+
+class Registry:
+    """The suites by name, in the order they were registered (the CLI's order)."""
+
+    def __init__(self, suites: list[Suite], default: str):
+        self._suites: dict[str, Suite] = {}
+        for s in suites:
+            check_suite(s)
+            if s.name in self._suites:
+                raise TypeError(f"two suites are named {s.name!r}")
+            self._suites[s.name] = s
+        if default not in self._suites:
+            raise TypeError(f"the default suite {default!r} is not registered")
+        self.default = default
+
+    def __iter__(self) -> Iterator[Suite]:
+        return iter(self._suites.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._suites
+
+    def names(self) -> list[str]:
+        return list(self._suites)
+
+    def get(self, name: str) -> Suite:
+        try:
+            return self._suites[name]
+        except KeyError:
+            raise MpiguideError(f"unknown job '{name}': choose one of {', '.join(self._suites)}") from None

@@ -1,0 +1,108 @@
+"""Collective guideline tuning (paper 002, mg_collbench and libmpiguide-tune):
+every collective natively and with each of its mock-ups, the guidelines
+COLL-GL1..22, monotony and split-robustness, and `mpiguide tune`, which writes
+profiles and validates the tuned library (docs/tuning.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mpiguide.core.catalog import COLLECTIVES, POOL_DEFAULTS
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
+from mpiguide.core.runner import RunDir
+from mpiguide.core.suite import CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.suites.coll import analysis, report, workflow
+from mpiguide.suites.ddt.expectations import default_np
+
+DEFAULT_SIZES = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"  # 002 Figure 4
+DATATYPES = {"byte": 1, "int": 4, "double": 8}
+OPS = ("bor", "sum", "max")
+
+
+def parse_pool(text: str, what: str) -> str:
+    """A pool capacity as libmpiguide-tune reads it: bytes with an optional k, M or G suffix (0 allowed)."""
+    item = text.strip()
+    digits = item[:-1] if item[-1:].lower() in ("k", "m", "g") else item
+    if not digits.isdigit():
+        raise MpiguideError(f"bad {what} '{text}': bytes with an optional k, M or G suffix, such as 64M")
+    return item
+
+
+class CollSuite(Suite):
+    """One launch template per (processes, collective), so that 002's t_nrep1 is calibrated per collective."""
+
+    name = "coll"
+    title = "Collectives against their mock-ups (paper 002, COLL-GL1..22)"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        g = parser.add_argument_group("collectives")
+        g.add_argument("--collectives", default=",".join(COLLECTIVES),
+                       help="collectives to measure (default: all nine)")
+        g.add_argument("--sizes", default=DEFAULT_SIZES, help="message sizes in bytes, k/m = KiB/MiB "
+                       "(default 002 Figure 4: 1 B to 100 kB); reduce_scatter_block: the whole vector")
+        g.add_argument("--np", help="processes, e.g. 2,4 (default: the cores, 2 to 16)")
+        g.add_argument("--datatype", default="byte", choices=sorted(DATATYPES),
+                       help="element type (default byte, as 002)")
+        g.add_argument("--op", default="bor", choices=OPS, help="reduction operation (default bor)")
+        g.add_argument("--root", type=int, default=0, help="root of the rooted collectives (default 0)")
+        g.add_argument("--msg-pool", default=POOL_DEFAULTS["msg_pool"],
+                       help="the memory limit: message pool of the library; a mock-up that needs more is not "
+                            f"used (default {POOL_DEFAULTS['msg_pool']})")
+        g.add_argument("--int-pool", default=POOL_DEFAULTS["int_pool"],
+                       help=f"int-vector pool of the library (default {POOL_DEFAULTS['int_pool']})")
+
+    def params(self, args: argparse.Namespace) -> dict:
+        nps = int_list(args.np, "--np") if args.np else [default_np()]
+        if min(nps) < 2:
+            raise MpiguideError(f"bad --np '{args.np}': collectives need at least 2 processes")
+        if args.root < 0 or args.root >= min(nps):
+            raise MpiguideError(f"bad --root {args.root}: a rank below the smallest --np ({min(nps)})")
+        if args.op == "bor" and args.datatype == "double":
+            raise MpiguideError("--op bor needs --datatype byte or int")
+        return {"collectives": parse_choice_list(args.collectives, COLLECTIVES, "collective"),
+                "sizes": sorted(set(parse_sizes(args.sizes, DATATYPES[args.datatype]))), "np": nps,
+                "datatype": args.datatype, "op": args.op, "root": args.root,
+                "msg_pool": parse_pool(args.msg_pool, "--msg-pool"),
+                "int_pool": parse_pool(args.int_pool, "--int-pool"),
+                "profiles": None}
+
+    def launches(self, params: dict) -> list[LaunchTemplate]:
+        out = []
+        for np_ in params["np"]:
+            for coll in params["collectives"]:
+                args = ["--collectives", coll, "--sizes", ",".join(map(str, params["sizes"])),
+                        "--datatype", params["datatype"], "--op", params["op"], "--root", str(params["root"]),
+                        "--msg-pool", params["msg_pool"], "--int-pool", params["int_pool"]]
+                if params.get("profiles"):
+                    args += ["--profiles", params["profiles"]]
+                out.append(LaunchTemplate(f"{coll}-p{np_}", "mg_collbench", np_, args))
+        return out
+
+    def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
+        n = len(params["collectives"]) * len(params["np"])
+        return (f"{len(params['collectives'])} collective(s) x {len(params['sizes'])} size(s) x every mock-up, on "
+                f"{', '.join(map(str, params['np']))} processes: {n} launch template(s), {runs} run(s) on "
+                f"{stacks} stack(s)")
+
+    def report(self, runs: list[RunDir], out: Path) -> Report:
+        (rd,) = runs
+        r = analysis.load(rd)
+        verdicts = analysis.guideline_verdicts(r)
+        return Report(report.write_coll(r, verdicts, out), report.console_summary(verdicts))
+
+    def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:
+        p = commands.add_parser("tune", help="measure collectives and their mock-ups, find guideline violations, "
+                                "write profiles for libmpiguide-tune and validate the tuned library (paper 002)",
+                                description="Measure every collective natively and with each mock-up (forced "
+                                "mode), check COLL-GL1..22, monotony and split-robustness, write profiles where a "
+                                "mock-up is faster by the threshold, then measure again with the tuned library. "
+                                "Defaults follow 002: dissemination barrier, nrep estimation, 5 launches.")
+        p.add_argument("--resume", metavar="DIR", help="continue a tune directory (either phase)")
+        p.add_argument("--report", metavar="DIR", help="only rebuild the report of a tune directory")
+        p.add_argument("--threshold", type=float, default=0.10,
+                       help="use a mock-up where it takes at least this fraction less time than native (0.10)")
+        context.add_run_options(p, self)
+        self.add_arguments(p)
+        p.set_defaults(func=lambda args: workflow.run(self, args), sync="dissem", nrep="estimate")

@@ -1,0 +1,140 @@
+"""The derived-datatype expectation tests 1-11 of paper 000 (mg_ddtbench):
+ping-pong, MPI_Bcast and MPI_Allgather with a derived type, with MPI_Pack and
+MPI_Unpack, with mpiguide's engine and with its normalized type; verdicts for
+the guidelines DT-GL1..4, the cross-stack matrix and the paper's findings next
+to this run's (docs/ddt.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mpiguide.core import commands, launch
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.options import fmt_duration, int_list, parse_choice_list, parse_sizes
+from mpiguide.core.runner import RunDir
+from mpiguide.core.suite import CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.suites.ddt import expectations as ex
+from mpiguide.suites.ddt import report
+
+
+class DdtSuite(Suite):
+    name = "ddt"
+    title = "Derived datatype expectation tests 1-11 (paper 000)"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        g = parser.add_argument_group("expectation tests (mpiguide ddt list shows each test's grid)")
+        g.add_argument("--tests", default="1-11", help="tests to run: 1-11 (default), 3,5-7, ...")
+        g.add_argument("--grid", choices=ex.GRIDS, default="paper",
+                       help="paper: the grids of 000 Sections 2.4-3.2 (default); quick: fewer A, sizes, for a "
+                            "first look")
+        g.add_argument("--layouts", help="keep only these compared layouts (names such as tiled,block-indexed or "
+                       "labels such as tiled:variant=2); each test keeps its references")
+        g.add_argument("--A", dest="blocksizes", help="blocksizes A for every selected test (default: each test's)")
+        g.add_argument("--sizes", help="data sizes m in bytes for every selected test (default: each test's)")
+        g.add_argument("--patterns", help="pingpong,bcast,allgather for every selected test (default: each test's)")
+        g.add_argument("--modes", help="keep only these modes: datatype,pack,engine,normalized (default: all a "
+                       "test needs; datatype,pack gives the paper's comparisons only)")
+        g.add_argument("--np", help="processes of the collective patterns, e.g. 2,4 (default: the cores, 2 to 16, "
+                       "or the nodes x ppn of --placement); ping-pong always uses 2")
+        g.add_argument("--type", dest="basic", default="int", choices=sorted(ex.BASIC_TYPES),
+                       help="basic element type of the layouts (default int)")
+
+    def selection(self, args: argparse.Namespace) -> ex.Selection:
+        placement = getattr(args, "placement", None)
+        if args.np:
+            nps = int_list(args.np, "--np")
+            if min(nps) < 2:
+                raise MpiguideError(f"bad --np '{args.np}': collectives need at least 2 processes")
+        elif placement:
+            nodes, ppn = launch.parse_placement(placement)
+            nps = [nodes * ppn]
+        else:
+            nps = [ex.default_np()]
+        layouts = None
+        if args.layouts:
+            layouts = [x.strip() for x in args.layouts.split(",") if x.strip()]
+            known = {w for t in ex.TESTS.values() for s in t.layouts for w in (s.split()[0], ex.label(s))}
+            bad = [x for x in layouts if x not in known]
+            if bad or not layouts:
+                raise MpiguideError(f"unknown layout '{(bad or [args.layouts])[0]}' in --layouts: the tests use "
+                                    + ", ".join(sorted(known)))
+        sizes = parse_sizes(args.sizes, ex.BASIC_TYPES[args.basic]) if args.sizes else None
+        return ex.Selection(
+            tests=ex.parse_tests(args.tests), grid=args.grid, layouts=layouts,
+            A=int_list(args.blocksizes, "--A") if args.blocksizes else None, sizes=sizes,
+            patterns=parse_choice_list(args.patterns, ex.PATTERNS, "pattern") if args.patterns else None,
+            modes=parse_choice_list(args.modes, ex.MODES, "mode") if args.modes else None,
+            np=nps, basic=args.basic, placement=placement)
+
+    def params(self, args: argparse.Namespace) -> dict:
+        sel = self.selection(args)
+        entries = ex.plan_tests(sel)
+        if not entries:
+            raise MpiguideError("the options leave no test to run (each test needs one of its compared layouts "
+                                "and the modes of its comparisons; see mpiguide ddt list)")
+        return {"tests": sel.tests, "grid": sel.grid, "type": sel.basic, "entries": entries}
+
+    def launches(self, params: dict) -> list[LaunchTemplate]:
+        out = []
+        for e in params["entries"]:
+            args = ["--pattern", e["pattern"], "--layouts", ";".join(e["layouts"]),
+                    "--A", ",".join(map(str, e["A"])), "--sizes", ",".join(map(str, e["sizes"])),
+                    "--modes", ",".join(e["modes"]), "--type", params["type"]]
+            # runs planned before the placement rename call it launch_layout
+            placement = e.get("placement", e.get("launch_layout"))
+            out.append(LaunchTemplate(e["key"], "mg_ddtbench", e["nprocs"], args, placement))
+        return out
+
+    def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
+        configs, seconds = ex.estimate(params["entries"], nrep)
+        total = seconds * runs * stacks
+        return (f"{len(params['tests'])} test(s), {len(params['entries'])} launch template(s), {configs} "
+                f"configurations (layout x A x m x mode), {runs} run(s) on {stacks} stack(s): about "
+                f"{fmt_duration(total)} by a rough model of a 2-core machine (slow datatype handling takes "
+                "longer)")
+
+    def report(self, runs: list[RunDir], out: Path) -> Report:
+        r = report.load(runs)
+        return Report(report.write(r, out), report.console_lines(r))
+
+    def add_commands(self, commands_: argparse._SubParsersAction, context: CommandContext) -> None:
+        dd = commands_.add_parser("ddt", help="the derived datatype expectation tests 1-11 of paper 000")
+        dds = dd.add_subparsers(dest="ddt_command", required=True, metavar="ACTION")
+        p = dds.add_parser("run", help=self.title, description=f"{self.title}. Same as `mpiguide run ddt`.")
+        context.add_run_options(p, self)
+        self.add_arguments(p)
+        p.set_defaults(func=context.run_command, job=self.name, resume=None)
+        p = dds.add_parser("report", help="verdicts, cross-stack matrix, charts and HTML of one or several ddt runs")
+        p.add_argument("runs", nargs="+", metavar="RUN", help="run ids under results/ or run directories")
+        p.add_argument("--output", metavar="DIR", help="where to write (default: the run itself for one run, "
+                       "results/<time>-ddt-report for several)")
+        commands.add_verdict_options(p)
+        p.set_defaults(func=self._report_command)
+        p = dds.add_parser("list", help="the 11 tests: layouts, guideline, comparisons and grid")
+        p.add_argument("--grid", choices=ex.GRIDS, default="paper")
+        p.set_defaults(func=_list_command)
+
+    def _report_command(self, args: argparse.Namespace) -> int:
+        # the settings apply to this report only: the runs keep their own
+        rds = [commands.open_run(ref, args.samples, args.tolerance, args.alpha, save=False) for ref in args.runs]
+        out_dir = Path(args.output) if args.output else report.default_output(rds)
+        commands.write_report(self, rds, out_dir)
+        return 0
+
+
+def _list_command(args: argparse.Namespace) -> int:
+    out = commands.out
+    for t in ex.TESTS.values():
+        grid = t.paper if args.grid == "paper" else t.quick
+        guideline = t.guideline or "characterizes (slowdown against the reference)"
+        out.print(f"Test {t.number}: {t.title} (000 Section {t.section}) - {guideline}")
+        out.print(f"  references: {', '.join(ex.label(x) for x in t.references) or '-'}; compared: "
+                  f"{', '.join(ex.label(x) for x in t.compared)}; modes: {', '.join(t.modes)}")
+        sizes = ", ".join(str(m) for m in grid.sizes) + (" (n = 100, 10240 elements of MPI_INT)" if t.n_grid else "")
+        out.print(f"  {args.grid} grid: A = {', '.join(map(str, grid.A))}; m = {sizes} bytes; patterns: "
+                  f"{', '.join(grid.patterns)}")
+        for c in t.comparisons():
+            if c.guideline != "slowdown":
+                out.print(f"  {c.guideline}: {report.comparison_text(c)}", highlight=False)
+    return 0
