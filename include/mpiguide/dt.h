@@ -17,6 +17,13 @@
 #include <mpi.h>
 #include <stddef.h>
 
+/* What libmpiguide-dt exports: the functions below; everything else is hidden. */
+#if defined(__GNUC__) || defined(__clang__)
+#define MG_DT_API __attribute__((visibility("default")))
+#else
+#define MG_DT_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,63 +44,66 @@ enum {
 typedef struct mg_dt mg_dt;
 
 /* Message for an error code; never NULL. */
-const char *mg_dt_strerror(int code);
+MG_DT_API const char *mg_dt_strerror(int code);
 
 /* Decode, normalize and compile. The type may be committed or not; it is not
  * modified and may be freed afterwards. */
-int mg_dt_from_mpi(MPI_Datatype type, mg_dt **out);
-void mg_dt_free(mg_dt *t);
+MG_DT_API int mg_dt_from_mpi(MPI_Datatype type, mg_dt **out);
+MG_DT_API void mg_dt_free(mg_dt *t);
 
 /* Properties of one element, as MPI reports them for the decoded type. */
-MPI_Count mg_dt_size(const mg_dt *t); /* packed bytes per element */
-MPI_Count mg_dt_extent(const mg_dt *t);
-MPI_Count mg_dt_lb(const mg_dt *t);
+MG_DT_API MPI_Count mg_dt_size(const mg_dt *t); /* packed bytes per element */
+MG_DT_API MPI_Count mg_dt_extent(const mg_dt *t);
+MG_DT_API MPI_Count mg_dt_lb(const mg_dt *t);
 /* Number of contiguous blocks of one element after normalization. */
-MPI_Count mg_dt_blocks(const mg_dt *t);
+MG_DT_API MPI_Count mg_dt_blocks(const mg_dt *t);
 
 /* Pack bytes [offset, offset + *actual) of the stream of `incount` elements read
  * from inbuf; *actual = min(max_bytes, incount * size - offset). */
-int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,
-               MPI_Count max_bytes, MPI_Count *actual);
+MG_DT_API int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,
+                         MPI_Count max_bytes, MPI_Count *actual);
 /* inbuf holds bytes [offset, offset + in_bytes) of the stream; scatter them into
  * outbuf laid out as `outcount` elements. *actual = bytes consumed. */
-int mg_dt_unpack(const mg_dt *t, const void *inbuf, MPI_Count in_bytes, MPI_Count offset, void *outbuf,
-                 MPI_Count outcount, MPI_Count *actual);
+MG_DT_API int mg_dt_unpack(const mg_dt *t, const void *inbuf, MPI_Count in_bytes, MPI_Count offset, void *outbuf,
+                           MPI_Count outcount, MPI_Count *actual);
 
 /* A cursor continues a pack or unpack where the previous call stopped at O(1)
  * cost (mg_dt_pack with an offset seeks, which is logarithmic in the blocks).
  * The mg_dt must outlive the cursor. */
 typedef struct mg_dt_cursor mg_dt_cursor;
-int mg_dt_cursor_create(const mg_dt *t, MPI_Count count, MPI_Count offset, mg_dt_cursor **out);
-int mg_dt_cursor_pack(mg_dt_cursor *c, const void *inbuf, void *outbuf, MPI_Count max_bytes, MPI_Count *actual);
-int mg_dt_cursor_unpack(mg_dt_cursor *c, const void *inbuf, MPI_Count in_bytes, void *outbuf, MPI_Count *actual);
-MPI_Count mg_dt_cursor_offset(const mg_dt_cursor *c);
-void mg_dt_cursor_free(mg_dt_cursor *c);
+MG_DT_API int mg_dt_cursor_create(const mg_dt *t, MPI_Count count, MPI_Count offset, mg_dt_cursor **out);
+MG_DT_API int mg_dt_cursor_pack(mg_dt_cursor *c, const void *inbuf, void *outbuf, MPI_Count max_bytes,
+                                MPI_Count *actual);
+MG_DT_API int mg_dt_cursor_unpack(mg_dt_cursor *c, const void *inbuf, MPI_Count in_bytes, void *outbuf,
+                                  MPI_Count *actual);
+MG_DT_API MPI_Count mg_dt_cursor_offset(const mg_dt_cursor *c);
+MG_DT_API void mg_dt_cursor_free(mg_dt_cursor *c);
 
 /* A committed datatype for `count` elements of t in normalized form: one element
  * of *out moves the same bytes in the same order as `count` elements of t. Its
  * lb and extent are those of MPI_Type_contiguous(count, t). The caller frees it. */
-int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out);
+MG_DT_API int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out);
 
 /* The normalized form of one element (mg_dt_describe) or of `count` elements
  * (count-aware, as mg_dt_to_mpi builds it) in the type notation. Returns
  * MG_DT_ERR_TRUNCATED (text cut, still NUL-terminated) if len is too small. */
-int mg_dt_describe(const mg_dt *t, char *buf, size_t len);
-int mg_dt_describe_count(const mg_dt *t, MPI_Count count, char *buf, size_t len);
+MG_DT_API int mg_dt_describe(const mg_dt *t, char *buf, size_t len);
+MG_DT_API int mg_dt_describe_count(const mg_dt *t, MPI_Count count, char *buf, size_t len);
 
 /* The compiled loop program of `count` elements, one primitive per line. */
-int mg_dt_program(const mg_dt *t, MPI_Count count, char *buf, size_t len);
+MG_DT_API int mg_dt_program(const mg_dt *t, MPI_Count count, char *buf, size_t len);
 
 /* Call fn for every contiguous block of `count` elements in typemap order
  * (displacement from the buffer address, length in bytes) after count-aware
  * normalization; a non-zero return from fn stops the walk and is returned. */
-int mg_dt_walk(const mg_dt *t, MPI_Count count, int (*fn)(MPI_Aint disp, MPI_Count len, void *arg), void *arg);
+MG_DT_API int mg_dt_walk(const mg_dt *t, MPI_Count count, int (*fn)(MPI_Aint disp, MPI_Count len, void *arg),
+                         void *arg);
 
 /* Build an (uncommitted) MPI datatype from the notation, e.g.
  * "vector(count=4, block=2, stride=6, int)". On error, errbuf (if given) says
  * what is wrong and at which character. A bare basic name gives a dup of the
  * predefined type, so the caller always frees *out. */
-int mg_dt_parse(const char *text, MPI_Datatype *out, char *errbuf, size_t errlen);
+MG_DT_API int mg_dt_parse(const char *text, MPI_Datatype *out, char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

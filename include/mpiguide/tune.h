@@ -13,6 +13,14 @@
 
 #include <stdio.h>
 
+/* What libmpiguide-tune exports: the functions below and the intercepted MPI_
+ * functions; everything else is hidden. */
+#if defined(__GNUC__) || defined(__clang__)
+#define MG_TUNE_API __attribute__((visibility("default")))
+#else
+#define MG_TUNE_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,35 +34,43 @@ enum {
 
 typedef enum { MG_TUNE_OFF = 0, MG_TUNE_FORCED = 1, MG_TUNE_TUNED = 2 } mg_tune_mode;
 
-int mg_tune_set_mode(mg_tune_mode mode);
-mg_tune_mode mg_tune_get_mode(void);
+MG_TUNE_API int mg_tune_set_mode(mg_tune_mode mode);
+MG_TUNE_API mg_tune_mode mg_tune_get_mode(void);
 
 /* Forced mode: which implementation a collective uses ("default" resets). */
-int mg_tune_force(const char *collective, const char *impl);
+MG_TUNE_API int mg_tune_force(const char *collective, const char *impl);
 
 /* Tuned mode: (re)load every profile in a directory; malformed files are
  * skipped with one warning each (file:line) and the rest is used. */
-int mg_tune_load_profiles(const char *dir);
+MG_TUNE_API int mg_tune_load_profiles(const char *dir);
 
 /* The collectives and their implementations: index 0 is "default". */
-int mg_tune_ncollectives(void);
-const char *mg_tune_collective_name(int i);
-int mg_tune_nimpls(const char *collective); /* 1 + mock-ups; -1 if unknown */
-const char *mg_tune_impl_name(const char *collective, int i);
-int mg_tune_impl_guideline(const char *collective, int i); /* n of COLL-GLn; 0 for default */
+MG_TUNE_API int mg_tune_ncollectives(void);
+MG_TUNE_API const char *mg_tune_collective_name(int i);
+MG_TUNE_API int mg_tune_nimpls(const char *collective); /* 1 + mock-ups; -1 if unknown */
+MG_TUNE_API const char *mg_tune_impl_name(const char *collective, int i);
+MG_TUNE_API int mg_tune_impl_guideline(const char *collective, int i); /* n of COLL-GLn; 0 for default */
 /* What implementation i calls: "MPI_Gather + MPI_Bcast"; the collective's MPI name for default. */
-const char *mg_tune_impl_formula(const char *collective, int i);
+MG_TUNE_API const char *mg_tune_impl_formula(const char *collective, int i);
 
 /* What the calling thread's last call of a collective ran ("default" or a
  * mock-up; "native" when the library fell back to the native call because
  * the mock-up does not apply or memory is short). NULL if never called. */
-const char *mg_tune_last_impl(const char *collective);
+MG_TUNE_API const char *mg_tune_last_impl(const char *collective);
+
+/* Whether intercepted calls are counted for the report. By default
+ * (MG_TUNE_COUNT_AUTO) they are when a report file is configured or this API
+ * has changed the mode, a forced choice or the profiles; the other two values
+ * override that until the next call. A hook for benchmarks that measure what
+ * counting costs (mg_tuneoverhead); MG_TUNE_ERR_ARG for any other value. */
+typedef enum { MG_TUNE_COUNT_AUTO = -1, MG_TUNE_COUNT_NEVER = 0, MG_TUNE_COUNT_ALWAYS = 1 } mg_tune_counting;
+MG_TUNE_API int mg_tune_set_counting(mg_tune_counting counting);
 
 /* Usage report (per collective and message size: which implementation ran and
  * how often, and the pool sizes), the format of docs/tuning.md. */
-int mg_tune_write_report(FILE *out);
+MG_TUNE_API int mg_tune_write_report(FILE *out);
 
-const char *mg_tune_strerror(int code);
+MG_TUNE_API const char *mg_tune_strerror(int code);
 
 #ifdef __cplusplus
 }

@@ -68,6 +68,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "halo.h"
 #include "mg_bench.h"
+#include "mg_options.h"
 #include "pgm.h"
 #include "stencil.h"
 
@@ -80,6 +81,12 @@
 
 enum { APP_JACOBI, APP_LIFE, APP_IMAGE, APP_COUNT_ };
 static const char *const app_names[] = {"jacobi", "life", "image"};
+
+/* Defaults of the options (--help and --list print them). */
+#define DEFAULT_NX    256
+#define DEFAULT_NY    256
+#define DEFAULT_STEPS 100
+#define DEFAULT_NREP  5
 
 #define LIFE_SEED        20261121u
 #define LIFE_DENSITY     0.3
@@ -100,32 +107,26 @@ typedef struct {
     int corrupt;
 } app_ctx;
 
-static void usage(const mg_bench *b)
+static void usage(FILE *out)
 {
-    if (b->rank != 0) return;
-    printf("usage: mpiexec -n P mg_stencil [options]\n"
-           "  --app jacobi|life|image   application (default jacobi)\n"
-           "  --variants LIST|all       packing:mode pairs, comma separated; packing basic|ddt|subarray|normalized,\n"
-           "                            mode nonblocking|neighbor|persistent|neighbor-persistent (default all)\n"
-           "  --nx N --ny N             global grid size (default 256 x 256)\n"
-           "  --local-nx N --local-ny N weak scaling: global = local x process dims\n"
-           "  --steps N                 iterations per repetition (default 100)\n"
-           "  --nrep N                  repetitions (default 5)\n"
-           "  --sync barrier|dissem     synchronization before each repetition (default barrier)\n"
-           "  --check | --no-check      compare with the serial reference before timing (default on)\n"
-           "  --sequential              time one variant after the other (default: repetitions of all\n"
-           "                            variants interleaved; needs every variant's grids at once)\n"
-           "  --image FILE.pgm          image app: input image (default: a generated image)\n"
-           "  --save-image FILE.pgm     image app: write the reconstruction after --steps iterations\n"
-           "                            (the serial reference of the check; needs --check)\n"
-           "  --output FILE             raw output file (default: standard output)\n"
-           "  --help                    this text\n");
-}
-
-static int fail(mg_bench *b)
-{
-    mg_bench_end(b);
-    return 2;
+    fprintf(out,
+            "usage: mpiexec -n P mg_stencil [options]\n"
+            "  --app jacobi|life|image   application (default jacobi)\n"
+            "  --variants LIST|all       packing:mode pairs, comma separated; packing basic|ddt|subarray|normalized,\n"
+            "                            mode nonblocking|neighbor|persistent|neighbor-persistent (default all)\n"
+            "  --nx N --ny N             global grid size (default %d x %d)\n"
+            "  --local-nx N --local-ny N weak scaling: global = local x process dims\n"
+            "  --steps N                 iterations per repetition (default %d)\n"
+            "  --nrep N                  repetitions (default %d)\n"
+            "  --sync barrier|dissem     synchronization before each repetition (default barrier)\n"
+            "  --check | --no-check      compare with the serial reference before timing (default on)\n"
+            "  --sequential              time one variant after the other (default: repetitions of all\n"
+            "                            variants interleaved; needs every variant's grids at once)\n"
+            "  --image FILE.pgm          image app: input image (default: a generated image)\n"
+            "  --save-image FILE.pgm     image app: write the reconstruction after --steps iterations\n"
+            "                            (the serial reference of the check; needs --check)\n"
+            "  --output FILE             raw output file (default: standard output)\n",
+            DEFAULT_NX, DEFAULT_NY, DEFAULT_STEPS, DEFAULT_NREP);
 }
 
 /* Current resident set of this process (VmRSS), or -1 if /proc is unreadable. */
@@ -615,250 +616,295 @@ static int save_image(mg_bench *b, const app_ctx *a, const double *serial, const
     return 0;
 }
 
-static int run(int argc, char **argv)
-{
-    mg_bench b;
-    mg_bench_init(&b, "stencil", MPI_COMM_WORLD);
-    const char *variants_arg = "all", *image_path = NULL, *app_arg = "jacobi", *save_path = NULL;
-    int nx = 0, ny = 0, lnx = 0, lny = 0, steps = 100, check = 1, corrupt = 0, sequential = 0;
-    /* The core's --output, --sync and --nrep; no NREP estimation: the driver
-     * times its own loop, so the repetitions are a fixed count. */
-    b.nrep_method = MG_NREP_FIXED;
-    b.nrep_fixed = 5;
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        int common = mg_bench_base_option(&b, argc, argv, &i);
-        if (common < 0) return fail(&b);
-        if (common > 0) continue;
-        static const char *const valued[] = {"--app",      "--variants", "--nx",    "--ny",        "--local-nx",
-                                             "--local-ny", "--steps",    "--image", "--save-image"};
-        const char *val;
-        int known = mg_bench_valued_option(&b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
-        if (known == -2) return fail(&b);
-        if (known >= 0) {
-            int *ints[] = {NULL, NULL, &nx, &ny, &lnx, &lny, &steps};
-            if (known == 0) {
-                app_arg = val;
-            } else if (known == 1) {
-                variants_arg = val;
-            } else if (known == 7) {
-                image_path = val;
-            } else if (known == 8) {
-                save_path = val;
-            } else if (mg_parse_int(val, 1, INT32_MAX, ints[known]) != 0) {
-                mg_bench_error(&b, "bad value '%s' for %s (want a positive integer)", val, opt);
-                return fail(&b);
-            }
-        } else if (strcmp(opt, "--check") == 0) {
-            check = 1;
-        } else if (strcmp(opt, "--no-check") == 0) {
-            check = 0;
-        } else if (strcmp(opt, "--sequential") == 0) {
-            sequential = 1;
-        } else if (strcmp(opt, "--corrupt") == 0) { /* hidden: test of the check */
-            corrupt = 1;
-        } else if (strcmp(opt, "--help") == 0) {
-            usage(&b);
-            mg_bench_end(&b);
-            return 0;
-        } else {
-            mg_bench_error(&b, "unknown option '%s' (try --help)", opt);
-            return fail(&b);
-        }
-    }
-
-    if (b.nrep_method != MG_NREP_FIXED) {
-        mg_bench_error(&b, "--nrep %s: mg_stencil needs a number of repetitions (--nrep N, default 5)",
-                       b.nrep_method == MG_NREP_RULE ? "rule" : "estimate");
-        return fail(&b);
-    }
-
-    app_ctx a;
-    memset(&a, 0, sizeof a);
-    a.d.cart = MPI_COMM_NULL;
-    a.app = -1;
-    for (int k = 0; k < APP_COUNT_; k++)
-        if (strcmp(app_arg, app_names[k]) == 0) a.app = k;
-    if (a.app < 0) {
-        mg_bench_error(&b, "bad value '%s' for --app (want jacobi, life or image)", app_arg);
-        return fail(&b);
-    }
+typedef struct {
+    /* as given */
+    const char *variants_arg, *image_path, *app_arg, *save_path;
+    int nx, ny, lnx, lny, steps, check, corrupt, sequential;
+    /* read */
     int pk[MAX_VARIANTS], md[MAX_VARIANTS], nvar;
-    if (parse_variants(&b, variants_arg, pk, md, &nvar) != 0) return fail(&b);
-    if ((lnx || lny) && (nx || ny)) {
-        mg_bench_error(&b, "--local-nx/--local-ny and --nx/--ny exclude each other");
-        return fail(&b);
+    int gnx, gny;
+} options;
+
+static void list(mg_json *j, const mg_bench *b)
+{
+    (void)b;
+    const char *names[MAX_VARIANTS];
+    int n = 0;
+    mg_json_strings(j, "apps", app_names, APP_COUNT_);
+    for (int p = 0; p < MG_HALO_PACKING_COUNT_; p++) names[p] = mg_halo_packing_name((mg_halo_packing)p);
+    mg_json_strings(j, "packings", names, MG_HALO_PACKING_COUNT_);
+    for (int m = 0; m < MG_HALO_MODE_COUNT_; m++) names[m] = mg_halo_mode_name((mg_halo_mode)m);
+    mg_json_strings(j, "modes", names, MG_HALO_MODE_COUNT_);
+    for (int m = 0; m < MG_HALO_MODE_COUNT_; m++)
+        if (mg_halo_mode_supported((mg_halo_mode)m)) names[n++] = mg_halo_mode_name((mg_halo_mode)m);
+    mg_json_strings(j, "modes_built", names, n);
+    mg_json_object(j, "defaults");
+    mg_json_long(j, "nrep", DEFAULT_NREP);
+    mg_json_string(j, "app", app_names[APP_JACOBI]);
+    mg_json_string(j, "variants", "all");
+    mg_json_long(j, "nx", DEFAULT_NX);
+    mg_json_long(j, "ny", DEFAULT_NY);
+    mg_json_long(j, "steps", DEFAULT_STEPS);
+    mg_json_bool(j, "check", 1);
+    mg_json_string(j, "order", "interleaved");
+    mg_json_close(j);
+}
+
+/* The grid options; 0, or -1 after the message. */
+static int read_grid(mg_bench *b, const options *o, int app)
+{
+    if ((o->lnx || o->lny) && (o->nx || o->ny)) {
+        mg_bench_error(b, "--local-nx/--local-ny and --nx/--ny exclude each other");
+        return -1;
     }
-    if (!lnx != !lny) {
-        mg_bench_error(&b, "%s needs %s too", lnx ? "--local-nx" : "--local-ny", lnx ? "--local-ny" : "--local-nx");
-        return fail(&b);
+    if (!o->lnx != !o->lny) {
+        mg_bench_error(b, "%s needs %s too", o->lnx ? "--local-nx" : "--local-ny",
+                       o->lnx ? "--local-ny" : "--local-nx");
+        return -1;
     }
-    if (image_path && a.app != APP_IMAGE) {
-        mg_bench_error(&b, "--image %s: only for --app image", image_path);
-        return fail(&b);
+    if (o->image_path && app != APP_IMAGE) {
+        mg_bench_error(b, "--image %s: only for --app image", o->image_path);
+        return -1;
     }
-    if (save_path && (a.app != APP_IMAGE || !check)) {
-        mg_bench_error(&b,
+    if (o->save_path && (app != APP_IMAGE || !o->check)) {
+        mg_bench_error(b,
                        "--save-image %s: only for --app image, with --check (it writes the serial reference "
                        "that every variant is checked against)",
-                       save_path);
-        return fail(&b);
+                       o->save_path);
+        return -1;
     }
-    if (image_path && (nx || ny || lnx)) {
-        mg_bench_error(&b, "--image %s: the grid size is the image size (drop --nx/--ny/--local-*)", image_path);
-        return fail(&b);
+    if (o->image_path && (o->nx || o->ny || o->lnx)) {
+        mg_bench_error(b, "--image %s: the grid size is the image size (drop --nx/--ny/--local-*)", o->image_path);
+        return -1;
     }
+    return 0;
+}
+
+/* The command line: MG_ARGS_RUN, or the exit status. */
+static int read_command_line(mg_bench *b, options *o, app_ctx *a, int argc, char **argv)
+{
+    const mg_opt opts[] = {
+        {"--app", MG_OPT_VALUE, &o->app_arg, 0, NULL},
+        {"--variants", MG_OPT_VALUE, &o->variants_arg, 0, NULL},
+        {"--nx", MG_OPT_POSITIVE, &o->nx, 0, NULL},
+        {"--ny", MG_OPT_POSITIVE, &o->ny, 0, NULL},
+        {"--local-nx", MG_OPT_POSITIVE, &o->lnx, 0, NULL},
+        {"--local-ny", MG_OPT_POSITIVE, &o->lny, 0, NULL},
+        {"--steps", MG_OPT_POSITIVE, &o->steps, 0, NULL},
+        {"--image", MG_OPT_VALUE, &o->image_path, 0, NULL},
+        {"--save-image", MG_OPT_VALUE, &o->save_path, 0, NULL},
+        {"--check", MG_OPT_FLAG, &o->check, 1, NULL},
+        {"--no-check", MG_OPT_FLAG, &o->check, 0, NULL},
+        {"--sequential", MG_OPT_FLAG, &o->sequential, 1, NULL},
+        {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL}, /* hidden: test of the check */
+    };
+    /* The core's --output, --sync and --nrep; no NREP estimation: the driver
+     * times its own loop, so the repetitions are a fixed count. */
+    const mg_cli cli = {"mg_stencil", usage, opts, (int)(sizeof opts / sizeof *opts), DEFAULT_NREP, list};
+    int st = mg_bench_args(b, &cli, argc, argv);
+    if (st != MG_ARGS_RUN) return st;
+    a->app = -1;
+    for (int k = 0; k < APP_COUNT_; k++)
+        if (strcmp(o->app_arg, app_names[k]) == 0) a->app = k;
+    if (a->app < 0) {
+        mg_bench_error(b, "bad value '%s' for --app (want jacobi, life or image)", o->app_arg);
+        return 2;
+    }
+    if (parse_variants(b, o->variants_arg, o->pk, o->md, &o->nvar) != 0 || read_grid(b, o, a->app) != 0) return 2;
+    return MG_ARGS_RUN;
+}
+
+/* The global grid: --nx/--ny, --local-nx/--local-ny times the process grid,
+ * or the image's size (--image, read here). 0, or -1 after the message. */
+static int grid_size(mg_bench *b, options *o, app_ctx *a)
+{
     int pdims[2] = {0, 0};
-    MPI_Dims_create(b.size, 2, pdims);
-    int gnx = nx ? nx : 256, gny = ny ? ny : 256;
-    if (lnx) {
-        if ((long)lnx * pdims[1] > INT32_MAX || (long)lny * pdims[0] > INT32_MAX) {
-            mg_bench_error(&b, "bad value for --local-nx/--local-ny: global grid too large");
-            return fail(&b);
+    MPI_Dims_create(b->size, 2, pdims);
+    o->gnx = o->nx ? o->nx : DEFAULT_NX;
+    o->gny = o->ny ? o->ny : DEFAULT_NY;
+    if (o->lnx) {
+        if ((long)o->lnx * pdims[1] > INT32_MAX || (long)o->lny * pdims[0] > INT32_MAX) {
+            mg_bench_error(b, "bad value for --local-nx/--local-ny: global grid too large");
+            return -1;
         }
-        gnx = lnx * pdims[1];
-        gny = lny * pdims[0];
+        o->gnx = o->lnx * pdims[1];
+        o->gny = o->lny * pdims[0];
     }
-    if (image_path && load_image(&b, image_path, &a, &gnx, &gny) != 0) return fail(&b);
+    if (o->image_path) return load_image(b, o->image_path, a, &o->gnx, &o->gny);
+    a->img_maxval = 255;
+    return 0;
+}
 
-    if (!image_path) a.img_maxval = 255;
-    a.es = a.app == APP_LIFE ? 1 : sizeof(double);
-    a.elem = a.app == APP_LIFE ? MPI_UNSIGNED_CHAR : MPI_DOUBLE;
-    a.periodic = a.app == APP_LIFE;
-    a.corners = a.app == APP_LIFE;
+/* Image: the edge image of the local block, from the image with its halo exchanged. */
+static int edge_image(mg_bench *b, app_ctx *a)
+{
+    size_t n = mg_grid_cells(a->d.nx, a->d.ny);
+    double *img = malloc(n * sizeof *img);
+    a->edge = calloc(n, sizeof *a->edge);
+    mg_halo *h = NULL;
+    int rc = (img && a->edge) ? MPI_SUCCESS : MPI_ERR_NO_MEM, all;
+    if (rc == MPI_SUCCESS) {
+        image_fill(a, &a->blk, img);
+        rc = mg_halo_create(&a->d, MPI_DOUBLE, 0, MG_HALO_BASIC, MG_HALO_NONBLOCKING, img, &h);
+    }
+    if (rc == MPI_SUCCESS) rc = mg_halo_exchange(h);
+    if (rc == MPI_SUCCESS) mg_image_edge(img, a->edge, a->d.nx, a->d.ny);
+    mg_halo_free(&h);
+    free(img);
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, b->comm);
+    if (all == MPI_SUCCESS) return 0;
+    mg_bench_error(b, "cannot build the edge image (MPI error %d)", all);
+    return -1;
+}
+
+/* The application on its decomposition (and the edge image). Returns 0, 2
+ * for a grid the processes cannot share (a->d stays MPI_COMM_NULL), or 2
+ * after an MPI failure. */
+static int setup_app(mg_bench *b, const options *o, app_ctx *a)
+{
+    a->es = a->app == APP_LIFE ? 1 : sizeof(double);
+    a->elem = a->app == APP_LIFE ? MPI_UNSIGNED_CHAR : MPI_DOUBLE;
+    a->periodic = a->app == APP_LIFE;
+    a->corners = a->app == APP_LIFE;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int rc = mg_decomp_create(MPI_COMM_WORLD, gnx, gny, a.periodic, &a.d);
-    if (rc != MPI_SUCCESS) {
-        mg_bench_error(&b, "cannot decompose a %dx%d grid over %d processes (--nx/--ny or --local-nx/--local-ny)", gnx,
-                       gny, b.size);
-        free(a.img_global);
-        return fail(&b);
+    if (mg_decomp_create(MPI_COMM_WORLD, o->gnx, o->gny, a->periodic, &a->d) != MPI_SUCCESS) {
+        mg_bench_error(b, "cannot decompose a %dx%d grid over %d processes (--nx/--ny or --local-nx/--local-ny)",
+                       o->gnx, o->gny, b->size);
+        a->d.cart = MPI_COMM_NULL;
+        return 2;
     }
-    MPI_Comm_set_errhandler(a.d.cart, MPI_ERRORS_RETURN);
-    a.blk = (mg_block){a.d.nx, a.d.ny, a.d.x0, a.d.y0, gnx, gny};
-    int status = 0;
-    void *serial = NULL;
-    char *snap[CHECK_HALO_STEPS] = {NULL, NULL, NULL};
+    MPI_Comm_set_errhandler(a->d.cart, MPI_ERRORS_RETURN);
+    a->blk = (mg_block){a->d.nx, a->d.ny, a->d.x0, a->d.y0, o->gnx, o->gny};
+    return a->app == APP_IMAGE && edge_image(b, a) != 0 ? 2 : 0;
+}
 
-    /* Image: the edge image of the local block, from the image with its halo exchanged. */
-    if (a.app == APP_IMAGE) {
-        size_t n = mg_grid_cells(a.d.nx, a.d.ny);
-        double *img = malloc(n * sizeof *img);
-        a.edge = calloc(n, sizeof *a.edge);
-        mg_halo *h = NULL;
-        rc = (img && a.edge) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-        if (rc == MPI_SUCCESS) {
-            image_fill(&a, &a.blk, img);
-            rc = mg_halo_create(&a.d, MPI_DOUBLE, 0, MG_HALO_BASIC, MG_HALO_NONBLOCKING, img, &h);
-        }
-        if (rc == MPI_SUCCESS) rc = mg_halo_exchange(h);
-        if (rc == MPI_SUCCESS) mg_image_edge(img, a.edge, a.d.nx, a.d.ny);
-        mg_halo_free(&h);
-        free(img);
-        int all;
-        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, b.comm);
-        if (all != MPI_SUCCESS) {
-            mg_bench_error(&b, "cannot build the edge image (MPI error %d)", all);
-            status = 2;
-            goto out;
-        }
+static int write_header(mg_bench *b, const options *o, const app_ctx *a)
+{
+    mg_bench_param(b, "app", "%s", app_names[a->app]);
+    mg_bench_param(b, "gnx", "%d", o->gnx);
+    mg_bench_param(b, "gny", "%d", o->gny);
+    if (o->lnx) {
+        mg_bench_param(b, "local_nx", "%d", o->lnx);
+        mg_bench_param(b, "local_ny", "%d", o->lny);
     }
-
-    mg_bench_param(&b, "app", "%s", app_names[a.app]);
-    mg_bench_param(&b, "gnx", "%d", gnx);
-    mg_bench_param(&b, "gny", "%d", gny);
-    if (lnx) {
-        mg_bench_param(&b, "local_nx", "%d", lnx);
-        mg_bench_param(&b, "local_ny", "%d", lny);
-    }
-    mg_bench_param(&b, "process_dims", "%dx%d", a.d.dims[1], a.d.dims[0]);
-    mg_bench_param(&b, "steps", "%d", steps);
-    mg_bench_param(&b, "check", "%s", check ? "serial_final+basic_nonblocking_halo_3_steps" : "off");
-    mg_bench_param(&b, "time_unit", "seconds_per_iteration");
-    mg_bench_param(&b, "order", "%s", sequential ? "sequential" : "interleaved");
-    mg_bench_param(&b, "variants", "%s", variants_arg);
-    if (a.app == APP_JACOBI) mg_bench_param(&b, "init", "cavity_default");
-    if (a.app == APP_LIFE) mg_bench_param(&b, "init", "random density=%g seed=%u periodic", LIFE_DENSITY, LIFE_SEED);
-    if (a.app == APP_IMAGE)
-        mg_bench_param(&b, "init", "edge of %s, start 0, frame %g", image_path ? image_path : "generated mixed",
+    mg_bench_param(b, "process_dims", "%dx%d", a->d.dims[1], a->d.dims[0]);
+    mg_bench_param(b, "steps", "%d", o->steps);
+    mg_bench_param(b, "check", "%s", o->check ? "serial_final+basic_nonblocking_halo_3_steps" : "off");
+    mg_bench_param(b, "time_unit", "seconds_per_iteration");
+    mg_bench_param(b, "order", "%s", o->sequential ? "sequential" : "interleaved");
+    mg_bench_param(b, "variants", "%s", o->variants_arg);
+    if (a->app == APP_JACOBI) mg_bench_param(b, "init", "cavity_default");
+    if (a->app == APP_LIFE) mg_bench_param(b, "init", "random density=%g seed=%u periodic", LIFE_DENSITY, LIFE_SEED);
+    if (a->app == APP_IMAGE)
+        mg_bench_param(b, "init", "edge of %s, start 0, frame %g", o->image_path ? o->image_path : "generated mixed",
                        IMAGE_FRAME);
-    if (mg_bench_begin(&b, "app packing mode gnx gny steps") != 0) {
-        status = 2;
-        goto out;
-    }
+    return mg_bench_begin(b, "app packing mode gnx gny steps") != 0 ? 2 : 0;
+}
 
-    if (check) {
-        serial = serial_reference(&a, steps);
-        size_t n = mg_grid_cells(a.d.nx, a.d.ny);
-        int ok = serial != NULL;
-        for (int s = 0; s < CHECK_HALO_STEPS; s++) ok &= (snap[s] = malloc(n * a.es)) != NULL;
-        int allok;
-        MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_LAND, b.comm);
-        variant ref;
-        char msg[512] = "";
-        if (allok && (rc = variant_create(&a, MG_HALO_BASIC, MG_HALO_NONBLOCKING, &ref, NULL)) == MPI_SUCCESS) {
-            rc = variant_check(&a, &ref, steps < CHECK_HALO_STEPS ? steps : CHECK_HALO_STEPS, 0, snap, NULL, msg,
-                               sizeof msg);
-            variant_free(&ref);
-        }
-        if (!allok || rc != MPI_SUCCESS) {
-            mg_bench_error(&b, "cannot run the check's reference (%s)", allok ? "MPI error" : "out of memory");
-            status = 2;
-            goto out;
-        }
-        if (save_path && save_image(&b, &a, serial, save_path) != 0) {
-            status = 2;
-            goto out;
-        }
+/* --check: the serial run's final state (*serial) and the halos of the
+ * BASIC:NONBLOCKING reference after its first exchanges (snap); --save-image
+ * writes the serial image. 0, or 2 after the message. */
+static int check_reference(mg_bench *b, const options *o, const app_ctx *a, void **serial, char **snap)
+{
+    *serial = serial_reference(a, o->steps);
+    size_t n = mg_grid_cells(a->d.nx, a->d.ny);
+    int ok = *serial != NULL, allok, rc = MPI_SUCCESS;
+    for (int s = 0; s < CHECK_HALO_STEPS; s++) ok &= (snap[s] = malloc(n * a->es)) != NULL;
+    MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_LAND, b->comm);
+    variant ref;
+    char msg[512] = "";
+    if (allok && (rc = variant_create(a, MG_HALO_BASIC, MG_HALO_NONBLOCKING, &ref, NULL)) == MPI_SUCCESS) {
+        rc = variant_check(a, &ref, o->steps < CHECK_HALO_STEPS ? o->steps : CHECK_HALO_STEPS, 0, snap, NULL, msg,
+                           sizeof msg);
+        variant_free(&ref);
     }
+    if (!allok || rc != MPI_SUCCESS) {
+        mg_bench_error(b, "cannot run the check's reference (%s)", allok ? "MPI error" : "out of memory");
+        return 2;
+    }
+    return o->save_path && save_image(b, a, *serial, o->save_path) != 0 ? 2 : 0;
+}
 
-    /* Interleaved (default): every variant is prepared first and repetition r of
-     * each runs in turn (starting with variant r mod n), so that a slow phase of a
-     * shared machine hits all variants alike. Sequential: one variant at a time. */
-    variant *vars = calloc((size_t)nvar, sizeof *vars);
-    char(*labels)[128] = calloc((size_t)nvar, sizeof *labels);
-    int *ready = calloc((size_t)nvar, sizeof *ready);
-    if (!vars || !labels || !ready) {
-        mg_bench_error(&b, "out of memory");
-        status = 2;
-    }
-    /* One BASIC exchange per requested mode first, so that what the MPI library
-     * sets up once per process for a kind of communication (shared-memory queues,
-     * collective buffers) is not charged to the memory of whichever variant
-     * happens to use that mode first. */
-    for (int m = 0; m < MG_HALO_MODE_COUNT_ && !status; m++) {
+/* One BASIC exchange per requested mode first, so that what the MPI library
+ * sets up once per process for a kind of communication (shared-memory queues,
+ * collective buffers) is not charged to the memory of whichever variant
+ * happens to use that mode first. */
+static void warm_modes(const options *o, const app_ctx *a)
+{
+    for (int m = 0; m < MG_HALO_MODE_COUNT_; m++) {
         int wanted = 0;
-        for (int v = 0; v < nvar; v++) wanted |= md[v] == m;
+        for (int v = 0; v < o->nvar; v++) wanted |= o->md[v] == m;
         variant warm;
-        if (wanted && variant_create(&a, MG_HALO_BASIC, (mg_halo_mode)m, &warm, NULL) == MPI_SUCCESS) {
+        if (wanted && variant_create(a, MG_HALO_BASIC, (mg_halo_mode)m, &warm, NULL) == MPI_SUCCESS) {
             mg_halo_exchange(warm.h[0]); /* a failure shows again, recorded, in the variant itself */
             variant_free(&warm);
         }
     }
-    const check_ctx cc = {steps, check, corrupt, snap, serial};
-    const int nrep = b.nrep_fixed, rounds = sequential ? nvar : 1, per_round = sequential ? 1 : nvar;
+}
+
+/* Interleaved (default): every variant is prepared first and repetition r of
+ * each runs in turn (starting with variant r mod n), so that a slow phase of a
+ * shared machine hits all variants alike. Sequential: one variant at a time.
+ * 0, or 2 when memory is short. */
+static int run_variants(mg_bench *b, const options *o, const app_ctx *a, const check_ctx *cc)
+{
+    const int nvar = o->nvar, nrep = b->nrep_fixed;
+    const int rounds = o->sequential ? nvar : 1, per_round = o->sequential ? 1 : nvar;
+    variant *vars = calloc((size_t)nvar, sizeof *vars);
+    char(*labels)[128] = calloc((size_t)nvar, sizeof *labels);
+    int *ready = calloc((size_t)nvar, sizeof *ready), status = 0;
+    if (!vars || !labels || !ready) {
+        mg_bench_error(b, "out of memory");
+        status = 2;
+    }
+    if (!status) warm_modes(o, a);
     for (int round = 0; round < rounds && !status; round++) {
         const int first = round * per_round;
         for (int v = first; v < first + per_round; v++) {
-            snprintf(labels[v], sizeof labels[v], "%s %s %s", app_names[a.app],
-                     mg_halo_packing_name((mg_halo_packing)pk[v]), mg_halo_mode_name((mg_halo_mode)md[v]));
-            ready[v] = variant_prepare(&b, &a, (mg_halo_packing)pk[v], (mg_halo_mode)md[v], labels[v], &cc, &vars[v]);
+            mg_halo_packing p = (mg_halo_packing)o->pk[v];
+            mg_halo_mode m = (mg_halo_mode)o->md[v];
+            snprintf(labels[v], sizeof labels[v], "%s %s %s", app_names[a->app], mg_halo_packing_name(p),
+                     mg_halo_mode_name(m));
+            ready[v] = variant_prepare(b, a, p, m, labels[v], cc, &vars[v]);
         }
         for (int r = 0; r < nrep; r++)
             for (int k = 0; k < per_round; k++) {
                 int v = first + (r + k) % per_round;
-                if (ready[v]) ready[v] = variant_timed_rep(&b, &a, &vars[v], steps, r, labels[v]);
+                if (ready[v]) ready[v] = variant_timed_rep(b, a, &vars[v], o->steps, r, labels[v]);
             }
         for (int v = first; v < first + per_round; v++) {
-            if (ready[v]) variant_write(&b, &a, &vars[v], steps, labels[v]);
+            if (ready[v]) variant_write(b, a, &vars[v], o->steps, labels[v]);
             variant_free(&vars[v]);
         }
     }
     free(vars);
     free(labels);
     free(ready);
+    return status;
+}
 
-out:
+static int run(int argc, char **argv)
+{
+    mg_bench b;
+    mg_bench_init(&b, "stencil", MPI_COMM_WORLD);
+    options o = {.variants_arg = "all", .app_arg = "jacobi", .steps = DEFAULT_STEPS, .check = 1};
+    app_ctx a;
+    memset(&a, 0, sizeof a);
+    a.d.cart = MPI_COMM_NULL;
+    int status = read_command_line(&b, &o, &a, argc, argv);
+    if (status != MG_ARGS_RUN) return mg_bench_quit(&b, status);
+    if (grid_size(&b, &o, &a) != 0) {
+        free(a.img_global);
+        return mg_bench_quit(&b, 2);
+    }
+    void *serial = NULL;
+    char *snap[CHECK_HALO_STEPS] = {NULL, NULL, NULL};
+    status = setup_app(&b, &o, &a);
+    if (!status) status = write_header(&b, &o, &a);
+    if (!status && o.check) status = check_reference(&b, &o, &a, &serial, snap);
+    const check_ctx cc = {o.steps, o.check, o.corrupt, snap, serial};
+    if (!status) status = run_variants(&b, &o, &a, &cc);
+
     free(serial);
     for (int s = 0; s < CHECK_HALO_STEPS; s++) free(snap[s]);
     free(a.edge);
@@ -868,10 +914,4 @@ out:
     return status ? status : st;
 }
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    int status = run(argc, argv);
-    MPI_Finalize();
-    return status;
-}
+int main(int argc, char **argv) { return mg_bench_main(argc, argv, run); }

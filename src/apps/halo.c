@@ -361,6 +361,72 @@ static void p2p_args(mg_halo *h, int k, int recv, void **buf, int *count, MPI_Da
     *buf = base ? base + disp : NULL;
 }
 
+/* A halo object with its geometry and no MPI objects yet; NULL if out of memory. */
+static mg_halo *halo_new(const mg_decomp *d, MPI_Datatype elem, size_t esz, int corners, mg_halo_packing packing,
+                         mg_halo_mode mode, void *grid)
+{
+    mg_halo *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->d = d;
+    h->elem = elem;
+    h->esz = esz;
+    h->corners = corners ? 1 : 0;
+    h->ndir = corners ? MG_DIR_COUNT_ : 4;
+    h->packing = packing;
+    h->mode = mode;
+    h->grid = grid;
+    h->comm = MPI_COMM_NULL;
+    h->nreq = MPI_REQUEST_NULL;
+    for (int s = 0; s < SHAPE_COUNT_; s++) h->types[s] = MPI_DATATYPE_NULL;
+    for (int i = 0; i < 2 * MG_DIR_COUNT_; i++) {
+        h->req[i] = MPI_REQUEST_NULL;
+        h->subtypes[i / MG_DIR_COUNT_][i % MG_DIR_COUNT_] = MPI_DATATYPE_NULL;
+    }
+    set_geometry(h);
+    return h;
+}
+
+/* The packing's scratch buffers (BASIC) or datatypes. */
+static int build_packing(mg_halo *h)
+{
+    if (h->packing != MG_HALO_BASIC) return h->packing == MG_HALO_SUBARRAY ? build_subarrays(h) : build_types(h);
+    if (h->buf_bytes == 0) return MPI_SUCCESS;
+    h->sbuf = malloc(h->buf_bytes);
+    h->rbuf = malloc(h->buf_bytes);
+    return h->sbuf && h->rbuf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+/* The mode's communicator (with a neighbourhood topology for the neighbour
+ * modes) and its persistent requests. */
+static int build_mode(mg_halo *h)
+{
+    int rc;
+    if (h->mode == MG_HALO_NEIGHBOR || h->mode == MG_HALO_NEIGHBOR_PERSISTENT)
+        rc = build_neighbor(h);
+    else
+        rc = MPI_Comm_dup(h->d->cart, &h->comm);
+    if (rc != MPI_SUCCESS) return rc;
+    MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
+    for (int k = 0; k < h->ndir && h->mode == MG_HALO_PERSISTENT; k++) {
+        void *buf;
+        int count;
+        MPI_Datatype type;
+        p2p_args(h, k, 1, &buf, &count, &type);
+        /* the halo on side k holds what nbr[k] sent in the opposite direction */
+        if ((rc = MPI_Recv_init(buf, count, type, h->d->nbr[k], opposite[k], h->comm, &h->req[k])) != MPI_SUCCESS)
+            return rc;
+        p2p_args(h, k, 0, &buf, &count, &type);
+        if ((rc = MPI_Send_init(buf, count, type, h->d->nbr[k], k, h->comm, &h->req[h->ndir + k])) != MPI_SUCCESS)
+            return rc;
+    }
+#ifdef MG_HAVE_MPI_NEIGHBOR_ALLTOALLW_INIT
+    if (h->mode == MG_HALO_NEIGHBOR_PERSISTENT)
+        return MPI_Neighbor_alltoallw_init(sendbase(h), h->a_scount, h->a_sdispl, h->a_stype, recvbase(h), h->a_rcount,
+                                           h->a_rdispl, h->a_rtype, h->comm, MPI_INFO_NULL, &h->nreq);
+#endif
+    return MPI_SUCCESS;
+}
+
 int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_packing packing, mg_halo_mode mode,
                    void *grid, mg_halo **out)
 {
@@ -378,74 +444,16 @@ int mg_halo_create(const mg_decomp *d, MPI_Datatype elem, int corners, mg_halo_p
         return rc;
     if (size <= 0 || lb != 0 || extent != size) return MPI_ERR_TYPE; /* a predefined type with no gaps is expected */
     double t0 = MPI_Wtime();
-    mg_halo *h = calloc(1, sizeof *h);
+    mg_halo *h = halo_new(d, elem, (size_t)size, corners, packing, mode, grid);
     if (!h) return MPI_ERR_NO_MEM;
-    h->d = d;
-    h->elem = elem;
-    h->esz = (size_t)size;
-    h->corners = corners ? 1 : 0;
-    h->ndir = corners ? MG_DIR_COUNT_ : 4;
-    h->packing = packing;
-    h->mode = mode;
-    h->grid = grid;
-    h->comm = MPI_COMM_NULL;
-    h->nreq = MPI_REQUEST_NULL;
-    for (int s = 0; s < SHAPE_COUNT_; s++) h->types[s] = MPI_DATATYPE_NULL;
-    for (int i = 0; i < 2 * MG_DIR_COUNT_; i++) {
-        h->req[i] = MPI_REQUEST_NULL;
-        h->subtypes[i / MG_DIR_COUNT_][i % MG_DIR_COUNT_] = MPI_DATATYPE_NULL;
-    }
-    set_geometry(h);
     *out = h; /* mg_halo_free cleans up a partial object on failure */
-
-    if (packing == MG_HALO_BASIC) {
-        if (h->buf_bytes > 0) {
-            h->sbuf = malloc(h->buf_bytes);
-            h->rbuf = malloc(h->buf_bytes);
-            if (!h->sbuf || !h->rbuf) {
-                rc = MPI_ERR_NO_MEM;
-                goto fail;
-            }
-        }
-    } else if ((rc = packing == MG_HALO_SUBARRAY ? build_subarrays(h) : build_types(h)) != MPI_SUCCESS) {
-        goto fail;
+    if ((rc = build_packing(h)) != MPI_SUCCESS || (rc = build_mode(h)) != MPI_SUCCESS) {
+        mg_halo_free(out);
+        return rc;
     }
-
-    if (mode == MG_HALO_NEIGHBOR || mode == MG_HALO_NEIGHBOR_PERSISTENT) {
-        if ((rc = build_neighbor(h)) != MPI_SUCCESS) goto fail;
-    } else if ((rc = MPI_Comm_dup(d->cart, &h->comm)) != MPI_SUCCESS) {
-        goto fail;
-    }
-    MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
-
-    if (mode == MG_HALO_PERSISTENT) {
-        for (int k = 0; k < h->ndir; k++) {
-            void *buf;
-            int count;
-            MPI_Datatype type;
-            p2p_args(h, k, 1, &buf, &count, &type);
-            /* the halo on side k holds what nbr[k] sent in the opposite direction */
-            if ((rc = MPI_Recv_init(buf, count, type, d->nbr[k], opposite[k], h->comm, &h->req[k])) != MPI_SUCCESS)
-                goto fail;
-            p2p_args(h, k, 0, &buf, &count, &type);
-            if ((rc = MPI_Send_init(buf, count, type, d->nbr[k], k, h->comm, &h->req[h->ndir + k])) != MPI_SUCCESS)
-                goto fail;
-        }
-    }
-#ifdef MG_HAVE_MPI_NEIGHBOR_ALLTOALLW_INIT
-    if (mode == MG_HALO_NEIGHBOR_PERSISTENT) {
-        if ((rc = MPI_Neighbor_alltoallw_init(sendbase(h), h->a_scount, h->a_sdispl, h->a_stype, recvbase(h),
-                                              h->a_rcount, h->a_rdispl, h->a_rtype, h->comm, MPI_INFO_NULL,
-                                              &h->nreq)) != MPI_SUCCESS)
-            goto fail;
-    }
-#endif
     h->setup_seconds = MPI_Wtime() - t0;
     if (h->setup_seconds < 0) h->setup_seconds = 0;
     return MPI_SUCCESS;
-fail:
-    mg_halo_free(out);
-    return rc;
 }
 
 int mg_halo_exchange(mg_halo *h)

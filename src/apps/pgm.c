@@ -49,6 +49,8 @@ void mg_pgm_free(mg_pgm *img)
     memset(img, 0, sizeof *img);
 }
 
+static int is_space(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
 /* Skips whitespace and '#' comments. Returns the next character (not consumed) or EOF. */
 static int skip_space(FILE *f)
 {
@@ -59,7 +61,7 @@ static int skip_space(FILE *f)
             while (c != '\n' && c != '\r' && c != EOF) c = getc(f);
             continue;
         }
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') continue;
+        if (is_space(c)) continue;
         break;
     }
     if (c != EOF) ungetc(c, f);
@@ -86,7 +88,7 @@ static int read_uint(FILE *f, unsigned long limit, unsigned long *out, int *bad)
     }
     if (c != EOF) {
         /* A number must end at whitespace, a comment or EOF. */
-        if (!(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == '#')) {
+        if (!(is_space(c) || c == '#')) {
             *bad = c;
             return -2;
         }
@@ -107,149 +109,144 @@ static void describe_char(int c, char *buf, size_t n)
         snprintf(buf, n, "byte 0x%02x", (unsigned)(c & 0xff));
 }
 
-mg_pgm_status mg_pgm_read(const char *path, mg_pgm *img, char *err, size_t errlen)
-{
-    if (err && errlen > 0) err[0] = '\0';
-    if (!path || !img) return fail(MG_PGM_EARG, err, errlen, path, "NULL path or image");
-    memset(img, 0, sizeof *img);
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(MG_PGM_EIO, err, errlen, path, "cannot open: %s", strerror(errno));
+/* Where a read stands: the open file, its path and the caller's message buffer. */
+typedef struct {
+    FILE *f;
+    const char *path;
+    char *err;
+    size_t errlen;
+} reader;
 
-    mg_pgm_status st = MG_PGM_OK;
-    uint16_t *px = NULL;
-    unsigned char *raw = NULL;
-    int m0 = getc(f), m1 = getc(f);
+/* "P5" or "P2" and the whitespace after it; *ascii for P2. */
+static mg_pgm_status read_magic(reader *r, int *ascii)
+{
+    int m0 = getc(r->f), m1 = getc(r->f);
     if (m0 != 'P' || (m1 != '5' && m1 != '2')) {
         char a[16], b[16];
         describe_char(m0, a, sizeof a);
         describe_char(m1, b, sizeof b);
         if (m0 == EOF || m1 == EOF)
-            st = fail(MG_PGM_EMAGIC, err, errlen, path,
-                      "file too short for the magic number (expected \"P5\" or \"P2\")");
-        else
-            st = fail(MG_PGM_EMAGIC, err, errlen, path, "expected \"P5\" or \"P2\", found %s %s", a, b);
-        goto done;
+            return fail(MG_PGM_EMAGIC, r->err, r->errlen, r->path,
+                        "file too short for the magic number (expected \"P5\" or \"P2\")");
+        return fail(MG_PGM_EMAGIC, r->err, r->errlen, r->path, "expected \"P5\" or \"P2\", found %s %s", a, b);
     }
-    const int ascii = m1 == '2';
-    {
-        /* The magic number must be followed by whitespace (or a comment). */
-        int c = getc(f);
-        if (!(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == '#')) {
-            char a[16];
-            describe_char(c, a, sizeof a);
-            if (c == EOF)
-                st = fail(MG_PGM_EHEADER, err, errlen, path, "file ends after the magic number");
-            else
-                st = fail(MG_PGM_EMAGIC, err, errlen, path, "magic number P%c followed by %s", m1, a);
-            goto done;
-        }
-        ungetc(c, f);
+    *ascii = m1 == '2';
+    /* The magic number must be followed by whitespace (or a comment). */
+    int c = getc(r->f);
+    if (!(is_space(c) || c == '#')) {
+        char a[16];
+        describe_char(c, a, sizeof a);
+        if (c == EOF) return fail(MG_PGM_EHEADER, r->err, r->errlen, r->path, "file ends after the magic number");
+        return fail(MG_PGM_EMAGIC, r->err, r->errlen, r->path, "magic number P%c followed by %s", m1, a);
     }
-    unsigned long v[3];
+    ungetc(c, r->f);
+    return MG_PGM_OK;
+}
+
+/* Width, height and maxval into v[0..2], each checked. */
+static mg_pgm_status read_header(reader *r, unsigned long *v)
+{
     for (int k = 0; k < 3; k++) {
         int bad = 0;
         /* Fields above these limits are reported, not wrapped. */
         const unsigned long limit = k < 2 ? 0x7fffffffUL : 0xffffffffUL;
-        int r = read_uint(f, limit, &v[k], &bad);
-        if (r == -1) {
-            st = fail(MG_PGM_EHEADER, err, errlen, path, "file ends before the %s field", field_names[k]);
-            goto done;
-        }
-        if (r == -2) {
+        int rc = read_uint(r->f, limit, &v[k], &bad);
+        if (rc == -1)
+            return fail(MG_PGM_EHEADER, r->err, r->errlen, r->path, "file ends before the %s field", field_names[k]);
+        if (rc == -2) {
             char a[16];
             describe_char(bad, a, sizeof a);
-            st = fail(MG_PGM_EHEADER, err, errlen, path, "%s field is not a decimal number (found %s)", field_names[k],
-                      a);
-            goto done;
+            return fail(MG_PGM_EHEADER, r->err, r->errlen, r->path, "%s field is not a decimal number (found %s)",
+                        field_names[k], a);
         }
-        if (r == -3) {
-            st = fail(k == 2 ? MG_PGM_EMAXVAL : MG_PGM_EHEADER, err, errlen, path, "%s field is too large",
-                      field_names[k]);
-            goto done;
+        if (rc == -3)
+            return fail(k == 2 ? MG_PGM_EMAXVAL : MG_PGM_EHEADER, r->err, r->errlen, r->path, "%s field is too large",
+                        field_names[k]);
+    }
+    if (v[0] == 0 || v[1] == 0)
+        return fail(MG_PGM_EHEADER, r->err, r->errlen, r->path, "empty image (width %lu, height %lu)", v[0], v[1]);
+    if (v[2] == 0 || v[2] > 65535)
+        return fail(MG_PGM_EMAXVAL, r->err, r->errlen, r->path, "maxval %lu (must be 1..65535)", v[2]);
+    if (v[0] > MG_PGM_MAX_PIXELS / v[1])
+        return fail(MG_PGM_EHEADER, r->err, r->errlen, r->path, "image %lu x %lu is too large (limit %zu samples)",
+                    v[0], v[1], (size_t)MG_PGM_MAX_PIXELS);
+    return MG_PGM_OK;
+}
+
+/* P2: n decimal samples, each at most maxval. */
+static mg_pgm_status read_ascii(reader *r, uint16_t *px, size_t n, unsigned long maxval)
+{
+    for (size_t k = 0; k < n; k++) {
+        unsigned long s = 0;
+        int bad = 0;
+        int rc = read_uint(r->f, 0xffffffffUL, &s, &bad);
+        if (rc == -1) return fail(MG_PGM_ETRUNC, r->err, r->errlen, r->path, "%zu of %zu samples present", k, n);
+        if (rc == -2) {
+            char a[16];
+            describe_char(bad, a, sizeof a);
+            return fail(MG_PGM_EDATA, r->err, r->errlen, r->path, "sample %zu is not a decimal number (found %s)", k,
+                        a);
         }
+        if (rc == -3 || s > maxval)
+            return fail(MG_PGM_EDATA, r->err, r->errlen, r->path, "sample %zu exceeds maxval %lu", k, maxval);
+        px[k] = (uint16_t)s;
     }
-    if (v[0] == 0 || v[1] == 0) {
-        st = fail(MG_PGM_EHEADER, err, errlen, path, "empty image (width %lu, height %lu)", v[0], v[1]);
-        goto done;
+    return MG_PGM_OK;
+}
+
+/* P5: one whitespace character, then n samples of 1 byte (maxval <= 255) or
+ * 2 bytes, big-endian, each at most maxval. */
+static mg_pgm_status read_binary(reader *r, uint16_t *px, size_t n, unsigned long maxval)
+{
+    if (getc(r->f) == EOF) return fail(MG_PGM_ETRUNC, r->err, r->errlen, r->path, "0 of %zu samples present", n);
+    const size_t bps = maxval > 255 ? 2 : 1;
+    unsigned char *raw = malloc(n * bps);
+    if (!raw) return fail(MG_PGM_ENOMEM, r->err, r->errlen, r->path, "%zu bytes", n * bps);
+    mg_pgm_status st = MG_PGM_OK;
+    const size_t got = fread(raw, 1, n * bps, r->f);
+    if (got < n * bps) {
+        if (ferror(r->f))
+            st = fail(MG_PGM_EIO, r->err, r->errlen, r->path, "read error: %s", strerror(errno));
+        else
+            st = fail(MG_PGM_ETRUNC, r->err, r->errlen, r->path, "%zu of %zu samples present (%zu of %zu bytes)",
+                      got / bps, n, got, n * bps);
     }
-    if (v[2] == 0 || v[2] > 65535) {
-        st = fail(MG_PGM_EMAXVAL, err, errlen, path, "maxval %lu (must be 1..65535)", v[2]);
-        goto done;
+    for (size_t k = 0; k < n && st == MG_PGM_OK; k++) {
+        const unsigned long s = bps == 2 ? ((unsigned long)raw[2 * k] << 8) | raw[2 * k + 1] : raw[k];
+        if (s > maxval)
+            st = fail(MG_PGM_EDATA, r->err, r->errlen, r->path, "sample %zu is %lu, above maxval %lu", k, s, maxval);
+        px[k] = (uint16_t)s;
     }
-    if (v[0] > MG_PGM_MAX_PIXELS / v[1]) {
-        st = fail(MG_PGM_EHEADER, err, errlen, path, "image %lu x %lu is too large (limit %zu samples)", v[0], v[1],
-                  (size_t)MG_PGM_MAX_PIXELS);
-        goto done;
-    }
-    const size_t n = (size_t)v[0] * (size_t)v[1];
-    const unsigned long maxval = v[2];
-    px = malloc(n * sizeof *px);
-    if (!px) {
+    free(raw);
+    return st;
+}
+
+mg_pgm_status mg_pgm_read(const char *path, mg_pgm *img, char *err, size_t errlen)
+{
+    if (err && errlen > 0) err[0] = '\0';
+    if (!path || !img) return fail(MG_PGM_EARG, err, errlen, path, "NULL path or image");
+    memset(img, 0, sizeof *img);
+    reader r = {fopen(path, "rb"), path, err, errlen};
+    if (!r.f) return fail(MG_PGM_EIO, err, errlen, path, "cannot open: %s", strerror(errno));
+    int ascii = 0;
+    unsigned long v[3];
+    uint16_t *px = NULL;
+    mg_pgm_status st = read_magic(&r, &ascii);
+    if (st == MG_PGM_OK) st = read_header(&r, v);
+    const size_t n = st == MG_PGM_OK ? (size_t)v[0] * (size_t)v[1] : 0;
+    if (st == MG_PGM_OK && !(px = malloc(n * sizeof *px)))
         st = fail(MG_PGM_ENOMEM, err, errlen, path, "%zu samples", n);
-        goto done;
-    }
-    if (ascii) {
-        for (size_t k = 0; k < n; k++) {
-            unsigned long s = 0;
-            int bad = 0;
-            int r = read_uint(f, 0xffffffffUL, &s, &bad);
-            if (r == -1) {
-                st = fail(MG_PGM_ETRUNC, err, errlen, path, "%zu of %zu samples present", k, n);
-                goto done;
-            }
-            if (r == -2) {
-                char a[16];
-                describe_char(bad, a, sizeof a);
-                st = fail(MG_PGM_EDATA, err, errlen, path, "sample %zu is not a decimal number (found %s)", k, a);
-                goto done;
-            }
-            if (r == -3 || s > maxval) {
-                st = fail(MG_PGM_EDATA, err, errlen, path, "sample %zu exceeds maxval %lu", k, maxval);
-                goto done;
-            }
-            px[k] = (uint16_t)s;
-        }
-    } else {
-        /* Exactly one whitespace character separates maxval from the binary data. */
-        int c = getc(f);
-        if (c == EOF) {
-            st = fail(MG_PGM_ETRUNC, err, errlen, path, "0 of %zu samples present", n);
-            goto done;
-        }
-        const size_t bps = maxval > 255 ? 2 : 1;
-        raw = malloc(n * bps);
-        if (!raw) {
-            st = fail(MG_PGM_ENOMEM, err, errlen, path, "%zu bytes", n * bps);
-            goto done;
-        }
-        const size_t got = fread(raw, 1, n * bps, f);
-        if (got < n * bps) {
-            if (ferror(f))
-                st = fail(MG_PGM_EIO, err, errlen, path, "read error: %s", strerror(errno));
-            else
-                st = fail(MG_PGM_ETRUNC, err, errlen, path, "%zu of %zu samples present (%zu of %zu bytes)", got / bps,
-                          n, got, n * bps);
-            goto done;
-        }
-        for (size_t k = 0; k < n; k++) {
-            const unsigned long s = bps == 2 ? ((unsigned long)raw[2 * k] << 8) | raw[2 * k + 1] : raw[k];
-            if (s > maxval) {
-                st = fail(MG_PGM_EDATA, err, errlen, path, "sample %zu is %lu, above maxval %lu", k, s, maxval);
-                goto done;
-            }
-            px[k] = (uint16_t)s;
-        }
+    if (st == MG_PGM_OK) st = ascii ? read_ascii(&r, px, n, v[2]) : read_binary(&r, px, n, v[2]);
+    fclose(r.f);
+    if (st != MG_PGM_OK) {
+        free(px);
+        return st;
     }
     img->width = (int)v[0];
     img->height = (int)v[1];
-    img->maxval = (int)maxval;
+    img->maxval = (int)v[2];
     img->pixels = px;
-    px = NULL;
-done:
-    free(raw);
-    free(px);
-    fclose(f);
-    return st;
+    return MG_PGM_OK;
 }
 
 mg_pgm_status mg_pgm_write(const char *path, const mg_pgm *img, char *err, size_t errlen)

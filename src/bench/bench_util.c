@@ -1,74 +1,74 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-int mg_parse_long_list(const char *s, long *out, int max, int *n, long min)
-{
-    *n = 0;
-    const char *p = s;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (end == p || errno || v < min || v > INT_MAX || (*end != ',' && *end != '\0') || *n >= max) return -1;
-        out[(*n)++] = v;
-        p = *end ? end + 1 : end;
-    }
-    return *n > 0 ? 0 : -1;
-}
-
-int mg_parse_bytes(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno || *s == '-') return -1;
-    if (*end == 'k' || *end == 'K')
-        v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        v <<= 20, end++;
-    else if (*end == 'g' || *end == 'G')
-        v <<= 30, end++;
-    if (*end != '\0' || v == 0) return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
-int mg_parse_names(mg_bench *b, const char *what, const char *list, const char *const *names, int nnames, int *chosen)
+int mg_each_spec(const char *list, int (*add)(void *ctx, const char *spec), void *ctx)
 {
     char *copy = strdup(list), *save = NULL;
-    if (!copy) {
-        mg_bench_error(b, "out of memory reading the %s list", what);
-        return -1;
-    }
-    int n = 0, seen[16] = {0};
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (k < nnames && strcmp(names[k], tok) != 0) k++;
-        if (k == nnames) {
-            char known[256] = "";
-            for (int i = 0; i < nnames; i++) {
-                strcat(known, i ? ", " : "");
-                strcat(known, names[i]);
-            }
-            mg_bench_error(b, "unknown %s '%s' (known: %s)", what, tok, known);
+    if (!copy) return -1;
+    int n = 0;
+    for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+        tok += strspn(tok, " \t\n\r");
+        for (size_t l = strlen(tok); l > 0 && strchr(" \t\n\r", tok[l - 1]); l--) tok[l - 1] = '\0';
+        if (!*tok) continue;
+        if (add(ctx, tok) != 0) {
             free(copy);
             return -1;
         }
-        if (!seen[k]) chosen[n++] = k;
-        seen[k] = 1;
+        n++;
     }
     free(copy);
-    if (n == 0) mg_bench_error(b, "empty %s list '%s'", what, list);
-    return n ? n : -1;
+    return n;
 }
 
-long long mg_gcd(long long a, long long b)
+int mg_layout_at_A(const mg_layout_params *base, long A, mg_layout_params *p, char *err, size_t errlen)
+{
+    *p = *base;
+    if (!(mg_layouts_get(base->kind)->params & MG_LAYOUT_BIT(MG_LAYOUT_P_A))) return MG_LAYOUT_OK;
+    return mg_layout_params_set(p, MG_LAYOUT_P_A, A, err, errlen);
+}
+
+void mg_unit_at(const mg_layout_params *base, long A, mg_unit *u)
+{
+    mg_layout_params p;
+    mg_layout_info L;
+    u->err[0] = '\0';
+    u->rc = mg_layout_at_A(base, A, &p, u->err, sizeof u->err);
+    if (!u->rc) u->rc = mg_layout_check(&p, 0, &L, u->err, sizeof u->err);
+    if (u->rc) return;
+    u->unit = L.n_unit;
+    if (L.elem_size > 0) {
+        u->unit_bytes = (long long)L.n_unit * L.elem_size;
+        return;
+    }
+    /* Mixed element types: the data bytes of one unit. */
+    mg_layout_info L1;
+    u->rc = mg_layout_check(&p, L.n_unit < L.n_min ? L.n_min : L.n_unit, &L1, u->err, sizeof u->err);
+    if (!u->rc) u->unit_bytes = (long long)L1.data_size;
+}
+
+int mg_unit_somewhere(const mg_layout_params *base, const long *A, int nA, mg_unit *u)
+{
+    for (int a = 0; a < nA; a++) {
+        mg_unit_at(base, A[a], u);
+        if (u->rc == MG_LAYOUT_OK) return 0;
+    }
+    return -1;
+}
+
+int mg_desc_complete(mg_layout_params *base, int basic, const long *A, int nA, mg_unit *u)
+{
+    const unsigned type = MG_LAYOUT_BIT(MG_LAYOUT_P_TYPE);
+    if ((mg_layouts_get(base->kind)->params & type) && !(base->given & type))
+        mg_layout_params_set(base, MG_LAYOUT_P_TYPE, basic, NULL, 0);
+    return mg_unit_somewhere(base, A, nA, u);
+}
+
+static long long gcd(long long a, long long b)
 {
     while (b) {
         long long t = a % b;
@@ -78,22 +78,31 @@ long long mg_gcd(long long a, long long b)
     return a;
 }
 
-int mg_sizing_unit(const mg_layout_params *p, long *unit, long long *unit_bytes, char *err, size_t errlen)
+int mg_common_unit(const mg_unit *units, int n, const int *in, long long *bytes, int *nvalid)
 {
-    mg_layout_info L;
-    if (err && errlen) err[0] = '\0';
-    int rc = mg_layout_check(p, 0, &L, err, errlen);
-    if (rc) return rc;
-    *unit = L.n_unit;
-    if (L.elem_size > 0) {
-        *unit_bytes = (long long)L.n_unit * L.elem_size;
-        return MG_LAYOUT_OK;
+    long long cb = 1;
+    int overflow = 0, valid = 0;
+    for (int i = 0; i < n; i++) {
+        if (units[i].rc || (in && !in[i])) continue;
+        valid++;
+        long long ub = units[i].unit_bytes;
+        if (__builtin_mul_overflow(cb / gcd(cb, ub), ub, &cb)) overflow = 1;
     }
-    /* Mixed element types: the data bytes of one unit. */
-    mg_layout_info L1;
-    rc = mg_layout_check(p, L.n_unit < L.n_min ? L.n_min : L.n_unit, &L1, err, errlen);
-    if (!rc) *unit_bytes = (long long)L1.data_size;
-    return rc;
+    *bytes = cb;
+    if (nvalid) *nvalid = valid;
+    return overflow ? -1 : 0;
+}
+
+int mg_sizing_n(const mg_unit *u, long long common, size_t m, long long *units, long *n)
+{
+    long long per = common / u->unit_bytes, elems; /* unit_bytes divides common */
+    *units = ((long long)m + common / 2) / common;
+    if (*units == 0) return MG_SIZING_TOO_SMALL;
+    if (__builtin_mul_overflow(*units, per, &elems) || __builtin_mul_overflow(elems, (long long)u->unit, &elems) ||
+        elems > INT_MAX)
+        return MG_SIZING_TOO_LARGE;
+    *n = (long)elems;
+    return MG_SIZING_OK;
 }
 
 unsigned char mg_pattern_byte(unsigned seed, size_t i)

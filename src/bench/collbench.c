@@ -1,33 +1,56 @@
 #define _POSIX_C_SOURCE 200809L
-/* mg_collbench: the nine regular collectives of paper 002 with their native
+/* mg_collbench: the regular collectives of paper 002 with their native
  * implementation and each mock-up of libmpiguide-tune (forced mode), or with
- * the tuned library (profiles), over a list of message sizes. Timing follows
- * 002 Algorithm 1 through the measurement core (use --sync dissem and
- * --nrep estimate for the paper's method). Before a configuration is timed,
- * its result is compared on every rank with the native PMPI call; a
- * mock-up that does not apply to the call (the library ran the native code)
- * is recorded as a skip, not timed: so are all reduction mock-ups under
- * --datatype double --op sum, because floating-point MPI_SUM/MPI_PROD always
- * runs natively (docs/tuning.md, "Reductions"). The library's usage report is
- * appended to the raw file as `#@tune_alg[...]` and `#@tune_config[...]` lines
- * (docs/formats.md). */
+ * the tuned library (profiles), over a list of message sizes. The collectives,
+ * their mock-ups and guidelines are the library's (mpiguide/tune.h); this
+ * driver knows how to call each. Timing follows 002 Algorithm 1 through the
+ * measurement core (use --sync dissem and --nrep estimate for the paper's
+ * method). Before a configuration is timed, its result is compared on every
+ * rank with the native PMPI call; a mock-up that does not apply to the call
+ * (the library ran the native code) is recorded as a skip, not timed: so are
+ * all reduction mock-ups under --datatype double --op sum, because
+ * floating-point MPI_SUM/MPI_PROD always runs natively (docs/tuning.md,
+ * "Reductions"). The library's usage report is appended to the raw file as
+ * `#@tune_alg[...]` and `#@tune_config[...]` lines (docs/formats.md). */
 #include "bench_util.h"
 #include "mg_bench.h"
+#include "mg_options.h"
+#include "mg_size.h"
 #include "mpiguide/tune.h"
+#include "tune/defaults.h" /* the library's defaults only: src/tune/defaults.h */
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_SIZES 64
-#define MAX_IMPLS 16
+#define MAX_IMPLS 64
+#define MAX_COLLS 32
 
-enum { C_ALLGATHER, C_ALLREDUCE, C_ALLTOALL, C_BCAST, C_GATHER, C_REDUCE, C_RSB, C_SCAN, C_SCATTER, NCOLLS };
-static const char *const coll_names[NCOLLS] = {
-    "allgather", "allreduce", "alltoall", "bcast", "gather", "reduce", "reduce_scatter_block", "scan", "scatter"};
+/* 002 Figure 4 (--help and --list print it). */
+#define DEFAULT_SIZES "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"
+
+/* How each collective is called; which collectives exist is the library's. */
+typedef enum { C_ALLGATHER, C_ALLREDUCE, C_ALLTOALL, C_BCAST, C_GATHER, C_REDUCE, C_RSB, C_SCAN, C_SCATTER } call_kind;
+static const struct {
+    const char *name; /* the library's name of the collective */
+    call_kind kind;
+} calls[] = {
+    {"allgather", C_ALLGATHER}, {"allreduce", C_ALLREDUCE}, {"alltoall", C_ALLTOALL},        {"bcast", C_BCAST},
+    {"gather", C_GATHER},       {"reduce", C_REDUCE},       {"reduce_scatter_block", C_RSB}, {"scan", C_SCAN},
+    {"scatter", C_SCATTER}};
+
+/* The call kind of a collective of the library, or -1 if this driver cannot call it. */
+static int call_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
+        if (strcmp(calls[i].name, name) == 0) return (int)calls[i].kind;
+    return -1;
+}
 
 typedef struct {
-    int coll, root, rank, size, native;
+    const char *name; /* collective */
+    int kind, root, rank, size, native;
     int count; /* elements per block (RSB: per process) */
     MPI_Datatype type;
     MPI_Op op;
@@ -40,7 +63,7 @@ static int do_call(void *p)
 {
     call_ctx *c = p;
     int n = c->count;
-    if (c->native) switch (c->coll) {
+    if (c->native) switch (c->kind) {
         case C_ALLGATHER: return PMPI_Allgather(c->sbuf, n, c->type, c->rbuf, n, c->type, c->comm);
         case C_ALLREDUCE: return PMPI_Allreduce(c->sbuf, c->rbuf, n, c->type, c->op, c->comm);
         case C_ALLTOALL: return PMPI_Alltoall(c->sbuf, n, c->type, c->rbuf, n, c->type, c->comm);
@@ -51,7 +74,7 @@ static int do_call(void *p)
         case C_SCAN: return PMPI_Scan(c->sbuf, c->rbuf, n, c->type, c->op, c->comm);
         case C_SCATTER: return PMPI_Scatter(c->sbuf, n, c->type, c->rbuf, n, c->type, c->root, c->comm);
         }
-    switch (c->coll) {
+    switch (c->kind) {
     case C_ALLGATHER: return MPI_Allgather(c->sbuf, n, c->type, c->rbuf, n, c->type, c->comm);
     case C_ALLREDUCE: return MPI_Allreduce(c->sbuf, c->rbuf, n, c->type, c->op, c->comm);
     case C_ALLTOALL: return MPI_Alltoall(c->sbuf, n, c->type, c->rbuf, n, c->type, c->comm);
@@ -66,9 +89,9 @@ static int do_call(void *p)
 }
 
 /* Bytes of the send and receive buffers a call of `count` elements touches. */
-static void buffer_sizes(int coll, size_t block, int p, size_t *s, size_t *r)
+static void buffer_sizes(int kind, size_t block, int p, size_t *s, size_t *r)
 {
-    switch (coll) {
+    switch (kind) {
     case C_ALLGATHER: *s = block, *r = block * (size_t)p; break;
     case C_ALLTOALL: *s = *r = block * (size_t)p; break;
     case C_GATHER: *s = block, *r = block * (size_t)p; break;
@@ -78,41 +101,21 @@ static void buffer_sizes(int coll, size_t block, int p, size_t *s, size_t *r)
     }
 }
 
-/* The message size the library keys profiles by (tune_internal.h: mg_call.bytes). */
-static size_t key_bytes(int coll, size_t block, int p) { return coll == C_RSB ? block * (size_t)p : block; }
+/* The message size the library keys profiles by (docs/tuning.md). */
+static size_t key_bytes(int kind, size_t block, int p) { return kind == C_RSB ? block * (size_t)p : block; }
 
 typedef struct {
     const char *name;
     MPI_Datatype type;
 } named_type;
 static const named_type types[] = {{"byte", MPI_BYTE}, {"int", MPI_INT}, {"double", MPI_DOUBLE}};
+#define NTYPES (int)(sizeof types / sizeof *types)
 typedef struct {
     const char *name;
     MPI_Op op;
 } named_op;
 static const named_op ops[] = {{"bor", MPI_BOR}, {"sum", MPI_SUM}, {"max", MPI_MAX}};
-
-static void usage(const mg_bench *b)
-{
-    if (b->rank != 0) return;
-    fprintf(stderr,
-            "usage: mpiexec -n P mg_collbench [options]\n"
-            "  --collectives LIST   allgather,allreduce,alltoall,bcast,gather,reduce,reduce_scatter_block,scan,\n"
-            "                       scatter (default all)\n"
-            "  --sizes LIST         message sizes in bytes (default 002 Fig. 4: 1,2,4,8,32,64,100,512,1024,4096,\n"
-            "                       8192,16000,32768,50000,100000); reduce_scatter_block: the whole vector\n"
-            "  --impls LIST         default and mock-up names, or all (default all)\n"
-            "  --profiles DIR       also measure `tuned`: the library with the profiles in DIR\n"
-            "  --datatype NAME      byte (default), int, double\n"
-            "  --op NAME            bor (default), sum, max\n"
-            "  --root R             root of the rooted collectives (default 0)\n"
-            "  --msg-pool BYTES     capacity of the library's message pool (MPIGUIDE_TUNE_MSG_POOL, 64M):\n"
-            "                       a mock-up that needs more runs natively (recorded as a skip)\n"
-            "  --int-pool BYTES     capacity of the library's int-vector pool (MPIGUIDE_TUNE_INT_POOL, 256k)\n"
-            "  --check-only         compare every configuration with the native call, time nothing\n"
-            "%s",
-            mg_bench_common_usage());
-}
+#define NOPS (int)(sizeof ops / sizeof *ops)
 
 /* Fills the send buffer with rank-dependent bytes; for reductions on int or
  * double, small values so that sums stay exact and identical in any order. */
@@ -139,7 +142,7 @@ static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t 
     memset(c->rbuf, MG_BENCH_GUARD, rbytes);
     c->native = 0;
     int rc2 = do_call(c);
-    const char *ran = mg_tune_last_impl(coll_names[c->coll]);
+    const char *ran = mg_tune_last_impl(c->name);
     int local_fb = ran && strcmp(ran, impl) != 0 && strcmp(impl, "tuned") != 0;
     long long j = mg_first_diff(c->rbuf, want, rbytes);
     int ok = rc == rc2 && j < 0, all_ok = 0;
@@ -154,107 +157,319 @@ static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t 
     return all_ok;
 }
 
-static int fail(mg_bench *b)
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    /* as given */
+    const char *colls_arg, *sizes_arg, *impls_arg, *profiles, *type_arg, *op_arg, *root_arg, *msg_pool, *int_pool;
+    int check_only;
+    /* read */
+    const char *names[MAX_COLLS]; /* the library's collectives */
+    int ncolls_all;
+    int colls[MAX_COLLS], ncolls; /* chosen: indices into names */
+    size_t sizes[MAX_SIZES];
+    int nsizes;
+    const named_type *nt;
+    const named_op *no;
+    int root, tsize;
+    char all[512]; /* every collective, comma-separated */
+} options;
+
+static void usage(FILE *out)
 {
-    mg_bench_end(b);
-    return 2;
+    char colls[512];
+    const char *names[MAX_COLLS];
+    int n = mg_tune_ncollectives();
+    for (int i = 0; i < n && i < MAX_COLLS; i++) names[i] = mg_tune_collective_name(i);
+    fprintf(out,
+            "usage: mpiexec -n P mg_collbench [options]\n"
+            "  --collectives LIST   %s (default all)\n"
+            "  --sizes LIST         message sizes in bytes, k/m/g = KiB/MiB/GiB (default 002 Fig. 4: " DEFAULT_SIZES
+            "); reduce_scatter_block: the whole vector\n"
+            "  --impls LIST         default and mock-up names (--list shows them), or all (default all)\n"
+            "  --profiles DIR       also measure `tuned`: the library with the profiles in DIR\n"
+            "  --datatype NAME      byte (default), int, double\n"
+            "  --op NAME            bor (default), sum, max\n"
+            "  --root R             root of the rooted collectives (default 0)\n"
+            "  --msg-pool BYTES     capacity of the library's message pool (MPIGUIDE_TUNE_MSG_POOL, %zu):\n"
+            "                       a mock-up that needs more runs natively (recorded as a skip)\n"
+            "  --int-pool BYTES     capacity of the library's int-vector pool (MPIGUIDE_TUNE_INT_POOL, %zu)\n"
+            "  --check-only         compare every configuration with the native call, time nothing\n",
+            mg_join_names(names, n < MAX_COLLS ? n : MAX_COLLS, ",", colls, sizeof colls),
+            (size_t)MG_TUNE_DEFAULT_MSG_POOL, (size_t)MG_TUNE_DEFAULT_INT_POOL);
+}
+
+static void list_collective(mg_json *j, const char *name)
+{
+    mg_json_object(j, NULL);
+    mg_json_string(j, "name", name);
+    mg_json_string(j, "mpi_name", mg_tune_impl_formula(name, 0));
+    mg_json_array(j, "mockups");
+    for (int i = 1; i < mg_tune_nimpls(name); i++) {
+        mg_json_flat_object(j, NULL);
+        mg_json_string(j, "name", mg_tune_impl_name(name, i));
+        mg_json_long(j, "guideline", mg_tune_impl_guideline(name, i));
+        mg_json_string(j, "formula", mg_tune_impl_formula(name, i));
+        mg_json_close(j);
+    }
+    mg_json_close(j);
+    mg_json_close(j);
+}
+
+static void list(mg_json *j, const mg_bench *b)
+{
+    (void)b;
+    mg_json_array(j, "collectives");
+    for (int i = 0; i < mg_tune_ncollectives(); i++) list_collective(j, mg_tune_collective_name(i));
+    mg_json_close(j);
+    mg_json_object(j, "datatypes");
+    for (int i = 0; i < NTYPES; i++) {
+        int size;
+        MPI_Type_size(types[i].type, &size);
+        mg_json_long(j, types[i].name, size);
+    }
+    mg_json_close(j);
+    const char *names[NOPS];
+    for (int i = 0; i < NOPS; i++) names[i] = ops[i].name;
+    mg_json_strings(j, "ops", names, NOPS);
+    mg_json_object(j, "library_defaults");
+    mg_json_long(j, "msg_pool", (long long)MG_TUNE_DEFAULT_MSG_POOL);
+    mg_json_long(j, "int_pool", (long long)MG_TUNE_DEFAULT_INT_POOL);
+    mg_json_long(j, "chunk", (long long)MG_TUNE_DEFAULT_CHUNK);
+    mg_json_close(j);
+    mg_json_object(j, "defaults");
+    mg_json_size_list(j, "sizes", DEFAULT_SIZES);
+    mg_json_string(j, "impls", "all");
+    mg_json_string(j, "datatype", types[0].name);
+    mg_json_string(j, "op", ops[0].name);
+    mg_json_long(j, "root", 0);
+    mg_json_close(j);
+}
+
+/* Whether name is an implementation of some collective of the library. */
+static int known_impl(const char *name)
+{
+    for (int c = 0; c < mg_tune_ncollectives(); c++)
+        for (int i = 0; i < mg_tune_nimpls(mg_tune_collective_name(c)); i++)
+            if (strcmp(name, mg_tune_impl_name(mg_tune_collective_name(c), i)) == 0) return 1;
+    return 0;
+}
+
+/* --collectives and --impls against the library's catalog; 0 or -1. */
+static int read_collectives(mg_bench *b, options *o)
+{
+    o->ncolls_all = mg_tune_ncollectives();
+    if (o->ncolls_all > MAX_COLLS) o->ncolls_all = MAX_COLLS;
+    for (int i = 0; i < o->ncolls_all; i++) o->names[i] = mg_tune_collective_name(i);
+    mg_join_names(o->names, o->ncolls_all, ",", o->all, sizeof o->all);
+    if (!o->colls_arg) o->colls_arg = o->all;
+    o->ncolls = mg_parse_names(b, "collective", o->colls_arg, o->names, o->ncolls_all, o->colls);
+    if (o->ncolls < 0) return -1;
+    for (int k = 0; k < o->ncolls; k++) {
+        const char *name = o->names[o->colls[k]];
+        if (call_of(name) < 0 || mg_tune_nimpls(name) > MAX_IMPLS) {
+            mg_bench_error(b, "mg_collbench cannot call libmpiguide-tune's collective '%s'", name);
+            return -1;
+        }
+    }
+    if (strcmp(o->impls_arg, "all") == 0) return 0;
+    char *copy = strdup(o->impls_arg), *save = NULL;
+    if (!copy) MPI_Abort(MPI_COMM_WORLD, 2);
+    int bad = 0, n = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save), n++) {
+        if (strcmp(t, "tuned") == 0) { /* measured whenever --profiles is given */
+            if ((bad = !o->profiles)) mg_bench_error(b, "--impls tuned needs --profiles DIR");
+        } else if ((bad = !known_impl(t))) {
+            mg_bench_error(b,
+                           "unknown implementation '%s' in --impls (known: all, default and the mock-ups that "
+                           "--list shows)",
+                           t);
+        }
+    }
+    free(copy);
+    if (!bad && n == 0) {
+        mg_bench_error(b, "empty --impls list '%s'", o->impls_arg);
+        bad = 1;
+    }
+    return bad ? -1 : 0;
+}
+
+/* --sizes, --datatype, --op, --root, --profiles and the pools; 0 or -1. */
+static int read_values(mg_bench *b, options *o)
+{
+    if (mg_parse_size_list(o->sizes_arg, o->sizes, MAX_SIZES, &o->nsizes) != 0) {
+        mg_bench_error(b, "bad --sizes '%s': comma-separated byte counts (at most %d)", o->sizes_arg, MAX_SIZES);
+        return -1;
+    }
+    for (int k = 0; k < NTYPES; k++)
+        if (strcmp(o->type_arg, types[k].name) == 0) o->nt = &types[k];
+    for (int k = 0; k < NOPS; k++)
+        if (strcmp(o->op_arg, ops[k].name) == 0) o->no = &ops[k];
+    if (!o->nt || !o->no) {
+        mg_bench_error(b,
+                       !o->nt ? "unknown --datatype '%s' (known: byte, int, double)"
+                              : "unknown --op '%s' (known: bor, sum, max)",
+                       !o->nt ? o->type_arg : o->op_arg);
+        return -1;
+    }
+    if (o->no->op == MPI_BOR && o->nt->type == MPI_DOUBLE) {
+        mg_bench_error(b, "--op bor needs an integer or byte --datatype");
+        return -1;
+    }
+    if (mg_parse_int(o->root_arg, 0, b->size - 1, &o->root) != 0) {
+        mg_bench_error(b, "bad --root '%s': a rank from 0 to %d", o->root_arg, b->size - 1);
+        return -1;
+    }
+    size_t pool;
+    const char *pools[2][2] = {{"--msg-pool", o->msg_pool}, {"--int-pool", o->int_pool}};
+    for (int k = 0; k < 2; k++)
+        if (pools[k][1] && mg_parse_size(pools[k][1], &pool) != 0) {
+            mg_bench_error(b, "bad %s '%s': expected a byte count, k/m/g = KiB/MiB/GiB", pools[k][0], pools[k][1]);
+            return -1;
+        }
+    return 0;
+}
+
+/* Checks that need the communicator and the library; 0 or -1. */
+static int check_setup(mg_bench *b, options *o)
+{
+    if (b->size < 2) {
+        mg_bench_error(b, "collectives need at least 2 processes (got %d)", b->size);
+        return -1;
+    }
+    if (o->profiles && mg_tune_load_profiles(o->profiles) != MG_TUNE_SUCCESS) {
+        mg_bench_error(b, "cannot use the profiles in %s (see the warnings above)", o->profiles);
+        return -1;
+    }
+    MPI_Type_size(o->nt->type, &o->tsize);
+    for (int s = 0; s < o->nsizes; s++)
+        if (o->sizes[s] == 0 || o->sizes[s] % (size_t)o->tsize || o->sizes[s] > (size_t)INT_MAX / (size_t)b->size) {
+            mg_bench_error(b, "message size %zu is not a positive multiple of the %s size (%d bytes) below %d",
+                           o->sizes[s], o->nt->name, o->tsize, INT_MAX / b->size);
+            return -1;
+        }
+    return 0;
+}
+
+/* The command line: MG_ARGS_RUN, or the exit status. */
+static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
+{
+    const mg_opt opts[] = {
+        {"--collectives", MG_OPT_VALUE, &o->colls_arg, 0, NULL}, {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL},
+        {"--impls", MG_OPT_VALUE, &o->impls_arg, 0, NULL},       {"--profiles", MG_OPT_VALUE, &o->profiles, 0, NULL},
+        {"--datatype", MG_OPT_VALUE, &o->type_arg, 0, NULL},     {"--op", MG_OPT_VALUE, &o->op_arg, 0, NULL},
+        {"--root", MG_OPT_VALUE, &o->root_arg, 0, NULL},         {"--msg-pool", MG_OPT_VALUE, &o->msg_pool, 0, NULL},
+        {"--int-pool", MG_OPT_VALUE, &o->int_pool, 0, NULL},     {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
+    };
+    const mg_cli cli = {"mg_collbench", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
+    int st = mg_bench_args(b, &cli, argc, argv);
+    if (st != MG_ARGS_RUN) return st;
+    if (read_collectives(b, o) != 0 || read_values(b, o) != 0 || check_setup(b, o) != 0) return 2;
+    return MG_ARGS_RUN;
+}
+
+/* ------------------------------------------------------------------ */
+/* Measurement                                                         */
+/* ------------------------------------------------------------------ */
+
+static void write_header(mg_bench *b, const options *o)
+{
+    mg_bench_param(b, "collectives", "%s", o->colls_arg);
+    mg_bench_param(b, "sizes", "%s", o->sizes_arg);
+    mg_bench_param(b, "impls", "%s", o->impls_arg);
+    mg_bench_param(b, "profiles", "%s", o->profiles ? o->profiles : "");
+    mg_bench_param(b, "datatype", "%s", o->nt->name);
+    mg_bench_param(b, "op", "%s", o->no->name);
+    mg_bench_param(b, "root", "%d", o->root);
+    mg_bench_param(b, "check_only", "%d", o->check_only);
+    if (mg_bench_begin(b, "collective impl msize") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* The implementations of c->name to measure (--impls, then `tuned` with
+ * --profiles), and one mockup note per implementation; returns their count. */
+static int select_impls(mg_bench *b, const options *o, const char *name, const char **impls)
+{
+    int n = 0, total = mg_tune_nimpls(name);
+    for (int i = 0; i < total; i++) {
+        const char *impl = mg_tune_impl_name(name, i);
+        if (strcmp(o->impls_arg, "all") == 0) {
+            impls[n++] = impl;
+            continue;
+        }
+        char *copy = strdup(o->impls_arg), *save = NULL;
+        if (!copy) MPI_Abort(MPI_COMM_WORLD, 2);
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            if (strcmp(t, impl) == 0) impls[n++] = impl;
+        free(copy);
+    }
+    for (int i = 0; i < total; i++)
+        mg_bench_note(b, "mockup", mg_tune_impl_name(name, i), "%d %s", mg_tune_impl_guideline(name, i),
+                      mg_tune_impl_formula(name, i));
+    if (o->profiles) impls[n++] = "tuned";
+    return n;
+}
+
+/* One implementation at one size: checked against the native call, then timed. */
+static void measure_impl(mg_bench *b, const options *o, call_ctx *c, const char *impl, size_t msize, size_t sbytes,
+                         size_t rbytes, unsigned char *want)
+{
+    char label[256], msg[256];
+    snprintf(label, sizeof label, "%s %s %zu", c->name, impl, msize);
+    if (strcmp(impl, "tuned") == 0) {
+        mg_tune_set_mode(MG_TUNE_TUNED);
+    } else {
+        mg_tune_set_mode(MG_TUNE_FORCED);
+        mg_tune_force(c->name, impl);
+    }
+    int fell_back = 0;
+    if (!check(b, c, sbytes, rbytes, (size_t)o->tsize, want, impl, &fell_back, msg, sizeof msg)) {
+        mg_bench_config_error(b, label, msg);
+        return;
+    }
+    if (fell_back) {
+        mg_bench_note(b, "skip", label,
+                      "the library ran the native call: %s does not apply here or its extra memory exceeds the pool",
+                      impl);
+        return;
+    }
+    if (!o->check_only && mg_bench_measure(b, label, msize, do_call, c) != MPI_SUCCESS)
+        mg_bench_config_error(b, label, "an MPI call failed during measurement");
+}
+
+/* Every implementation of one collective at every size; returns the number of configurations. */
+static int measure_collective(mg_bench *b, const options *o, call_ctx *c, unsigned char *want)
+{
+    const char *impls[MAX_IMPLS + 1];
+    int nimpls = select_impls(b, o, c->name, impls), nconfigs = 0;
+    for (int s = 0; s < o->nsizes; s++) {
+        size_t block = o->sizes[s];
+        if (c->kind == C_RSB) block = block / (size_t)b->size / (size_t)o->tsize * (size_t)o->tsize;
+        if (block == 0) continue; /* reduce_scatter_block needs one element per process */
+        size_t sbytes, rbytes, msize = key_bytes(c->kind, block, b->size);
+        buffer_sizes(c->kind, block, b->size, &sbytes, &rbytes);
+        c->count = (int)(block / (size_t)o->tsize);
+        for (int i = 0; i < nimpls; i++, nconfigs++) measure_impl(b, o, c, impls[i], msize, sbytes, rbytes, want);
+        mg_tune_force(c->name, "default");
+    }
+    return nconfigs;
 }
 
 static int run(int argc, char **argv)
 {
     mg_bench b;
     mg_bench_init(&b, "collbench", MPI_COMM_WORLD);
-    const char *colls_arg = "allgather,allreduce,alltoall,bcast,gather,reduce,reduce_scatter_block,scan,scatter";
-    const char *sizes_arg = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000";
-    const char *impls_arg = "all", *profiles = NULL, *type_arg = "byte", *op_arg = "bor", *root_arg = "0";
-    int check_only = 0;
-    for (int i = 1; i < argc; i++) {
-        int r = mg_bench_option(&b, argc, argv, &i);
-        if (r > 0) continue;
-        if (r < 0) return fail(&b);
-        const char *opt = argv[i];
-        static const char *const valued[] = {"--collectives", "--sizes", "--impls",    "--profiles", "--datatype",
-                                             "--op",          "--root",  "--msg-pool", "--int-pool"};
-        const char *pool_arg; /* read by main() before MPI_Init */
-        const char **dst[] = {&colls_arg, &sizes_arg, &impls_arg, &profiles, &type_arg,
-                              &op_arg,    &root_arg,  &pool_arg,  &pool_arg};
-        const char *val;
-        int known = mg_bench_valued_option(&b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
-        if (known == -2) return fail(&b);
-        if (known >= 0) {
-            *dst[known] = val;
-        } else if (strcmp(opt, "--check-only") == 0) {
-            check_only = 1;
-        } else if (strcmp(opt, "--help") == 0) {
-            usage(&b);
-            mg_bench_end(&b);
-            return 0;
-        } else {
-            mg_bench_error(&b, "unknown option '%s' (try --help)", opt);
-            return fail(&b);
-        }
-    }
-
-    int colls[NCOLLS], ncolls = mg_parse_names(&b, "collective", colls_arg, coll_names, NCOLLS, colls);
-    if (ncolls < 0) return fail(&b);
-    size_t sizes[MAX_SIZES];
-    int nsizes;
-    if (mg_parse_size_list(sizes_arg, sizes, MAX_SIZES, &nsizes) != 0) {
-        mg_bench_error(&b, "bad --sizes '%s': comma-separated byte counts (at most %d)", sizes_arg, MAX_SIZES);
-        return fail(&b);
-    }
-    const named_type *nt = NULL;
-    const named_op *no = NULL;
-    for (size_t k = 0; k < sizeof types / sizeof *types; k++)
-        if (strcmp(type_arg, types[k].name) == 0) nt = &types[k];
-    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
-        if (strcmp(op_arg, ops[k].name) == 0) no = &ops[k];
-    if (!nt || !no) {
-        mg_bench_error(
-            &b, !nt ? "unknown --datatype '%s' (known: byte, int, double)" : "unknown --op '%s' (known: bor, sum, max)",
-            !nt ? type_arg : op_arg);
-        return fail(&b);
-    }
-    if (no->op == MPI_BOR && nt->type == MPI_DOUBLE) {
-        mg_bench_error(&b, "--op bor needs an integer or byte --datatype");
-        return fail(&b);
-    }
-    int root;
-    if (mg_parse_int(root_arg, 0, b.size - 1, &root) != 0) {
-        mg_bench_error(&b, "bad --root '%s': a rank from 0 to %d", root_arg, b.size - 1);
-        return fail(&b);
-    }
-    if (b.size < 2) {
-        mg_bench_error(&b, "collectives need at least 2 processes (got %d)", b.size);
-        return fail(&b);
-    }
-    if (profiles && mg_tune_load_profiles(profiles) != MG_TUNE_SUCCESS) {
-        mg_bench_error(&b, "cannot use the profiles in %s (see the warnings above)", profiles);
-        return fail(&b);
-    }
-    int tsize;
-    MPI_Type_size(nt->type, &tsize);
-    for (int s = 0; s < nsizes; s++)
-        if (sizes[s] == 0 || sizes[s] % (size_t)tsize || sizes[s] > (size_t)INT_MAX / (size_t)b.size) {
-            mg_bench_error(&b, "message size %zu is not a positive multiple of the %s size (%d bytes) below %d",
-                           sizes[s], nt->name, tsize, INT_MAX / b.size);
-            return fail(&b);
-        }
-
-    mg_bench_param(&b, "collectives", "%s", colls_arg);
-    mg_bench_param(&b, "sizes", "%s", sizes_arg);
-    mg_bench_param(&b, "impls", "%s", impls_arg);
-    mg_bench_param(&b, "profiles", "%s", profiles ? profiles : "");
-    mg_bench_param(&b, "datatype", "%s", nt->name);
-    mg_bench_param(&b, "op", "%s", no->name);
-    mg_bench_param(&b, "root", "%d", root);
-    mg_bench_param(&b, "check_only", "%d", check_only);
-    if (mg_bench_begin(&b, "collective impl msize") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    options o = {.sizes_arg = DEFAULT_SIZES, .impls_arg = "all", .type_arg = "byte", .op_arg = "bor", .root_arg = "0"};
+    int st = read_command_line(&b, &o, argc, argv);
+    if (st != MG_ARGS_RUN) return mg_bench_quit(&b, st);
+    write_header(&b, &o);
 
     size_t max_block = 0;
-    for (int s = 0; s < nsizes; s++) max_block = sizes[s] > max_block ? sizes[s] : max_block;
+    for (int s = 0; s < o.nsizes; s++) max_block = o.sizes[s] > max_block ? o.sizes[s] : max_block;
     size_t cap = max_block * (size_t)b.size;
-    call_ctx c = {.root = root, .rank = b.rank, .size = b.size, .type = nt->type, .op = no->op, .comm = MPI_COMM_WORLD};
+    call_ctx c = {
+        .root = o.root, .rank = b.rank, .size = b.size, .type = o.nt->type, .op = o.no->op, .comm = MPI_COMM_WORLD};
     c.sbuf = mg_alloc64(cap);
     c.rbuf = mg_alloc64(cap);
     unsigned char *want = mg_alloc64(cap);
@@ -262,76 +477,25 @@ static int run(int argc, char **argv)
         mg_bench_error(&b, "cannot allocate 3 x %zu bytes", cap);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-
     /* t_nrep1 (002 Sec. 4.2): the first collective, native, on its smallest size. */
-    if (!check_only) {
+    if (!o.check_only) {
         mg_tune_set_mode(MG_TUNE_OFF);
-        c.coll = colls[0];
+        c.name = o.names[o.colls[0]];
+        c.kind = call_of(c.name);
         c.count = 1;
         c.native = 1;
-        fill(&c, (size_t)tsize * (size_t)b.size, (size_t)tsize * (size_t)b.size, (size_t)tsize);
+        fill(&c, (size_t)o.tsize * (size_t)b.size, (size_t)o.tsize * (size_t)b.size, (size_t)o.tsize);
         if (mg_bench_calibrate(&b, do_call, &c) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
     }
-
     int nconfigs = 0;
-    for (int k = 0; k < ncolls && !b.calibrate_only; k++) {
-        c.coll = colls[k];
-        const char *cname = coll_names[c.coll];
-        const char *impls[MAX_IMPLS + 1];
-        int nimpls = 0, total = mg_tune_nimpls(cname);
-        for (int i = 0; i < total && nimpls < MAX_IMPLS; i++) {
-            const char *name = mg_tune_impl_name(cname, i);
-            if (strcmp(impls_arg, "all") == 0)
-                impls[nimpls++] = name;
-            else {
-                char *copy = strdup(impls_arg), *save = NULL;
-                for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-                    if (strcmp(t, name) == 0) impls[nimpls++] = name;
-                free(copy);
-            }
-        }
-        for (int i = 0; i < total; i++)
-            mg_bench_note(&b, "mockup", mg_tune_impl_name(cname, i), "%d %s", mg_tune_impl_guideline(cname, i),
-                          mg_tune_impl_formula(cname, i));
-        if (profiles) impls[nimpls++] = "tuned";
-        for (int s = 0; s < nsizes; s++) {
-            size_t block = sizes[s];
-            if (c.coll == C_RSB) block = block / (size_t)b.size / (size_t)tsize * (size_t)tsize;
-            if (block == 0) continue; /* reduce_scatter_block needs one element per process */
-            size_t sbytes, rbytes, msize = key_bytes(c.coll, block, b.size);
-            buffer_sizes(c.coll, block, b.size, &sbytes, &rbytes);
-            c.count = (int)(block / (size_t)tsize);
-            for (int i = 0; i < nimpls; i++) {
-                char label[256], msg[256];
-                snprintf(label, sizeof label, "%s %s %zu", cname, impls[i], msize);
-                if (strcmp(impls[i], "tuned") == 0)
-                    mg_tune_set_mode(MG_TUNE_TUNED);
-                else {
-                    mg_tune_set_mode(MG_TUNE_FORCED);
-                    mg_tune_force(cname, impls[i]);
-                }
-                int fell_back = 0;
-                nconfigs++;
-                if (!check(&b, &c, sbytes, rbytes, (size_t)tsize, want, impls[i], &fell_back, msg, sizeof msg)) {
-                    mg_bench_config_error(&b, label, msg);
-                    continue;
-                }
-                if (fell_back) {
-                    mg_bench_note(&b, "skip", label,
-                                  "the library ran the native call: %s does not apply here "
-                                  "or its extra memory exceeds the pool",
-                                  impls[i]);
-                    continue;
-                }
-                if (!check_only && mg_bench_measure(&b, label, msize, do_call, &c) != MPI_SUCCESS)
-                    mg_bench_config_error(&b, label, "an MPI call failed during measurement");
-            }
-            mg_tune_force(cname, "default");
-        }
+    for (int k = 0; k < o.ncolls && !b.calibrate_only; k++) {
+        c.name = o.names[o.colls[k]];
+        c.kind = call_of(c.name);
+        nconfigs += measure_collective(&b, &o, &c, want);
     }
     mg_tune_set_mode(MG_TUNE_OFF);
     if (b.rank == 0 && b.out) mg_tune_write_report(b.out);
-    if (check_only && b.rank == 0)
+    if (o.check_only && b.rank == 0)
         fprintf(stderr, "collbench: %d configurations compared with the native calls, %d differ\n", nconfigs, b.errors);
     free(c.sbuf);
     free(c.rbuf);
@@ -351,8 +515,5 @@ static void set_pools_from_options(int argc, char **argv)
 int main(int argc, char **argv)
 {
     set_pools_from_options(argc, argv);
-    MPI_Init(&argc, &argv);
-    int status = run(argc, argv);
-    MPI_Finalize();
-    return status;
+    return mg_bench_main(argc, argv, run);
 }

@@ -13,6 +13,8 @@
 #include "bench_util.h"
 #include "layouts.h"
 #include "mg_bench.h"
+#include "mg_options.h"
+#include "mg_size.h"
 #include "mpiguide/dt.h"
 
 #include <limits.h>
@@ -28,22 +30,33 @@
 #define TAG        23
 #define TAG_MSG    24
 
+/* The defaults of the options (--help and --list print them). */
+#define DEFAULT_LAYOUTS "contiguous;tiled;block;bucket;alternating"
+#define DEFAULT_A       "2,10,100,1000,1024,10000"
+#define DEFAULT_SIZES   "3200,2560000"
+#define DEFAULT_TYPE    "int"
+#define DEFAULT_MEMORY  "1g"
+
 enum { PAT_PINGPONG, PAT_BCAST, PAT_ALLGATHER, NPATTERNS };
 static const char *const pattern_names[NPATTERNS] = {"pingpong", "bcast", "allgather"};
 enum { MODE_DATATYPE, MODE_PACK, MODE_ENGINE, MODE_NORMALIZED, NMODES };
 static const char *const mode_names[NMODES] = {"datatype", "pack", "engine", "normalized"};
+/* The element types of --type: the catalog's basic types but byte. */
 static const char *const type_names[] = {"int", "char", "short", "double"};
-#define NTYPES (sizeof type_names / sizeof *type_names)
+#define NTYPES (int)(sizeof type_names / sizeof *type_names)
 
 typedef struct {
     char spec[256];  /* as given, trimmed */
     char label[256]; /* layout column: blanks collapsed to ':' */
     mg_layout_params params;
-    int takes_A;
 } desc;
 
 typedef struct {
-    int pattern, root, check_only, corrupt;
+    /* as given */
+    const char *pattern_arg, *layouts_arg, *A_arg, *sizes_arg, *modes_arg, *type_arg, *root_arg, *mem_arg;
+    int check_only, corrupt;
+    /* read */
+    int pattern, root;
     int modes[NMODES], nmodes;
     long A[MAX_LIST];
     int nA;
@@ -279,13 +292,6 @@ static int check_mode(mg_bench *b, const options *o, const layout_cfg *g, xfer *
 /* One layout configuration                                            */
 /* ------------------------------------------------------------------ */
 
-static int with_A(const desc *d, long A, mg_layout_params *p, char *err, size_t errlen)
-{
-    *p = d->params;
-    if (!d->takes_A) return MG_LAYOUT_OK;
-    return mg_layout_params_set(p, MG_LAYOUT_P_A, A, err, errlen);
-}
-
 typedef struct {
     int configs, skipped, checks;
 } counters;
@@ -309,183 +315,240 @@ static int want_mode(const options *o, int mode)
     return 0;
 }
 
-static void run_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, counters *cnt)
+/* d at A for n elements, checked by the catalog, against MPI's int counts and
+ * against --max-memory. Returns 0 with *p and *info if it can be built, else
+ * -1 after the skip note. */
+static int plan_config(mg_bench *b, const options *o, const desc *d, long A, long n, const char *cfg,
+                       mg_layout_params *p, mg_layout_info *info, counters *cnt)
 {
-    char cfg[320], err[512], label[400];
-    snprintf(cfg, sizeof cfg, "%s %s %ld %zu", pattern_names[o->pattern], d->label, A, m);
-    mg_layout_params p;
-    mg_layout_info info;
-    int rc = with_A(d, A, &p, err, sizeof err);
-    if (!rc) rc = mg_layout_check(&p, n, &info, err, sizeof err);
+    char err[512];
+    int rc = mg_layout_at_A(&d->params, A, p, err, sizeof err);
+    if (!rc) rc = mg_layout_check(p, n, info, err, sizeof err);
     if (rc) {
         mg_bench_note(b, "skip", cfg, "%s", err);
         cnt->skipped++;
-        return;
+        return -1;
     }
-    if (info.data_size > INT_MAX) {
-        mg_bench_note(b, "skip", cfg, "%s: %lld data bytes do not fit MPI's int counts", d->label,
-                      (long long)info.data_size);
-        cnt->skipped++;
-        return;
-    }
-    long long msize = (long long)info.data_size;
+    double msize = (double)info->data_size;
     /* RowCol at a large A spans A times its data: keep such grids from exhausting memory. */
-    double rbytes = o->pattern == PAT_ALLGATHER ? (b->size - 1.0) * info.extent + info.buffer_size : info.buffer_size;
-    double need = info.buffer_size + 2.0 * rbytes + (o->pattern == PAT_ALLGATHER ? b->size + 1.0 : 2.0) * msize;
-    if (need > (double)o->max_memory) {
+    double rbytes =
+        o->pattern == PAT_ALLGATHER ? (b->size - 1.0) * info->extent + info->buffer_size : info->buffer_size;
+    double need = info->buffer_size + 2.0 * rbytes + (o->pattern == PAT_ALLGATHER ? b->size + 1.0 : 2.0) * msize;
+    if (info->data_size > INT_MAX)
+        mg_bench_note(b, "skip", cfg, "%s: %lld data bytes do not fit MPI's int counts", d->label,
+                      (long long)info->data_size);
+    else if (need > (double)o->max_memory)
         mg_bench_note(b, "skip", cfg, "%s: the buffers need %.0f bytes per rank, more than --max-memory %zu", d->label,
                       need, o->max_memory);
-        cnt->skipped++;
-        return;
-    }
-    mg_layout_type lt;
-    rc = mg_layout_build(&p, n, &lt, err, sizeof err);
-    if (rc) { /* the catalog accepted it, so this is a failure, not an impossible configuration */
+    else
+        return 0;
+    cnt->skipped++;
+    return -1;
+}
+
+/* Builds the type of p for n elements into *lt. The catalog accepted it, so a
+ * failure is MPI's; so is a type that MPI places elsewhere than the catalog
+ * (allgather blocks are one MPI extent apart). Returns 0, or -1 after errors
+ * for every mode. */
+static int build_config(mg_bench *b, const options *o, const mg_layout_params *p, long n, const char *cfg,
+                        long long msize, mg_layout_type *lt, counters *cnt)
+{
+    char err[512];
+    if (mg_layout_build(p, n, lt, err, sizeof err) != MG_LAYOUT_OK) {
         modes_error(b, o, cfg, msize, NULL, err);
-        return;
+        return -1;
     }
     cnt->configs++;
-    const mg_layout_info *L = &lt.info;
-    int bad[NMODES] = {0};
-
-    /* MPI places allgather blocks one MPI extent apart: it must be the catalog's. */
+    const mg_layout_info *L = &lt->info;
     MPI_Aint lb, text, tlb, tspan;
-    MPI_Type_get_extent(lt.type, &lb, &text);
-    MPI_Type_get_true_extent(lt.type, &tlb, &tspan);
-    if (lb != 0 || text * lt.count != L->extent || tlb < 0 || tlb + (lt.count - 1) * text + tspan > L->buffer_size) {
-        snprintf(err, sizeof err,
-                 "MPI gives the type lb %lld, extent %lld and true extent [%lld, +%lld) for count %d; the layout "
-                 "needs lb 0, an extent of %lld for count x type and a buffer of %lld bytes",
-                 (long long)lb, (long long)text, (long long)tlb, (long long)tspan, lt.count, (long long)L->extent,
-                 (long long)L->buffer_size);
-        modes_error(b, o, cfg, msize, NULL, err);
-        mg_layout_type_free(&lt);
-        return;
-    }
+    MPI_Type_get_extent(lt->type, &lb, &text);
+    MPI_Type_get_true_extent(lt->type, &tlb, &tspan);
+    if (lb == 0 && text * lt->count == L->extent && tlb >= 0 && tlb + (lt->count - 1) * text + tspan <= L->buffer_size)
+        return 0;
+    snprintf(err, sizeof err,
+             "MPI gives the type lb %lld, extent %lld and true extent [%lld, +%lld) for count %d; the layout "
+             "needs lb 0, an extent of %lld for count x type and a buffer of %lld bytes",
+             (long long)lb, (long long)text, (long long)tlb, (long long)tspan, lt->count, (long long)L->extent,
+             (long long)L->buffer_size);
+    modes_error(b, o, cfg, msize, NULL, err);
+    mg_layout_type_free(lt);
+    return -1;
+}
 
-    layout_cfg g = {.L = L, .span = (size_t)L->buffer_size};
-    g.rsize = o->pattern == PAT_ALLGATHER ? (size_t)(b->size - 1) * (size_t)L->extent + g.span : g.span;
-    xfer x = {.rank = b->rank,
-              .size = b->size,
-              .root = o->root,
-              .comm = MPI_COMM_WORLD,
-              .ltype = lt.type,
-              .lcount = lt.count,
-              .ext = L->extent,
-              .msize = (int)msize};
-    MPI_Pack_size(lt.count, lt.type, x.comm, &x.packsize);
-    size_t pcap = (size_t)(x.packsize > x.msize ? x.packsize : x.msize);
+/* The buffers of one configuration, the expected receive image and the first
+ * touch of everything (outside any timing). */
+static void config_alloc(mg_bench *b, const options *o, const mg_layout_type *lt, layout_cfg *g, xfer *x,
+                         const char *cfg)
+{
+    const mg_layout_info *L = &lt->info;
+    *g = (layout_cfg){.L = L, .span = (size_t)L->buffer_size};
+    g->rsize = o->pattern == PAT_ALLGATHER ? (size_t)(b->size - 1) * (size_t)L->extent + g->span : g->span;
+    *x = (xfer){.rank = b->rank,
+                .size = b->size,
+                .root = o->root,
+                .comm = MPI_COMM_WORLD,
+                .ltype = lt->type,
+                .lcount = lt->count,
+                .ext = L->extent,
+                .msize = (int)L->data_size};
+    MPI_Pack_size(lt->count, lt->type, x->comm, &x->packsize);
+    size_t pcap = (size_t)(x->packsize > x->msize ? x->packsize : x->msize);
     size_t p2cap = o->pattern == PAT_ALLGATHER ? (size_t)b->size * pcap : pcap;
-    x.sbuf = mg_alloc64(g.span);
-    x.rbuf = mg_alloc64(g.rsize);
-    g.expect = mg_alloc64(g.rsize);
-    x.pbuf = mg_alloc64(pcap);
-    x.pbuf2 = mg_alloc64(p2cap);
-    g.offs = malloc(sizeof *g.offs * (size_t)L->n);
-    g.sizes = L->elem_size == 0 ? malloc(sizeof *g.sizes * (size_t)L->n) : NULL;
-    if (!x.sbuf || !x.rbuf || !g.expect || !x.pbuf || !x.pbuf2 || !g.offs || (L->elem_size == 0 && !g.sizes)) {
+    x->sbuf = mg_alloc64(g->span);
+    x->rbuf = mg_alloc64(g->rsize);
+    g->expect = mg_alloc64(g->rsize);
+    x->pbuf = mg_alloc64(pcap);
+    x->pbuf2 = mg_alloc64(p2cap);
+    g->offs = malloc(sizeof *g->offs * (size_t)L->n);
+    g->sizes = L->elem_size == 0 ? malloc(sizeof *g->sizes * (size_t)L->n) : NULL;
+    if (!x->sbuf || !x->rbuf || !g->expect || !x->pbuf || !x->pbuf2 || !g->offs || (L->elem_size == 0 && !g->sizes)) {
         fprintf(stderr, "ddtbench: error: %s: rank %d cannot allocate the buffers (%zu + 2 x %zu + %zu + %zu bytes)\n",
-                cfg, b->rank, g.span, g.rsize, pcap, p2cap);
+                cfg, b->rank, g->span, g->rsize, pcap, p2cap);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    if (mg_layout_offsets(L, g.offs, g.sizes) != MG_LAYOUT_OK) {
+    if (mg_layout_offsets(L, g->offs, g->sizes) != MG_LAYOUT_OK) {
         fprintf(stderr, "ddtbench: error: %s: mg_layout_offsets failed\n", cfg);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    build_expect(&g, o->pattern, b->rank, b->size, o->root);
-    /* First touch of every buffer, outside any timing. */
-    memset(x.sbuf, GAP, g.span);
-    put_stream(x.sbuf, &g, b->rank);
-    memset(x.rbuf, GUARD, g.rsize);
-    memset(x.pbuf, 0, pcap);
-    memset(x.pbuf2, 0, p2cap);
+    build_expect(g, o->pattern, b->rank, b->size, o->root);
+    memset(x->sbuf, GAP, g->span);
+    put_stream(x->sbuf, g, b->rank);
+    memset(x->rbuf, GUARD, g->rsize);
+    memset(x->pbuf, 0, pcap);
+    memset(x->pbuf2, 0, p2cap);
+}
 
-    /* MPI_PACKED messages of `packed` bytes need the same size everywhere. */
+static void config_free(layout_cfg *g, xfer *x)
+{
+    if (x->dt) mg_dt_free(x->dt);
+    free(x->sbuf);
+    free(x->rbuf);
+    free(g->expect);
+    free(x->pbuf);
+    free(x->pbuf2);
+    free(g->offs);
+    free(g->sizes);
+}
+
+/* MPI_Pack once at setup: MPI_PACKED messages of x->packed bytes need the same
+ * size on every rank, else the pack mode fails (marked in bad). */
+static void pack_setup(mg_bench *b, const options *o, const char *cfg, long long msize, xfer *x, int *bad)
+{
     int pos = 0, range[2];
-    rc = MPI_Pack(x.sbuf, lt.count, lt.type, x.pbuf, x.packsize, &pos, x.comm);
-    x.packed = pos;
+    int rc = MPI_Pack(x->sbuf, x->lcount, x->ltype, x->pbuf, x->packsize, &pos, x->comm);
+    x->packed = pos;
     int mm[2] = {rc == MPI_SUCCESS ? pos : INT_MAX, rc == MPI_SUCCESS ? -pos : INT_MAX};
     MPI_Allreduce(mm, range, 2, MPI_INT, MPI_MAX, b->comm);
-    if (range[0] != -range[1]) {
-        int only[NMODES] = {[MODE_PACK] = 1};
-        bad[MODE_PACK] = 1;
-        if (range[0] == INT_MAX)
-            snprintf(err, sizeof err, "MPI_Pack failed at setup");
-        else
-            snprintf(err, sizeof err, "MPI_Pack gives %d to %d bytes on different ranks", -range[1], range[0]);
-        modes_error(b, o, cfg, msize, only, err);
-    }
-    mg_bench_note(b, "info", cfg, "n=%ld,count=%d,k=%ld,msize=%lld,extent=%lld,packed=%d", L->n, lt.count, L->k, msize,
-                  (long long)L->extent, x.packed);
+    if (range[0] == -range[1]) return;
+    char err[128];
+    int only[NMODES] = {[MODE_PACK] = 1};
+    bad[MODE_PACK] = 1;
+    if (range[0] == INT_MAX)
+        snprintf(err, sizeof err, "MPI_Pack failed at setup");
+    else
+        snprintf(err, sizeof err, "MPI_Pack gives %d to %d bytes on different ranks", -range[1], range[0]);
+    modes_error(b, o, cfg, msize, only, err);
+}
 
-    /* Engine and normalized type (never timed). */
+/* mg_dt_to_mpi of the engine's type: one element of count x type with its lb
+ * and extent. Returns 0, or -1 with the reason in err. */
+static int normalized_type(const xfer *x, const mg_layout_type *lt, MPI_Datatype *norm, char *err, size_t len)
+{
+    int rc = mg_dt_to_mpi(x->dt, lt->count, norm);
+    if (rc != MG_DT_SUCCESS) {
+        *norm = MPI_DATATYPE_NULL;
+        snprintf(err, len, "mg_dt_to_mpi failed: %s", mg_dt_strerror(rc));
+        return -1;
+    }
+    MPI_Aint nlb = -1, next = -1;
+    MPI_Type_get_extent(*norm, &nlb, &next);
+    if (nlb == 0 && next == lt->info.extent) return 0;
+    snprintf(err, len, "the normalized type has lb %lld and extent %lld, not 0 and %lld", (long long)nlb,
+             (long long)next, (long long)lt->info.extent);
+    return -1;
+}
+
+/* With the engine or normalized mode: the engine's type (x->dt) and the
+ * normalized type (returned; never timed), and the normal note. A failure
+ * records errors for those modes and marks them in bad. */
+static MPI_Datatype engine_prepare(mg_bench *b, const options *o, const char *cfg, const mg_layout_type *lt, xfer *x,
+                                   int *bad)
+{
     MPI_Datatype norm = MPI_DATATYPE_NULL;
-    if (want_mode(o, MODE_ENGINE) || want_mode(o, MODE_NORMALIZED)) {
-        int ebad[NMODES] = {0};
-        char *normal = malloc(NORMAL_MAX);
-        if (!normal) MPI_Abort(MPI_COMM_WORLD, 2);
-        rc = mg_dt_from_mpi(lt.type, &x.dt);
-        if (rc != MG_DT_SUCCESS) {
-            x.dt = NULL;
-            snprintf(err, sizeof err, "mg_dt_from_mpi failed: %s", mg_dt_strerror(rc));
-            snprintf(normal, NORMAL_MAX, "(%s)", err);
+    if (!want_mode(o, MODE_ENGINE) && !want_mode(o, MODE_NORMALIZED)) return norm;
+    long long msize = x->msize;
+    int ebad[NMODES] = {0};
+    char err[512] = "", *normal = malloc(NORMAL_MAX);
+    if (!normal) MPI_Abort(MPI_COMM_WORLD, 2);
+    int rc = mg_dt_from_mpi(lt->type, &x->dt);
+    if (rc != MG_DT_SUCCESS) {
+        x->dt = NULL;
+        snprintf(err, sizeof err, "mg_dt_from_mpi failed: %s", mg_dt_strerror(rc));
+        snprintf(normal, NORMAL_MAX, "(%s)", err);
+        ebad[MODE_ENGINE] = ebad[MODE_NORMALIZED] = 1;
+    } else {
+        rc = mg_dt_describe_count(x->dt, lt->count, normal, NORMAL_MAX);
+        if (rc == MG_DT_ERR_TRUNCATED)
+            strcpy(normal + NORMAL_MAX - 16, " ...(truncated)");
+        else if (rc != MG_DT_SUCCESS)
+            snprintf(normal, NORMAL_MAX, "(mg_dt_describe_count: %s)", mg_dt_strerror(rc));
+        if (mg_dt_size(x->dt) * lt->count != msize) {
+            snprintf(err, sizeof err, "engine size %lld x count %d differs from the %lld data bytes",
+                     (long long)mg_dt_size(x->dt), lt->count, msize);
             ebad[MODE_ENGINE] = ebad[MODE_NORMALIZED] = 1;
-        } else {
-            rc = mg_dt_describe_count(x.dt, lt.count, normal, NORMAL_MAX);
-            if (rc == MG_DT_ERR_TRUNCATED)
-                strcpy(normal + NORMAL_MAX - 16, " ...(truncated)");
-            else if (rc != MG_DT_SUCCESS)
-                snprintf(normal, NORMAL_MAX, "(mg_dt_describe_count: %s)", mg_dt_strerror(rc));
-            if (mg_dt_size(x.dt) * lt.count != msize) {
-                snprintf(err, sizeof err, "engine size %lld x count %d differs from the %lld data bytes",
-                         (long long)mg_dt_size(x.dt), lt.count, msize);
-                ebad[MODE_ENGINE] = ebad[MODE_NORMALIZED] = 1;
-            } else if (want_mode(o, MODE_NORMALIZED)) {
-                MPI_Aint nlb = -1, next = -1;
-                rc = mg_dt_to_mpi(x.dt, lt.count, &norm);
-                if (rc != MG_DT_SUCCESS) {
-                    norm = MPI_DATATYPE_NULL;
-                    snprintf(err, sizeof err, "mg_dt_to_mpi failed: %s", mg_dt_strerror(rc));
-                    ebad[MODE_NORMALIZED] = 1;
-                } else {
-                    MPI_Type_get_extent(norm, &nlb, &next);
-                    if (nlb != 0 || next != L->extent) {
-                        snprintf(err, sizeof err, "the normalized type has lb %lld and extent %lld, not 0 and %lld",
-                                 (long long)nlb, (long long)next, (long long)L->extent);
-                        ebad[MODE_NORMALIZED] = 1;
-                    }
-                }
-            }
+        } else if (want_mode(o, MODE_NORMALIZED) && normalized_type(x, lt, &norm, err, sizeof err) != 0) {
+            ebad[MODE_NORMALIZED] = 1;
         }
-        mg_bench_note(b, "normal", cfg, "%s", normal);
-        free(normal);
-        modes_error(b, o, cfg, msize, ebad, err);
-        for (int i = 0; i < NMODES; i++) bad[i] |= ebad[i];
     }
+    mg_bench_note(b, "normal", cfg, "%s", normal);
+    free(normal);
+    modes_error(b, o, cfg, msize, ebad, err);
+    for (int i = 0; i < NMODES; i++) bad[i] |= ebad[i];
+    return norm;
+}
 
+/* Checks and times every requested mode that is not marked bad. */
+static void run_modes(mg_bench *b, const options *o, const char *cfg, const layout_cfg *g, xfer *x,
+                      const mg_layout_type *lt, MPI_Datatype norm, const int *bad, counters *cnt)
+{
+    char label[400];
     for (int i = 0; i < o->nmodes; i++) {
         int mode = o->modes[i];
         if (bad[mode]) continue;
-        snprintf(label, sizeof label, "%s %lld %s", cfg, msize, mode_names[mode]);
-        x.engine = mode == MODE_ENGINE;
-        x.type = mode == MODE_NORMALIZED ? norm : lt.type;
-        x.count = mode == MODE_NORMALIZED ? 1 : lt.count;
+        snprintf(label, sizeof label, "%s %d %s", cfg, x->msize, mode_names[mode]);
+        x->engine = mode == MODE_ENGINE;
+        x->type = mode == MODE_NORMALIZED ? norm : lt->type;
+        x->count = mode == MODE_NORMALIZED ? 1 : lt->count;
         mg_bench_op op = (mode == MODE_DATATYPE || mode == MODE_NORMALIZED) ? dt_ops[o->pattern] : pk_ops[o->pattern];
         cnt->checks++;
-        if (!check_mode(b, o, &g, &x, op, label)) continue;
-        if (!o->check_only && mg_bench_measure(b, label, (size_t)msize, op, &x) != MPI_SUCCESS)
+        if (!check_mode(b, o, g, x, op, label)) continue;
+        if (!o->check_only && mg_bench_measure(b, label, (size_t)x->msize, op, x) != MPI_SUCCESS)
             mg_bench_config_error(b, label, "an MPI call failed during measurement");
     }
+}
 
+static void run_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, counters *cnt)
+{
+    char cfg[320];
+    snprintf(cfg, sizeof cfg, "%s %s %ld %zu", pattern_names[o->pattern], d->label, A, m);
+    mg_layout_params p;
+    mg_layout_info info;
+    if (plan_config(b, o, d, A, n, cfg, &p, &info, cnt) != 0) return;
+    long long msize = (long long)info.data_size;
+    mg_layout_type lt;
+    if (build_config(b, o, &p, n, cfg, msize, &lt, cnt) != 0) return;
+    const mg_layout_info *L = &lt.info;
+    layout_cfg g;
+    xfer x;
+    config_alloc(b, o, &lt, &g, &x, cfg);
+    int bad[NMODES] = {0};
+    pack_setup(b, o, cfg, msize, &x, bad);
+    mg_bench_note(b, "info", cfg, "n=%ld,count=%d,k=%ld,msize=%lld,extent=%lld,packed=%d", L->n, lt.count, L->k, msize,
+                  (long long)L->extent, x.packed);
+    MPI_Datatype norm = engine_prepare(b, o, cfg, &lt, &x, bad);
+    run_modes(b, o, cfg, &g, &x, &lt, norm, bad, cnt);
     if (norm != MPI_DATATYPE_NULL) MPI_Type_free(&norm);
-    if (x.dt) mg_dt_free(x.dt);
-    free(x.sbuf);
-    free(x.rbuf);
-    free(g.expect);
-    free(x.pbuf);
-    free(x.pbuf2);
-    free(g.offs);
-    free(g.sizes);
+    config_free(&g, &x);
     mg_layout_type_free(&lt);
 }
 
@@ -493,64 +556,40 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
 /* Sizing: one n per (A, m) and layout, the same data bytes for all    */
 /* ------------------------------------------------------------------ */
 
-typedef struct {
-    int rc;
-    char err[512];
-    long unit;
-    long long unit_bytes;
-} unit_info;
-
-static void unit_of(const desc *d, long A, unit_info *u)
-{
-    mg_layout_params p;
-    u->err[0] = '\0';
-    u->rc = with_A(d, A, &p, u->err, sizeof u->err);
-    if (!u->rc) u->rc = mg_sizing_unit(&p, &u->unit, &u->unit_bytes, u->err, sizeof u->err);
-}
-
-static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, unit_info *units, counters *cnt)
+/* Every description at (A, m): n of each is round(m / common unit) common
+ * units, the common unit being that of every description valid at A.
+ * units: scratch space of o->ndescs entries. */
+static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, mg_unit *units, counters *cnt)
 {
     char cfg[320];
-    long long cb = 1; /* common unit in bytes: lcm over the layouts valid at A */
-    int overflow = 0, nvalid = 0;
-    for (int i = 0; i < o->ndescs; i++) {
-        unit_of(&o->descs[i], A, &units[i]);
-        if (units[i].rc) continue;
-        nvalid++;
-        long long ub = units[i].unit_bytes, g = mg_gcd(cb, ub);
-        if (__builtin_mul_overflow(cb / g, ub, &cb)) overflow = 1;
-    }
-    long long nunits = overflow ? 0 : ((long long)m + cb / 2) / cb;
+    long long cb, nunits;
+    int nvalid;
+    for (int i = 0; i < o->ndescs; i++) mg_unit_at(&o->descs[i].params, A, &units[i]);
+    int overflow = mg_common_unit(units, o->ndescs, NULL, &cb, &nvalid) != 0;
     for (int i = 0; i < o->ndescs; i++) {
         const desc *d = &o->descs[i];
-        const unit_info *u = &units[i];
+        const mg_unit *u = &units[i];
+        long n;
+        int rc = u->rc || overflow ? MG_SIZING_OK : mg_sizing_n(u, cb, m, &nunits, &n);
         snprintf(cfg, sizeof cfg, "%s %s %ld %zu", pattern_names[o->pattern], d->label, A, m);
-        if (u->rc) {
+        if (u->rc)
             mg_bench_note(b, "skip", cfg, "%s", u->err);
-            cnt->skipped++;
-            continue;
-        }
-        long long n;
-        if (overflow || nunits == 0) {
-            if (overflow)
-                mg_bench_note(b, "skip", cfg, "%s: the common unit of the %d layouts valid at A=%ld overflows",
-                              d->label, nvalid, A);
-            else
-                mg_bench_note(b, "skip", cfg,
-                              "%s: m=%zu bytes is less than half of the common unit of %lld bytes of the %d layouts "
-                              "valid at A=%ld",
-                              d->label, m, cb, nvalid, A);
-            cnt->skipped++;
-            continue;
-        }
-        if (__builtin_mul_overflow(nunits, cb / u->unit_bytes, &n) || __builtin_mul_overflow(n, u->unit, &n) ||
-            n > INT_MAX) {
+        else if (overflow)
+            mg_bench_note(b, "skip", cfg, "%s: the common unit of the %d layouts valid at A=%ld overflows", d->label,
+                          nvalid, A);
+        else if (rc == MG_SIZING_TOO_SMALL)
+            mg_bench_note(b, "skip", cfg,
+                          "%s: m=%zu bytes is less than half of the common unit of %lld bytes of the %d layouts "
+                          "valid at A=%ld",
+                          d->label, m, cb, nvalid, A);
+        else if (rc == MG_SIZING_TOO_LARGE)
             mg_bench_note(b, "skip", cfg, "%s: %lld units of %lld bytes need more than INT_MAX elements", d->label,
                           nunits, cb);
-            cnt->skipped++;
+        else {
+            run_config(b, o, d, A, m, n, cnt);
             continue;
         }
-        run_config(b, o, d, A, m, (long)n, cnt);
+        cnt->skipped++;
     }
 }
 
@@ -558,29 +597,67 @@ static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, unit
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
-static void usage(const mg_bench *b)
+static void usage(FILE *out)
 {
-    if (b->rank != 0) return;
-    fprintf(stderr,
+    char m[64], t[64];
+    fprintf(out,
             "usage: mpiexec -n P mg_ddtbench [options]\n"
             "  --pattern NAME        pingpong (default; P >= 2, ranks >= 2 only synchronize), bcast, allgather\n"
             "  --layouts 'SPEC;...'  layout descriptions without A, e.g. 'tiled;tiled-struct S1=2 S2=3'\n"
-            "                        (default contiguous;tiled;block;bucket;alternating; see --list)\n"
-            "  --A LIST              blocksizes A (default 2,10,100,1000,1024,10000)\n"
-            "  --sizes LIST          data sizes m in bytes, k/m = KiB/MiB (default 3200,2560000)\n"
-            "  --modes LIST          datatype (default), pack, engine, normalized\n"
-            "  --type NAME           basic type of specs without type=: int (default), char, short, double\n"
+            "                        (default " DEFAULT_LAYOUTS "; see --list)\n"
+            "  --A LIST              blocksizes A (default " DEFAULT_A ")\n"
+            "  --sizes LIST          data sizes m in bytes, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES ")\n"
+            "  --modes LIST          %s (default datatype)\n"
+            "  --type NAME           basic type of specs without type=: %s (default " DEFAULT_TYPE ")\n"
             "  --root R              root of bcast (default 0)\n"
-            "  --max-memory BYTES    skip configurations whose buffers need more per rank (default 1g; k/m/g)\n"
+            "  --max-memory BYTES    skip configurations whose buffers need more per rank (default " DEFAULT_MEMORY
+            "; k/m/g)\n"
             "  --check-only          check the data of every configuration and mode, time nothing\n"
-            "  --corrupt             testing aid: flip one received byte in every check, so that all fail\n"
-            "  --list                list the layouts of the catalog\n"
-            "%s",
-            mg_bench_common_usage());
+            "  --corrupt             testing aid: flip one received byte in every check, so that all fail\n",
+            mg_join_names(mode_names, NMODES, ", ", m, sizeof m), mg_join_names(type_names, NTYPES, ", ", t, sizeof t));
 }
 
-/* "tiled  variant=2 " -> "tiled:variant=2"; returns 0 if the spec is empty. */
-static int make_label(const char *spec, char *out, size_t len)
+static void list(mg_json *j, const mg_bench *b)
+{
+    (void)b;
+    const char *names[MAX_DESCS];
+    int nk = mg_layouts_count();
+    mg_json_strings(j, "patterns", pattern_names, NPATTERNS);
+    mg_json_strings(j, "modes", mode_names, NMODES);
+    mg_json_object(j, "types");
+    for (int t = 0; t < MG_LAYOUT_NBASIC; t++) {
+        const char *name = mg_layout_basic_name((mg_layout_basic)t);
+        for (int k = 0; k < NTYPES; k++)
+            if (strcmp(name, type_names[k]) == 0) {
+                mg_layout_params p;
+                mg_layout_info L;
+                mg_layout_params_init(&p, MG_LAYOUT_CONTIGUOUS);
+                mg_layout_params_set(&p, MG_LAYOUT_P_TYPE, t, NULL, 0);
+                mg_json_long(j, name, mg_layout_check(&p, 0, &L, NULL, 0) == MG_LAYOUT_OK ? L.elem_size : -1);
+            }
+    }
+    mg_json_close(j);
+    for (int k = 0; k < nk; k++) names[k] = mg_layouts_get(k)->name;
+    mg_json_strings(j, "layouts", names, nk);
+    mg_json_object(j, "defaults");
+    mg_json_string(j, "pattern", pattern_names[PAT_PINGPONG]);
+    char layouts[] = DEFAULT_LAYOUTS, *save = NULL;
+    int nl = 0;
+    for (char *t = strtok_r(layouts, ";", &save); t && nl < MAX_DESCS; t = strtok_r(NULL, ";", &save)) names[nl++] = t;
+    mg_json_strings(j, "layouts", names, nl);
+    mg_json_long_list(j, "A", DEFAULT_A);
+    mg_json_size_list(j, "sizes", DEFAULT_SIZES);
+    mg_json_strings(j, "modes", &mode_names[MODE_DATATYPE], 1);
+    mg_json_string(j, "type", DEFAULT_TYPE);
+    mg_json_long(j, "root", 0);
+    size_t bytes = 0;
+    mg_parse_size(DEFAULT_MEMORY, &bytes);
+    mg_json_long(j, "max_memory", (long long)bytes);
+    mg_json_close(j);
+}
+
+/* "tiled  variant=2" -> "tiled:variant=2". */
+static void make_label(const char *spec, char *out, size_t len)
 {
     size_t pos = 0;
     const char *s = spec;
@@ -594,7 +671,6 @@ static int make_label(const char *spec, char *out, size_t len)
         s += word;
     }
     out[pos] = '\0';
-    return pos > 0;
 }
 
 static int add_desc(mg_bench *b, options *o, const char *spec)
@@ -604,14 +680,12 @@ static int add_desc(mg_bench *b, options *o, const char *spec)
         return -1;
     }
     desc *d = &o->descs[o->ndescs];
-    while (*spec == ' ' || *spec == '\t') spec++;
     if (strlen(spec) >= sizeof d->spec) {
         mg_bench_error(b, "layout spec '%.40s...' is too long (at most %zu characters)", spec, sizeof d->spec - 1);
         return -1;
     }
     snprintf(d->spec, sizeof d->spec, "%s", spec);
-    for (size_t l = strlen(d->spec); l > 0 && strchr(" \t\n\r", d->spec[l - 1]); l--) d->spec[l - 1] = '\0';
-    if (!make_label(d->spec, d->label, sizeof d->label)) return 0; /* empty entry, e.g. a trailing ';' */
+    make_label(d->spec, d->label, sizeof d->label);
     for (const char *t = d->label; t; t = strchr(t, ':')) {
         if (*t == ':') t++;
         if ((t[0] == 'A' || t[0] == 'a') && t[1] == '=') {
@@ -629,97 +703,78 @@ static int add_desc(mg_bench *b, options *o, const char *spec)
             mg_bench_error(b, "layout '%s' is given twice", d->spec);
             return -1;
         }
-    const mg_layout_desc *dd = mg_layouts_get(d->params.kind);
-    d->takes_A = (dd->params & MG_LAYOUT_BIT(MG_LAYOUT_P_A)) != 0;
-    if ((dd->params & MG_LAYOUT_BIT(MG_LAYOUT_P_TYPE)) && !(d->params.given & MG_LAYOUT_BIT(MG_LAYOUT_P_TYPE)))
-        mg_layout_params_set(&d->params, MG_LAYOUT_P_TYPE, o->basic, NULL, 0);
+    mg_unit u;
+    if (mg_desc_complete(&d->params, (int)o->basic, o->A, o->nA, &u) != 0) {
+        mg_bench_error(b, "layout '%s' is invalid for every A: %s", d->spec, u.err);
+        return -1;
+    }
     o->ndescs++;
     return 0;
 }
 
-static int fail_opt(mg_bench *b, options *o)
+typedef struct {
+    mg_bench *b;
+    options *o;
+} adder;
+
+static int add_spec(void *ctx, const char *spec)
 {
-    free(o->descs);
-    mg_bench_end(b);
-    return 2;
+    adder *a = ctx;
+    return add_desc(a->b, a->o, spec);
 }
 
-static int parse_options(mg_bench *b, options *o, int argc, char **argv, const char **args, int *done)
+/* --layouts. */
+static int read_layouts(mg_bench *b, options *o)
 {
-    /* args: pattern, layouts, A, sizes, modes, type, root, max-memory */
-    static const char *const valued[] = {"--pattern", "--layouts", "--A",    "--sizes",
-                                         "--modes",   "--type",    "--root", "--max-memory"};
-    for (int i = 1; i < argc; i++) {
-        int r = mg_bench_option(b, argc, argv, &i);
-        if (r > 0) continue;
-        if (r < 0) return -1;
-        const char *opt = argv[i];
-        const char *val;
-        int known = mg_bench_valued_option(b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
-        if (known == -2) return -1;
-        if (known >= 0) {
-            args[known] = val;
-        } else if (strcmp(opt, "--check-only") == 0) {
-            o->check_only = 1;
-        } else if (strcmp(opt, "--corrupt") == 0) {
-            o->corrupt = 1;
-        } else if (strcmp(opt, "--list") == 0) {
-            if (b->rank == 0) {
-                char *buf = malloc(1 << 16);
-                if (buf && mg_layouts_list(buf, 1 << 16) == MG_LAYOUT_OK) fputs(buf, stdout);
-                free(buf);
-            }
-            *done = 1;
-            return 0;
-        } else if (strcmp(opt, "--help") == 0) {
-            usage(b);
-            *done = 1;
-            return 0;
-        } else {
-            mg_bench_error(b, "unknown option '%s' (try --help)", opt);
-            return -1;
-        }
+    adder a = {b, o};
+    int n = mg_each_spec(o->layouts_arg, add_spec, &a);
+    if (n == 0) mg_bench_error(b, "empty --layouts '%s'", o->layouts_arg);
+    return n > 0 ? 0 : -1;
+}
+
+/* --pattern, --type, --root, --max-memory; 0, or -1 after the message. */
+static int read_choices(mg_bench *b, options *o)
+{
+    char known[64];
+    o->pattern = -1;
+    for (int k = 0; k < NPATTERNS; k++)
+        if (strcmp(o->pattern_arg, pattern_names[k]) == 0) o->pattern = k;
+    if (o->pattern < 0) {
+        mg_bench_error(b, "unknown --pattern '%s' (known: %s)", o->pattern_arg,
+                       mg_join_names(pattern_names, NPATTERNS, ", ", known, sizeof known));
+        return -1;
+    }
+    o->basic = -1;
+    for (int k = 0; k < NTYPES; k++)
+        if (strcmp(o->type_arg, type_names[k]) == 0)
+            for (int t = 0; t < MG_LAYOUT_NBASIC; t++)
+                if (strcmp(mg_layout_basic_name((mg_layout_basic)t), o->type_arg) == 0) o->basic = t;
+    if (o->basic < 0) {
+        mg_bench_error(b, "unknown --type '%s' (known: %s)", o->type_arg,
+                       mg_join_names(type_names, NTYPES, ", ", known, sizeof known));
+        return -1;
+    }
+    if (mg_parse_int(o->root_arg, 0, b->size - 1, &o->root) != 0) {
+        mg_bench_error(b, "bad --root '%s': expected a rank from 0 to %d", o->root_arg, b->size - 1);
+        return -1;
+    }
+    if (mg_parse_size(o->mem_arg, &o->max_memory) != 0 || o->max_memory == 0) {
+        mg_bench_error(b, "bad --max-memory '%s': expected a byte count above 0, k/m/g = KiB/MiB/GiB", o->mem_arg);
+        return -1;
     }
     return 0;
 }
 
-static int validate(mg_bench *b, options *o, const char **args)
+/* --A, --sizes, --modes; 0, or -1 after the message. */
+static int read_lists(mg_bench *b, options *o)
 {
-    const char *pattern_arg = args[0], *layouts_arg = args[1], *A_arg = args[2], *sizes_arg = args[3],
-               *modes_arg = args[4], *type_arg = args[5], *root_arg = args[6], *mem_arg = args[7];
-    o->pattern = -1;
-    for (int k = 0; k < NPATTERNS; k++)
-        if (strcmp(pattern_arg, pattern_names[k]) == 0) o->pattern = k;
-    if (o->pattern < 0) {
-        mg_bench_error(b, "unknown --pattern '%s' (known: pingpong, bcast, allgather)", pattern_arg);
+    if (mg_parse_long_list(o->A_arg, o->A, MAX_LIST, &o->nA, 1) != 0) {
+        mg_bench_error(b, "bad --A '%s': expected comma-separated blocksizes >= 1 (at most %d)", o->A_arg, MAX_LIST);
         return -1;
     }
-    o->basic = -1;
-    for (size_t k = 0; k < NTYPES; k++)
-        if (strcmp(type_arg, type_names[k]) == 0)
-            for (int t = 0; t < MG_LAYOUT_NBASIC; t++)
-                if (strcmp(mg_layout_basic_name((mg_layout_basic)t), type_arg) == 0) o->basic = t;
-    if (o->basic < 0) {
-        mg_bench_error(b, "unknown --type '%s' (known: int, char, short, double)", type_arg);
-        return -1;
-    }
-    int root;
-    if (mg_parse_int(root_arg, 0, b->size - 1, &root) != 0) {
-        mg_bench_error(b, "bad --root '%s': expected a rank from 0 to %d", root_arg, b->size - 1);
-        return -1;
-    }
-    o->root = root;
-    if (mg_parse_bytes(mem_arg, &o->max_memory) != 0) {
-        mg_bench_error(b, "bad --max-memory '%s': expected a byte count, k/m/g = KiB/MiB/GiB", mem_arg);
-        return -1;
-    }
-    if (mg_parse_long_list(A_arg, o->A, MAX_LIST, &o->nA, 1) != 0) {
-        mg_bench_error(b, "bad --A '%s': expected comma-separated blocksizes >= 1 (at most %d)", A_arg, MAX_LIST);
-        return -1;
-    }
-    if (mg_parse_size_list(sizes_arg, o->sizes, MAX_LIST, &o->nsizes) != 0) {
-        mg_bench_error(b, "bad --sizes '%s': expected comma-separated byte counts, k/m = KiB/MiB (at most %d)",
-                       sizes_arg, MAX_LIST);
+    if (mg_parse_size_list(o->sizes_arg, o->sizes, MAX_LIST, &o->nsizes) != 0) {
+        mg_bench_error(b, "bad --sizes '%s': expected comma-separated byte counts, k/m/g = KiB/MiB/GiB (at most %d)",
+                       o->sizes_arg, MAX_LIST);
         return -1;
     }
     for (int s = 0; s < o->nsizes; s++)
@@ -727,110 +782,107 @@ static int validate(mg_bench *b, options *o, const char **args)
             mg_bench_error(b, "bad --sizes value %zu: sizes must be between 1 and %d bytes", o->sizes[s], INT_MAX);
             return -1;
         }
-    if ((o->nmodes = mg_parse_names(b, "mode", modes_arg, mode_names, NMODES, o->modes)) < 0) return -1;
-
-    char *copy = strdup(layouts_arg), *save = NULL;
-    if (!copy) MPI_Abort(MPI_COMM_WORLD, 2);
-    for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
-        if (add_desc(b, o, tok) != 0) {
-            free(copy);
-            return -1;
-        }
-    free(copy);
-    if (o->ndescs == 0) {
-        mg_bench_error(b, "empty --layouts '%s'", layouts_arg);
-        return -1;
-    }
-    /* A description that breaks a rule for every A is a mistake in the spec. */
-    for (int i = 0; i < o->ndescs; i++) {
-        unit_info u;
-        int ok = 0;
-        for (int a = 0; a < o->nA && !ok; a++) {
-            unit_of(&o->descs[i], o->A[a], &u);
-            ok = u.rc == MG_LAYOUT_OK;
-        }
-        if (!ok) {
-            mg_bench_error(b, "layout '%s' is invalid for every A: %s", o->descs[i].spec, u.err);
-            return -1;
-        }
-    }
-    if (o->pattern == PAT_PINGPONG && b->size < 2) {
-        mg_bench_error(b, "the ping-pong needs at least 2 processes (got %d)", b->size);
-        return -1;
-    }
-    if (o->corrupt && o->pattern == PAT_BCAST && b->size < 2) {
-        mg_bench_error(b, "--corrupt with bcast needs a rank that receives: at least 2 processes (got %d)", b->size);
-        return -1;
-    }
-    return 0;
+    o->nmodes = mg_parse_names(b, "mode", o->modes_arg, mode_names, NMODES, o->modes);
+    return o->nmodes < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Driver                                                              */
 /* ------------------------------------------------------------------ */
 
+/* The command line: MG_ARGS_RUN, or the exit status. */
+static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
+{
+    const mg_opt opts[] = {
+        {"--pattern", MG_OPT_VALUE, &o->pattern_arg, 0, NULL},
+        {"--layouts", MG_OPT_VALUE, &o->layouts_arg, 0, NULL},
+        {"--A", MG_OPT_VALUE, &o->A_arg, 0, NULL},
+        {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL},
+        {"--modes", MG_OPT_VALUE, &o->modes_arg, 0, NULL},
+        {"--type", MG_OPT_VALUE, &o->type_arg, 0, NULL},
+        {"--root", MG_OPT_VALUE, &o->root_arg, 0, NULL},
+        {"--max-memory", MG_OPT_VALUE, &o->mem_arg, 0, NULL},
+        {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
+        {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL},
+    };
+    const mg_cli cli = {"mg_ddtbench", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
+    int st = mg_bench_args(b, &cli, argc, argv);
+    if (st != MG_ARGS_RUN) return st;
+    if (read_choices(b, o) != 0 || read_lists(b, o) != 0 || read_layouts(b, o) != 0) return 2;
+    if (o->pattern == PAT_PINGPONG && b->size < 2) {
+        mg_bench_error(b, "the ping-pong needs at least 2 processes (got %d)", b->size);
+        return 2;
+    }
+    if (o->corrupt && o->pattern == PAT_BCAST && b->size < 2) {
+        mg_bench_error(b, "--corrupt with bcast needs a rank that receives: at least 2 processes (got %d)", b->size);
+        return 2;
+    }
+    return MG_ARGS_RUN;
+}
+
+static void write_header(mg_bench *b, const options *o)
+{
+    char list[8192];
+    size_t pos = 0;
+    list[0] = '\0';
+    for (int i = 0; i < o->ndescs && pos < sizeof list; i++)
+        pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s%s", i ? ";" : "", o->descs[i].label);
+    mg_bench_param(b, "pattern", "%s", pattern_names[o->pattern]);
+    mg_bench_param(b, "layouts", "%s", list);
+    mg_bench_param(b, "A", "%s", o->A_arg);
+    mg_bench_param(b, "sizes", "%s", o->sizes_arg);
+    mg_bench_param(b, "modes", "%s", o->modes_arg);
+    mg_bench_param(b, "type", "%s", o->type_arg);
+    mg_bench_param(b, "root", "%d", o->root);
+    mg_bench_param(b, "max_memory", "%zu", o->max_memory);
+    mg_bench_param(b, "check_only", "%d", o->check_only);
+    if (o->corrupt) mg_bench_param(b, "corrupt", "1");
+    if (mg_bench_begin(b, "pattern layout A m msize mode") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* t_nrep1 (estimate mode): the pattern on 1 MPI_BYTE, after a warm-up exchange. */
+static void calibrate(mg_bench *b, const options *o)
+{
+    unsigned char one = 1, *all = calloc((size_t)b->size, 1);
+    if (!all) MPI_Abort(MPI_COMM_WORLD, 2);
+    xfer cx = {.rank = b->rank,
+               .size = b->size,
+               .root = o->root,
+               .comm = MPI_COMM_WORLD,
+               .type = MPI_BYTE,
+               .count = 1,
+               .sbuf = &one,
+               .rbuf = all,
+               .ext = 1};
+    if (dt_ops[o->pattern](&cx) != MPI_SUCCESS || mg_bench_calibrate(b, dt_ops[o->pattern], &cx) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    free(all);
+}
+
 static int run(int argc, char **argv)
 {
     mg_bench b;
     mg_bench_init(&b, "ddtbench", MPI_COMM_WORLD);
-    const char *args[] = {"pingpong",
-                          "contiguous;tiled;block;bucket;alternating",
-                          "2,10,100,1000,1024,10000",
-                          "3200,2560000",
-                          "datatype",
-                          "int",
-                          "0",
-                          "1g"};
-    options o;
-    memset(&o, 0, sizeof o);
+    options o = {.pattern_arg = "pingpong",
+                 .layouts_arg = DEFAULT_LAYOUTS,
+                 .A_arg = DEFAULT_A,
+                 .sizes_arg = DEFAULT_SIZES,
+                 .modes_arg = "datatype",
+                 .type_arg = DEFAULT_TYPE,
+                 .root_arg = "0",
+                 .mem_arg = DEFAULT_MEMORY};
     o.descs = calloc(MAX_DESCS, sizeof *o.descs);
     if (!o.descs) MPI_Abort(MPI_COMM_WORLD, 2);
-    int done = 0;
-    if (parse_options(&b, &o, argc, argv, args, &done) != 0) return fail_opt(&b, &o);
-    if (done) {
+    int st = read_command_line(&b, &o, argc, argv);
+    if (st != MG_ARGS_RUN) {
         free(o.descs);
-        mg_bench_end(&b);
-        return 0;
+        return mg_bench_quit(&b, st);
     }
-    if (validate(&b, &o, args) != 0) return fail_opt(&b, &o);
-
-    char list[8192];
-    size_t pos = 0;
-    list[0] = '\0';
-    for (int i = 0; i < o.ndescs && pos < sizeof list; i++)
-        pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s%s", i ? ";" : "", o.descs[i].label);
-    mg_bench_param(&b, "pattern", "%s", pattern_names[o.pattern]);
-    mg_bench_param(&b, "layouts", "%s", list);
-    mg_bench_param(&b, "A", "%s", args[2]);
-    mg_bench_param(&b, "sizes", "%s", args[3]);
-    mg_bench_param(&b, "modes", "%s", args[4]);
-    mg_bench_param(&b, "type", "%s", args[5]);
-    mg_bench_param(&b, "root", "%d", o.root);
-    mg_bench_param(&b, "max_memory", "%zu", o.max_memory);
-    mg_bench_param(&b, "check_only", "%d", o.check_only);
-    if (o.corrupt) mg_bench_param(&b, "corrupt", "1");
-    if (mg_bench_begin(&b, "pattern layout A m msize mode") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
-
-    /* t_nrep1 (estimate mode): the pattern on 1 MPI_BYTE, after a warm-up exchange. */
-    if (!o.check_only) {
-        unsigned char one = 1, *all = calloc((size_t)b.size, 1);
-        if (!all) MPI_Abort(MPI_COMM_WORLD, 2);
-        xfer cx = {.rank = b.rank,
-                   .size = b.size,
-                   .root = o.root,
-                   .comm = MPI_COMM_WORLD,
-                   .type = MPI_BYTE,
-                   .count = 1,
-                   .sbuf = &one,
-                   .rbuf = all,
-                   .ext = 1};
-        if (dt_ops[o.pattern](&cx) != MPI_SUCCESS || mg_bench_calibrate(&b, dt_ops[o.pattern], &cx) != MPI_SUCCESS)
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        free(all);
-    }
+    write_header(&b, &o);
+    if (!o.check_only) calibrate(&b, &o);
 
     counters cnt = {0, 0, 0};
-    unit_info *units = calloc((size_t)o.ndescs, sizeof *units);
+    mg_unit *units = calloc((size_t)o.ndescs, sizeof *units);
     if (!units) MPI_Abort(MPI_COMM_WORLD, 2);
     for (int s = 0; s < o.nsizes && !b.calibrate_only; s++)
         for (int a = 0; a < o.nA; a++) run_grid_point(&b, &o, o.A[a], o.sizes[s], units, &cnt);
@@ -843,10 +895,4 @@ static int run(int argc, char **argv)
     return mg_bench_end(&b);
 }
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    int status = run(argc, argv);
-    MPI_Finalize();
-    return status;
-}
+int main(int argc, char **argv) { return mg_bench_main(argc, argv, run); }

@@ -12,9 +12,10 @@
 #include "bench_util.h"
 #include "layouts.h"
 #include "mg_bench.h"
+#include "mg_options.h"
+#include "mg_size.h"
 #include "mpiguide/dt.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -27,8 +28,15 @@
 #define LINE       64
 #define NORMAL_MAX 8192
 
+/* The defaults of the options (--help and --list print them). */
+#define DEFAULT_A      "2,10,100,1000,1024,10000"
+#define DEFAULT_SIZES  "3200,2560000,64000000"
+#define DEFAULT_COMMIT "10,1000,1000000"
+#define DEFAULT_TYPE   "int"
+#define DEFAULT_SPAN   "1g"
+
 /* ------------------------------------------------------------------ */
-/* Methods, directions, geometries                                     */
+/* Methods, directions, geometries, default descriptions               */
 /* ------------------------------------------------------------------ */
 
 enum { M_ENGINE, M_MPI, M_NORMALIZED, M_HAND, M_MEMCPY, NMETHODS };
@@ -36,72 +44,62 @@ static const char *const method_names[NMETHODS] = {"engine", "mpi", "normalized"
 enum { D_PACK, D_UNPACK, NDIRS };
 static const char *const dir_names[NDIRS] = {"pack", "unpack"};
 
-/* Memory layout families: every description of one layout shares its geometry. */
+/* The geometries of the catalog (mg_layout_geometry) that have a hand-written
+ * loop here; every description of one layout shares its geometry. A layout of
+ * another geometry is an error when it is asked for, never measured as
+ * something else. */
 typedef enum { G_CONTIG, G_TILED, G_BLOCK, G_BUCKET, G_ALT, G_ALT_B2A2, G_ROWCOL, G_HETERO, NGEOS } geo_kind;
 static const char *const geo_names[NGEOS] = {"contiguous",       "tiled",  "block",        "bucket", "alternating",
                                              "alternating-b2a2", "rowcol", "heterogeneous"};
 
-static geo_kind geo_of(mg_layout_kind k, long sub)
+static int geo_of(const char *geometry)
 {
-    switch (k) {
-    case MG_LAYOUT_CONTIGUOUS: return G_CONTIG;
-    case MG_LAYOUT_TILED:
-    case MG_LAYOUT_TILED_STRUCT:
-    case MG_LAYOUT_TILED_VECTOR:
-    case MG_LAYOUT_VECTOR_TILED: return G_TILED;
-    case MG_LAYOUT_BLOCK:
-    case MG_LAYOUT_BLOCK_INDEXED: return G_BLOCK;
-    case MG_LAYOUT_BUCKET: return G_BUCKET;
-    case MG_LAYOUT_ALTERNATING:
-    case MG_LAYOUT_ALTERNATING_INDEXED: return G_ALT;
-    case MG_LAYOUT_ALTERNATING_REPEATED:
-    case MG_LAYOUT_ALTERNATING_STRUCT: return G_ALT_B2A2;
-    case MG_LAYOUT_ROWCOL_FULLY_INDEXED:
-    case MG_LAYOUT_ROWCOL_CONTIGUOUS_AND_INDEXED:
-    case MG_LAYOUT_ROWCOL_STRUCT: return G_ROWCOL;
-    case MG_LAYOUT_TILED_HETEROGENEOUS: return G_HETERO;
-    case MG_LAYOUT_CONTIGUOUS_SUBTYPE: return geo_of((mg_layout_kind)sub, 0);
-    default: return G_CONTIG;
-    }
+    for (int g = 0; g < NGEOS; g++)
+        if (geometry && strcmp(geometry, geo_names[g]) == 0) return g;
+    return -1;
 }
 
-/* The default descriptions: every layout of the catalog, Alternating in
- * Variant 1 (the catalog's default), Contiguous-subtype over each basic layout,
- * Tiled-struct with S1=2, S2=3. */
-typedef struct {
-    const char *label; /* layout column */
-    const char *spec;
-} default_desc;
+/* The default descriptions come from the catalog: every layout in catalog
+ * order with the catalog's defaults (Alternating in Variant 1), Contiguous-
+ * subtype over each layout that may be its sub, and these parameters. */
+static const struct {
+    const char *layout, *params;
+} default_params[] = {{"tiled-struct", "S1=2 S2=3"}};
 
-static const default_desc default_descs[] = {
-    {"contiguous", "contiguous"},
-    {"tiled", "tiled"},
-    {"block", "block"},
-    {"bucket", "bucket"},
-    {"alternating", "alternating"},
-    {"tiled-heterogeneous", "tiled-heterogeneous"},
-    {"contiguous-subtype:tiled", "contiguous-subtype sub=tiled"},
-    {"contiguous-subtype:block", "contiguous-subtype sub=block"},
-    {"contiguous-subtype:bucket", "contiguous-subtype sub=bucket"},
-    {"contiguous-subtype:alternating", "contiguous-subtype sub=alternating"},
-    {"tiled-struct", "tiled-struct S1=2 S2=3"},
-    {"tiled-vector", "tiled-vector"},
-    {"vector-tiled", "vector-tiled"},
-    {"block-indexed", "block-indexed"},
-    {"alternating-indexed", "alternating-indexed"},
-    {"alternating-repeated", "alternating-repeated"},
-    {"alternating-struct", "alternating-struct"},
-    {"rowcol-fully-indexed", "rowcol-fully-indexed"},
-    {"rowcol-contiguous-and-indexed", "rowcol-contiguous-and-indexed"},
-    {"rowcol-struct", "rowcol-struct"},
-};
-#define NDEFAULTS (sizeof default_descs / sizeof *default_descs)
+typedef struct {
+    char spec[96];  /* for mg_layout_parse */
+    char label[96]; /* layout column */
+} named_spec;
+
+/* Fills out[0..max-1] with the default descriptions; returns their number. */
+static int default_descs(named_spec *out, int max)
+{
+    int n = 0;
+    for (int k = 0; k < mg_layouts_count() && n < max; k++) {
+        const mg_layout_desc *d = mg_layouts_get(k);
+        if (d->params & MG_LAYOUT_BIT(MG_LAYOUT_P_SUB)) {
+            for (int s = 0; s < mg_layouts_count() && n < max; s++) {
+                if (!mg_layout_is_sub((mg_layout_kind)s)) continue;
+                named_spec *o = &out[n++];
+                snprintf(o->spec, sizeof o->spec, "%s sub=%s", d->name, mg_layouts_get(s)->name);
+                snprintf(o->label, sizeof o->label, "%s:%s", d->name, mg_layouts_get(s)->name);
+            }
+            continue;
+        }
+        const char *extra = "";
+        for (size_t i = 0; i < sizeof default_params / sizeof *default_params; i++)
+            if (strcmp(default_params[i].layout, d->name) == 0) extra = default_params[i].params;
+        named_spec *o = &out[n++];
+        snprintf(o->spec, sizeof o->spec, "%s%s%s", d->name, *extra ? " " : "", extra);
+        snprintf(o->label, sizeof o->label, "%s", d->name);
+    }
+    return n;
+}
 
 typedef struct {
     char label[128];         /* layout column: name[:sub][:k=v,...] */
     mg_layout_params params; /* as given (no A); --type applied */
     geo_kind geo;
-    int takes_A;
 } desc;
 
 /* ------------------------------------------------------------------ */
@@ -424,12 +422,6 @@ static void cfg_free(cfg_ctx *c)
 }
 
 /* ------------------------------------------------------------------ */
-/* Keyed header lines                                                  */
-/* ------------------------------------------------------------------ */
-
-/* Writes `#@key[label]=value` on rank 0 (value on one line). The core has no
- * public helper for keyed lines yet, so this writes to b->out directly. */
-/* ------------------------------------------------------------------ */
 /* Checks                                                              */
 /* ------------------------------------------------------------------ */
 
@@ -460,16 +452,24 @@ static const char *mpi_err(int rc, char *buf)
     return buf;
 }
 
-/* Packs src with every method but memcpy, compares the streams with MPI_Pack's
- * (ref), and checks MPI_Pack's stream against the catalog's element offsets.
- * Then unpacks ref with every method into a guard-filled buffer and checks
- * that each element landed at its offset and nothing else was written. */
-static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const MPI_Aint *offs, const int *sizes)
+/* Where the data of one configuration lies, by the catalog. */
+typedef struct {
+    const mg_layout_info *L;
+    MPI_Aint *offs;
+    int *sizes; /* per element, mixed element types only */
+} layout_map;
+
+static size_t elem_bytes(const layout_map *g, long i)
+{
+    return g->sizes ? (size_t)g->sizes[i] : (size_t)g->L->elem_size;
+}
+
+/* MPI_Pack's stream of src into c->ref, checked against the catalog's element
+ * offsets; if MPI_Pack fails, ref is built from the catalog instead so that
+ * the other methods are still checked. */
+static void check_reference(checker *k, cfg_ctx *c, const layout_map *g)
 {
     char e[MPI_MAX_ERROR_STRING];
-    long n = L->n;
-
-    /* Reference: MPI_Pack. */
     memset(c->ref, GUARD, c->packcap);
     int pos = 0;
     int rc = MPI_Pack(c->src, c->count, c->type, c->ref, (int)c->packcap, &pos, MPI_COMM_SELF);
@@ -478,34 +478,44 @@ static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const 
         check_fail(k, M_MPI, D_PACK, "MPI_Pack failed: %s", mpi_err(rc, e));
     else if ((size_t)pos != c->data)
         check_fail(k, M_MPI, D_PACK, "MPI_Pack wrote %d bytes, the layout has %zu data bytes", pos, c->data);
-    /* ... against the catalog, element by element. */
     size_t sp = 0;
-    for (long i = 0; i < n && ref_ok; i++) {
-        size_t sz = sizes ? (size_t)sizes[i] : (size_t)L->elem_size;
-        if (memcmp(c->ref + sp, c->src + offs[i], sz) != 0) {
-            long long j = mg_first_diff(c->ref + sp, c->src + offs[i], sz);
+    for (long i = 0; i < g->L->n && ref_ok; i++) {
+        size_t sz = elem_bytes(g, i);
+        if (memcmp(c->ref + sp, c->src + g->offs[i], sz) != 0) {
+            long long j = mg_first_diff(c->ref + sp, c->src + g->offs[i], sz);
             check_fail(k, M_MPI, D_PACK,
                        "MPI_Pack stream differs from the layout's offsets at stream byte %lld (element %ld at "
                        "buffer offset %lld)",
-                       (long long)sp + j, i, (long long)offs[i]);
+                       (long long)sp + j, i, (long long)g->offs[i]);
             break;
         }
         sp += sz;
     }
-    if (!ref_ok) { /* build the reference from the catalog so the other methods are still checked */
-        sp = 0;
-        for (long i = 0; i < n; i++) {
-            size_t sz = sizes ? (size_t)sizes[i] : (size_t)L->elem_size;
-            memcpy(c->ref + sp, c->src + offs[i], sz);
-            sp += sz;
-        }
+    if (ref_ok) return;
+    sp = 0;
+    for (long i = 0; i < g->L->n; i++) {
+        memcpy(c->ref + sp, c->src + g->offs[i], elem_bytes(g, i));
+        sp += elem_bytes(g, i);
     }
+}
 
-    /* Pack with the other methods, compare with the reference. */
+/* Whether method m can run on this configuration (the engine and the
+ * normalized type exist). */
+static int method_ready(const cfg_ctx *c, int m)
+{
+    if (m == M_ENGINE) return c->t != NULL;
+    if (m == M_NORMALIZED) return c->norm != MPI_DATATYPE_NULL;
+    return 1;
+}
+
+/* Packs src with every method but MPI_Pack and memcpy; compares with ref. */
+static void check_packs(checker *k, cfg_ctx *c)
+{
+    char e[MPI_MAX_ERROR_STRING];
     for (int m = M_ENGINE; m <= M_HAND; m++) {
-        if (m == M_MPI || (m != M_HAND && !(m == M_ENGINE ? c->t != NULL : c->norm != MPI_DATATYPE_NULL))) continue;
+        if (m == M_MPI || !method_ready(c, m)) continue;
         memset(c->packed, GUARD, c->packcap);
-        rc = ops[m][D_PACK](c);
+        int rc = ops[m][D_PACK](c);
         if (rc != MPI_SUCCESS) {
             check_fail(k, m, D_PACK, "%s",
                        m == M_ENGINE ? "mg_dt_pack failed or packed a short stream" : mpi_err(rc, e));
@@ -518,27 +528,32 @@ static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const 
         else if (c->packcap > c->data && c->packed[c->data] != GUARD)
             check_fail(k, m, D_PACK, "wrote past the %zu data bytes of the stream", c->data);
     }
+}
 
-    /* Unpack the reference with every method. */
+/* Unpacks ref with every method but memcpy into a guard-filled buffer: each
+ * element must land at its offset and nothing else may be written. */
+static void check_unpacks(checker *k, cfg_ctx *c, const layout_map *g)
+{
+    char e[MPI_MAX_ERROR_STRING];
     for (int m = M_ENGINE; m <= M_HAND; m++) {
-        if (m != M_HAND && m != M_MPI && !(m == M_ENGINE ? c->t != NULL : c->norm != MPI_DATATYPE_NULL)) continue;
+        if (!method_ready(c, m)) continue;
         memset(c->dst, GUARD, c->span);
-        rc = ops[m][D_UNPACK](c);
+        int rc = ops[m][D_UNPACK](c);
         if (rc != MPI_SUCCESS) {
             check_fail(k, m, D_UNPACK, "%s",
                        m == M_ENGINE ? "mg_dt_unpack failed or consumed a short stream" : mpi_err(rc, e));
             continue;
         }
         int bad = 0;
-        for (long i = 0; i < n && !bad; i++) {
-            size_t sz = sizes ? (size_t)sizes[i] : (size_t)L->elem_size;
-            if (memcmp(c->dst + offs[i], c->src + offs[i], sz) != 0) {
-                long long j = mg_first_diff(c->dst + offs[i], c->src + offs[i], sz);
+        for (long i = 0; i < g->L->n && !bad; i++) {
+            size_t sz = elem_bytes(g, i);
+            if (memcmp(c->dst + g->offs[i], c->src + g->offs[i], sz) != 0) {
+                long long j = mg_first_diff(c->dst + g->offs[i], c->src + g->offs[i], sz);
                 check_fail(k, m, D_UNPACK, "element %ld differs from the original at buffer byte %lld", i,
-                           (long long)offs[i] + j);
+                           (long long)g->offs[i] + j);
                 bad = 1;
             }
-            memset(c->dst + offs[i], GUARD, sz);
+            memset(c->dst + g->offs[i], GUARD, sz);
         }
         if (bad) continue;
         for (size_t i = 0; i < c->span; i++)
@@ -550,15 +565,14 @@ static void check_config(checker *k, cfg_ctx *c, const mg_layout_info *L, const 
 }
 
 /* Distinct 64-byte lines holding data, with the buffer 64-byte aligned. */
-static long long touched_bytes(const mg_layout_info *L, const MPI_Aint *offs, const int *sizes, size_t span)
+static long long touched_bytes(const layout_map *g, size_t span)
 {
     size_t nlines = span / LINE + 1;
     unsigned char *bits = calloc(nlines / 8 + 1, 1);
     if (!bits) return -1;
     long long count = 0;
-    for (long i = 0; i < L->n; i++) {
-        size_t sz = sizes ? (size_t)sizes[i] : (size_t)L->elem_size;
-        size_t first = (size_t)offs[i] / LINE, last = ((size_t)offs[i] + sz - 1) / LINE;
+    for (long i = 0; i < g->L->n; i++) {
+        size_t first = (size_t)g->offs[i] / LINE, last = ((size_t)g->offs[i] + elem_bytes(g, i) - 1) / LINE;
         for (size_t l = first; l <= last; l++)
             if (!(bits[l / 8] & (1u << (l % 8)))) {
                 bits[l / 8] |= (unsigned char)(1u << (l % 8));
@@ -574,7 +588,10 @@ static long long touched_bytes(const mg_layout_info *L, const MPI_Aint *offs, co
 /* ------------------------------------------------------------------ */
 
 typedef struct {
+    /* as given */
+    const char *layouts_arg, *A_arg, *sizes_arg, *methods_arg, *dirs_arg, *type_arg, *commit_arg, *span_arg;
     int check_only;
+    /* read */
     int methods[NMETHODS], nmethods;
     int dirs[NDIRS], ndirs;
     long A[MAX_LIST];
@@ -585,40 +602,91 @@ typedef struct {
     int ncommit;
     size_t max_span;
     int basic; /* mg_layout_basic */
+    named_spec defaults[MAX_DESCS];
+    int ndefaults;
     desc *descs;
     int ndescs;
+    char all_methods[64], all_dirs[32];
 } options;
 
-static void usage(const mg_bench *b)
+static const char *basic_names(char *buf, size_t len)
 {
-    if (b->rank != 0) return;
-    fprintf(stderr,
+    const char *names[MG_LAYOUT_NBASIC];
+    for (int t = 0; t < MG_LAYOUT_NBASIC; t++) names[t] = mg_layout_basic_name((mg_layout_basic)t);
+    return mg_join_names(names, MG_LAYOUT_NBASIC, ", ", buf, len);
+}
+
+static void usage(FILE *out)
+{
+    char m[64], d[32], t[64];
+    fprintf(out,
             "usage: mpiexec -n 1 mg_dtbench [options]\n"
             "  --layouts 'SPEC;SPEC;...'  layout descriptions without A, e.g. 'tiled;tiled-struct S1=1 S2=1'\n"
             "                        (default: every description, see --list)\n"
-            "  --A LIST              blocksizes A (default 2,10,100,1000,1024,10000)\n"
-            "  --sizes LIST          data sizes m in bytes, k/m = KiB/MiB (default 3200,2560000,64000000)\n"
-            "  --methods LIST        engine,mpi,normalized,hand,memcpy (default all)\n"
-            "  --directions LIST     pack,unpack (default both)\n"
-            "  --type NAME           basic type: int (default), char, short, double, byte\n"
-            "  --commit-blocks LIST  blocks of the types whose commit cost is measured (default 10,1000,1000000)\n"
+            "  --A LIST              blocksizes A (default " DEFAULT_A ")\n"
+            "  --sizes LIST          data sizes m in bytes, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES ")\n"
+            "  --methods LIST        %s (default all)\n"
+            "  --directions LIST     %s (default both)\n"
+            "  --type NAME           basic type: %s (default " DEFAULT_TYPE ")\n"
+            "  --commit-blocks LIST  blocks of the types whose commit cost is measured (default " DEFAULT_COMMIT ")\n"
             "  --no-commit           measure no commit cost\n"
-            "  --max-span BYTES      skip configurations whose layout buffer is larger (default 1g; k/m/g)\n"
-            "  --check-only          check every configuration, write the info lines, time nothing\n"
-            "  --list                list the layouts of the catalog\n"
-            "%s",
-            mg_bench_common_usage());
+            "  --max-span BYTES      skip configurations whose layout buffer is larger (default " DEFAULT_SPAN
+            "; k/m/g)\n"
+            "  --check-only          check every configuration, write the info lines, time nothing\n",
+            mg_join_names(method_names, NMETHODS, ",", m, sizeof m), mg_join_names(dir_names, NDIRS, ",", d, sizeof d),
+            basic_names(t, sizeof t));
+}
+
+static void options_init(options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->A_arg = DEFAULT_A;
+    o->sizes_arg = DEFAULT_SIZES;
+    o->methods_arg = mg_join_names(method_names, NMETHODS, ",", o->all_methods, sizeof o->all_methods);
+    o->dirs_arg = mg_join_names(dir_names, NDIRS, ",", o->all_dirs, sizeof o->all_dirs);
+    o->type_arg = DEFAULT_TYPE;
+    o->commit_arg = DEFAULT_COMMIT;
+    o->span_arg = DEFAULT_SPAN;
+    o->ndefaults = default_descs(o->defaults, MAX_DESCS);
+    o->descs = calloc(MAX_DESCS, sizeof *o->descs);
+    if (!o->descs) MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static void list(mg_json *j, const mg_bench *b)
+{
+    (void)b;
+    const char *names[MAX_DESCS];
+    named_spec defaults[MAX_DESCS];
+    int nd = default_descs(defaults, MAX_DESCS), nk = mg_layouts_count();
+    for (int k = 0; k < nk; k++) names[k] = mg_layouts_get(k)->name;
+    mg_json_strings(j, "layouts", names, nk);
+    mg_json_strings(j, "methods", method_names, NMETHODS);
+    mg_json_strings(j, "directions", dir_names, NDIRS);
+    for (int t = 0; t < MG_LAYOUT_NBASIC; t++) names[t] = mg_layout_basic_name((mg_layout_basic)t);
+    mg_json_strings(j, "types", names, MG_LAYOUT_NBASIC);
+    mg_json_strings(j, "geometries", geo_names, NGEOS);
+    mg_json_object(j, "defaults");
+    mg_json_long_list(j, "A", DEFAULT_A);
+    mg_json_size_list(j, "sizes", DEFAULT_SIZES);
+    mg_json_long_list(j, "commit_blocks", DEFAULT_COMMIT);
+    for (int i = 0; i < nd; i++) names[i] = defaults[i].label;
+    mg_json_strings(j, "descriptions", names, nd);
+    mg_json_string(j, "type", DEFAULT_TYPE);
+    size_t bytes = 0;
+    mg_parse_size(DEFAULT_SPAN, &bytes);
+    mg_json_long(j, "max_span", (long long)bytes);
+    mg_json_close(j);
 }
 
 /* Layout column of a user spec: the default description's label if the spec is
  * one, else name[:sub] followed by the other given parameters. */
-static void spec_label(const mg_layout_params *p, char *out, size_t len)
+static void spec_label(const options *o, const mg_layout_params *p, char *out, size_t len)
 {
-    for (size_t i = 0; i < NDEFAULTS; i++) {
+    for (int i = 0; i < o->ndefaults; i++) {
         mg_layout_params q;
-        if (mg_layout_parse(default_descs[i].spec, &q, NULL, 0) == MG_LAYOUT_OK && q.kind == p->kind &&
+        if (mg_layout_parse(o->defaults[i].spec, &q, NULL, 0) == MG_LAYOUT_OK && q.kind == p->kind &&
             q.given == p->given && memcmp(q.value, p->value, sizeof q.value) == 0) {
-            snprintf(out, len, "%s", default_descs[i].label);
+            snprintf(out, len, "%s", o->defaults[i].label);
             return;
         }
     }
@@ -657,49 +725,144 @@ static int add_desc(mg_bench *b, options *o, const char *spec, const char *label
     if (label)
         snprintf(d->label, sizeof d->label, "%s", label);
     else
-        spec_label(&d->params, d->label, sizeof d->label);
-    const mg_layout_desc *dd = mg_layouts_get(d->params.kind);
+        spec_label(o, &d->params, d->label, sizeof d->label);
     for (int i = 0; i < o->ndescs; i++)
         if (strcmp(o->descs[i].label, d->label) == 0) {
             mg_bench_error(b, "layout '%s' is given twice (as '%s')", d->label, spec);
             return -1;
         }
-    d->takes_A = (dd->params & MG_LAYOUT_BIT(MG_LAYOUT_P_A)) != 0;
-    d->geo = geo_of(d->params.kind, d->params.value[MG_LAYOUT_P_SUB]);
-    if ((dd->params & MG_LAYOUT_BIT(MG_LAYOUT_P_TYPE)) && !(d->params.given & MG_LAYOUT_BIT(MG_LAYOUT_P_TYPE)))
-        mg_layout_params_set(&d->params, MG_LAYOUT_P_TYPE, o->basic, NULL, 0);
+    const char *geometry = mg_layout_geometry(&d->params);
+    int geo = geo_of(geometry);
+    if (geo < 0) {
+        mg_bench_error(b, "layout '%s': mg_dtbench has no hand-written loop for its geometry '%s'", spec,
+                       geometry ? geometry : "(none)");
+        return -1;
+    }
+    d->geo = (geo_kind)geo;
+    mg_unit u;
+    if (mg_desc_complete(&d->params, (int)o->basic, o->A, o->nA, &u) != 0) {
+        mg_bench_error(b, "layout '%s' is invalid for every A: %s", d->label, u.err);
+        return -1;
+    }
     o->ndescs++;
     return 0;
 }
 
-/* The spec's parameters with A set (if the layout takes A). */
-static int with_A(const desc *d, long A, mg_layout_params *p, char *err, size_t errlen)
+typedef struct {
+    mg_bench *b;
+    options *o;
+} adder;
+
+static int add_spec(void *ctx, const char *spec)
 {
-    *p = d->params;
-    if (!d->takes_A) return MG_LAYOUT_OK;
-    return mg_layout_params_set(p, MG_LAYOUT_P_A, A, err, errlen);
+    adder *a = ctx;
+    return add_desc(a->b, a->o, spec, NULL);
+}
+
+/* --layouts, or the default descriptions. */
+static int read_layouts(mg_bench *b, options *o)
+{
+    if (!o->layouts_arg) {
+        for (int i = 0; i < o->ndefaults; i++)
+            if (add_desc(b, o, o->defaults[i].spec, o->defaults[i].label) != 0) return -1;
+        return 0;
+    }
+    adder a = {b, o};
+    int n = mg_each_spec(o->layouts_arg, add_spec, &a);
+    if (n == 0) mg_bench_error(b, "empty --layouts '%s'", o->layouts_arg);
+    return n > 0 ? 0 : -1;
+}
+
+/* Every option but --layouts; 0, or -1 after the message. */
+static int read_values(mg_bench *b, options *o)
+{
+    char known[64];
+    o->basic = -1;
+    for (int t = 0; t < MG_LAYOUT_NBASIC; t++)
+        if (strcmp(mg_layout_basic_name((mg_layout_basic)t), o->type_arg) == 0) o->basic = t;
+    if (o->basic < 0) {
+        mg_bench_error(b, "unknown --type '%s' (known: %s)", o->type_arg, basic_names(known, sizeof known));
+        return -1;
+    }
+    if (mg_parse_long_list(o->A_arg, o->A, MAX_LIST, &o->nA, 1) != 0) {
+        mg_bench_error(b, "bad --A '%s': expected comma-separated blocksizes >= 1 (at most %d)", o->A_arg, MAX_LIST);
+        return -1;
+    }
+    if (mg_parse_size_list(o->sizes_arg, o->sizes, MAX_LIST, &o->nsizes) != 0) {
+        mg_bench_error(b, "bad --sizes '%s': expected comma-separated byte counts, k/m/g = KiB/MiB/GiB (at most %d)",
+                       o->sizes_arg, MAX_LIST);
+        return -1;
+    }
+    for (int s = 0; s < o->nsizes; s++)
+        if (o->sizes[s] == 0 || o->sizes[s] > (size_t)INT_MAX) {
+            mg_bench_error(b, "bad --sizes value %zu: sizes must be between 1 and %d bytes", o->sizes[s], INT_MAX);
+            return -1;
+        }
+    if ((o->nmethods = mg_parse_names(b, "method", o->methods_arg, method_names, NMETHODS, o->methods)) < 0 ||
+        (o->ndirs = mg_parse_names(b, "direction", o->dirs_arg, dir_names, NDIRS, o->dirs)) < 0)
+        return -1;
+    if (strcmp(o->commit_arg, "none") == 0) {
+        o->ncommit = 0;
+    } else if (mg_parse_long_list(o->commit_arg, o->commit, MAX_LIST, &o->ncommit, 1) != 0) {
+        mg_bench_error(b, "bad --commit-blocks '%s': expected comma-separated block counts >= 1 (or none)",
+                       o->commit_arg);
+        return -1;
+    }
+    if (mg_parse_size(o->span_arg, &o->max_span) != 0 || o->max_span == 0) {
+        mg_bench_error(b, "bad --max-span '%s': expected a byte count above 0, k/m/g = KiB/MiB/GiB", o->span_arg);
+        return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Sizing: n for about m bytes                                         */
 /* ------------------------------------------------------------------ */
 
-/* Per description and A: the unit n must be a multiple of, and the data bytes
- * of one unit; rc != OK (with the catalog's message) if the parameters break a
- * rule of the layout whatever n is. */
 typedef struct {
-    int rc;
-    char err[512];
-    long unit;
-    long long unit_bytes;
-} unit_info;
+    int configs, skipped;
+} counters;
 
-static void unit_of(const desc *d, long A, unit_info *u)
+static void run_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, counters *cnt);
+
+/* Every description at (A, m). n is the nearest multiple of the common unit of
+ * every description of the same geometry and element size, so that they all
+ * move the same data and compare directly. units and in: scratch space of
+ * o->ndescs entries. */
+static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, mg_unit *units, int *in, counters *cnt)
 {
-    mg_layout_params p;
-    u->err[0] = '\0';
-    u->rc = with_A(d, A, &p, u->err, sizeof u->err);
-    if (!u->rc) u->rc = mg_sizing_unit(&p, &u->unit, &u->unit_bytes, u->err, sizeof u->err);
+    for (int i = 0; i < o->ndescs; i++) mg_unit_at(&o->descs[i].params, A, &units[i]);
+    for (int i = 0; i < o->ndescs; i++) {
+        const desc *d = &o->descs[i];
+        const mg_unit *u = &units[i];
+        char cfg[256];
+        snprintf(cfg, sizeof cfg, "%s %s %ld %zu", d->label, geo_names[d->geo], A, m);
+        if (u->rc) {
+            mg_bench_note(b, "skip", cfg, "%s", u->err);
+            cnt->skipped++;
+            continue;
+        }
+        for (int j = 0; j < o->ndescs; j++)
+            in[j] = !units[j].rc && o->descs[j].geo == d->geo &&
+                    units[j].unit_bytes * u->unit == u->unit_bytes * units[j].unit;
+        long long common, nunits;
+        long n;
+        int rc = mg_common_unit(units, o->ndescs, in, &common, NULL);
+        if (rc != 0) {
+            mg_bench_note(b, "skip", cfg, "%s: the common unit of the descriptions of the %s geometry overflows",
+                          d->label, geo_names[d->geo]);
+        } else if ((rc = mg_sizing_n(u, common, m, &nunits, &n)) != MG_SIZING_OK) {
+            mg_bench_note(b, "skip", cfg,
+                          "%s: m=%zu bytes is %s the %lld bytes of one unit of %lld elements that every "
+                          "description of the %s geometry can take",
+                          d->label, m, rc == MG_SIZING_TOO_SMALL ? "less than half" : "too many units of", common,
+                          common / u->unit_bytes * u->unit, geo_names[d->geo]);
+        } else {
+            run_config(b, o, d, A, m, n, cnt);
+            continue;
+        }
+        cnt->skipped++;
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -809,32 +972,59 @@ static const char *commit_check(commit_ctx *c, char *msg, size_t len)
     return res;
 }
 
-static void run_commit(mg_bench *b, const options *o, int *nconfigs)
+/* The displacements (indexed) or the inner count S (nested) of c->N blocks. */
+static void commit_shape(commit_ctx *c)
+{
+    if (!c->nested) {
+        /* Blocks of 2 ints at stride 3, every 7th gap 5 ints wider: irregular, no merging. */
+        c->displs = malloc(sizeof(int) * (size_t)c->N);
+        if (!c->displs) MPI_Abort(MPI_COMM_WORLD, 2);
+        long d = 0;
+        for (long j = 0; j < c->N; j++) {
+            c->displs[j] = (int)d;
+            d += (j % 7 == 6) ? 8 : 3;
+        }
+        return;
+    }
+    /* vector-tiled-like: inner vector of S blocks of 2 ints, stride 4; outer hvector. */
+    static const int divs[] = {5, 4, 3, 2, 1};
+    for (int s = 0; s < 5; s++)
+        if (c->N % divs[s] == 0) {
+            c->S = divs[s];
+            break;
+        }
+}
+
+/* Times the commit of c->base with every requested method; the engine only
+ * if its check passed. */
+static void measure_commit(mg_bench *b, const options *o, commit_ctx *c, const char *cfg, int engine_ok)
+{
+    static const struct {
+        int method;
+        const char *name;
+        mg_bench_op op;
+    } runs[] = {{M_MPI, "mpi", op_commit_mpi},
+                {M_MPI, "mpi-create", op_commit_mpi_create},
+                {M_ENGINE, "engine", op_commit_engine}};
+    char label[192];
+    for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+        int want = 0;
+        for (int m = 0; m < o->nmethods; m++) want |= o->methods[m] == runs[r].method;
+        if (!want || (runs[r].method == M_ENGINE && !engine_ok)) continue;
+        snprintf(label, sizeof label, "%s %s commit", cfg, runs[r].name);
+        if (runs[r].op(c) != MPI_SUCCESS || mg_bench_measure(b, label, 0, runs[r].op, c) != MPI_SUCCESS)
+            mg_bench_config_error(b, label, "the operation failed during measurement");
+    }
+}
+
+static void run_commit(mg_bench *b, const options *o, counters *cnt)
 {
     for (int kind = 0; kind < 2; kind++) {
         for (int i = 0; i < o->ncommit; i++) {
             commit_ctx c = {.nested = kind, .N = o->commit[i], .base = MPI_DATATYPE_NULL};
-            const char *layout = kind ? "commit-nested" : "commit-indexed";
             char cfg[128], label[192], msg[256];
-            snprintf(cfg, sizeof cfg, "%s commit %ld 0", layout, c.N);
-            if (!kind) {
-                /* Blocks of 2 ints at stride 3, every 7th gap 5 ints wider: irregular, no merging. */
-                c.displs = malloc(sizeof(int) * (size_t)c.N);
-                if (!c.displs) MPI_Abort(MPI_COMM_WORLD, 2);
-                long d = 0;
-                for (long j = 0; j < c.N; j++) {
-                    c.displs[j] = (int)d;
-                    d += (j % 7 == 6) ? 8 : 3;
-                }
-            } else {
-                /* vector-tiled-like: inner vector of S blocks of 2 ints, stride 4; outer hvector. */
-                static const int divs[] = {5, 4, 3, 2, 1};
-                for (int s = 0; s < 5; s++)
-                    if (c.N % divs[s] == 0) {
-                        c.S = divs[s];
-                        break;
-                    }
-            }
+            snprintf(cfg, sizeof cfg, "%s commit %ld 0", kind ? "commit-nested" : "commit-indexed", c.N);
+            commit_shape(&c);
             int rc = commit_create(&c, &c.base);
             if (rc != MPI_SUCCESS) {
                 char e[MPI_MAX_ERROR_STRING];
@@ -843,29 +1033,13 @@ static void run_commit(mg_bench *b, const options *o, int *nconfigs)
                 free(c.displs);
                 continue;
             }
-            (*nconfigs)++;
+            cnt->configs++;
             const char *bad = commit_check(&c, msg, sizeof msg);
             if (bad) {
                 snprintf(label, sizeof label, "%s engine commit", cfg);
                 mg_bench_config_error(b, label, bad);
             }
-            if (!o->check_only) {
-                struct {
-                    int method;
-                    const char *name;
-                    mg_bench_op op;
-                } runs[] = {{M_MPI, "mpi", op_commit_mpi},
-                            {M_MPI, "mpi-create", op_commit_mpi_create},
-                            {M_ENGINE, "engine", op_commit_engine}};
-                for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
-                    int want = 0;
-                    for (int m = 0; m < o->nmethods; m++) want |= o->methods[m] == runs[r].method;
-                    if (!want || (runs[r].method == M_ENGINE && bad)) continue;
-                    snprintf(label, sizeof label, "%s %s commit", cfg, runs[r].name);
-                    if (runs[r].op(&c) != MPI_SUCCESS || mg_bench_measure(b, label, 0, runs[r].op, &c) != MPI_SUCCESS)
-                        mg_bench_config_error(b, label, "the operation failed during measurement");
-                }
-            }
+            if (!o->check_only) measure_commit(b, o, &c, cfg, bad == NULL);
             MPI_Type_free(&c.base);
             free(c.displs);
         }
@@ -876,163 +1050,190 @@ static void run_commit(mg_bench *b, const options *o, int *nconfigs)
 /* One layout configuration                                            */
 /* ------------------------------------------------------------------ */
 
-static void run_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, int *nconfigs,
-                       int *nskipped)
+/* Builds d at A for n elements into *lt and writes the configuration's key
+ * into cfg. Returns 0 if it is to be measured; else -1 after recording why not
+ * (a skip note, or an error when MPI failed). */
+static int build_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, mg_layout_type *lt,
+                        char *cfg, size_t cfglen, counters *cnt)
 {
-    char cfg[256], err[512], label[320];
-    long Acol = A;
+    char err[512], label[320];
     mg_layout_params p;
-    mg_layout_type lt;
-    int rc = with_A(d, A, &p, err, sizeof err);
-    if (!rc) rc = mg_layout_build(&p, n, &lt, err, sizeof err);
+    int rc = mg_layout_at_A(&d->params, A, &p, err, sizeof err);
+    if (!rc) rc = mg_layout_build(&p, n, lt, err, sizeof err);
     if (rc) {
         mg_layout_info L;
-        long long msize = (!with_A(d, A, &p, NULL, 0) && !mg_layout_check(&p, 0, &L, NULL, 0) && L.elem_size > 0)
-                              ? (long long)n * L.elem_size
-                              : (long long)m;
-        snprintf(cfg, sizeof cfg, "%s %s %ld %lld", d->label, geo_names[d->geo], Acol, msize);
+        long long msize =
+            (!mg_layout_at_A(&d->params, A, &p, NULL, 0) && !mg_layout_check(&p, 0, &L, NULL, 0) && L.elem_size > 0)
+                ? (long long)n * L.elem_size
+                : (long long)m;
+        snprintf(cfg, cfglen, "%s %s %ld %lld", d->label, geo_names[d->geo], A, msize);
         if (rc == MG_LAYOUT_EMPI || rc == MG_LAYOUT_ENOMEM) { /* a failure, not an impossible configuration */
             snprintf(label, sizeof label, "%s mpi pack", cfg);
             mg_bench_config_error(b, label, err);
-            return;
+            return -1;
         }
         mg_bench_note(b, "skip", cfg, "%s", err);
-        (*nskipped)++;
-        return;
+        cnt->skipped++;
+        return -1;
     }
-    const mg_layout_info *L = &lt.info;
-    snprintf(cfg, sizeof cfg, "%s %s %ld %lld", d->label, geo_names[d->geo], Acol, (long long)L->data_size);
-    if ((size_t)L->buffer_size > o->max_span) {
+    const mg_layout_info *L = &lt->info;
+    snprintf(cfg, cfglen, "%s %s %ld %lld", d->label, geo_names[d->geo], A, (long long)L->data_size);
+    if ((size_t)L->buffer_size > o->max_span)
         mg_bench_note(b, "skip", cfg, "%s: the layout buffer spans %lld bytes, more than --max-span %zu", d->label,
                       (long long)L->buffer_size, o->max_span);
-        mg_layout_type_free(&lt);
-        (*nskipped)++;
-        return;
-    }
-    if (L->data_size > INT_MAX) {
+    else if (L->data_size > INT_MAX)
         mg_bench_note(b, "skip", cfg, "%s: %lld data bytes do not fit MPI_Pack's int sizes", d->label,
                       (long long)L->data_size);
-        mg_layout_type_free(&lt);
-        (*nskipped)++;
-        return;
+    else {
+        cnt->configs++;
+        return 0;
     }
-    (*nconfigs)++;
-    checker k = {.b = b, .cfg = cfg};
+    mg_layout_type_free(lt);
+    cnt->skipped++;
+    return -1;
+}
 
-    cfg_ctx c;
-    memset(&c, 0, sizeof c);
-    c.type = lt.type;
-    c.norm = MPI_DATATYPE_NULL;
-    c.count = lt.count;
-    c.span = (size_t)L->buffer_size;
-    c.data = (size_t)L->data_size;
+/* The sizes of the configuration's buffers and its hand-written loop. Returns
+ * 0, or -1 (errors recorded) if MPI's idea of where the data lies does not fit
+ * the catalog's buffer. */
+static int cfg_setup(checker *k, cfg_ctx *c, const mg_layout_type *lt, geo_kind geo)
+{
+    const mg_layout_info *L = &lt->info;
+    memset(c, 0, sizeof *c);
+    c->type = lt->type;
+    c->norm = MPI_DATATYPE_NULL;
+    c->count = lt->count;
+    c->span = (size_t)L->buffer_size;
+    c->data = (size_t)L->data_size;
     int psize = 0;
-    MPI_Pack_size(c.count, c.type, MPI_COMM_SELF, &psize);
-    c.packcap = (size_t)psize > c.data ? (size_t)psize : c.data + 64;
-    if (c.packcap > (size_t)INT_MAX) c.packcap = (size_t)INT_MAX;
-    hand_setup(&c.hand, L, d->geo);
+    MPI_Pack_size(c->count, c->type, MPI_COMM_SELF, &psize);
+    c->packcap = (size_t)psize > c->data ? (size_t)psize : c->data + 64;
+    if (c->packcap > (size_t)INT_MAX) c->packcap = (size_t)INT_MAX;
+    hand_setup(&c->hand, L, geo);
 
-    /* MPI's idea of where the data lies must fit the catalog's buffer. */
     MPI_Aint lb, ext, tlb, text;
-    MPI_Type_get_extent(c.type, &lb, &ext);
-    MPI_Type_get_true_extent(c.type, &tlb, &text);
-    long long lo = tlb + (ext < 0 ? (long long)(c.count - 1) * ext : 0);
-    long long hi = (long long)tlb + text + (ext > 0 ? (long long)(c.count - 1) * ext : 0);
-    if (lo < 0 || hi > (long long)c.span) {
-        for (int mm = 0; mm < NMETHODS; mm++)
-            for (int dd = 0; dd < NDIRS; dd++)
-                if (mm != M_MEMCPY)
-                    check_fail(&k, mm, dd,
-                               "MPI puts the data at [%lld, %lld), outside the layout's buffer of %zu bytes", lo, hi,
-                               c.span);
-        mg_layout_type_free(&lt);
-        return;
-    }
+    MPI_Type_get_extent(c->type, &lb, &ext);
+    MPI_Type_get_true_extent(c->type, &tlb, &text);
+    long long lo = tlb + (ext < 0 ? (long long)(c->count - 1) * ext : 0);
+    long long hi = (long long)tlb + text + (ext > 0 ? (long long)(c->count - 1) * ext : 0);
+    if (lo >= 0 && hi <= (long long)c->span) return 0;
+    for (int m = 0; m < NMETHODS; m++)
+        for (int d = 0; d < NDIRS; d++)
+            if (m != M_MEMCPY)
+                check_fail(k, m, d, "MPI puts the data at [%lld, %lld), outside the layout's buffer of %zu bytes", lo,
+                           hi, c->span);
+    return -1;
+}
 
-    c.src = mg_alloc64(c.span);
-    c.dst = mg_alloc64(c.span);
-    c.ref = mg_alloc64(c.packcap);
-    c.packed = mg_alloc64(c.packcap);
-    c.cbuf = mg_alloc64(c.data);
-    MPI_Aint *offs = malloc(sizeof *offs * (size_t)L->n);
-    int *sizes = L->elem_size == 0 ? malloc(sizeof *sizes * (size_t)L->n) : NULL;
-    if (!c.src || !c.dst || !c.ref || !c.packed || !c.cbuf || !offs || (L->elem_size == 0 && !sizes)) {
-        mg_bench_error(b, "%s: cannot allocate the buffers (%zu + %zu bytes)", cfg, 2 * c.span, 3 * c.packcap);
+/* Allocates and first-touches the buffers (outside any timing), and the
+ * catalog's map of the data into g (freed by the caller). */
+static void cfg_alloc(mg_bench *b, cfg_ctx *c, const mg_layout_info *L, layout_map *g, const char *cfg)
+{
+    c->src = mg_alloc64(c->span);
+    c->dst = mg_alloc64(c->span);
+    c->ref = mg_alloc64(c->packcap);
+    c->packed = mg_alloc64(c->packcap);
+    c->cbuf = mg_alloc64(c->data);
+    g->L = L;
+    g->offs = malloc(sizeof *g->offs * (size_t)L->n);
+    g->sizes = L->elem_size == 0 ? malloc(sizeof *g->sizes * (size_t)L->n) : NULL;
+    if (!c->src || !c->dst || !c->ref || !c->packed || !c->cbuf || !g->offs || (L->elem_size == 0 && !g->sizes)) {
+        mg_bench_error(b, "%s: cannot allocate the buffers (%zu + %zu bytes)", cfg, 2 * c->span, 3 * c->packcap);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    if (mg_layout_offsets(L, offs, sizes) != MG_LAYOUT_OK) {
+    if (mg_layout_offsets(L, g->offs, g->sizes) != MG_LAYOUT_OK) {
         mg_bench_error(b, "%s: mg_layout_offsets failed", cfg);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    /* First touch of every buffer, outside any timing. */
-    mg_fill_pattern(c.src, c.span);
-    memset(c.dst, GUARD, c.span);
-    memset(c.ref, GUARD, c.packcap);
-    memset(c.packed, GUARD, c.packcap);
-    mg_fill_pattern(c.cbuf, c.data);
+    mg_fill_pattern(c->src, c->span);
+    memset(c->dst, GUARD, c->span);
+    memset(c->ref, GUARD, c->packcap);
+    memset(c->packed, GUARD, c->packcap);
+    mg_fill_pattern(c->cbuf, c->data);
+}
 
-    /* Engine: compile and normalized type (never timed). */
+/* The engine's compiled type and the normalized MPI type (never timed), with
+ * the info and normal notes; a failure marks the engine's methods failed. */
+static void engine_prepare(mg_bench *b, checker *k, cfg_ctx *c, const layout_map *g)
+{
     MPI_Count blocks = -1;
     char *normal = malloc(NORMAL_MAX);
     if (!normal) MPI_Abort(MPI_COMM_WORLD, 2);
     snprintf(normal, NORMAL_MAX, "(engine failed)");
-    rc = mg_dt_from_mpi(c.type, &c.t);
+    int rc = mg_dt_from_mpi(c->type, &c->t);
     if (rc != MG_DT_SUCCESS) {
-        c.t = NULL;
-        for (int dd = 0; dd < NDIRS; dd++) {
-            check_fail(&k, M_ENGINE, dd, "mg_dt_from_mpi failed: %s", mg_dt_strerror(rc));
-            check_fail(&k, M_NORMALIZED, dd, "mg_dt_from_mpi failed: %s", mg_dt_strerror(rc));
+        c->t = NULL;
+        for (int d = 0; d < NDIRS; d++) {
+            check_fail(k, M_ENGINE, d, "mg_dt_from_mpi failed: %s", mg_dt_strerror(rc));
+            check_fail(k, M_NORMALIZED, d, "mg_dt_from_mpi failed: %s", mg_dt_strerror(rc));
         }
     } else {
-        blocks = mg_dt_blocks(c.t) * (MPI_Count)c.count;
-        rc = mg_dt_describe_count(c.t, c.count, normal, NORMAL_MAX);
+        blocks = mg_dt_blocks(c->t) * (MPI_Count)c->count;
+        rc = mg_dt_describe_count(c->t, c->count, normal, NORMAL_MAX);
         if (rc == MG_DT_ERR_TRUNCATED)
             strcpy(normal + NORMAL_MAX - 16, " ...(truncated)");
         else if (rc != MG_DT_SUCCESS)
             snprintf(normal, NORMAL_MAX, "(mg_dt_describe_count: %s)", mg_dt_strerror(rc));
-        if (mg_dt_size(c.t) * (MPI_Count)c.count != (MPI_Count)c.data)
-            for (int dd = 0; dd < NDIRS; dd++)
-                check_fail(&k, M_ENGINE, dd, "engine size %lld x count %d differs from the %zu data bytes",
-                           (long long)mg_dt_size(c.t), c.count, c.data);
-        rc = mg_dt_to_mpi(c.t, c.count, &c.norm);
+        if (mg_dt_size(c->t) * (MPI_Count)c->count != (MPI_Count)c->data)
+            for (int d = 0; d < NDIRS; d++)
+                check_fail(k, M_ENGINE, d, "engine size %lld x count %d differs from the %zu data bytes",
+                           (long long)mg_dt_size(c->t), c->count, c->data);
+        rc = mg_dt_to_mpi(c->t, c->count, &c->norm);
         if (rc != MG_DT_SUCCESS) {
-            c.norm = MPI_DATATYPE_NULL;
-            for (int dd = 0; dd < NDIRS; dd++)
-                check_fail(&k, M_NORMALIZED, dd, "mg_dt_to_mpi failed: %s", mg_dt_strerror(rc));
+            c->norm = MPI_DATATYPE_NULL;
+            for (int d = 0; d < NDIRS; d++)
+                check_fail(k, M_NORMALIZED, d, "mg_dt_to_mpi failed: %s", mg_dt_strerror(rc));
         }
     }
-    mg_bench_note(b, "info", cfg, "packed=%zu,span=%lld,touched=%lld,blocks=%lld,n=%ld", c.data,
-                  (long long)L->true_extent, touched_bytes(L, offs, sizes, c.span), (long long)blocks, L->n);
-    mg_bench_note(b, "normal", cfg, "%s", normal);
+    mg_bench_note(b, "info", k->cfg, "packed=%zu,span=%lld,touched=%lld,blocks=%lld,n=%ld", c->data,
+                  (long long)g->L->true_extent, touched_bytes(g, c->span), (long long)blocks, g->L->n);
+    mg_bench_note(b, "normal", k->cfg, "%s", normal);
     free(normal);
+}
 
-    check_config(&k, &c, L, offs, sizes);
-    free(offs);
-    free(sizes);
-
-    if (!o->check_only) {
-        /* The checks leave ref holding the stream (the unpack input) and every
-         * buffer touched. */
-        for (int mi = 0; mi < o->nmethods; mi++) {
-            int meth = o->methods[mi];
-            if ((meth == M_ENGINE && !c.t) || (meth == M_NORMALIZED && c.norm == MPI_DATATYPE_NULL)) continue;
-            for (int di = 0; di < o->ndirs; di++) {
-                int dd = o->dirs[di];
-                if (k.failed[meth][dd]) continue;
-                snprintf(label, sizeof label, "%s %s %s", cfg, method_names[meth], dir_names[dd]);
-                /* One untimed warm-up call. */
-                if (ops[meth][dd](&c) != MPI_SUCCESS ||
-                    mg_bench_measure(b, label, c.data, ops[meth][dd], &c) != MPI_SUCCESS)
-                    mg_bench_config_error(b, label, "the operation failed during measurement");
-            }
+/* Times every requested method and direction whose check passed. The checks
+ * leave ref holding the stream (the unpack input) and every buffer touched. */
+static void measure_methods(mg_bench *b, const options *o, const checker *k, cfg_ctx *c)
+{
+    char label[320];
+    for (int mi = 0; mi < o->nmethods; mi++) {
+        int m = o->methods[mi];
+        if (!method_ready(c, m)) continue;
+        for (int di = 0; di < o->ndirs; di++) {
+            int d = o->dirs[di];
+            if (k->failed[m][d]) continue;
+            snprintf(label, sizeof label, "%s %s %s", k->cfg, method_names[m], dir_names[d]);
+            /* One untimed warm-up call. */
+            if (ops[m][d](c) != MPI_SUCCESS || mg_bench_measure(b, label, c->data, ops[m][d], c) != MPI_SUCCESS)
+                mg_bench_config_error(b, label, "the operation failed during measurement");
         }
     }
-    cfg_free(&c);
+}
+
+static void run_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, counters *cnt)
+{
+    char cfg[256];
+    mg_layout_type lt;
+    if (build_config(b, o, d, A, m, n, &lt, cfg, sizeof cfg, cnt) != 0) return;
+    checker k = {.b = b, .cfg = cfg};
+    cfg_ctx c;
+    if (cfg_setup(&k, &c, &lt, d->geo) == 0) {
+        layout_map g;
+        cfg_alloc(b, &c, &lt.info, &g, cfg);
+        engine_prepare(b, &k, &c, &g);
+        check_reference(&k, &c, &g);
+        check_packs(&k, &c);
+        check_unpacks(&k, &c, &g);
+        free(g.offs);
+        free(g.sizes);
+        if (!o->check_only) measure_methods(b, o, &k, &c);
+        cfg_free(&c);
+    }
     mg_layout_type_free(&lt);
 }
 
 /* ------------------------------------------------------------------ */
-/* Calibration (estimate mode): memcpy of the smallest size            */
+/* Driver                                                              */
 /* ------------------------------------------------------------------ */
 
 typedef struct {
@@ -1047,237 +1248,98 @@ static int op_calib(void *p)
     return MPI_SUCCESS;
 }
 
-/* ------------------------------------------------------------------ */
-/* Driver                                                              */
-/* ------------------------------------------------------------------ */
-
-static int fail_opt(mg_bench *b, options *o)
+/* t_nrep1 (estimate mode): a memcpy of the smallest size. */
+static void calibrate(mg_bench *b, const options *o)
 {
-    free(o->descs);
-    mg_bench_end(b);
-    return 2;
+    size_t smallest = o->sizes[0];
+    for (int s = 0; s < o->nsizes; s++) smallest = o->sizes[s] < smallest ? o->sizes[s] : smallest;
+    calib_ctx cc = {mg_alloc64(smallest), mg_alloc64(smallest), smallest};
+    if (!cc.a || !cc.b) MPI_Abort(MPI_COMM_WORLD, 2);
+    mg_fill_pattern(cc.a, smallest);
+    memset(cc.b, 0, smallest);
+    if (mg_bench_calibrate(b, op_calib, &cc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
+    free(cc.a);
+    free(cc.b);
+}
+
+static void write_header(mg_bench *b, const options *o)
+{
+    char list[4096];
+    size_t pos = 0;
+    list[0] = '\0';
+    for (int i = 0; i < o->ndescs && pos < sizeof list; i++)
+        pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s%s", i ? ";" : "", o->descs[i].label);
+    mg_bench_param(b, "layouts", "%s", list);
+    mg_bench_param(b, "A", "%s", o->A_arg);
+    mg_bench_param(b, "sizes", "%s", o->sizes_arg);
+    mg_bench_param(b, "methods", "%s", o->methods_arg);
+    mg_bench_param(b, "directions", "%s", o->dirs_arg);
+    mg_bench_param(b, "type", "%s", o->type_arg);
+    mg_bench_param(b, "commit_blocks", "%s", o->commit_arg);
+    mg_bench_param(b, "max_span", "%zu", o->max_span);
+    mg_bench_param(b, "check_only", "%d", o->check_only);
+    mg_bench_param(b, "hand", "memcpy per run; runs of <= 32 bytes with a fixed-size memcpy");
+    mg_bench_param(b, "commit_timing",
+                   "mpi: MPI_Type_dup+MPI_Type_commit+MPI_Type_free of an uncommitted type; mpi-create: "
+                   "constructor+MPI_Type_commit+MPI_Type_free; engine: mg_dt_from_mpi+mg_dt_free");
+    if (mg_bench_begin(b, "layout geometry A msize method direction") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* The command line: MG_ARGS_RUN, or the exit status. */
+static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
+{
+    const mg_opt opts[] = {
+        {"--layouts", MG_OPT_VALUE, &o->layouts_arg, 0, NULL},
+        {"--A", MG_OPT_VALUE, &o->A_arg, 0, NULL},
+        {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL},
+        {"--methods", MG_OPT_VALUE, &o->methods_arg, 0, NULL},
+        {"--directions", MG_OPT_VALUE, &o->dirs_arg, 0, NULL},
+        {"--type", MG_OPT_VALUE, &o->type_arg, 0, NULL},
+        {"--commit-blocks", MG_OPT_VALUE, &o->commit_arg, 0, NULL},
+        {"--no-commit", MG_OPT_SET, &o->commit_arg, 0, "none"},
+        {"--max-span", MG_OPT_VALUE, &o->span_arg, 0, NULL},
+        {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
+    };
+    const mg_cli cli = {"mg_dtbench", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
+    int st = mg_bench_args(b, &cli, argc, argv);
+    if (st != MG_ARGS_RUN) return st;
+    if (read_values(b, o) != 0 || read_layouts(b, o) != 0) return 2;
+    if (b->size != 1) {
+        mg_bench_error(b, "mg_dtbench measures memory operations on one process (got %d)", b->size);
+        return 2;
+    }
+    return MG_ARGS_RUN;
 }
 
 static int run(int argc, char **argv)
 {
     mg_bench b;
     mg_bench_init(&b, "dtbench", MPI_COMM_WORLD);
-    const char *layouts_arg = NULL, *A_arg = "2,10,100,1000,1024,10000", *sizes_arg = "3200,2560000,64000000";
-    const char *methods_arg = "engine,mpi,normalized,hand,memcpy", *dirs_arg = "pack,unpack";
-    const char *commit_arg = "10,1000,1000000", *type_arg = "int", *span_arg = "1g";
     options o;
-    memset(&o, 0, sizeof o);
-    o.descs = calloc(MAX_DESCS, sizeof *o.descs);
-    if (!o.descs) MPI_Abort(MPI_COMM_WORLD, 2);
+    options_init(&o);
+    int st = read_command_line(&b, &o, argc, argv);
+    if (st != MG_ARGS_RUN) {
+        free(o.descs);
+        return mg_bench_quit(&b, st);
+    }
+    write_header(&b, &o);
+    if (!o.check_only) calibrate(&b, &o);
 
-    for (int i = 1; i < argc; i++) {
-        int r = mg_bench_option(&b, argc, argv, &i);
-        if (r > 0) continue;
-        if (r < 0) return fail_opt(&b, &o);
-        const char *opt = argv[i];
-        static const char *const valued[] = {"--layouts",    "--A",    "--sizes",         "--methods",
-                                             "--directions", "--type", "--commit-blocks", "--max-span"};
-        const char **dst[] = {&layouts_arg, &A_arg,    &sizes_arg,  &methods_arg,
-                              &dirs_arg,    &type_arg, &commit_arg, &span_arg};
-        const char *val;
-        int known = mg_bench_valued_option(&b, argc, argv, &i, valued, (int)(sizeof valued / sizeof *valued), &val);
-        if (known == -2) return fail_opt(&b, &o);
-        if (known >= 0) {
-            *dst[known] = val;
-        } else if (strcmp(opt, "--check-only") == 0) {
-            o.check_only = 1;
-        } else if (strcmp(opt, "--no-commit") == 0) {
-            commit_arg = "none";
-        } else if (strcmp(opt, "--list") == 0) {
-            if (b.rank == 0) {
-                char *buf = malloc(1 << 16);
-                if (buf && mg_layouts_list(buf, 1 << 16) == MG_LAYOUT_OK) fputs(buf, stdout);
-                free(buf);
-            }
-            free(o.descs);
-            mg_bench_end(&b);
-            return 0;
-        } else if (strcmp(opt, "--help") == 0) {
-            usage(&b);
-            free(o.descs);
-            mg_bench_end(&b);
-            return 0;
-        } else {
-            mg_bench_error(&b, "unknown option '%s' (try --help)", opt);
-            return fail_opt(&b, &o);
-        }
-    }
-
-    /* Validate. */
-    o.basic = -1;
-    for (int t = 0; t < MG_LAYOUT_NBASIC; t++)
-        if (strcmp(mg_layout_basic_name((mg_layout_basic)t), type_arg) == 0) o.basic = t;
-    if (o.basic < 0) {
-        mg_bench_error(&b, "unknown --type '%s' (known: int, char, short, double, byte)", type_arg);
-        return fail_opt(&b, &o);
-    }
-    if (mg_parse_long_list(A_arg, o.A, MAX_LIST, &o.nA, 1) != 0) {
-        mg_bench_error(&b, "bad --A '%s': expected comma-separated blocksizes >= 1 (at most %d)", A_arg, MAX_LIST);
-        return fail_opt(&b, &o);
-    }
-    if (mg_parse_size_list(sizes_arg, o.sizes, MAX_LIST, &o.nsizes) != 0) {
-        mg_bench_error(&b, "bad --sizes '%s': expected comma-separated byte counts, k/m = KiB/MiB (at most %d)",
-                       sizes_arg, MAX_LIST);
-        return fail_opt(&b, &o);
-    }
-    for (int s = 0; s < o.nsizes; s++)
-        if (o.sizes[s] == 0 || o.sizes[s] > (size_t)INT_MAX) {
-            mg_bench_error(&b, "bad --sizes value %zu: sizes must be between 1 and %d bytes", o.sizes[s], INT_MAX);
-            return fail_opt(&b, &o);
-        }
-    if ((o.nmethods = mg_parse_names(&b, "method", methods_arg, method_names, NMETHODS, o.methods)) < 0 ||
-        (o.ndirs = mg_parse_names(&b, "direction", dirs_arg, dir_names, NDIRS, o.dirs)) < 0)
-        return fail_opt(&b, &o);
-    if (strcmp(commit_arg, "none") == 0)
-        o.ncommit = 0;
-    else if (mg_parse_long_list(commit_arg, o.commit, MAX_LIST, &o.ncommit, 1) != 0) {
-        mg_bench_error(&b, "bad --commit-blocks '%s': expected comma-separated block counts >= 1 (or none)",
-                       commit_arg);
-        return fail_opt(&b, &o);
-    }
-    if (mg_parse_bytes(span_arg, &o.max_span) != 0) {
-        mg_bench_error(&b, "bad --max-span '%s': expected a byte count, k/m/g = KiB/MiB/GiB", span_arg);
-        return fail_opt(&b, &o);
-    }
-    if (layouts_arg) {
-        char *copy = strdup(layouts_arg), *save = NULL;
-        for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-            while (*tok == ' ' || *tok == '\t') tok++;
-            if (!*tok) continue;
-            if (add_desc(&b, &o, tok, NULL) != 0) {
-                free(copy);
-                return fail_opt(&b, &o);
-            }
-        }
-        free(copy);
-        if (o.ndescs == 0) {
-            mg_bench_error(&b, "empty --layouts '%s'", layouts_arg);
-            return fail_opt(&b, &o);
-        }
-    } else {
-        for (size_t i = 0; i < NDEFAULTS; i++)
-            if (add_desc(&b, &o, default_descs[i].spec, default_descs[i].label) != 0) return fail_opt(&b, &o);
-    }
-    /* A description that breaks a rule for every A is a mistake in the spec. */
-    for (int i = 0; i < o.ndescs; i++) {
-        unit_info u;
-        int ok = 0;
-        for (int a = 0; a < o.nA && !ok; a++) {
-            unit_of(&o.descs[i], o.A[a], &u);
-            ok = u.rc == MG_LAYOUT_OK;
-        }
-        if (!ok) {
-            mg_bench_error(&b, "layout '%s' is invalid for every A: %s", o.descs[i].label, u.err);
-            return fail_opt(&b, &o);
-        }
-    }
-    if (b.size != 1) {
-        mg_bench_error(&b, "mg_dtbench measures memory operations on one process (got %d)", b.size);
-        return fail_opt(&b, &o);
-    }
-
-    /* Header. */
-    char list[4096];
-    size_t pos = 0;
-    list[0] = '\0';
-    for (int i = 0; i < o.ndescs && pos < sizeof list; i++)
-        pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s%s", i ? ";" : "", o.descs[i].label);
-    mg_bench_param(&b, "layouts", "%s", list);
-    mg_bench_param(&b, "A", "%s", A_arg);
-    mg_bench_param(&b, "sizes", "%s", sizes_arg);
-    mg_bench_param(&b, "methods", "%s", methods_arg);
-    mg_bench_param(&b, "directions", "%s", dirs_arg);
-    mg_bench_param(&b, "type", "%s", type_arg);
-    mg_bench_param(&b, "commit_blocks", "%s", commit_arg);
-    mg_bench_param(&b, "max_span", "%zu", o.max_span);
-    mg_bench_param(&b, "check_only", "%d", o.check_only);
-    mg_bench_param(&b, "hand", "memcpy per run; runs of <= 32 bytes with a fixed-size memcpy");
-    mg_bench_param(&b, "commit_timing",
-                   "mpi: MPI_Type_dup+MPI_Type_commit+MPI_Type_free of an uncommitted type; mpi-create: "
-                   "constructor+MPI_Type_commit+MPI_Type_free; engine: mg_dt_from_mpi+mg_dt_free");
-    if (mg_bench_begin(&b, "layout geometry A msize method direction") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
-
-    /* t_nrep1 (estimate mode) from a memcpy of the smallest size. */
-    if (!o.check_only) {
-        size_t smallest = o.sizes[0];
-        for (int s = 0; s < o.nsizes; s++) smallest = o.sizes[s] < smallest ? o.sizes[s] : smallest;
-        calib_ctx cc = {mg_alloc64(smallest), mg_alloc64(smallest), smallest};
-        if (!cc.a || !cc.b) MPI_Abort(MPI_COMM_WORLD, 2);
-        mg_fill_pattern(cc.a, smallest);
-        memset(cc.b, 0, smallest);
-        if (mg_bench_calibrate(&b, op_calib, &cc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
-        free(cc.a);
-        free(cc.b);
-    }
-
-    int nconfigs = 0, nskipped = 0;
-    unit_info *units = calloc((size_t)o.ndescs, sizeof *units);
-    if (!units) MPI_Abort(MPI_COMM_WORLD, 2);
-    for (int s = 0; s < o.nsizes && !b.calibrate_only; s++) {
-        size_t m = o.sizes[s];
-        for (int a = 0; a < o.nA; a++) {
-            long A = o.A[a];
-            for (int i = 0; i < o.ndescs; i++) unit_of(&o.descs[i], A, &units[i]);
-            for (int i = 0; i < o.ndescs; i++) {
-                const desc *d = &o.descs[i];
-                unit_info *u = &units[i];
-                char cfg[256];
-                if (u->rc) {
-                    snprintf(cfg, sizeof cfg, "%s %s %ld %zu", d->label, geo_names[d->geo], A, m);
-                    mg_bench_note(&b, "skip", cfg, "%s", u->err);
-                    nskipped++;
-                    continue;
-                }
-                /* n: the nearest multiple of the common unit of every description of
-                 * the same geometry and element size, so that they all move the same
-                 * data and compare directly. */
-                long Lu = u->unit;
-                int overflow = 0;
-                for (int j = 0; j < o.ndescs; j++) {
-                    const unit_info *v = &units[j];
-                    if (v->rc || o.descs[j].geo != d->geo || v->unit_bytes * u->unit != u->unit_bytes * v->unit)
-                        continue;
-                    long g = (long)mg_gcd(Lu, v->unit);
-                    if (Lu / g > INT_MAX / v->unit)
-                        overflow = 1;
-                    else
-                        Lu = Lu / g * v->unit;
-                }
-                long long Lbytes = u->unit_bytes * (Lu / u->unit);
-                long long units_n = overflow ? 0 : ((long long)m + Lbytes / 2) / Lbytes;
-                if (units_n == 0 || units_n * Lu > INT_MAX) {
-                    snprintf(cfg, sizeof cfg, "%s %s %ld %zu", d->label, geo_names[d->geo], A, m);
-                    mg_bench_note(&b, "skip", cfg,
-                                  "%s: m=%zu bytes is %s the %lld bytes of one unit of %ld elements that every "
-                                  "description of the %s geometry can take",
-                                  d->label, m, units_n == 0 ? "less than half" : "too many units of", Lbytes, Lu,
-                                  geo_names[d->geo]);
-                    nskipped++;
-                    continue;
-                }
-                run_config(&b, &o, d, A, m, (long)(units_n * Lu), &nconfigs, &nskipped);
-            }
-        }
-    }
+    counters cnt = {0, 0};
+    mg_unit *units = calloc((size_t)o.ndescs, sizeof *units);
+    int *in = calloc((size_t)o.ndescs, sizeof *in);
+    if (!units || !in) MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int s = 0; s < o.nsizes && !b.calibrate_only; s++)
+        for (int a = 0; a < o.nA; a++) run_grid_point(&b, &o, o.A[a], o.sizes[s], units, in, &cnt);
     free(units);
-    if (!b.calibrate_only && o.ncommit > 0) run_commit(&b, &o, &nconfigs);
+    free(in);
+    if (!b.calibrate_only && o.ncommit > 0) run_commit(&b, &o, &cnt);
 
     if (o.check_only && b.rank == 0)
-        fprintf(stderr, "dtbench: %d configurations checked, %d skipped, %d method/direction checks failed\n", nconfigs,
-                nskipped, b.errors);
+        fprintf(stderr, "dtbench: %d configurations checked, %d skipped, %d method/direction checks failed\n",
+                cnt.configs, cnt.skipped, b.errors);
     free(o.descs);
     return mg_bench_end(&b);
 }
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    int status = run(argc, argv);
-    MPI_Finalize();
-    return status;
-}
+int main(int argc, char **argv) { return mg_bench_main(argc, argv, run); }

@@ -7,13 +7,16 @@
  * a pack reads and writes. A layout spec (`tiled A=2 B=4`) is built by the
  * catalog of paper 000 for N elements (default 1000) or M data bytes. */
 #include "layouts.h"
+#include "mg_json.h"
 #include "mpiguide/dt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE 64
+#define LINE          64
+#define DEFAULT_COUNT 1
+#define DEFAULT_N     1000
 
 typedef struct {
     MPI_Aint lo, hi; /* span of the data */
@@ -46,8 +49,28 @@ static int usage(const char *msg)
             "  <type>        the notation of docs/dt-notation.md, e.g. 'vector(count=4, block=2, stride=6, int)'\n"
             "  <layout spec> a layout of paper 000, e.g. 'tiled A=2 B=4' (docs/layouts.md)\n"
             "  --count C     elements of <type> communicated (default 1)\n"
-            "  --n N         elements of the layout (default 1000); --bytes M: data bytes instead\n");
+            "  --n N         elements of the layout (default 1000); --bytes M: data bytes instead\n"
+            "  --list        the layouts it takes by name and the defaults, as one JSON object\n");
     return 2;
+}
+
+/* --list (rank 0). */
+static void list(void)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank != 0) return;
+    const char *names[MG_LAYOUT_NKINDS];
+    for (int k = 0; k < mg_layouts_count() && k < MG_LAYOUT_NKINDS; k++) names[k] = mg_layouts_get(k)->name;
+    mg_json j;
+    mg_json_start(&j, stdout);
+    mg_json_string(&j, "driver", "mg_dtexplain");
+    mg_json_strings(&j, "layouts", names, mg_layouts_count());
+    mg_json_object(&j, "defaults");
+    mg_json_long(&j, "count", DEFAULT_COUNT);
+    mg_json_long(&j, "n", DEFAULT_N);
+    mg_json_close(&j);
+    mg_json_finish(&j);
 }
 
 static int explain(MPI_Datatype type, MPI_Count count)
@@ -101,7 +124,7 @@ static int explain(MPI_Datatype type, MPI_Count count)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    long count = 1, n = 1000, bytes = 0;
+    long count = DEFAULT_COUNT, n = DEFAULT_N, bytes = 0;
     const char *text = NULL;
     int status = 0;
     for (int i = 1; i < argc && !status; i++) {
@@ -115,6 +138,10 @@ int main(int argc, char **argv)
                 status = usage("expected a positive integer");
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             status = usage(NULL);
+        } else if (!strcmp(a, "--list")) {
+            list();
+            MPI_Finalize();
+            return 0;
         } else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "mg_dtexplain: unknown option '%s'\n", a);
             status = usage(NULL);

@@ -2,10 +2,11 @@
  *
  * One table row per layout. A row carries the public description, the default
  * set (Table 2 of the paper and the per-test choices), the geometry family
- * that mg_layout_offset() uses, a shape function (rules, block size, what n
+ * that mg_layout_offset() uses and mg_layout_geometry() names, whether it may
+ * be the sub of contiguous-subtype, a shape function (rules, block size, what n
  * must be a multiple of) and a builder (the MPI constructors). Several layouts
  * share a shape function and a geometry, so a new description of an existing
- * layout is one row plus one builder.
+ * layout is one enum value, one row and one builder.
  */
 #include "layouts.h"
 
@@ -68,7 +69,11 @@ static const default_rule defaults[] = {
 /* Catalog table                                                       */
 /* ------------------------------------------------------------------ */
 
-typedef enum { GEO_CONTIG, GEO_TILED, GEO_BLOCK, GEO_ALT, GEO_HETERO, GEO_ROWCOL } geometry;
+/* Memory layout families: every description of one layout has its geometry.
+ * Bucket, Alternating and Alternating with B2 = A2 share one offset formula. */
+typedef enum { GEO_CONTIG, GEO_TILED, GEO_BLOCK, GEO_BUCKET, GEO_ALT, GEO_ALT_B2A2, GEO_ROWCOL, GEO_HETERO } geometry;
+static const char *const geo_names[GEO_HETERO + 1] = {
+    "contiguous", "tiled", "block", "bucket", "alternating", "alternating-b2a2", "rowcol", "heterogeneous"};
 
 typedef struct ctx ctx;
 typedef int (*shape_fn)(ctx *c);
@@ -79,6 +84,7 @@ typedef struct {
     dset defaults;
     geometry geo;
     int tight; /* dynamic types that are not resized: extent = span of the data */
+    int sub;   /* may be the sub of contiguous-subtype (a basic layout with a block type) */
     shape_fn shape;
     build_fn build;
 } row;
@@ -122,9 +128,6 @@ static int build_rowcol_full(ctx *c, MPI_Datatype *out);
 static int build_rowcol_ci(ctx *c, MPI_Datatype *out);
 static int build_rowcol_struct(ctx *c, MPI_Datatype *out);
 
-#define SUBS_MASK                                                                                        \
-    (MG_LAYOUT_BIT(MG_LAYOUT_TILED) | MG_LAYOUT_BIT(MG_LAYOUT_BLOCK) | MG_LAYOUT_BIT(MG_LAYOUT_BUCKET) | \
-     MG_LAYOUT_BIT(MG_LAYOUT_ALTERNATING))
 #define TILED_P  (P(A) | P(VARIANT) | P(B) | P(TYPE))
 #define BLOCK_P  (P(A) | P(VARIANT) | P(B1) | P(B2) | P(TYPE))
 #define BUCKET_P (P(A) | P(VARIANT) | P(A1) | P(A2) | P(B) | P(TYPE))
@@ -153,7 +156,7 @@ static const row catalog[MG_LAYOUT_NKINDS] = {
               .tests = "1, 3, 4, 5, 6, 7",
               .params = TILED_P,
               .dynamic = 0},
-        .defaults = DS_TILED, .geo = GEO_TILED,
+        .defaults = DS_TILED, .geo = GEO_TILED, .sub = 1,
         .shape = shape_tiled, .build = build_tiled,
     },
     [MG_LAYOUT_BLOCK] = {
@@ -165,7 +168,7 @@ static const row catalog[MG_LAYOUT_NKINDS] = {
               .tests = "1, 3, 4, 8",
               .params = BLOCK_P,
               .dynamic = 0},
-        .defaults = DS_BLOCK, .geo = GEO_BLOCK,
+        .defaults = DS_BLOCK, .geo = GEO_BLOCK, .sub = 1,
         .shape = shape_block, .build = build_block,
     },
     [MG_LAYOUT_BUCKET] = {
@@ -176,7 +179,7 @@ static const row catalog[MG_LAYOUT_NKINDS] = {
               .tests = "1, 3, 4",
               .params = BUCKET_P,
               .dynamic = 0},
-        .defaults = DS_BUCKET, .geo = GEO_ALT,
+        .defaults = DS_BUCKET, .geo = GEO_BUCKET, .sub = 1,
         .shape = shape_bucket, .build = build_bucket,
     },
     [MG_LAYOUT_ALTERNATING] = {
@@ -188,7 +191,7 @@ static const row catalog[MG_LAYOUT_NKINDS] = {
               .tests = "1, 3, 4, 9",
               .params = ALT_P,
               .dynamic = 0},
-        .defaults = DS_ALT, .geo = GEO_ALT,
+        .defaults = DS_ALT, .geo = GEO_ALT, .sub = 1,
         .shape = shape_alt, .build = build_alt,
     },
     [MG_LAYOUT_TILED_HETEROGENEOUS] = {
@@ -279,7 +282,7 @@ static const row catalog[MG_LAYOUT_NKINDS] = {
               .tests = "10",
               .params = ALTREP_P,
               .dynamic = 0},
-        .defaults = DS_ALTREP, .geo = GEO_ALT,
+        .defaults = DS_ALTREP, .geo = GEO_ALT_B2A2,
         .shape = shape_alt, .build = build_alt,
     },
     [MG_LAYOUT_ALTERNATING_STRUCT] = {
@@ -291,7 +294,7 @@ static const row catalog[MG_LAYOUT_NKINDS] = {
               .tests = "10",
               .params = ALTREP_P,
               .dynamic = 1},
-        .defaults = DS_ALTREP, .geo = GEO_ALT, .tight = 1,
+        .defaults = DS_ALTREP, .geo = GEO_ALT_B2A2, .tight = 1,
         .shape = shape_alt, .build = build_alt_struct,
     },
     [MG_LAYOUT_ROWCOL_FULLY_INDEXED] = {
@@ -448,6 +451,20 @@ static void kind_names(char *buf, size_t len)
     for (int i = 0; i < MG_LAYOUT_NKINDS; i++) app(buf, len, &pos, &trunc, "%s%s", i ? ", " : "", catalog[i].d.name);
 }
 
+/* Whether layout k may be the sub of contiguous-subtype. */
+static int is_sub(long k) { return k >= 0 && k < MG_LAYOUT_NKINDS && catalog[k].sub; }
+
+/* The layouts that may be a sub, separated by sep: "tiled|block|bucket|alternating". */
+static const char *sub_names(const char *sep, char *buf, size_t len)
+{
+    size_t pos = 0;
+    int trunc = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < MG_LAYOUT_NKINDS; i++)
+        if (catalog[i].sub) app(buf, len, &pos, &trunc, "%s%s", pos ? sep : "", catalog[i].d.name);
+    return buf;
+}
+
 static long V(const ctx *c, mg_layout_param id) { return c->L->params.value[id]; }
 
 /* "A1=0 from A=1 with variant 1", or "A1=0" when it was given. */
@@ -592,9 +609,9 @@ static int shape_bucket(ctx *c)
 /* Alternating and its descriptions; units may touch (B2 = A2) but not overlap. */
 static int shape_alt(ctx *c)
 {
-    if (c->g->defaults == DS_ALTREP) c->L->params.value[MG_LAYOUT_P_B2] = V(c, MG_LAYOUT_P_A2);
+    if (c->g->geo == GEO_ALT_B2A2) c->L->params.value[MG_LAYOUT_P_B2] = V(c, MG_LAYOUT_P_A2);
     int rc = need_cmp(c, MG_LAYOUT_P_B1, MG_LAYOUT_P_A1, 0);
-    if (!rc && c->g->defaults != DS_ALTREP) rc = need_cmp(c, MG_LAYOUT_P_B2, MG_LAYOUT_P_A2, 0);
+    if (!rc && c->g->geo != GEO_ALT_B2A2) rc = need_cmp(c, MG_LAYOUT_P_B2, MG_LAYOUT_P_A2, 0);
     return rc ? rc : pair_unit(c);
 }
 
@@ -639,11 +656,11 @@ static void alt_values(const row *g, const long *v, int64_t *A1, int64_t *A2, in
 {
     *A1 = v[MG_LAYOUT_P_A1];
     *A2 = v[MG_LAYOUT_P_A2];
-    if (g->defaults == DS_BUCKET) {
+    if (g->geo == GEO_BUCKET) {
         *B1 = *B2 = v[MG_LAYOUT_P_B];
     } else {
         *B1 = v[MG_LAYOUT_P_B1];
-        *B2 = g->defaults == DS_ALTREP ? *A2 : v[MG_LAYOUT_P_B2];
+        *B2 = g->geo == GEO_ALT_B2A2 ? *A2 : v[MG_LAYOUT_P_B2];
     }
 }
 
@@ -672,7 +689,9 @@ static int geo_offset(const mg_layout_info *L, int64_t e, int64_t *off, int *siz
              add64(t1, (u % 2) * v[MG_LAYOUT_P_B1] + e % A, &x);
         break;
     }
-    case GEO_ALT: {
+    case GEO_BUCKET:
+    case GEO_ALT:
+    case GEO_ALT_B2A2: {
         int64_t A1, A2, B1, B2;
         alt_values(g, v, &A1, &A2, &B1, &B2);
         int64_t j = e / (A1 + A2), r = e % (A1 + A2);
@@ -749,6 +768,19 @@ int mg_layouts_find(const char *name, mg_layout_kind *kind)
     return MG_LAYOUT_OK;
 }
 
+int mg_layout_is_sub(mg_layout_kind kind) { return is_sub(kind); }
+
+const char *mg_layout_geometry(const mg_layout_params *p)
+{
+    if (!p || (int)p->kind < 0 || p->kind >= MG_LAYOUT_NKINDS) return NULL;
+    const row *g = &catalog[p->kind];
+    if (p->kind == MG_LAYOUT_CONTIGUOUS_SUBTYPE) {
+        if (!(p->given & P(SUB)) || !is_sub(p->value[MG_LAYOUT_P_SUB])) return NULL;
+        g = &catalog[p->value[MG_LAYOUT_P_SUB]];
+    }
+    return geo_names[g->geo];
+}
+
 const char *mg_layout_param_name(mg_layout_param p)
 {
     return ((int)p >= 0 && p < MG_LAYOUT_NPARAMS) ? param_names[p] : NULL;
@@ -765,11 +797,12 @@ int mg_layout_synopsis(mg_layout_kind kind, char *buf, size_t len)
     const row *r = &catalog[kind];
     size_t pos = 0;
     int trunc = 0;
+    char subs[160];
     app(buf, len, &pos, &trunc, "%s", r->d.name);
     for (int i = 0; i < MG_LAYOUT_NPARAMS; i++) {
         if (!(r->d.params & MG_LAYOUT_BIT(i))) continue;
         switch (i) {
-        case MG_LAYOUT_P_SUB: app(buf, len, &pos, &trunc, " sub=tiled|block|bucket|alternating"); break;
+        case MG_LAYOUT_P_SUB: app(buf, len, &pos, &trunc, " sub=%s", sub_names("|", subs, sizeof subs)); break;
         case MG_LAYOUT_P_A: app(buf, len, &pos, &trunc, " A=<int>"); break;
         case MG_LAYOUT_P_VARIANT: app(buf, len, &pos, &trunc, " [variant=1|2]"); break;
         case MG_LAYOUT_P_TYPE: app(buf, len, &pos, &trunc, " [type=int|char|short|double|byte]"); break;
@@ -820,8 +853,8 @@ static int takes_check(const mg_layout_params *p, char *err, size_t errlen)
     }
     if (p->kind != MG_LAYOUT_CONTIGUOUS_SUBTYPE || !(p->given & P(SUB))) return MG_LAYOUT_OK;
     long sub = p->value[MG_LAYOUT_P_SUB];
-    if (sub < 0 || sub >= MG_LAYOUT_NKINDS || !(SUBS_MASK & MG_LAYOUT_BIT(sub))) {
-        put_msg(err, errlen, "%s: sub must be one of tiled, block, bucket, alternating", r->d.name);
+    if (!is_sub(sub)) {
+        put_msg(err, errlen, "%s: sub must be one of %s", r->d.name, sub_names(", ", list, sizeof list));
         return MG_LAYOUT_EINVALID;
     }
     const row *s = &catalog[sub];
@@ -869,6 +902,35 @@ static int parse_int(const char *s, size_t len, long *out)
     if (*end != '\0' || end == tmp || v < INT_MIN || v > INT_MAX) return 0;
     *out = (long)v;
     return 1;
+}
+
+/* The value val[0..vl) of parameter id of layout `name`: a type, a sub or an int. */
+static int parse_value(const char *name, int id, const char *val, size_t vl, long *v, char *err, size_t errlen)
+{
+    int shown = (int)(vl < 32 ? vl : 32);
+    if (id == MG_LAYOUT_P_TYPE) {
+        for (int b = 0; b < MG_LAYOUT_NBASIC; b++)
+            if (eq_ci(val, vl, basic_names[b])) {
+                *v = b;
+                return MG_LAYOUT_OK;
+            }
+        put_msg(err, errlen, "%s: bad type '%.*s'; types are: int char short double byte", name, shown, val);
+        return MG_LAYOUT_ESPEC;
+    }
+    if (id == MG_LAYOUT_P_SUB) {
+        int sk = find_kind(val, vl);
+        if (is_sub(sk)) {
+            *v = sk;
+            return MG_LAYOUT_OK;
+        }
+        char subs[160];
+        put_msg(err, errlen, "%s: bad sub '%.*s'; sub must be one of: %s", name, shown, val,
+                sub_names(" ", subs, sizeof subs));
+        return MG_LAYOUT_ESPEC;
+    }
+    if (parse_int(val, vl, v)) return MG_LAYOUT_OK;
+    put_msg(err, errlen, "%s: bad integer '%.*s' for %s", name, shown, val, param_names[id]);
+    return MG_LAYOUT_ESPEC;
 }
 
 int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t errlen)
@@ -927,27 +989,8 @@ int mg_layout_parse(const char *spec, mg_layout_params *p, char *err, size_t err
             put_msg(err, errlen, "%s does not take %s (%s takes: %s)", name, param_names[id], name, list);
             return MG_LAYOUT_ESPEC;
         }
-        long v = -1;
-        if (id == MG_LAYOUT_P_TYPE) {
-            for (int b = 0; b < MG_LAYOUT_NBASIC; b++)
-                if (eq_ci(val, vl, basic_names[b])) v = b;
-            if (v < 0) {
-                put_msg(err, errlen, "%s: bad type '%.*s'; types are: int char short double byte", name,
-                        (int)(vl < 32 ? vl : 32), val);
-                return MG_LAYOUT_ESPEC;
-            }
-        } else if (id == MG_LAYOUT_P_SUB) {
-            int sk = find_kind(val, vl);
-            if (sk < 0 || !(SUBS_MASK & MG_LAYOUT_BIT(sk))) {
-                put_msg(err, errlen, "%s: bad sub '%.*s'; sub must be one of: tiled block bucket alternating", name,
-                        (int)(vl < 32 ? vl : 32), val);
-                return MG_LAYOUT_ESPEC;
-            }
-            v = sk;
-        } else if (!parse_int(val, vl, &v)) {
-            put_msg(err, errlen, "%s: bad integer '%.*s' for %s", name, (int)(vl < 32 ? vl : 32), val, param_names[id]);
-            return MG_LAYOUT_ESPEC;
-        }
+        long v;
+        if (parse_value(name, id, val, vl, &v, err, errlen) != MG_LAYOUT_OK) return MG_LAYOUT_ESPEC;
         q.value[id] = v;
         q.given |= MG_LAYOUT_BIT(id);
         s += tl;
@@ -1127,8 +1170,9 @@ static int check_ctx(const mg_layout_params *p, long n, mg_layout_info *info, ct
     int rc = takes_check(p, err, errlen);
     if (rc) return rc;
     if (p->kind == MG_LAYOUT_CONTIGUOUS_SUBTYPE) {
+        char subs[160];
         if (!(p->given & P(SUB)))
-            return fail(c, MG_LAYOUT_EINVALID, "sub is required (sub=tiled|block|bucket|alternating)");
+            return fail(c, MG_LAYOUT_EINVALID, "sub is required (sub=%s)", sub_names("|", subs, sizeof subs));
         c->g = &catalog[p->value[MG_LAYOUT_P_SUB]];
         snprintf(c->prefix, sizeof c->prefix, "%s sub=%s", c->r->d.name, c->g->d.name);
     }

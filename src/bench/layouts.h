@@ -35,7 +35,7 @@ enum {
     MG_LAYOUT_ENOMEM = 5
 };
 
-/* Order matches the catalog table and `--list`. */
+/* Order matches the catalog table (and the drivers' --list). */
 typedef enum {
     MG_LAYOUT_CONTIGUOUS,
     MG_LAYOUT_TILED,
@@ -139,9 +139,17 @@ const mg_layout_desc *mg_layouts_get(int kind);              /* NULL if out of r
 int mg_layouts_find(const char *name, mg_layout_kind *kind); /* case-insensitive */
 const char *mg_layout_param_name(mg_layout_param p);         /* "A", "variant", ... */
 const char *mg_layout_basic_name(mg_layout_basic b);         /* "int", ... */
+/* 1 if the layout may be the sub of contiguous-subtype (tiled, block, bucket, alternating). */
+int mg_layout_is_sub(mg_layout_kind kind);
+/* The geometry: the memory layout that every description of one basic layout
+ * produces (for contiguous-subtype: its sub's): "contiguous", "tiled",
+ * "block", "bucket", "alternating", "alternating-b2a2" (Alternating with
+ * B2 = A2), "rowcol" or "heterogeneous". NULL for a bad kind or a
+ * contiguous-subtype without a valid sub. */
+const char *mg_layout_geometry(const mg_layout_params *p);
 /* "tiled A=<int> [variant=1|2] [B=<int>] [type=int|char|short|double|byte]" */
 int mg_layout_synopsis(mg_layout_kind kind, char *buf, size_t len);
-/* One line per layout: name, static/dynamic, synopsis, summary (for --list). */
+/* One line per layout: name, static/dynamic, synopsis, summary. */
 int mg_layouts_list(char *buf, size_t len);
 
 /* Parameter sets. */

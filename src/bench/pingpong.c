@@ -3,13 +3,15 @@
  * sizes, in several point-to-point variants, so that guidelines between the
  * variants can be checked. Other ranks only take part in synchronization. */
 #include "mg_bench.h"
+#include "mg_options.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TAG       17
-#define MAX_SIZES 256
+#define TAG           17
+#define MAX_SIZES     256
+#define DEFAULT_SIZES "4,1k,64k" /* --help and --list print it */
 
 typedef struct {
     const char *name;
@@ -19,6 +21,7 @@ typedef struct {
 static const basic_type basic_types[] = {
     {"int", MPI_INT}, {"char", MPI_CHAR}, {"short", MPI_SHORT}, {"double", MPI_DOUBLE}, {"byte", MPI_BYTE},
 };
+#define NTYPES (sizeof basic_types / sizeof *basic_types)
 
 typedef struct {
     int rank, count;
@@ -103,161 +106,158 @@ static int check_exchange(pp_ctx *c, const variant *v, size_t bytes, MPI_Comm sy
     return all_ok;
 }
 
-static int select_variants(const char *list, int *chosen, mg_bench *b)
+static void usage(FILE *out)
 {
-    char *copy = strdup(list), *save = NULL;
-    int n = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        size_t k = 0;
-        while (k < NVARIANTS && strcmp(variants[k].name, tok) != 0) k++;
-        if (k == NVARIANTS) {
-            mg_bench_error(b, "unknown variant '%s' (known: send_recv, sendrecv, isend_irecv)", tok);
-            free(copy);
-            return -1;
-        }
-        chosen[n++] = (int)k;
-        if (n == (int)NVARIANTS) break;
-    }
-    free(copy);
-    return n;
+    fprintf(
+        out,
+        "usage: mpiexec -n 2 mg_pingpong [options]\n"
+        "  --sizes LIST         message sizes in bytes, comma separated, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES
+        ")\n"
+        "  --variants LIST      send_recv,sendrecv,isend_irecv (default all)\n"
+        "  --datatype NAME      int (default), char, short, double, byte\n"
+        "  --check-only         verify the data of every configuration, measure nothing\n");
 }
 
-static void usage(const mg_bench *b)
+static void list(mg_json *j, const mg_bench *b)
 {
-    if (b->rank != 0) return;
-    fprintf(stderr,
-            "usage: mpiexec -n 2 mg_pingpong [options]\n"
-            "  --sizes LIST         message sizes in bytes, comma separated, k/m = KiB/MiB (default 4,1k,64k)\n"
-            "  --variants LIST      send_recv,sendrecv,isend_irecv (default all)\n"
-            "  --datatype NAME      int (default), char, short, double, byte\n"
-            "  --check-only         verify the data of every configuration, measure nothing\n"
-            "%s",
-            mg_bench_common_usage());
+    (void)b;
+    const char *names[NVARIANTS];
+    for (size_t v = 0; v < NVARIANTS; v++) names[v] = variants[v].name;
+    mg_json_strings(j, "variants", names, NVARIANTS);
+    mg_json_object(j, "datatypes");
+    for (size_t t = 0; t < NTYPES; t++) {
+        int size;
+        MPI_Type_size(basic_types[t].type, &size);
+        mg_json_long(j, basic_types[t].name, size);
+    }
+    mg_json_close(j);
+    mg_json_object(j, "defaults");
+    mg_json_size_list(j, "sizes", DEFAULT_SIZES);
+    mg_json_strings(j, "variants", names, NVARIANTS);
+    mg_json_string(j, "datatype", basic_types[0].name);
+    mg_json_close(j);
+}
+
+typedef struct {
+    const char *sizes_arg, *variants_arg, *type_arg;
+    int check_only;
+    const basic_type *bt;
+    int tsize;
+    size_t sizes[MAX_SIZES];
+    int nsizes;
+    int chosen[NVARIANTS], nvar;
+    char all_variants[64];
+} options;
+
+/* The values of the options; 0, or -1 after the message. */
+static int read_values(mg_bench *b, options *o)
+{
+    for (size_t k = 0; k < NTYPES && !o->bt; k++)
+        if (strcmp(basic_types[k].name, o->type_arg) == 0) o->bt = &basic_types[k];
+    if (!o->bt) {
+        mg_bench_error(b, "unknown datatype '%s' (known: int, char, short, double, byte)", o->type_arg);
+        return -1;
+    }
+    MPI_Type_size(o->bt->type, &o->tsize);
+    if (mg_parse_size_list(o->sizes_arg, o->sizes, MAX_SIZES, &o->nsizes) != 0) {
+        mg_bench_error(b, "bad --sizes '%s': expected comma-separated byte counts, at most %d", o->sizes_arg,
+                       MAX_SIZES);
+        return -1;
+    }
+    for (int s = 0; s < o->nsizes; s++) {
+        if (o->sizes[s] == 0 || o->sizes[s] % (size_t)o->tsize != 0 || o->sizes[s] / (size_t)o->tsize > INT32_MAX) {
+            mg_bench_error(b, "message size %zu is not a positive multiple of the %s size (%d bytes)", o->sizes[s],
+                           o->bt->name, o->tsize);
+            return -1;
+        }
+    }
+    const char *names[NVARIANTS];
+    for (size_t v = 0; v < NVARIANTS; v++) names[v] = variants[v].name;
+    if ((o->nvar = mg_parse_names(b, "variant", o->variants_arg, names, NVARIANTS, o->chosen)) < 0) return -1;
+    if (b->size < 2) {
+        mg_bench_error(b, "ping-pong needs at least 2 processes (got %d)", b->size);
+        return -1;
+    }
+    return 0;
+}
+
+/* The command line: MG_ARGS_RUN, or the exit status. */
+static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
+{
+    const mg_opt opts[] = {
+        {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL},
+        {"--variants", MG_OPT_VALUE, &o->variants_arg, 0, NULL},
+        {"--datatype", MG_OPT_VALUE, &o->type_arg, 0, NULL},
+        {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
+    };
+    const mg_cli cli = {"mg_pingpong", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
+    int st = mg_bench_args(b, &cli, argc, argv);
+    if (st == MG_ARGS_RUN && read_values(b, o) != 0) st = 2;
+    return st;
+}
+
+/* Every variant at every size: checked, then timed. */
+static void measure(mg_bench *b, const options *o, pp_ctx *ctx)
+{
+    for (int s = 0; s < o->nsizes && !b->calibrate_only; s++) {
+        for (int v = 0; v < o->nvar; v++) {
+            const variant *var = &variants[o->chosen[v]];
+            char label[128];
+            ctx->count = (int)(o->sizes[s] / (size_t)o->tsize);
+            snprintf(label, sizeof label, "%s %zu %d", var->name, o->sizes[s], ctx->count);
+            if (!check_exchange(ctx, var, o->sizes[s], b->comm)) {
+                mg_bench_config_error(b, label, "received data differs from what was sent");
+                continue;
+            }
+            if (!o->check_only && mg_bench_measure(b, label, o->sizes[s], var->op, ctx) != MPI_SUCCESS)
+                mg_bench_config_error(b, label, "an MPI call failed during measurement");
+        }
+    }
 }
 
 static int run(int argc, char **argv)
 {
     mg_bench b;
     mg_bench_init(&b, "pingpong", MPI_COMM_WORLD);
-    const char *sizes_arg = "4,1k,64k", *variants_arg = "send_recv,sendrecv,isend_irecv";
-    const basic_type *bt = &basic_types[0];
-    int check_only = 0;
-    for (int i = 1; i < argc; i++) {
-        int r = mg_bench_option(&b, argc, argv, &i);
-        if (r > 0) continue;
-        if (r < 0) {
-            mg_bench_end(&b);
-            return 2;
-        }
-        const char *opt = argv[i];
-        if (strcmp(opt, "--check-only") == 0) {
-            check_only = 1;
-        } else if (strcmp(opt, "--help") == 0) {
-            usage(&b);
-            mg_bench_end(&b);
-            return 0;
-        } else if ((strcmp(opt, "--sizes") == 0 || strcmp(opt, "--variants") == 0 || strcmp(opt, "--datatype") == 0) &&
-                   i + 1 < argc) {
-            const char *val = argv[++i];
-            if (opt[2] == 's')
-                sizes_arg = val;
-            else if (opt[2] == 'v')
-                variants_arg = val;
-            else {
-                size_t k = 0, nt = sizeof basic_types / sizeof *basic_types;
-                while (k < nt && strcmp(basic_types[k].name, val) != 0) k++;
-                if (k == nt) {
-                    mg_bench_error(&b, "unknown datatype '%s' (known: int, char, short, double, byte)", val);
-                    mg_bench_end(&b);
-                    return 2;
-                }
-                bt = &basic_types[k];
-            }
-        } else {
-            mg_bench_error(&b, "unknown option '%s' (try --help)", opt);
-            mg_bench_end(&b);
-            return 2;
-        }
-    }
+    options o = {.sizes_arg = DEFAULT_SIZES, .type_arg = "int"};
+    const char *names[NVARIANTS];
+    for (size_t v = 0; v < NVARIANTS; v++) names[v] = variants[v].name;
+    o.variants_arg = mg_join_names(names, (int)NVARIANTS, ",", o.all_variants, sizeof o.all_variants);
+    int st = read_command_line(&b, &o, argc, argv);
+    if (st != MG_ARGS_RUN) return mg_bench_quit(&b, st);
 
-    size_t sizes[MAX_SIZES];
-    int nsizes, chosen[NVARIANTS], nvar, tsize;
-    MPI_Type_size(bt->type, &tsize);
-    if (mg_parse_size_list(sizes_arg, sizes, MAX_SIZES, &nsizes) != 0) {
-        mg_bench_error(&b, "bad --sizes '%s': expected comma-separated byte counts, at most %d", sizes_arg, MAX_SIZES);
-        mg_bench_end(&b);
-        return 2;
+    size_t max_bytes = 0, smallest = o.sizes[0];
+    for (int s = 0; s < o.nsizes; s++) {
+        max_bytes = o.sizes[s] > max_bytes ? o.sizes[s] : max_bytes;
+        smallest = o.sizes[s] < smallest ? o.sizes[s] : smallest;
     }
-    for (int s = 0; s < nsizes; s++) {
-        if (sizes[s] == 0 || sizes[s] % (size_t)tsize != 0 || sizes[s] / (size_t)tsize > INT32_MAX) {
-            mg_bench_error(&b, "message size %zu is not a positive multiple of the %s size (%d bytes)", sizes[s],
-                           bt->name, tsize);
-            mg_bench_end(&b);
-            return 2;
-        }
-    }
-    if ((nvar = select_variants(variants_arg, chosen, &b)) < 0) {
-        mg_bench_end(&b);
-        return 2;
-    }
-    if (b.size < 2) {
-        mg_bench_error(&b, "ping-pong needs at least 2 processes (got %d)", b.size);
-        mg_bench_end(&b);
-        return 2;
-    }
-
-    size_t max_bytes = 0;
-    for (int s = 0; s < nsizes; s++) max_bytes = sizes[s] > max_bytes ? sizes[s] : max_bytes;
-    pp_ctx ctx = {.rank = b.rank, .type = bt->type, .comm = MPI_COMM_WORLD};
+    pp_ctx ctx = {.rank = b.rank, .type = o.bt->type, .comm = MPI_COMM_WORLD};
     ctx.sbuf = malloc(max_bytes);
     ctx.rbuf = malloc(max_bytes);
     if (!ctx.sbuf || !ctx.rbuf) {
         mg_bench_error(&b, "cannot allocate 2 x %zu bytes", max_bytes);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-
-    mg_bench_param(&b, "datatype", "%s", bt->name);
-    mg_bench_param(&b, "sizes", "%s", sizes_arg);
-    mg_bench_param(&b, "variants", "%s", variants_arg);
-    mg_bench_param(&b, "check_only", "%d", check_only);
+    mg_bench_param(&b, "datatype", "%s", o.bt->name);
+    mg_bench_param(&b, "sizes", "%s", o.sizes_arg);
+    mg_bench_param(&b, "variants", "%s", o.variants_arg);
+    mg_bench_param(&b, "check_only", "%d", o.check_only);
     if (mg_bench_begin(&b, "variant msize_bytes count") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
 
-    /* t_nrep1 from the smallest message of the first variant. */
-    size_t smallest = sizes[0];
-    for (int s = 0; s < nsizes; s++) smallest = sizes[s] < smallest ? sizes[s] : smallest;
-    ctx.count = (int)(smallest / (size_t)tsize);
-    /* The data check doubles as warm-up, so connection setup cannot land in the calibration. */
-    if (!check_only && check_exchange(&ctx, &variants[chosen[0]], smallest, b.comm) &&
-        mg_bench_calibrate(&b, variants[chosen[0]].op, &ctx) != MPI_SUCCESS)
+    /* t_nrep1 from the smallest message of the first variant. The data check
+     * doubles as warm-up, so connection setup cannot land in the calibration. */
+    const variant *first = &variants[o.chosen[0]];
+    ctx.count = (int)(smallest / (size_t)o.tsize);
+    if (!o.check_only && check_exchange(&ctx, first, smallest, b.comm) &&
+        mg_bench_calibrate(&b, first->op, &ctx) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 2);
-
-    for (int s = 0; s < nsizes && !b.calibrate_only; s++) {
-        for (int v = 0; v < nvar; v++) {
-            const variant *var = &variants[chosen[v]];
-            char label[128];
-            ctx.count = (int)(sizes[s] / (size_t)tsize);
-            snprintf(label, sizeof label, "%s %zu %d", var->name, sizes[s], ctx.count);
-            if (!check_exchange(&ctx, var, sizes[s], b.comm)) {
-                mg_bench_config_error(&b, label, "received data differs from what was sent");
-                continue;
-            }
-            if (!check_only && mg_bench_measure(&b, label, sizes[s], var->op, &ctx) != MPI_SUCCESS) {
-                mg_bench_config_error(&b, label, "an MPI call failed during measurement");
-            }
-        }
-    }
-    if (check_only && b.rank == 0)
-        fprintf(stderr, "pingpong: %d of %d configurations passed the data check\n", nsizes * nvar - b.errors,
-                nsizes * nvar);
+    measure(&b, &o, &ctx);
+    if (o.check_only && b.rank == 0)
+        fprintf(stderr, "pingpong: %d of %d configurations passed the data check\n", o.nsizes * o.nvar - b.errors,
+                o.nsizes * o.nvar);
     free(ctx.sbuf);
     free(ctx.rbuf);
     return mg_bench_end(&b);
 }
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    int status = run(argc, argv);
-    MPI_Finalize();
-    return status;
-}
+int main(int argc, char **argv) { return mg_bench_main(argc, argv, run); }

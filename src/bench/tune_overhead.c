@@ -36,11 +36,6 @@
 enum { S_PMPI, S_OFF, S_TUNED_NONE, S_TUNED_MISS, S_OFF_COUNT, NSIDES };
 static const char *const side_names[NSIDES] = {"pmpi", "off", "tuned-none", "tuned-miss", "off-report"};
 
-/* Internal (tune_state.h): -1 automatic, 0 never count, 1 always. The control
- * API turns counting on (a linked program may write the report at any time);
- * an application configured by the environment counts only with a report. */
-void mg_tune__set_counting(int mode);
-
 enum { OP_BCAST, OP_ALLREDUCE, NOPS };
 static const char *const op_names[NOPS] = {"MPI_Bcast", "MPI_Allreduce"};
 
@@ -68,7 +63,10 @@ static double median(double *v, int n)
 /* Puts the library into the state of a side; returns 0 on success. */
 static int enter_side(int side)
 {
-    mg_tune__set_counting(side == S_OFF_COUNT);
+    /* The control API alone would turn counting on (a linked program may write
+     * the report at any time); an application configured by the environment
+     * counts only with a report, so only the off-report side counts. */
+    mg_tune_set_counting(side == S_OFF_COUNT ? MG_TUNE_COUNT_ALWAYS : MG_TUNE_COUNT_NEVER);
     switch (side) {
     case S_OFF: return mg_tune_set_mode(MG_TUNE_OFF);
     case S_TUNED_NONE:
@@ -263,7 +261,7 @@ int main(int argc, char **argv)
         }
     }
     mg_tune_set_mode(MG_TUNE_OFF);
-    mg_tune__set_counting(0); /* no report at MPI_Finalize from the off-report side */
+    mg_tune_set_counting(MG_TUNE_COUNT_NEVER); /* no report at MPI_Finalize from the off-report side */
     free(t);
     PMPI_Barrier(MPI_COMM_WORLD);
     remove_profiles();

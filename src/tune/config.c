@@ -3,11 +3,11 @@
  * environment wins). Never argv. A bad line or value is reported once with
  * where it is (file:line or the variable) and skipped; nothing aborts. */
 #define _POSIX_C_SOURCE 200809L
-#include "tune_state.h"
+#include "mg_size.h"
+#include "tune_internal.h"
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -55,39 +55,6 @@ static int parse_mode(const char *s, mg_tune_mode *m)
         *m = MG_TUNE_TUNED;
     else
         return -1;
-    return 0;
-}
-
-int mg_tune__parse_size(const char *s, size_t *out)
-{
-    while (isspace((unsigned char)*s)) s++;
-    if (!isdigit((unsigned char)*s)) return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno == ERANGE) return -1;
-    unsigned long long mul = 1;
-    switch (*end) {
-    case 'k':
-    case 'K': mul = 1ull << 10, end++; break;
-    case 'm':
-    case 'M': mul = 1ull << 20, end++; break;
-    case 'g':
-    case 'G': mul = 1ull << 30, end++; break;
-    default: break;
-    }
-    if (mul > 1) {
-        if ((end[0] == 'i' || end[0] == 'I') && (end[1] == 'b' || end[1] == 'B'))
-            end += 2;
-        else if (end[0] == 'b' || end[0] == 'B')
-            end++;
-    } else if (*end == 'b' || *end == 'B') {
-        end++;
-    }
-    while (isspace((unsigned char)*end)) end++;
-    if (*end) return -1;
-    if (v > SIZE_MAX / mul) return -1;
-    *out = (size_t)(v * mul);
     return 0;
 }
 
@@ -165,6 +132,48 @@ static void set_string(char **dst, char *value)
     *dst = value;
 }
 
+/* One `key = value` of the file at `where` (FILE:LINE) into cfg; returns the
+ * number of problems (each warned about). */
+static int apply_key(const char *path, const char *where, const char *key, const char *val, mg_tune_config *cfg)
+{
+    int ok;
+    const char *expected;
+    if (strcmp(key, "mode") == 0) {
+        ok = parse_mode(val, &cfg->mode) == 0;
+        expected = "off, forced or tuned";
+    } else if (strcmp(key, "force") == 0) {
+        return mg_tune__parse_force(val, cfg->forced, where);
+    } else if (strcmp(key, "profiles") == 0 || strcmp(key, "report") == 0) {
+        ok = *val != '\0';
+        expected = "a path";
+        if (ok) set_string(strcmp(key, "report") == 0 ? &cfg->report : &cfg->profiles, config_path(path, val));
+    } else if (strcmp(key, "msg_pool_bytes") == 0 || strcmp(key, "int_pool_bytes") == 0) {
+        size_t v;
+        ok = mg_parse_size(val, &v) == 0;
+        expected = "a size in bytes such as 67108864, 64M or 256k";
+        if (ok) *(key[0] == 'm' ? &cfg->msg_pool_bytes : &cfg->int_pool_bytes) = v;
+    } else if (strcmp(key, "chunk") == 0) {
+        ok = parse_chunk(val, &cfg->chunk) == 0;
+        expected = "a number of elements from 1 to 2147483647";
+    } else {
+        mg_tune__warn("%s: unknown key '%s' (keys: %s); this line is ignored", where, key, keys);
+        return 1;
+    }
+    if (ok) return 0;
+    mg_tune__warn("%s: %s '%s': expected %s; this line is ignored", where, key, val, expected);
+    return 1;
+}
+
+/* A comment starts with # at the beginning of the line or after a blank. */
+static void strip_comment(char *line)
+{
+    for (char *h = line; (h = strchr(h, '#')) != NULL; h++)
+        if (h == line || isspace((unsigned char)h[-1])) {
+            *h = '\0';
+            return;
+        }
+}
+
 static int read_file(const char *path, mg_tune_config *cfg)
 {
     FILE *f = fopen(path, "r");
@@ -179,12 +188,7 @@ static int read_file(const char *path, mg_tune_config *cfg)
     int lineno = 0, problems = 0;
     while (getline(&buf, &cap, f) != -1) {
         lineno++;
-        /* a comment starts with # at the beginning or after a blank */
-        for (char *h = buf; (h = strchr(h, '#')) != NULL; h++)
-            if (h == buf || isspace((unsigned char)h[-1])) {
-                *h = '\0';
-                break;
-            }
+        strip_comment(buf);
         char *line = trim(buf);
         if (!*line) continue;
         snprintf(where, sizeof where, "%s:%d", path, lineno);
@@ -195,36 +199,7 @@ static int read_file(const char *path, mg_tune_config *cfg)
             continue;
         }
         *eq = '\0';
-        char *key = trim(line), *val = trim(eq + 1);
-        int ok = 1;
-        const char *expected = NULL;
-        if (strcmp(key, "mode") == 0) {
-            ok = parse_mode(val, &cfg->mode) == 0;
-            expected = "off, forced or tuned";
-        } else if (strcmp(key, "force") == 0) {
-            problems += mg_tune__parse_force(val, cfg->forced, where);
-            continue;
-        } else if (strcmp(key, "profiles") == 0 || strcmp(key, "report") == 0) {
-            ok = *val != '\0';
-            expected = "a path";
-            if (ok) set_string(strcmp(key, "report") == 0 ? &cfg->report : &cfg->profiles, config_path(path, val));
-        } else if (strcmp(key, "msg_pool_bytes") == 0 || strcmp(key, "int_pool_bytes") == 0) {
-            size_t v;
-            ok = mg_tune__parse_size(val, &v) == 0;
-            expected = "a size in bytes such as 67108864, 64M or 256k";
-            if (ok) *(key[0] == 'm' ? &cfg->msg_pool_bytes : &cfg->int_pool_bytes) = v;
-        } else if (strcmp(key, "chunk") == 0) {
-            ok = parse_chunk(val, &cfg->chunk) == 0;
-            expected = "a number of elements from 1 to 2147483647";
-        } else {
-            mg_tune__warn("%s: unknown key '%s' (keys: %s); this line is ignored", where, key, keys);
-            problems++;
-            continue;
-        }
-        if (!ok) {
-            mg_tune__warn("%s: %s '%s': expected %s; this line is ignored", where, key, val, expected);
-            problems++;
-        }
+        problems += apply_key(path, where, trim(line), trim(eq + 1), cfg);
     }
     free(buf);
     fclose(f);
@@ -237,34 +212,10 @@ static const char *env(const char *name)
     return v && *v ? v : NULL;
 }
 
-int mg_tune__config_read(mg_tune_config *cfg)
+/* A misspelled variable would otherwise be ignored silently. Returns how many there are. */
+static int warn_unknown_variables(void)
 {
-    mg_tune__config_defaults(cfg);
     int problems = 0;
-    const char *v;
-    if ((v = env("MPIGUIDE_TUNE_CONFIG")) != NULL) problems += read_file(v, cfg);
-    if ((v = env("MPIGUIDE_TUNE_MODE")) != NULL && parse_mode(v, &cfg->mode) != 0) {
-        mg_tune__warn("MPIGUIDE_TUNE_MODE=%s: expected off, forced or tuned; ignored", v);
-        problems++;
-    }
-    if ((v = env("MPIGUIDE_TUNE_FORCE")) != NULL) {
-        memset(cfg->forced, 0, sizeof cfg->forced); /* the variable replaces the file's force */
-        problems += mg_tune__parse_force(v, cfg->forced, "MPIGUIDE_TUNE_FORCE");
-    }
-    if ((v = env("MPIGUIDE_TUNE_PROFILES")) != NULL) set_string(&cfg->profiles, strdup(v));
-    if ((v = env("MPIGUIDE_TUNE_REPORT")) != NULL) set_string(&cfg->report, strdup(v));
-    const char *pools[2] = {"MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL"};
-    size_t *dst[2] = {&cfg->msg_pool_bytes, &cfg->int_pool_bytes};
-    for (int i = 0; i < 2; i++)
-        if ((v = env(pools[i])) != NULL && mg_tune__parse_size(v, dst[i]) != 0) {
-            mg_tune__warn("%s=%s: expected a size in bytes such as 67108864, 64M or 256k; ignored", pools[i], v);
-            problems++;
-        }
-    if ((v = env("MPIGUIDE_TUNE_CHUNK")) != NULL && parse_chunk(v, &cfg->chunk) != 0) {
-        mg_tune__warn("MPIGUIDE_TUNE_CHUNK=%s: expected a number of elements from 1 to 2147483647; ignored", v);
-        problems++;
-    }
-    /* a misspelled variable would otherwise be ignored silently */
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, "MPIGUIDE_TUNE_", 14) != 0) continue;
         size_t n = strcspn(*e, "=");
@@ -279,4 +230,43 @@ int mg_tune__config_read(mg_tune_config *cfg)
         }
     }
     return problems;
+}
+
+/* The MPIGUIDE_TUNE_* variables but _CONFIG over cfg; returns the number of problems. */
+static int read_environment(mg_tune_config *cfg)
+{
+    int problems = 0;
+    const char *v;
+    if ((v = env("MPIGUIDE_TUNE_MODE")) != NULL && parse_mode(v, &cfg->mode) != 0) {
+        mg_tune__warn("MPIGUIDE_TUNE_MODE=%s: expected off, forced or tuned; ignored", v);
+        problems++;
+    }
+    if ((v = env("MPIGUIDE_TUNE_FORCE")) != NULL) {
+        memset(cfg->forced, 0, sizeof cfg->forced); /* the variable replaces the file's force */
+        problems += mg_tune__parse_force(v, cfg->forced, "MPIGUIDE_TUNE_FORCE");
+    }
+    if ((v = env("MPIGUIDE_TUNE_PROFILES")) != NULL) set_string(&cfg->profiles, strdup(v));
+    if ((v = env("MPIGUIDE_TUNE_REPORT")) != NULL) set_string(&cfg->report, strdup(v));
+    const char *pools[2] = {"MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL"};
+    size_t *dst[2] = {&cfg->msg_pool_bytes, &cfg->int_pool_bytes};
+    for (int i = 0; i < 2; i++)
+        if ((v = env(pools[i])) != NULL && mg_parse_size(v, dst[i]) != 0) {
+            mg_tune__warn("%s=%s: expected a size in bytes such as 67108864, 64M or 256k; ignored", pools[i], v);
+            problems++;
+        }
+    if ((v = env("MPIGUIDE_TUNE_CHUNK")) != NULL && parse_chunk(v, &cfg->chunk) != 0) {
+        mg_tune__warn("MPIGUIDE_TUNE_CHUNK=%s: expected a number of elements from 1 to 2147483647; ignored", v);
+        problems++;
+    }
+    return problems;
+}
+
+int mg_tune__config_read(mg_tune_config *cfg)
+{
+    mg_tune__config_defaults(cfg);
+    int problems = 0;
+    const char *file = env("MPIGUIDE_TUNE_CONFIG");
+    if (file) problems += read_file(file, cfg);
+    problems += read_environment(cfg);
+    return problems + warn_unknown_variables();
 }

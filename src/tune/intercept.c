@@ -10,8 +10,7 @@
  * at such values only). The pools' configured capacity decides whether a
  * need() fits, never the free space. */
 #define _POSIX_C_SOURCE 200809L
-#include "tune_state.h"
-#include <string.h>
+#include "lifecycle.h"
 
 /* What the calling thread's last call of each collective ran. initial-exec:
  * no __tls_get_addr call per collective in the shared library (it is loaded at
@@ -22,9 +21,8 @@ static const char *const label_default = "default";
 
 const char *mg_tune_last_impl(const char *collective)
 {
-    for (int i = 0; i < MG_NCOLLS; i++)
-        if (collective && strcmp(collective, mg_tune__table((mg_coll)i)->name) == 0) return last_impl[i];
-    return NULL;
+    int c = mg_tune__public_coll_index(collective);
+    return c < 0 ? NULL : last_impl[c];
 }
 
 static int is_reduction(mg_coll c)
@@ -41,16 +39,16 @@ static int is_reduction(mg_coll c)
  * made); choose() labels them "native" when it sees them. */
 static inline __attribute__((always_inline)) int native_fast(mg_coll coll, MPI_Comm comm)
 {
-    unsigned h = atomic_load_explicit(&mg_tune_g.hot, memory_order_acquire);
+    unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     /* before MPI_Init, after MPI_Finalize, on MPI_COMM_NULL: the native call says what is wrong */
     if (__builtin_expect(!(h & MG_HOT_ON) || comm == MPI_COMM_NULL, 0)) return 1;
     if (h & MG_HOT_COUNT) return 0;
     switch (MG_HOT_MODE(h)) {
     case MG_TUNE_FORCED:
-        if (atomic_load_explicit(&mg_tune_g.hot_forced[coll], memory_order_relaxed) != 0) return 0;
+        if (atomic_load_explicit(&mg_tune_hot.forced[coll], memory_order_relaxed) != 0) return 0;
         break;
     case MG_TUNE_TUNED: {
-        const mg_tune_live *l = atomic_load_explicit(&mg_tune_g.live, memory_order_acquire);
+        const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
         if (l && (l->coll_mask >> coll & 1u)) return 0;
         break;
     }
@@ -60,13 +58,55 @@ static inline __attribute__((always_inline)) int native_fast(mg_coll coll, MPI_C
     return 1;
 }
 
-/* Completes c (rank, size, bytes, commutative) and chooses. Returns the mock-up
- * to run (with its need in *need), or NULL for the native call. Lock-free but
- * for the counter (only when a report is requested) and the mock-up's lease. */
+/* The uniform message size of the call (mockup_api.h: mg_call.bytes), -1 if
+ * it overflows. Reduce_scatter_block's sendcount becomes the whole vector. */
+static MPI_Count message_bytes(mg_call *c)
+{
+    MPI_Count n = c->sendcount;
+    MPI_Datatype type = c->sendtype;
+    switch (c->coll) {
+    case MG_COLL_ALLGATHER:
+    case MG_COLL_ALLTOALL:
+    case MG_COLL_GATHER:
+        if (c->in_place) n = c->recvcount, type = c->recvtype;
+        break;
+    case MG_COLL_SCATTER:
+        if (!c->in_place) n = c->recvcount, type = c->recvtype;
+        break;
+    case MG_COLL_REDUCE_SCATTER_BLOCK:
+        if (__builtin_mul_overflow(c->recvcount, (MPI_Count)c->size, &c->sendcount)) c->sendcount = -1;
+        n = c->sendcount, type = c->recvtype;
+        break;
+    default: break;
+    }
+    return n >= 0 ? mg_type_bytes(n, type) : -1;
+}
+
+/* Mock-up impl (>= 1) of the call if it applies and its need fits the pools'
+ * configured capacities (never their free space: the choice must be the same
+ * on every rank), with the need in *need; NULL for the native call. */
+static const mg_mockup *applicable(mg_call *c, int impl, mg_need *need)
+{
+    const mg_mockup *m = &mg_tune__table(c->coll)->mockups[impl - 1];
+    PMPI_Comm_rank(c->comm, &c->rank);
+    if (is_reduction(c->coll) && c->op != MPI_OP_NULL) PMPI_Op_commutative(c->op, &c->commutative);
+    c->chunk = atomic_load_explicit(&mg_tune_hot.chunk, memory_order_relaxed);
+    int fits = is_reduction(c->coll) ? mg_fits_int(c->sendcount) && mg_fits_int(c->recvcount) : mg_fits_int(c->bytes);
+    if (c->size < 2 || c->bytes <= 0 || !fits || (m->supports && !m->supports(c))) return NULL;
+    *need = m->need ? m->need(c) : (mg_need){0, 0};
+    if (need->msg_bytes > atomic_load_explicit(&mg_tune_hot.msg_cap, memory_order_relaxed) ||
+        need->int_bytes > atomic_load_explicit(&mg_tune_hot.int_cap, memory_order_relaxed))
+        return NULL;
+    return m;
+}
+
+/* Completes c (rank, size, bytes, commutative, chunk) and chooses. Returns the
+ * mock-up to run (with its need in *need), or NULL for the native call.
+ * Lock-free but for the counter (only when a report is requested) and the
+ * mock-up's lease. */
 static const mg_mockup *choose(mg_call *c, mg_need *need)
 {
-    mg_tune_state *g = &mg_tune_g;
-    unsigned h = atomic_load_explicit(&g->hot, memory_order_acquire);
+    unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     mg_tune_mode mode = MG_HOT_MODE(h);
     int count = (h & MG_HOT_COUNT) != 0;
     if (!(h & MG_HOT_ON) || c->comm == MPI_COMM_NULL) return NULL;
@@ -80,54 +120,19 @@ static const mg_mockup *choose(mg_call *c, mg_need *need)
     PMPI_Comm_size(c->comm, &c->size);
 
     int impl = 0;
-    if (mode == MG_TUNE_FORCED) impl = atomic_load_explicit(&g->hot_forced[c->coll], memory_order_relaxed);
+    if (mode == MG_TUNE_FORCED) impl = atomic_load_explicit(&mg_tune_hot.forced[c->coll], memory_order_relaxed);
     /* tuned mode without a profile of (collective, size), and mode off, choose nothing: the
      * size of the message is only needed for the counter */
     int want_bytes = count || impl > 0;
     if (mode == MG_TUNE_TUNED && !want_bytes) want_bytes = mg_tune__has_profile(c->coll, c->size);
-
     if (want_bytes) {
-        /* the uniform message size (tune_internal.h) */
-        MPI_Count n = c->sendcount;
-        MPI_Datatype type = c->sendtype;
-        switch (c->coll) {
-        case MG_COLL_ALLGATHER:
-        case MG_COLL_ALLTOALL:
-        case MG_COLL_GATHER:
-            if (c->in_place) n = c->recvcount, type = c->recvtype;
-            break;
-        case MG_COLL_SCATTER:
-            if (!c->in_place) n = c->recvcount, type = c->recvtype;
-            break;
-        case MG_COLL_REDUCE_SCATTER_BLOCK:
-            /* the whole vector: recvcount x size elements */
-            if (__builtin_mul_overflow(c->recvcount, (MPI_Count)c->size, &c->sendcount)) c->sendcount = -1;
-            n = c->sendcount, type = c->recvtype;
-            break;
-        default: break;
-        }
-        c->bytes = n >= 0 ? mg_type_bytes(n, type) : -1;
+        c->bytes = message_bytes(c);
         if (mode == MG_TUNE_TUNED && c->bytes > 0) impl = mg_tune__lookup(c->coll, c->size, c->bytes);
     }
     if (impl < 0) impl = 0;
 
     const mg_mockup *m = NULL;
-    if (impl > 0) {
-        m = &mg_tune__table(c->coll)->mockups[impl - 1];
-        PMPI_Comm_rank(c->comm, &c->rank);
-        if (is_reduction(c->coll) && c->op != MPI_OP_NULL) PMPI_Op_commutative(c->op, &c->commutative);
-        int fits =
-            is_reduction(c->coll) ? mg_fits_int(c->sendcount) && mg_fits_int(c->recvcount) : mg_fits_int(c->bytes);
-        if (c->size < 2 || c->bytes <= 0 || !fits || (m->supports && !m->supports(c))) {
-            m = NULL;
-        } else {
-            *need = m->need ? m->need(c) : (mg_need){0, 0};
-            if (need->msg_bytes > atomic_load_explicit(&g->hot_msg_cap, memory_order_relaxed) ||
-                need->int_bytes > atomic_load_explicit(&g->hot_int_cap, memory_order_relaxed))
-                m = NULL;
-        }
-        if (!m) impl = MG_TUNE_NATIVE;
-    }
+    if (impl > 0 && (m = applicable(c, impl, need)) == NULL) impl = MG_TUNE_NATIVE;
     if (count) mg_tune__count(c->coll, c->bytes, impl);
     last_impl[c->coll] = impl == 0 ? label_default : mg_tune__impl_label(c->coll, impl);
     return m;
@@ -148,21 +153,21 @@ static int run(const mg_call *c, const mg_mockup *m, const mg_need *need)
 
 /* ---- start and end ---- */
 
-int MPI_Init(int *argc, char ***argv)
+MG_TUNE_API int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) mg_tune__start();
     return rc;
 }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+MG_TUNE_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS) mg_tune__start();
     return rc;
 }
 
-int MPI_Finalize(void)
+MG_TUNE_API int MPI_Finalize(void)
 {
     mg_tune__stop();
     return PMPI_Finalize();
@@ -176,8 +181,8 @@ int MPI_Finalize(void)
     mg_call c = {.coll = (cl), .sendtype = MPI_DATATYPE_NULL, .recvtype = MPI_DATATYPE_NULL, .op = MPI_OP_NULL}
 
 #define DEF_ALLGATHER_LIKE(NAME, PNAME, CNT, COLL)                                                                   \
-    int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,                \
-             MPI_Datatype recvtype, MPI_Comm comm)                                                                   \
+    MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,    \
+                         MPI_Datatype recvtype, MPI_Comm comm)                                                       \
     {                                                                                                                \
         if (native_fast(COLL, comm)) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); \
         MG_CALL(COLL);                                                                                               \
@@ -189,65 +194,67 @@ int MPI_Finalize(void)
         return run(&c, m, &need);                                                                                    \
     }
 
-#define DEF_ROOTED(NAME, PNAME, CNT, COLL)                                                            \
-    int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount, \
-             MPI_Datatype recvtype, int root, MPI_Comm comm)                                          \
-    {                                                                                                 \
-        if (native_fast(COLL, comm))                                                                  \
-            return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);     \
-        MG_CALL(COLL);                                                                                \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;   \
-        c.sendtype = sendtype, c.recvtype = recvtype, c.root = root, c.comm = comm;                   \
-        if ((COLL) == MG_COLL_SCATTER)                                                                \
-            c.in_place = recvbuf == MPI_IN_PLACE, c.recvbuf = c.in_place ? NULL : recvbuf;            \
-        else                                                                                          \
-            c.in_place = sendbuf == MPI_IN_PLACE;                                                     \
-        mg_need need;                                                                                 \
-        const mg_mockup *m = choose(&c, &need);                                                       \
-        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm); \
-        return run(&c, m, &need);                                                                     \
+#define DEF_ROOTED(NAME, PNAME, CNT, COLL)                                                                        \
+    MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount, \
+                         MPI_Datatype recvtype, int root, MPI_Comm comm)                                          \
+    {                                                                                                             \
+        if (native_fast(COLL, comm))                                                                              \
+            return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);                 \
+        MG_CALL(COLL);                                                                                            \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;               \
+        c.sendtype = sendtype, c.recvtype = recvtype, c.root = root, c.comm = comm;                               \
+        if ((COLL) == MG_COLL_SCATTER)                                                                            \
+            c.in_place = recvbuf == MPI_IN_PLACE, c.recvbuf = c.in_place ? NULL : recvbuf;                        \
+        else                                                                                                      \
+            c.in_place = sendbuf == MPI_IN_PLACE;                                                                 \
+        mg_need need;                                                                                             \
+        const mg_mockup *m = choose(&c, &need);                                                                   \
+        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);             \
+        return run(&c, m, &need);                                                                                 \
     }
 
 /* Allreduce, Scan (no root), Reduce_scatter_block (count is recvcount). */
-#define DEF_REDUCTION(NAME, PNAME, CNT, COLL)                                                                \
-    int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) \
-    {                                                                                                        \
-        if (native_fast(COLL, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);              \
-        MG_CALL(COLL);                                                                                       \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                  \
-        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.comm = comm;                              \
-        c.in_place = sendbuf == MPI_IN_PLACE;                                                                \
-        mg_need need;                                                                                        \
-        const mg_mockup *m = choose(&c, &need);                                                              \
-        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                   \
-        return run(&c, m, &need);                                                                            \
+#define DEF_REDUCTION(NAME, PNAME, CNT, COLL)                                                             \
+    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, \
+                         MPI_Comm comm)                                                                   \
+    {                                                                                                     \
+        if (native_fast(COLL, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);           \
+        MG_CALL(COLL);                                                                                    \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;               \
+        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.comm = comm;                           \
+        c.in_place = sendbuf == MPI_IN_PLACE;                                                             \
+        mg_need need;                                                                                     \
+        const mg_mockup *m = choose(&c, &need);                                                           \
+        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                \
+        return run(&c, m, &need);                                                                         \
     }
 
-#define DEF_REDUCE(NAME, PNAME, CNT)                                                                                   \
-    int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) \
-    {                                                                                                                  \
-        if (native_fast(MG_COLL_REDUCE, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);        \
-        MG_CALL(MG_COLL_REDUCE);                                                                                       \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                            \
-        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.root = root, c.comm = comm;                         \
-        c.in_place = sendbuf == MPI_IN_PLACE;                                                                          \
-        mg_need need;                                                                                                  \
-        const mg_mockup *m = choose(&c, &need);                                                                        \
-        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);                                       \
-        return run(&c, m, &need);                                                                                      \
+#define DEF_REDUCE(NAME, PNAME, CNT)                                                                                \
+    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root, \
+                         MPI_Comm comm)                                                                             \
+    {                                                                                                               \
+        if (native_fast(MG_COLL_REDUCE, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);     \
+        MG_CALL(MG_COLL_REDUCE);                                                                                    \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                         \
+        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.root = root, c.comm = comm;                      \
+        c.in_place = sendbuf == MPI_IN_PLACE;                                                                       \
+        mg_need need;                                                                                               \
+        const mg_mockup *m = choose(&c, &need);                                                                     \
+        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);                                    \
+        return run(&c, m, &need);                                                                                   \
     }
 
-#define DEF_BCAST(NAME, PNAME, CNT)                                                              \
-    int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm)            \
-    {                                                                                            \
-        if (native_fast(MG_COLL_BCAST, comm)) return PNAME(buffer, count, datatype, root, comm); \
-        MG_CALL(MG_COLL_BCAST);                                                                  \
-        c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;        \
-        c.sendtype = datatype, c.recvtype = datatype, c.root = root, c.comm = comm;              \
-        mg_need need;                                                                            \
-        const mg_mockup *m = choose(&c, &need);                                                  \
-        if (!m) return PNAME(buffer, count, datatype, root, comm);                               \
-        return run(&c, m, &need);                                                                \
+#define DEF_BCAST(NAME, PNAME, CNT)                                                               \
+    MG_TUNE_API int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm) \
+    {                                                                                             \
+        if (native_fast(MG_COLL_BCAST, comm)) return PNAME(buffer, count, datatype, root, comm);  \
+        MG_CALL(MG_COLL_BCAST);                                                                   \
+        c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;         \
+        c.sendtype = datatype, c.recvtype = datatype, c.root = root, c.comm = comm;               \
+        mg_need need;                                                                             \
+        const mg_mockup *m = choose(&c, &need);                                                   \
+        if (!m) return PNAME(buffer, count, datatype, root, comm);                                \
+        return run(&c, m, &need);                                                                 \
     }
 
 DEF_ALLGATHER_LIKE(MPI_Allgather, PMPI_Allgather, int, MG_COLL_ALLGATHER)

@@ -9,12 +9,23 @@
  * choice of the mock-up never depends on the free space, so all ranks make the
  * same one. */
 #define _POSIX_C_SOURCE 200809L
-#include "tune_state.h"
+#include "tune_internal.h"
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MG_ALIGN ((size_t)64)
+
+/* Allocated at MPI_Init with the configured sizes (NULL if 0 or failed). The
+ * lock is held only to take or return the pools and to (de)allocate them. */
+static struct {
+    pthread_mutex_t mu;
+    unsigned char *msg_pool, *int_pool;
+    size_t msg_pool_size, int_pool_size;
+    int leased;
+    struct mg_lease lease; /* the one lease that holds the pools */
+} pools = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* n rounded up to a multiple of 64 (at least 64); 0 if that overflows. */
 static size_t round_up(size_t n)
@@ -31,57 +42,71 @@ static void *alloc_aligned(size_t bytes)
     return p;
 }
 
+/* mu held. */
+static void free_locked(void)
+{
+    if (pools.leased) return; /* a call still runs (erroneous program): keep the memory */
+    free(pools.msg_pool);
+    free(pools.int_pool);
+    pools.msg_pool = pools.int_pool = NULL;
+    pools.msg_pool_size = pools.int_pool_size = 0;
+}
+
+/* A pool of bytes (> 0), rounded up to 64 bytes; NULL if it cannot be allocated. */
+static unsigned char *alloc_pool(size_t bytes)
+{
+    size_t r = round_up(bytes);
+    return r ? alloc_aligned(r) : NULL;
+}
+
 void mg_tune__pools_alloc(size_t msg_bytes, size_t int_bytes)
 {
-    mg_tune_state *g = &mg_tune_g;
-    mg_tune__pools_free();
-    if (msg_bytes > 0) {
-        size_t r = round_up(msg_bytes);
-        g->msg_pool = r ? alloc_aligned(r) : NULL;
-        if (!g->msg_pool)
-            mg_tune__warn_local("cannot allocate the message pool of %zu bytes; mock-ups malloc their buffers "
-                                "(lower msg_pool_bytes / MPIGUIDE_TUNE_MSG_POOL)",
-                                msg_bytes);
-        else
-            g->msg_pool_size = msg_bytes;
-    }
-    if (int_bytes > 0) {
-        size_t r = round_up(int_bytes);
-        g->int_pool = r ? alloc_aligned(r) : NULL;
-        if (!g->int_pool)
-            mg_tune__warn_local("cannot allocate the int pool of %zu bytes; mock-ups malloc their vectors "
-                                "(lower int_pool_bytes / MPIGUIDE_TUNE_INT_POOL)",
-                                int_bytes);
-        else
-            g->int_pool_size = int_bytes;
-    }
+    pthread_mutex_lock(&pools.mu);
+    free_locked();
+    if (msg_bytes > 0 && (pools.msg_pool = alloc_pool(msg_bytes)) == NULL)
+        mg_tune__warn_local("cannot allocate the message pool of %zu bytes; mock-ups malloc their buffers "
+                            "(lower msg_pool_bytes / MPIGUIDE_TUNE_MSG_POOL)",
+                            msg_bytes);
+    else if (msg_bytes > 0)
+        pools.msg_pool_size = msg_bytes;
+    if (int_bytes > 0 && (pools.int_pool = alloc_pool(int_bytes)) == NULL)
+        mg_tune__warn_local("cannot allocate the int pool of %zu bytes; mock-ups malloc their vectors "
+                            "(lower int_pool_bytes / MPIGUIDE_TUNE_INT_POOL)",
+                            int_bytes);
+    else if (int_bytes > 0)
+        pools.int_pool_size = int_bytes;
+    pthread_mutex_unlock(&pools.mu);
 }
 
 void mg_tune__pools_free(void)
 {
-    mg_tune_state *g = &mg_tune_g;
-    if (g->pool_leased) return; /* a call still runs (erroneous program): keep the memory */
-    free(g->msg_pool);
-    free(g->int_pool);
-    g->msg_pool = g->int_pool = NULL;
-    g->msg_pool_size = g->int_pool_size = 0;
+    pthread_mutex_lock(&pools.mu);
+    free_locked();
+    pthread_mutex_unlock(&pools.mu);
+}
+
+mg_tune_pool_info mg_tune__pool_info(void)
+{
+    pthread_mutex_lock(&pools.mu);
+    mg_tune_pool_info info = {pools.msg_pool, pools.int_pool, pools.msg_pool_size, pools.int_pool_size, pools.leased};
+    pthread_mutex_unlock(&pools.mu);
+    return info;
 }
 
 mg_lease *mg_lease_acquire(size_t msg_bytes, size_t int_bytes)
 {
     (void)msg_bytes; /* pieces beyond the pool are malloc'ed, so the need only matters for the choice */
     (void)int_bytes;
-    mg_tune_state *g = &mg_tune_g;
-    mg_tune__lock();
-    if (!g->pool_leased && (g->msg_pool || g->int_pool)) {
-        g->pool_leased = 1;
-        mg_lease *l = &g->pool_lease;
+    pthread_mutex_lock(&pools.mu);
+    if (!pools.leased && (pools.msg_pool || pools.int_pool)) {
+        pools.leased = 1;
+        mg_lease *l = &pools.lease;
         memset(l, 0, sizeof *l);
         l->pooled = 1;
-        mg_tune__unlock();
+        pthread_mutex_unlock(&pools.mu);
         return l;
     }
-    mg_tune__unlock();
+    pthread_mutex_unlock(&pools.mu);
     return calloc(1, sizeof(mg_lease));
 }
 
@@ -118,7 +143,7 @@ void *mg_lease_msg(mg_lease *l, size_t bytes)
     size_t r = round_up(bytes);
     if (!r) return NULL;
     if (l->pooled) {
-        void *p = bump(mg_tune_g.msg_pool, mg_tune_g.msg_pool_size, &l->msg_used, r);
+        void *p = bump(pools.msg_pool, pools.msg_pool_size, &l->msg_used, r);
         if (p) return p;
     }
     return extra_piece(l, r);
@@ -130,7 +155,7 @@ int *mg_lease_ints(mg_lease *l, size_t count)
     size_t r = round_up(count * sizeof(int));
     if (!r) return NULL;
     if (l->pooled) {
-        void *p = bump(mg_tune_g.int_pool, mg_tune_g.int_pool_size, &l->int_used, r);
+        void *p = bump(pools.int_pool, pools.int_pool_size, &l->int_used, r);
         if (p) return p;
     }
     return extra_piece(l, r);
@@ -143,9 +168,9 @@ void mg_lease_release(mg_lease *l)
     free(l->extra);
     if (l->pooled) {
         memset(l, 0, sizeof *l);
-        mg_tune__lock();
-        mg_tune_g.pool_leased = 0;
-        mg_tune__unlock();
+        pthread_mutex_lock(&pools.mu);
+        pools.leased = 0;
+        pthread_mutex_unlock(&pools.mu);
     } else {
         free(l);
     }

@@ -21,7 +21,7 @@
  * "FILE:LINE: what; this profile is ignored", and the collective runs natively
  * for that communicator size. */
 #define _POSIX_C_SOURCE 200809L
-#include "tune_state.h"
+#include "tune_internal.h"
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -130,30 +130,37 @@ static int range_numbers(reader *r, MPI_Count *from, MPI_Count *to)
     return 0;
 }
 
+/* A 'collective NAME' or 'procs N' line; *coll_line or *procs_line records where it was. */
+static int mpiguide_header_line(reader *r, mg_tune_profile *p, int *coll_line, int *procs_line)
+{
+    char list[1024];
+    int is_coll = r->tok[0][0] == 'c';
+    int *seen = is_coll ? coll_line : procs_line;
+    if (r->ntok != 2)
+        return bad(r, r->lineno, "expected '%s %s', found '%s'", r->tok[0], is_coll ? "NAME" : "N", r->raw);
+    if (*seen != 0) return bad(r, r->lineno, "a second '%s' line (the first is line %d)", r->tok[0], *seen);
+    if (is_coll) {
+        int c = mg_tune__coll_index(r->tok[1]);
+        if (c < 0)
+            return bad(r, r->lineno, "unknown collective '%s' (collectives: %s)", r->tok[1],
+                       mg_tune__coll_list(list, sizeof list));
+        p->coll = (mg_coll)c;
+    } else if (procs_number(r->tok[1], &p->procs) != 0) {
+        return bad(r, r->lineno, "procs '%s' is not a number of processes >= 1", r->tok[1]);
+    } else {
+        p->procs_line = r->lineno;
+    }
+    *seen = r->lineno;
+    return 0;
+}
+
 static int parse_mpiguide(reader *r, mg_tune_profile *p)
 {
     int cap = 0, coll_line = 0, procs_line = 0;
     char list[1024];
     while (next_line(r)) {
         if (strcmp(r->tok[0], "collective") == 0 || strcmp(r->tok[0], "procs") == 0) {
-            int is_coll = r->tok[0][0] == 'c';
-            if (r->ntok != 2)
-                return bad(r, r->lineno, "expected '%s %s', found '%s'", r->tok[0], is_coll ? "NAME" : "N", r->raw);
-            if ((is_coll ? coll_line : procs_line) != 0)
-                return bad(r, r->lineno, "a second '%s' line (the first is line %d)", r->tok[0],
-                           is_coll ? coll_line : procs_line);
-            if (is_coll) {
-                int c = mg_tune__coll_index(r->tok[1]);
-                if (c < 0)
-                    return bad(r, r->lineno, "unknown collective '%s' (collectives: %s)", r->tok[1],
-                               mg_tune__coll_list(list, sizeof list));
-                p->coll = (mg_coll)c;
-                coll_line = r->lineno;
-            } else {
-                if (procs_number(r->tok[1], &p->procs) != 0)
-                    return bad(r, r->lineno, "procs '%s' is not a number of processes >= 1", r->tok[1]);
-                procs_line = p->procs_line = r->lineno;
-            }
+            if (mpiguide_header_line(r, p, &coll_line, &procs_line) != 0) return -1;
             continue;
         }
         if (r->ntok != 3)
@@ -182,9 +189,9 @@ static int expect_line(reader *r, const char *what)
     return bad(r, r->lineno, "the file ends before %s", what);
 }
 
-static int parse_pgmpi(reader *r, mg_tune_profile *p)
+/* PGMPITuneLib's first two lines: the collective's MPI name and the number of processes. */
+static int pgmpi_header(reader *r, mg_tune_profile *p)
 {
-    char list[1024];
     if (expect_line(r, "the collective's name (MPI_Allgather, ...)") != 0) return -1;
     int c = mg_tune__coll_index(r->tok[0]);
     if (r->ntok != 1 || c < 0 || strncmp(r->tok[0], "MPI_", 4) != 0)
@@ -193,30 +200,59 @@ static int parse_pgmpi(reader *r, mg_tune_profile *p)
                    "collective such as MPI_Allgather, found '%s'",
                    r->raw);
     p->coll = (mg_coll)c;
-    const char *cname = mg_tune__table(p->coll)->mpi_name;
     if (expect_line(r, "the number of processes") != 0) return -1;
     if (r->ntok != 1 || procs_number(r->tok[0], &p->procs) != 0)
         return bad(r, r->lineno, "expected the number of processes (>= 1), found '%s'", r->raw);
     p->procs_line = r->lineno;
-    if (expect_line(r, "the number of mock-ups") != 0) return -1;
-    MPI_Count nalg, nranges;
-    if (r->ntok != 1 || number(r->tok[0], &nalg) != 0 || nalg > 1000)
-        return bad(r, r->lineno, "expected the number of mock-ups, found '%s'", r->raw);
+    return 0;
+}
+
+/* The mock-ups a PGMPITuneLib profile declares: alg ids (labels local to the
+ * file) and the implementation each stands for. At most 1000. */
+typedef struct {
+    int n;
     MPI_Count ids[1000];
     int impls[1000];
-    for (int i = 0; i < (int)nalg; i++) {
+} pgmpi_algs;
+
+static int pgmpi_mockups(reader *r, const mg_tune_profile *p, pgmpi_algs *algs)
+{
+    char list[1024];
+    MPI_Count nalg;
+    if (expect_line(r, "the number of mock-ups") != 0) return -1;
+    if (r->ntok != 1 || number(r->tok[0], &nalg) != 0 || nalg > 1000)
+        return bad(r, r->lineno, "expected the number of mock-ups, found '%s'", r->raw);
+    algs->n = (int)nalg;
+    for (int i = 0; i < algs->n; i++) {
         char what[64];
-        snprintf(what, sizeof what, "mock-up %d of %d", i + 1, (int)nalg);
+        snprintf(what, sizeof what, "mock-up %d of %d", i + 1, algs->n);
         if (expect_line(r, what) != 0) return -1;
-        if (r->ntok != 2 || number(r->tok[0], &ids[i]) != 0)
+        if (r->ntok != 2 || number(r->tok[0], &algs->ids[i]) != 0)
             return bad(r, r->lineno, "expected 'ALG_ID NAME' of %s, found '%s'", what, r->raw);
         for (int j = 0; j < i; j++)
-            if (ids[j] == ids[i]) return bad(r, r->lineno, "alg_id %s is declared twice", r->tok[0]);
-        impls[i] = mg_tune__impl_index(p->coll, r->tok[1]);
-        if (impls[i] < 0)
-            return bad(r, r->lineno, "unknown mock-up '%s' of %s (mpiguide has: %s)", r->tok[1], cname,
-                       mg_tune__impl_list(p->coll, list, sizeof list));
+            if (algs->ids[j] == algs->ids[i]) return bad(r, r->lineno, "alg_id %s is declared twice", r->tok[0]);
+        algs->impls[i] = mg_tune__impl_index(p->coll, r->tok[1]);
+        if (algs->impls[i] < 0)
+            return bad(r, r->lineno, "unknown mock-up '%s' of %s (mpiguide has: %s)", r->tok[1],
+                       mg_tune__table(p->coll)->mpi_name, mg_tune__impl_list(p->coll, list, sizeof list));
     }
+    return 0;
+}
+
+/* The implementation of a declared alg id, -1 if the token is none. */
+static int pgmpi_impl(const pgmpi_algs *algs, const char *tok)
+{
+    MPI_Count id;
+    int impl = -1;
+    if (number(tok, &id) == 0)
+        for (int j = 0; j < algs->n; j++)
+            if (algs->ids[j] == id) impl = algs->impls[j];
+    return impl;
+}
+
+static int pgmpi_ranges(reader *r, mg_tune_profile *p, const pgmpi_algs *algs)
+{
+    MPI_Count nranges;
     if (expect_line(r, "the number of ranges") != 0) return -1;
     if (r->ntok != 1 || number(r->tok[0], &nranges) != 0 || nranges > INT_MAX)
         return bad(r, r->lineno, "expected the number of ranges, found '%s'", r->raw);
@@ -228,17 +264,22 @@ static int parse_pgmpi(reader *r, mg_tune_profile *p)
         if (r->ntok != 3)
             return bad(r, r->lineno, "expected 'BYTE_RANGE_START BYTE_RANGE_END ALG_ID' of %s, found '%s'", what,
                        r->raw);
-        MPI_Count from, to, id;
+        MPI_Count from, to;
         if (range_numbers(r, &from, &to) != 0) return -1;
-        int impl = -1;
-        if (number(r->tok[2], &id) == 0)
-            for (int j = 0; j < (int)nalg; j++)
-                if (ids[j] == id) impl = impls[j];
+        int impl = pgmpi_impl(algs, r->tok[2]);
         if (impl < 0) return bad(r, r->lineno, "alg_id '%s' is not among the mock-ups declared above", r->tok[2]);
         if (add_range(p, &cap, from, to, impl, r->lineno) != 0) return bad(r, r->lineno, "out of memory");
     }
     if (next_line(r)) return bad(r, r->lineno, "'%s' after the %lld ranges declared", r->raw, (long long)nranges);
     return 0;
+}
+
+static int parse_pgmpi(reader *r, mg_tune_profile *p)
+{
+    pgmpi_algs algs;
+    algs.n = 0;
+    if (pgmpi_header(r, p) != 0 || pgmpi_mockups(r, p, &algs) != 0) return -1;
+    return pgmpi_ranges(r, p, &algs);
 }
 
 void mg_tune__profile_free(mg_tune_profile *p)
@@ -250,6 +291,47 @@ void mg_tune__profile_free(mg_tune_profile *p)
     p->nranges = 0;
 }
 
+/* The first line tells the format: *mine = 1 for mpiguide's (whose version
+ * must be 1), else the reader is rewound for PGMPITuneLib's. -1 after a warning. */
+static int read_format(reader *r, int *mine)
+{
+    *mine = 0;
+    if (getline(&r->buf, &r->cap, r->f) == -1) return 0;
+    r->lineno = 1;
+    char *s = r->buf;
+    while (isspace((unsigned char)*s)) s++;
+    const char *magic = "# mpiguide tune profile";
+    if (strncmp(s, magic, strlen(magic)) != 0) {
+        rewind(r->f);
+        r->lineno = 0;
+        return 0;
+    }
+    *mine = 1;
+    char *v = s + strlen(magic), *end;
+    long ver = strtol(v, &end, 10);
+    while (isspace((unsigned char)*end)) end++;
+    if (end == v || *end || ver != 1) {
+        v[strcspn(v, "\r\n")] = '\0';
+        return bad(r, 1, "profile version '%s' is not supported (this library reads version 1)", v + strspn(v, " \t"));
+    }
+    return 0;
+}
+
+/* Sorts the ranges; -1 after a warning if two overlap (named by the later line). */
+static int sort_ranges(reader *r, mg_tune_profile *p)
+{
+    if (p->nranges > 1) qsort(p->ranges, (size_t)p->nranges, sizeof *p->ranges, by_from);
+    for (int i = 1; i < p->nranges; i++) {
+        const mg_tune_range *a = &p->ranges[i - 1], *b = &p->ranges[i];
+        if (b->from <= a->to) {
+            const mg_tune_range *later = a->line > b->line ? a : b, *earlier = later == a ? b : a;
+            return bad(r, later->line, "range %lld %lld overlaps range %lld %lld of line %d", (long long)later->from,
+                       (long long)later->to, (long long)earlier->from, (long long)earlier->to, earlier->line);
+        }
+    }
+    return 0;
+}
+
 int mg_tune__profile_parse(const char *path, mg_tune_profile *out)
 {
     memset(out, 0, sizeof *out);
@@ -259,50 +341,16 @@ int mg_tune__profile_parse(const char *path, mg_tune_profile *out)
         mg_tune__warn("%s: cannot open the profile (%s); this profile is ignored", path, strerror(errno));
         return -1;
     }
-    /* the first line tells the format */
-    int rc, mine = 0;
-    if (getline(&r.buf, &r.cap, r.f) != -1) {
-        r.lineno = 1;
-        char *s = r.buf;
-        while (isspace((unsigned char)*s)) s++;
-        const char *magic = "# mpiguide tune profile";
-        if (strncmp(s, magic, strlen(magic)) == 0) {
-            mine = 1;
-            char *v = s + strlen(magic), *end;
-            long ver = strtol(v, &end, 10);
-            while (isspace((unsigned char)*end)) end++;
-            if (end == v || *end || ver != 1) {
-                v[strcspn(v, "\r\n")] = '\0';
-                bad(&r, 1, "profile version '%s' is not supported (this library reads version 1)",
-                    v + strspn(v, " \t"));
-                goto fail;
-            }
-        } else {
-            rewind(r.f);
-            r.lineno = 0;
-        }
+    int mine, rc = read_format(&r, &mine);
+    if (rc == 0) {
+        out->path = strdup(path);
+        rc = out->path ? (mine ? parse_mpiguide(&r, out) : parse_pgmpi(&r, out)) : bad(&r, r.lineno, "out of memory");
     }
-    out->path = strdup(path);
-    rc = out->path ? (mine ? parse_mpiguide(&r, out) : parse_pgmpi(&r, out)) : bad(&r, r.lineno, "out of memory");
-    if (rc != 0) goto fail;
-    if (out->nranges > 1) qsort(out->ranges, (size_t)out->nranges, sizeof *out->ranges, by_from);
-    for (int i = 1; i < out->nranges; i++) {
-        const mg_tune_range *a = &out->ranges[i - 1], *b = &out->ranges[i];
-        if (b->from <= a->to) {
-            const mg_tune_range *later = a->line > b->line ? a : b, *earlier = later == a ? b : a;
-            bad(&r, later->line, "range %lld %lld overlaps range %lld %lld of line %d", (long long)later->from,
-                (long long)later->to, (long long)earlier->from, (long long)earlier->to, earlier->line);
-            goto fail;
-        }
-    }
+    if (rc == 0) rc = sort_ranges(&r, out);
     free(r.buf);
     fclose(r.f);
-    return 0;
-fail:
-    free(r.buf);
-    fclose(r.f);
-    mg_tune__profile_free(out);
-    return -1;
+    if (rc != 0) mg_tune__profile_free(out);
+    return rc == 0 ? 0 : -1;
 }
 
 void mg_tune__profiles_free(mg_tune_profiles *ps)
@@ -328,6 +376,49 @@ static int is_profile_name(const char *n)
     return (l > 5 && strcmp(n + l - 5, ".prof") == 0) || (l > 4 && strcmp(n + l - 4, ".prf") == 0);
 }
 
+/* The paths of the profile files of an open directory, sorted by name so
+ * that every rank reads them in the same order and makes the same choices. */
+static int list_profiles(DIR *d, const char *dir, char ***names, size_t *n)
+{
+    size_t cap = 0;
+    *names = NULL;
+    *n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (!is_profile_name(e->d_name)) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nn = realloc(*names, cap * sizeof *nn);
+            if (!nn) return MG_TUNE_ERR_NOMEM;
+            *names = nn;
+        }
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        if (((*names)[*n] = malloc(len)) == NULL) return MG_TUNE_ERR_NOMEM;
+        snprintf((*names)[(*n)++], len, "%s/%s", dir, e->d_name);
+    }
+    if (*n > 1) qsort(*names, *n, sizeof **names, by_name);
+    return MG_TUNE_SUCCESS;
+}
+
+/* Parses one file into out (room for it is there); a malformed file or a
+ * second profile of the same (collective, size) is warned about and counted. */
+static void add_profile(const char *path, mg_tune_profiles *out, int *nbad)
+{
+    mg_tune_profile p;
+    if (mg_tune__profile_parse(path, &p) != 0) {
+        (*nbad)++;
+        return;
+    }
+    for (int j = 0; j < out->n; j++)
+        if (out->p[j].coll == p.coll && out->p[j].procs == p.procs) {
+            mg_tune__warn("%s:%d: a second profile of %s for %d processes (the first is %s); this profile is ignored",
+                          path, p.procs_line, mg_tune__table(p.coll)->name, p.procs, out->p[j].path);
+            mg_tune__profile_free(&p);
+            (*nbad)++;
+            return;
+        }
+    out->p[out->n++] = p;
+}
+
 int mg_tune__profiles_load(const char *dir, mg_tune_profiles *out, int *nbad)
 {
     out->n = 0;
@@ -339,51 +430,12 @@ int mg_tune__profiles_load(const char *dir, mg_tune_profiles *out, int *nbad)
                       strerror(errno));
         return MG_TUNE_ERR_PROFILE;
     }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = MG_TUNE_SUCCESS;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (!is_profile_name(e->d_name)) continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **nn = realloc(names, cap * sizeof *nn);
-            if (!nn) {
-                rc = MG_TUNE_ERR_NOMEM;
-                break;
-            }
-            names = nn;
-        }
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        if ((names[n] = malloc(len)) == NULL) {
-            rc = MG_TUNE_ERR_NOMEM;
-            break;
-        }
-        snprintf(names[n++], len, "%s/%s", dir, e->d_name);
-    }
+    char **names;
+    size_t n;
+    int rc = list_profiles(d, dir, &names, &n);
     closedir(d);
-    if (rc == MG_TUNE_SUCCESS && n > 0) {
-        qsort(names, n, sizeof *names, by_name); /* the same order, so the same choices, everywhere */
-        out->p = calloc(n, sizeof *out->p);
-        if (!out->p) rc = MG_TUNE_ERR_NOMEM;
-    }
-    for (size_t i = 0; rc == MG_TUNE_SUCCESS && i < n; i++) {
-        mg_tune_profile p;
-        if (mg_tune__profile_parse(names[i], &p) != 0) {
-            (*nbad)++;
-            continue;
-        }
-        int dup = -1;
-        for (int j = 0; j < out->n && dup < 0; j++)
-            if (out->p[j].coll == p.coll && out->p[j].procs == p.procs) dup = j;
-        if (dup >= 0) {
-            mg_tune__warn("%s:%d: a second profile of %s for %d processes (the first is %s); this profile is ignored",
-                          names[i], p.procs_line, mg_tune__table(p.coll)->name, p.procs, out->p[dup].path);
-            mg_tune__profile_free(&p);
-            (*nbad)++;
-            continue;
-        }
-        out->p[out->n++] = p;
-    }
+    if (rc == MG_TUNE_SUCCESS && n > 0 && (out->p = calloc(n, sizeof *out->p)) == NULL) rc = MG_TUNE_ERR_NOMEM;
+    for (size_t i = 0; rc == MG_TUNE_SUCCESS && i < n; i++) add_profile(names[i], out, nbad);
     for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
     if (rc != MG_TUNE_SUCCESS) {
@@ -394,27 +446,33 @@ int mg_tune__profiles_load(const char *dir, mg_tune_profiles *out, int *nbad)
     return MG_TUNE_SUCCESS;
 }
 
-int mg_tune__profiles_find(const mg_tune_profiles *ps, mg_coll coll, int procs, MPI_Count bytes)
+/* The profile of (coll, procs), or NULL. */
+static const mg_tune_profile *find_profile(const mg_tune_profiles *ps, mg_coll coll, int procs)
 {
-    /* the profile of (coll, procs) */
     int lo = 0, hi = ps->n - 1;
-    const mg_tune_profile *p = NULL;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
         const mg_tune_profile *m = &ps->p[mid];
-        if (m->coll == coll && m->procs == procs) {
-            p = m;
-            break;
-        }
+        if (m->coll == coll && m->procs == procs) return m;
         if (m->coll < coll || (m->coll == coll && m->procs < procs))
             lo = mid + 1;
         else
             hi = mid - 1;
     }
+    return NULL;
+}
+
+int mg_tune__profiles_has(const mg_tune_profiles *ps, mg_coll coll, int procs)
+{
+    return find_profile(ps, coll, procs) != NULL;
+}
+
+int mg_tune__profiles_find(const mg_tune_profiles *ps, mg_coll coll, int procs, MPI_Count bytes)
+{
+    const mg_tune_profile *p = find_profile(ps, coll, procs);
     if (!p) return -1;
     /* the last range starting at or below bytes */
-    lo = 0, hi = p->nranges - 1;
-    int at = -1;
+    int lo = 0, hi = p->nranges - 1, at = -1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
         if (p->ranges[mid].from <= bytes) {

@@ -1,171 +1,165 @@
-/* libmpiguide-tune internals: the contract between the interception layer
- * (intercept.c), the library state (state.c: configuration, profiles, pools,
- * counters) and the mock-ups (mockups/<collective>.c, one file per collective).
+/* libmpiguide-tune's internals, in layers. A file uses only functions and data
+ * of lower layers (and its own), so the dependencies form a tree, and a lock
+ * is only ever taken after those of higher layers (lifecycle, then report or
+ * pool, then warn). The test tune_layers checks this on the built objects.
  *
- * Rules every mock-up keeps (docs/tuning.md):
- *  - It returns exactly what the native collective returns, bit for bit, for
- *    every argument its `supports` accepts; inner calls are PMPI_ calls only.
- *  - `supports` and `need` look only at values every rank of the call agrees on
- *    (the mg_call fields marked "uniform"), so that all ranks make the same
- *    choice. A rank-local property (a datatype's layout, MPI_IN_PLACE on one
- *    rank) may change what a rank does locally, never which calls it makes.
- *  - Data-moving collectives work on packed bytes (mg_call_pack/unpack), so any
- *    datatype works, and different datatypes with the same signature on
- *    different ranks work. Reductions pass (count, datatype, op) to inner PMPI
- *    reductions unchanged, in an order that keeps non-commutative ops exact,
- *    and every reduction mock-up refuses what mg_reduction_supported refuses
- *    (floating-point MPI_SUM/MPI_PROD, whose rounding depends on the grouping;
- *    datatypes the inner reductions mishandle).
- *  - Shared static inline helpers are in mockups/mockup_helpers.h.
- *  - Extra memory comes from the call's lease (mg_lease_msg, mg_lease_ints);
- *    the caller releases the lease after `run` on every path. Errors of inner
- *    calls are returned.
- */
+ *   top        api.c        the control API (mg_tune_* of mpiguide/tune.h)
+ *              intercept.c  the MPI_ entry points and mg_tune_last_impl
+ *   lifecycle  lifecycle.c  the configuration in force, the profiles in use and
+ *                           the hot words the call path reads lock-free;
+ *                           configure, start at MPI_Init, stop at MPI_Finalize
+ *   middle     config.c     reads a configuration (no state)
+ *              profile.c    parses and searches profile sets (no state)
+ *              report.c     the usage counters and the report
+ *   catalog    catalog.c    the collectives, their mock-up tables, the names
+ *   mock-ups   mockups/     one file per collective; common.c, their helpers
+ *   pools      pool.c       the pools and the leases on them (the mock-ups' memory)
+ *   bottom     warn.c       warnings
+ *
+ * Headers: mockups/mockup_api.h is the mock-ups' API and the only project
+ * header a mock-up includes; this header declares everything below the
+ * lifecycle, layer by layer; lifecycle.h the lifecycle, for the top layer (and
+ * the tests) only. Each stateful file owns its state, a static struct with its
+ * own lock (lifecycle.c, report.c, pool.c, warn.c); the one global is the
+ * lifecycle's hot words (mg_tune_hot), written by lifecycle.c alone. Every .c
+ * file defines _POSIX_C_SOURCE first. Nothing here is exported from the shared
+ * library (hidden visibility); the tests link the static one. */
 #ifndef MG_TUNE_INTERNAL_H
 #define MG_TUNE_INTERNAL_H
 
-#include <mpi.h>
-#include <stddef.h>
+#include "defaults.h"
+#include "mockups/mockup_api.h"
+#include "mpiguide/tune.h"
+#include <stdint.h>
+#include <stdio.h>
 
-typedef enum {
-    MG_COLL_ALLGATHER,
-    MG_COLL_ALLREDUCE,
-    MG_COLL_ALLTOALL,
-    MG_COLL_BCAST,
-    MG_COLL_GATHER,
-    MG_COLL_REDUCE,
-    MG_COLL_REDUCE_SCATTER_BLOCK,
-    MG_COLL_SCAN,
-    MG_COLL_SCATTER,
-    MG_NCOLLS
-} mg_coll;
+/* ---- warn.c ---- */
 
-/* One intercepted call in large-count form (the int entry points widen).
- * Fields a collective does not take are 0 / NULL / MPI_DATATYPE_NULL. */
+/* "mpiguide-tune: warning: <text>", once per distinct text, on rank 0 of
+ * MPI_COMM_WORLD (before MPI_Init: kept and printed by rank 0 at MPI_Init). */
+void mg_tune__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a problem of this process only (printed on any rank, with its rank). */
+void mg_tune__warn_local(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* At MPI_Init: the rank is known, kept warnings are printed. */
+void mg_tune__warnings_start(int world_rank);
+void mg_tune__warnings_free(void);
+/* Tests: where warnings go (NULL: stderr). */
+void mg_tune__set_warning_stream(FILE *out);
+
+/* ---- pool.c (the lease API is in mockups/mockup_api.h) ---- */
+
+/* A lease. The one that holds the pools lives in pool.c; malloc-mode leases are malloc'ed. */
+struct mg_lease {
+    int pooled; /* holds the pools */
+    size_t msg_used, int_used;
+    void **extra; /* malloc'ed pieces, freed at release */
+    size_t nextra, cap_extra;
+};
+
+/* At MPI_Init and MPI_Finalize. Sizes of 0 allocate nothing. */
+void mg_tune__pools_alloc(size_t msg_bytes, size_t int_bytes);
+void mg_tune__pools_free(void);
+
+/* Tests: the pools as they are. */
+typedef struct {
+    unsigned char *msg_pool, *int_pool;
+    size_t msg_pool_size, int_pool_size;
+    int leased;
+} mg_tune_pool_info;
+mg_tune_pool_info mg_tune__pool_info(void);
+
+/* ---- catalog.c ---- */
+
+/* Implementation indices: 0 is "default" (the native call by choice), k >= 1 is
+ * mock-up k - 1 of the collective's table, MG_TUNE_NATIVE the native call as a
+ * fallback (a mock-up was chosen but does not apply, or memory is short). */
+#define MG_TUNE_NATIVE (-1)
+
+const mg_coll_mockups *mg_tune__table(mg_coll coll);
+/* Collective by lower-case name ("allgather") or MPI name ("MPI_Allgather"); -1 if unknown. */
+int mg_tune__coll_index(const char *name);
+/* Collective by lower-case name only, as the control API names them; -1 if unknown. */
+int mg_tune__public_coll_index(const char *name);
+/* Implementation index of a name for a collective ("default" = 0); -1 if unknown. */
+int mg_tune__impl_index(mg_coll coll, const char *name);
+/* "default", the mock-up's name or "native". */
+const char *mg_tune__impl_label(mg_coll coll, int impl);
+/* "default, a, b" into buf (for messages). */
+const char *mg_tune__impl_list(mg_coll coll, char *buf, size_t len);
+const char *mg_tune__coll_list(char *buf, size_t len);
+
+/* ---- config.c ---- */
+
+/* The configuration: defaults, then the configuration file, then the environment. */
+typedef struct {
+    mg_tune_mode mode;
+    int forced[MG_NCOLLS]; /* implementation index per collective (forced mode) */
+    char *profiles;        /* directory or NULL */
+    size_t msg_pool_bytes; /* pool capacities: the need-vs-capacity rule uses these */
+    size_t int_pool_bytes;
+    MPI_Count chunk; /* C of the chunked round-robin mock-ups, elements */
+    char *report;    /* report file at MPI_Finalize, "-" = stderr, or NULL */
+} mg_tune_config;
+
+void mg_tune__config_defaults(mg_tune_config *cfg);
+/* Defaults, then MPIGUIDE_TUNE_CONFIG's file, then the other MPIGUIDE_TUNE_*
+ * variables; each problem is warned about (file:line) and skipped. Returns the
+ * number of problems. */
+int mg_tune__config_read(mg_tune_config *cfg);
+void mg_tune__config_free(mg_tune_config *cfg);
+/* "allgather=allgather_as_gather_bcast,bcast=default" into forced[]; `where`
+ * names the source in warnings. Returns the number of bad entries. */
+int mg_tune__parse_force(const char *spec, int *forced, const char *where);
+
+/* ---- profile.c ---- */
+
+/* One message range of a profile: inclusive byte range of mg_call.bytes. */
+typedef struct {
+    MPI_Count from, to;
+    int impl; /* 0 = default, k = mock-up k - 1 */
+    int line; /* where it was read (for messages) */
+} mg_tune_range;
+
+/* The profile of one (collective, communicator size): ranges sorted by `from`, disjoint. */
 typedef struct {
     mg_coll coll;
-    const void *sendbuf; /* may be MPI_IN_PLACE */
-    void *recvbuf;       /* MPI_IN_PLACE never appears here (Scatter's root passes it as recvbuf: see in_place) */
-    MPI_Count sendcount, recvcount;
-    MPI_Datatype sendtype, recvtype;
-    MPI_Op op; /* reductions; uniform */
-    int root;  /* rooted collectives; uniform */
-    MPI_Comm comm;
-    int rank, size;  /* of comm; size uniform */
-    int in_place;    /* this rank passed MPI_IN_PLACE (send side, or Scatter's recvbuf at the root); NOT uniform */
-    MPI_Count bytes; /* uniform: the per-process block in bytes (below) */
-    int commutative; /* reductions: MPI_Op_commutative(op); uniform */
-} mg_call;
+    int procs;
+    int procs_line; /* where procs was read (for messages) */
+    int nranges;
+    mg_tune_range *ranges;
+    char *path;
+} mg_tune_profile;
 
-/* `bytes`, the message size every rank agrees on and profiles are keyed by:
- *   Allgather, Alltoall:    one block: sendcount x size(sendtype), or recvcount x size(recvtype) with MPI_IN_PLACE
- *   Allreduce, Reduce, Scan, Reduce_scatter_block (recvcount per rank x p for RSB is the whole vector):
- *                           count x size(datatype) of one process's input (RSB: recvcount x size x p)
- *   Bcast:                  count x size(datatype)
- *   Gather:                 the block each process sends: sendcount x size(sendtype); at a root with
- *                           MPI_IN_PLACE, recvcount x size(recvtype)
- *   Scatter:                the block each process receives: recvcount x size(recvtype); at a root with
- *                           MPI_IN_PLACE, sendcount x size(sendtype)
- * All are equal on every rank of a correct program (matching type signatures).
- *
- * The fields per collective (intercept.c fills them; arguments that are not
- * significant on a rank are passed through untouched and must not be used):
- *   Allgather, Alltoall, Gather, Scatter: the arguments as given (sendbuf may be
- *       MPI_IN_PLACE; for Scatter at a root with MPI_IN_PLACE, recvbuf is NULL,
- *       in_place is 1 and recvcount/recvtype are as given but not significant)
- *   Allreduce, Reduce, Scan: sendcount = recvcount = count, sendtype = recvtype = datatype
- *   Reduce_scatter_block: recvcount = recvcount, sendcount = recvcount x size (the
- *       whole vector), sendtype = recvtype = datatype
- *   Bcast: sendbuf = recvbuf = buffer, sendcount = recvcount = count, sendtype = recvtype = datatype
- *
- * Before any mock-up sees a call, intercept.c has checked (uniform values only):
- * comm is an intracommunicator of size >= 2, bytes > 0, and the counts fit an
- * int: bytes for the data-moving collectives (mock-ups work on packed bytes, and
- * no count exceeds bytes), sendcount and recvcount for the reductions. Products
- * such as size x bytes are the mock-up's `supports` to check (mg_fits_int). */
-
-/* A lease on the pools for one call: sub-allocations are bump-allocated and
- * all returned at once. If another thread holds the pool (MPI_THREAD_MULTIPLE),
- * the lease falls back to malloc so that the choice stays the same on all
- * ranks; mg_lease_msg/mg_lease_ints return NULL only if that fails too.
- * Every sub-allocation starts on a 64-byte boundary; a piece that does not fit
- * the rest of the pool (the padding to 64 bytes is not part of mg_need) is
- * malloc'ed, so a need() that is the sum of the requested sizes is enough.
- * A request of 0 bytes returns a valid, non-NULL pointer. */
-typedef struct mg_lease mg_lease;
-mg_lease *mg_lease_acquire(size_t msg_bytes, size_t int_bytes); /* NULL: out of memory */
-void *mg_lease_msg(mg_lease *l, size_t bytes);                  /* 64-byte aligned, from the message pool */
-int *mg_lease_ints(mg_lease *l, size_t count);                  /* from the int pool */
-void mg_lease_release(mg_lease *l);
-
-/* Extra memory of a mock-up for this call (002 Table 1, in bytes), the maximum
- * over the roles (root or not) so that every rank computes the same value. */
+/* A set of profiles, sorted by (coll, procs), at most one per pair. */
 typedef struct {
-    size_t msg_bytes;
-    size_t int_bytes;
-} mg_need;
+    int n;
+    mg_tune_profile *p;
+} mg_tune_profiles;
 
-typedef struct {
-    const char *name;    /* e.g. "allgather_as_gather_bcast" (PGMPITuneLib's name where it has one) */
-    int guideline;       /* n of COLL-GLn (002, Sec. 3.1) */
-    const char *formula; /* "MPI_Gather + MPI_Bcast" */
-    /* 1 if this mock-up can produce the exact native result for the call; uniform inputs only. */
-    int (*supports)(const mg_call *c);
-    mg_need (*need)(const mg_call *c);
-    /* Runs the composition; returns MPI_SUCCESS or the first inner error code. */
-    int (*run)(const mg_call *c, mg_lease *lease);
-} mg_mockup;
+/* Parses one profile file (either format); on a problem warns once
+ * ("FILE:LINE: ...; this profile is ignored") and returns -1. */
+int mg_tune__profile_parse(const char *path, mg_tune_profile *out);
+void mg_tune__profile_free(mg_tune_profile *p);
+/* Every *.prof and *.prf file of dir (sorted by name). Malformed files and
+ * second profiles of the same (collective, size) are skipped with a warning and
+ * counted in *nbad. MG_TUNE_ERR_PROFILE if dir cannot be read, MG_TUNE_ERR_NOMEM. */
+int mg_tune__profiles_load(const char *dir, mg_tune_profiles *out, int *nbad);
+void mg_tune__profiles_free(mg_tune_profiles *ps);
+/* Implementation index of the range of (coll, procs) that covers bytes, -1 if
+ * none does. O(log n). */
+int mg_tune__profiles_find(const mg_tune_profiles *ps, mg_coll coll, int procs, MPI_Count bytes);
+/* 1 if the set has a profile of (coll, procs). */
+int mg_tune__profiles_has(const mg_tune_profiles *ps, mg_coll coll, int procs);
 
-/* The mock-ups of one collective, from mockups/<collective>.c. */
-typedef struct {
-    mg_coll coll;
-    const char *name;     /* "allgather" */
-    const char *mpi_name; /* "MPI_Allgather" */
-    int nmockups;
-    const mg_mockup *mockups;
-} mg_coll_mockups;
+/* ---- report.c ---- */
 
-extern const mg_coll_mockups mg_allgather_mockups, mg_allreduce_mockups, mg_alltoall_mockups, mg_bcast_mockups,
-    mg_gather_mockups, mg_reduce_mockups, mg_reduce_scatter_block_mockups, mg_scan_mockups, mg_scatter_mockups;
-
-/* Helpers for the mock-ups (mockups/common.c). */
-
-/* Size in bytes of count x type, or -1 if it overflows MPI_Count. */
-MPI_Count mg_type_bytes(MPI_Count count, MPI_Datatype type);
-/* 1 if every inner count of a composition fits an int (the mock-ups call the int PMPI functions). */
-int mg_fits_int(MPI_Count n);
-/* 1 if count x type is one gap-free run of count x size bytes in typemap order,
- * starting at buf + *offset (the type's true lower bound), so that a memcpy is
- * its pack; 0 if not known to be (then pack). Predefined types and
- * dup/contiguous/resized/(h)vector nests of them are recognized. */
-int mg_type_contiguous(MPI_Count count, MPI_Datatype type, MPI_Aint *offset);
-/* Packs count x type at buf into out (exactly count x size bytes), or copies
- * directly when the type is contiguous; unpack is the inverse. */
-int mg_call_pack(const void *buf, MPI_Count count, MPI_Datatype type, void *out, MPI_Comm comm);
-int mg_call_unpack(const void *in, void *buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm);
-/* 1 if a reduction mock-up may take the call: the one rule every reduction
- * mock-up (allreduce, reduce, reduce_scatter_block, scan) applies in its
- * supports(), a function of the reduction's (datatype, op) only, which MPI
- * requires to be the same on all ranks, so the refusal is uniform:
- *  - exactness: MPI_SUM and MPI_PROD only on integer types (every base type of
- *    the datatype a C, Fortran or multi-language integer type; under Open MPI
- *    at least 32 bits wide, because its vectorized 8- and 16-bit SUM/PROD
- *    saturate, open-mpi/ompi#8045). Floating-point and complex types round
- *    differently when the composition groups the operands differently, so
- *    such calls run natively. Every other predefined op (MIN, MAX, MINLOC,
- *    the logical and bitwise ops) and every user-defined op (MPI requires them
- *    to be associative) is exact in any grouping;
- *  - layout: a datatype without gaps and with true lower bound 0, or a
- *    predefined one with gaps (MPI_DOUBLE_INT, ...) under a commutative op,
- *    because MPI libraries mishandle other derived datatypes in some of the
- *    reductions the mock-ups call (common.c). */
-int mg_reduction_supported(const mg_call *c);
-/* Copies count x type from src to dst, both laid out as the type (for reductions' local copies). */
-int mg_copy_typed(const void *src, void *dst, MPI_Count count, MPI_Datatype type);
-/* Chunked round-robin distribution of n elements over p processes in chunks of C
- * elements (002 Appendix A, GL7/GL16): counts[i] elements for process i, displs[i] offsets. */
-void mg_round_robin_counts(MPI_Count n, int p, MPI_Count chunk, int *counts, int *displs);
-/* The configured chunk size C (elements) of the Reduce_scatter based mock-ups. */
-MPI_Count mg_tune_chunk(void);
+/* Counts one call (the call path, only when a report is requested). */
+void mg_tune__count(mg_coll coll, MPI_Count bytes, int impl);
+/* Calls counted for (coll, bytes, impl) (tests). */
+uint64_t mg_tune__counted(mg_coll coll, MPI_Count bytes, int impl);
+void mg_tune__counters_reset(void);
+void mg_tune__counters_free(void);
+/* The report (docs/tuning.md): the counters, then the pools, mode and chunk of cfg. */
+int mg_tune__report_write(FILE *out, const mg_tune_config *cfg);
 
 #endif

@@ -52,7 +52,7 @@
 #ifndef DTGEN_NO_ENGINE
 #include "mpiguide/dt.h"
 #endif
-#include "dtgen.c"
+#include "dtgen.h"
 
 #define MAX_TOTAL_BYTES (256 * 1024) /* packed bytes of count elements */
 #define MAX_TOTAL_COMPS (64 * 1024)

@@ -725,6 +725,49 @@ static void test_api(void)
         FAIL("synopsis: '%s'", buf);
     if (mg_layouts_list(buf, 100) != MG_LAYOUT_EARG) FAIL("list into a small buffer must fail");
 
+    /* The geometry of every description comes from its row (for
+     * contiguous-subtype: its sub's), and only the basic layouts with a block
+     * type may be a sub. */
+    static const struct {
+        const char *spec, *geometry;
+    } geometries[] = {
+        {"contiguous", "contiguous"},
+        {"tiled", "tiled"},
+        {"tiled-struct", "tiled"},
+        {"tiled-vector", "tiled"},
+        {"vector-tiled", "tiled"},
+        {"block", "block"},
+        {"block-indexed", "block"},
+        {"bucket", "bucket"},
+        {"alternating", "alternating"},
+        {"alternating-indexed", "alternating"},
+        {"alternating-repeated", "alternating-b2a2"},
+        {"alternating-struct", "alternating-b2a2"},
+        {"tiled-heterogeneous", "heterogeneous"},
+        {"rowcol-fully-indexed", "rowcol"},
+        {"rowcol-contiguous-and-indexed", "rowcol"},
+        {"rowcol-struct", "rowcol"},
+        {"contiguous-subtype sub=bucket", "bucket"},
+        {"contiguous-subtype", NULL},
+    };
+    int seen[MG_LAYOUT_NKINDS] = {0};
+    for (size_t i = 0; i < sizeof geometries / sizeof *geometries; i++) {
+        mg_layout_params gp;
+        const char *g = NULL;
+        if (mg_layout_parse(geometries[i].spec, &gp, err, sizeof err) == MG_LAYOUT_OK) {
+            g = mg_layout_geometry(&gp);
+            seen[gp.kind] = 1;
+        }
+        if (geometries[i].geometry ? !g || strcmp(g, geometries[i].geometry) != 0 : g != NULL)
+            FAIL("geometry of '%s': %s", geometries[i].spec, g ? g : "NULL");
+    }
+    for (int i = 0; i < mg_layouts_count(); i++) {
+        if (!seen[i]) FAIL("no geometry checked for '%s'", mg_layouts_get(i)->name);
+        int sub = i == MG_LAYOUT_TILED || i == MG_LAYOUT_BLOCK || i == MG_LAYOUT_BUCKET || i == MG_LAYOUT_ALTERNATING;
+        if (mg_layout_is_sub((mg_layout_kind)i) != sub) FAIL("mg_layout_is_sub(%s)", mg_layouts_get(i)->name);
+    }
+    if (mg_layout_geometry(NULL)) FAIL("geometry of NULL");
+
     /* Programmatic parameter sets behave like parsed ones. */
     mg_layout_params p, q;
     mg_layout_params_init(&p, MG_LAYOUT_VECTOR_TILED);

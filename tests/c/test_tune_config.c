@@ -5,8 +5,9 @@
  * directory per rank. Mock-up names are taken from the tables at run time, so
  * the test also runs with empty tables. */
 #define _POSIX_C_SOURCE 200809L
+#include "lifecycle.h"
+#include "mg_size.h"
 #include "mpiguide/tune.h"
-#include "tune_state.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,21 +28,31 @@ static int impl_of(mg_coll c, const char *name) { return mg_tune__impl_index(c, 
 
 /* ---- configuration ---- */
 
+/* The configuration in force (strings borrowed until the next change). */
+static mg_tune_config in_force(void)
+{
+    mg_tune_config cfg;
+    mg_tune__config_in_force(&cfg);
+    return cfg;
+}
+
 static void check_config_at_init(void)
 {
     /* file: mode forced, chunk 16 (env 32 wins), msg pool 2M (env 1M wins), int pool 8k */
+    mg_tune_config cfg = in_force();
+    mg_tune_pool_info pools = mg_tune__pool_info();
     EXPECT(mg_tune_get_mode() == MG_TUNE_FORCED);
-    EXPECT(mg_tune_chunk() == 32);
-    EXPECT(mg_tune_g.cfg.msg_pool_bytes == ((size_t)1 << 20));
-    EXPECT(mg_tune_g.cfg.int_pool_bytes == 8192);
-    EXPECT(mg_tune_g.msg_pool != NULL && mg_tune_g.int_pool != NULL);
-    EXPECT(((uintptr_t)mg_tune_g.msg_pool & 63) == 0 && ((uintptr_t)mg_tune_g.int_pool & 63) == 0);
-    EXPECT(mg_tune_g.cfg.forced[MG_COLL_ALLREDUCE] == impl_of(MG_COLL_ALLREDUCE, mockup("allreduce", 1)));
-    EXPECT(mg_tune_g.cfg.forced[MG_COLL_BCAST] == 0);
+    EXPECT(cfg.chunk == 32 && atomic_load(&mg_tune_hot.chunk) == 32);
+    EXPECT(cfg.msg_pool_bytes == ((size_t)1 << 20));
+    EXPECT(cfg.int_pool_bytes == 8192);
+    EXPECT(pools.msg_pool != NULL && pools.int_pool != NULL);
+    EXPECT(((uintptr_t)pools.msg_pool & 63) == 0 && ((uintptr_t)pools.int_pool & 63) == 0);
+    EXPECT(cfg.forced[MG_COLL_ALLREDUCE] == impl_of(MG_COLL_ALLREDUCE, mockup("allreduce", 1)));
+    EXPECT(cfg.forced[MG_COLL_BCAST] == 0);
     char want[256];
     snprintf(want, sizeof want, "%s/nonexistent_profiles", dir);
-    EXPECT(mg_tune_g.cfg.profiles && strcmp(mg_tune_g.cfg.profiles, want) == 0);
-    EXPECT(mg_tune_g.cfg.report && strcmp(mg_tune_g.cfg.report, "-") == 0);
+    EXPECT(cfg.profiles && strcmp(cfg.profiles, want) == 0);
+    EXPECT(cfg.report && strcmp(cfg.report, "-") == 0);
 
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:4: unknown key 'mdoe' (keys: mode, force, profiles, "
                    "msg_pool_bytes, int_pool_bytes, chunk, report); this line is ignored\n",
@@ -67,16 +78,16 @@ static void check_config_at_init(void)
 static void check_config_variants(void)
 {
     size_t v = 0;
-    EXPECT(mg_tune__parse_size("64M", &v) == 0 && v == ((size_t)64 << 20));
-    EXPECT(mg_tune__parse_size("64MiB", &v) == 0 && v == ((size_t)64 << 20));
-    EXPECT(mg_tune__parse_size("256k", &v) == 0 && v == 262144);
-    EXPECT(mg_tune__parse_size("1G", &v) == 0 && v == ((size_t)1 << 30));
-    EXPECT(mg_tune__parse_size("67108864", &v) == 0 && v == 67108864);
-    EXPECT(mg_tune__parse_size("0", &v) == 0 && v == 0);
-    EXPECT(mg_tune__parse_size("-1", &v) != 0);
-    EXPECT(mg_tune__parse_size("12x", &v) != 0);
-    EXPECT(mg_tune__parse_size("", &v) != 0);
-    EXPECT(mg_tune__parse_size("99999999999999999999999", &v) != 0);
+    EXPECT(mg_parse_size("64M", &v) == 0 && v == ((size_t)64 << 20));
+    EXPECT(mg_parse_size("64MiB", &v) == 0 && v == ((size_t)64 << 20));
+    EXPECT(mg_parse_size("256k", &v) == 0 && v == 262144);
+    EXPECT(mg_parse_size("1G", &v) == 0 && v == ((size_t)1 << 30));
+    EXPECT(mg_parse_size("67108864", &v) == 0 && v == 67108864);
+    EXPECT(mg_parse_size("0", &v) == 0 && v == 0);
+    EXPECT(mg_parse_size("-1", &v) != 0);
+    EXPECT(mg_parse_size("12x", &v) != 0);
+    EXPECT(mg_parse_size("", &v) != 0);
+    EXPECT(mg_parse_size("99999999999999999999999", &v) != 0);
 
     /* the environment alone, then a bad mode in it: the file's mode stays */
     mg_tune_config cfg;
@@ -341,6 +352,7 @@ static void check_calls(void)
         int sizes[2] = {1000, 400000};
         for (int s = 0; s < 2; s++) {
             mg_call c = {.coll = MG_COLL_ALLGATHER,
+                         .chunk = in_force().chunk,
                          .sendcount = sizes[s],
                          .recvcount = sizes[s],
                          .sendtype = MPI_BYTE,
@@ -352,7 +364,7 @@ static void check_calls(void)
                          .bytes = sizes[s]};
             int ok = !m->supports || m->supports(&c);
             mg_need need = m->need ? m->need(&c) : (mg_need){0, 0};
-            ok = ok && need.msg_bytes <= mg_tune_g.cfg.msg_pool_bytes && need.int_bytes <= mg_tune_g.cfg.int_pool_bytes;
+            ok = ok && need.msg_bytes <= in_force().msg_pool_bytes && need.int_bytes <= in_force().int_pool_bytes;
             const char *got = allgather_bytes(MPI_COMM_WORLD, sizes[s]);
             if (strcmp(got, ok ? m->name : "native") != 0) {
                 fprintf(stderr, "rank %d: forced %s, %d bytes (need %zu+%zu): ran %s\n", rank, m->name, sizes[s],
@@ -418,8 +430,8 @@ static void *lease_in_thread(void *arg)
     (void)arg;
     mg_lease *l = mg_lease_acquire(64, 0);
     char *p = mg_lease_msg(l, 64);
-    int ok =
-        l && !l->pooled && p && !in_pool(p, mg_tune_g.msg_pool, mg_tune_g.msg_pool_size) && ((uintptr_t)p & 63) == 0;
+    mg_tune_pool_info pools = mg_tune__pool_info();
+    int ok = l && !l->pooled && p && !in_pool(p, pools.msg_pool, pools.msg_pool_size) && ((uintptr_t)p & 63) == 0;
     if (p) memset(p, 1, 64);
     mg_lease_release(l);
     return ok ? (void *)1 : NULL;
@@ -427,8 +439,9 @@ static void *lease_in_thread(void *arg)
 
 static void check_pool(void)
 {
-    unsigned char *mp = mg_tune_g.msg_pool, *ip = mg_tune_g.int_pool;
-    size_t ms = mg_tune_g.msg_pool_size, is = mg_tune_g.int_pool_size;
+    mg_tune_pool_info pools = mg_tune__pool_info();
+    unsigned char *mp = pools.msg_pool, *ip = pools.int_pool;
+    size_t ms = pools.msg_pool_size, is = pools.int_pool_size;
     EXPECT(ms == ((size_t)1 << 20) && is == 8192);
     mg_lease *l = mg_lease_acquire(1000, 100);
     EXPECT(l && l->pooled);
@@ -465,7 +478,7 @@ static void check_pool(void)
     mg_lease *l3 = mg_lease_acquire(0, 0);
     EXPECT(l3 && l3->pooled && mg_lease_msg(l3, 10) == (void *)mp && mg_lease_ints(l3, 1) == (int *)ip);
     mg_lease_release(l3);
-    EXPECT(!mg_tune_g.pool_leased);
+    EXPECT(!mg_tune__pool_info().leased);
     EXPECT(mg_lease_msg(NULL, 1) == NULL && mg_lease_ints(NULL, 1) == NULL);
     mg_lease_release(NULL);
 }
@@ -678,10 +691,7 @@ int main(int argc, char **argv)
     /* the report at MPI_Finalize: to a file instead of the configured "-" */
     char report[128];
     snprintf(report, sizeof report, "%s/report.txt", dir);
-    mg_tune__lock();
-    free(mg_tune_g.cfg.report);
-    mg_tune_g.cfg.report = strdup(report);
-    mg_tune__unlock();
+    mg_tune__set_report_file(report);
 
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

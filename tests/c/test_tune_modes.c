@@ -24,8 +24,8 @@
  *              returned (the pool is intact afterwards).
  * Runs under mpiexec with 2 to 4 processes. */
 #define _POSIX_C_SOURCE 200809L
+#include "lifecycle.h"
 #include "mpiguide/tune.h"
-#include "tune_state.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,7 +151,10 @@ static const char *predicted(kind k, int impl, int count, int root, MPI_Comm com
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &p);
     int red = k == K_ALLREDUCE || k == K_REDUCE;
+    mg_tune_config cfg;
+    mg_tune__config_in_force(&cfg);
     mg_call c = {.coll = kcoll[k],
+                 .chunk = cfg.chunk,
                  .sendcount = count,
                  .recvcount = count,
                  .sendtype = MPI_INT,
@@ -165,7 +168,7 @@ static const char *predicted(kind k, int impl, int count, int root, MPI_Comm com
                  .commutative = red};
     if (p < 2 || c.bytes <= 0 || (m->supports && !m->supports(&c))) return "native";
     mg_need need = m->need ? m->need(&c) : (mg_need){0, 0};
-    if (need.msg_bytes > mg_tune_g.cfg.msg_pool_bytes || need.int_bytes > mg_tune_g.cfg.int_pool_bytes) return "native";
+    if (need.msg_bytes > cfg.msg_pool_bytes || need.int_bytes > cfg.int_pool_bytes) return "native";
     return m->name;
 }
 
@@ -403,11 +406,13 @@ static void phase_tuned(void)
 static void phase_config(void)
 {
     /* the good lines: mode forced; every force entry was bad or default: native by choice */
+    mg_tune_config cfg;
+    mg_tune__config_in_force(&cfg);
     EXPECT(mg_tune_get_mode() == MG_TUNE_FORCED);
-    EXPECT(mg_tune_g.cfg.msg_pool_bytes == MG_TUNE_DEFAULT_MSG_POOL);
-    EXPECT(mg_tune_g.cfg.int_pool_bytes == 4096); /* the file's; the variable's value was bad */
-    EXPECT(mg_tune_chunk() == 8);
-    for (int c = 0; c < MG_NCOLLS; c++) EXPECT(mg_tune_g.cfg.forced[c] == 0);
+    EXPECT(cfg.msg_pool_bytes == MG_TUNE_DEFAULT_MSG_POOL);
+    EXPECT(cfg.int_pool_bytes == 4096); /* the file's; the variable's value was bad */
+    EXPECT(cfg.chunk == 8 && atomic_load(&mg_tune_hot.chunk) == 8);
+    for (int c = 0; c < MG_NCOLLS; c++) EXPECT(cfg.forced[c] == 0);
     const char *conf = "tune.conf";
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:3: force entry 'allgather=allgather_as_magic': unknown "
                    "implementation 'allgather_as_magic' of allgather (implementations: default",
@@ -438,16 +443,19 @@ static void phase_config(void)
     /* no report requested and the control API not used: nothing is counted */
     EXPECT(mg_tune__counted(MG_COLL_BCAST, 4, 0) == 0);
     EXPECT(mg_tune__counted(MG_COLL_ALLREDUCE, 400, 0) == 0);
-    EXPECT((atomic_load(&mg_tune_g.hot) & MG_HOT_COUNT) == 0);
+    EXPECT((atomic_load(&mg_tune_hot.word) & MG_HOT_COUNT) == 0);
 }
 
 /* ---- phase smallpool ---- */
 
 static void phase_smallpool(void)
 {
-    EXPECT(mg_tune_g.cfg.msg_pool_bytes == 256 && mg_tune_g.cfg.int_pool_bytes == 0);
-    unsigned char *mp = mg_tune_g.msg_pool;
-    EXPECT(mp != NULL && mg_tune_g.msg_pool_size == 256 && mg_tune_g.int_pool == NULL);
+    mg_tune_config cfg;
+    mg_tune__config_in_force(&cfg);
+    mg_tune_pool_info pools = mg_tune__pool_info();
+    EXPECT(cfg.msg_pool_bytes == 256 && cfg.int_pool_bytes == 0);
+    unsigned char *mp = pools.msg_pool;
+    EXPECT(mp != NULL && pools.msg_pool_size == 256 && pools.int_pool == NULL);
     EXPECT(mg_tune_set_mode(MG_TUNE_FORCED) == MG_TUNE_SUCCESS);
     long too_big = 0, fit = 0;
     static const int sizes[] = {1, 16, 100, 300};
@@ -462,6 +470,7 @@ static void phase_smallpool(void)
                 if (strcmp(want, "native") == 0) {
                     /* does it only fall back because of the pools? */
                     mg_call c = {.coll = kcoll[k],
+                                 .chunk = cfg.chunk,
                                  .sendcount = count,
                                  .recvcount = count,
                                  .sendtype = MPI_INT,
@@ -478,11 +487,7 @@ static void phase_smallpool(void)
                     fit++;
                 }
                 run_case((kind)k, count, root, s % NV, 0, MPI_COMM_WORLD, want, "small pools");
-                /* every lease was returned */
-                mg_tune__lock();
-                int leased = mg_tune_g.pool_leased;
-                mg_tune__unlock();
-                EXPECT(!leased);
+                EXPECT(!mg_tune__pool_info().leased); /* every lease was returned */
             }
         }
         EXPECT(mg_tune_force(kname[k], "default") == MG_TUNE_SUCCESS);
@@ -496,11 +501,12 @@ static void phase_smallpool(void)
         for (int s = 0; s < 4; s++) natives += mg_tune__counted(kcoll[k], sizes[s] * 4, MG_TUNE_NATIVE);
     EXPECT(natives > 0);
     /* the pool is intact: the same memory, leased from its start */
-    EXPECT(mg_tune_g.msg_pool == mp && mg_tune_g.msg_pool_size == 256);
+    pools = mg_tune__pool_info();
+    EXPECT(pools.msg_pool == mp && pools.msg_pool_size == 256);
     mg_lease *l = mg_lease_acquire(256, 0);
     EXPECT(l && l->pooled && mg_lease_msg(l, 256) == (void *)mp);
     mg_lease_release(l);
-    EXPECT(!mg_tune_g.pool_leased);
+    EXPECT(!mg_tune__pool_info().leased);
 }
 
 int main(int argc, char **argv)

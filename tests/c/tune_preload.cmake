@@ -6,9 +6,12 @@
 # interposed). Matches the report loosely (the collective and the mock-up's
 # name on one line), so that any report line format passes.
 #
-# cmake -DMPIEXEC=... -DNP=... -DAPP=... -DLIB=... -DPRELOAD_FIRST=... -DWORK=... -P tune_preload.cmake
+# cmake -DMPIEXEC=... -DNP=... -DAPP=... -DLIB=... -DPRELOAD_FIRST=... -DWORK=...
+#       [-DFORCE=coll=mockup,...] [-DCHUNK=n] -P tune_preload.cmake
 # PRELOAD_FIRST: libraries that must come before LIB in LD_PRELOAD (the
 # sanitizer runtimes in a sanitizer build: ASan must be the first library).
+# FORCE: MPIGUIDE_TUNE_FORCE (every collective named must show its mock-up in
+# the report); CHUNK: MPIGUIDE_TUNE_CHUNK, if given.
 foreach(v MPIEXEC NP APP LIB WORK)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "tune_preload.cmake: -D${v}=... is missing")
@@ -23,10 +26,16 @@ if(PRELOAD_FIRST)
   string(REPLACE ";" ":" first "${PRELOAD_FIRST}")
   set(preload "${first}:${LIB}")
 endif()
-set(force "allreduce=allreduce_as_reduce_bcast,bcast=bcast_as_scatter_allgather,allgather=allgather_as_gather_bcast")
+if(NOT DEFINED FORCE)
+  set(FORCE "allreduce=allreduce_as_reduce_bcast,bcast=bcast_as_scatter_allgather,allgather=allgather_as_gather_bcast")
+endif()
+set(extra_env "")
+if(DEFINED CHUNK)
+  set(extra_env "MPIGUIDE_TUNE_CHUNK=${CHUNK}")
+endif()
 execute_process(
   COMMAND ${mpiexec_cmd} -n ${NP} env "LD_PRELOAD=${preload}" MPIGUIDE_TUNE_MODE=forced
-          "MPIGUIDE_TUNE_FORCE=${force}" "MPIGUIDE_TUNE_REPORT=${report}" "${APP}"
+          "MPIGUIDE_TUNE_FORCE=${FORCE}" "MPIGUIDE_TUNE_REPORT=${report}" ${extra_env} "${APP}"
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 100)
 message("${out}${err}")
 if(NOT rc EQUAL 0)
@@ -37,10 +46,16 @@ if(NOT EXISTS "${report}")
 endif()
 file(READ "${report}" text)
 message("report:\n${text}")
-foreach(pair "MPI_Allreduce;allreduce_as_reduce_bcast" "MPI_Bcast;bcast_as_scatter_allgather"
-        "MPI_Allgather;allgather_as_gather_bcast")
+# allreduce=allreduce_as_reduce_bcast: MPI_Allreduce must have run allreduce_as_reduce_bcast
+string(REPLACE "," ";" entries "${FORCE}")
+foreach(entry IN LISTS entries)
+  string(REGEX REPLACE "^([a-z_]+)=([a-z_]+)$" "\\1;\\2" pair "${entry}")
   list(GET pair 0 coll)
   list(GET pair 1 mockup)
+  string(SUBSTRING "${coll}" 0 1 first_letter)
+  string(TOUPPER "${first_letter}" first_letter)
+  string(SUBSTRING "${coll}" 1 -1 rest)
+  set(coll "MPI_${first_letter}${rest}")
   if(NOT text MATCHES "${coll}[^\n]*[ \t]${mockup}([] \t=]|\n)")
     message(FATAL_ERROR "tune_preload: the report has no line of ${coll} that ran ${mockup}")
   endif()

@@ -15,7 +15,7 @@
  * the rank's own block is already there. */
 #include <string.h>
 
-#include "mockup_helpers.h"
+#include "mockup_api.h"
 
 /* The packed blocks of all ranks (p x bytes): in the receive buffer, or from
  * the lease with *unpack set. NULL if out of memory. */
@@ -156,4 +156,5 @@ static const mg_mockup allgather_list[] = {
     {"allgather_as_allgatherv", 4, "MPI_Allgatherv", gl4_supports, gl4_need, gl4_run},
 };
 
-const mg_coll_mockups mg_allgather_mockups = {MG_COLL_ALLGATHER, "allgather", "MPI_Allgather", 4, allgather_list};
+const mg_coll_mockups mg_allgather_mockups =
+    MG_COLL_MOCKUPS(MG_COLL_ALLGATHER, "allgather", "MPI_Allgather", allgather_list);

@@ -8,13 +8,13 @@
  * integer MPI_SUM/MPI_PROD, for MIN, MAX, MINLOC, MAXLOC, the logical and
  * bitwise ops and for user-defined ops (associative, as MPI requires), not for
  * floating-point MPI_SUM/MPI_PROD, which round differently. Every mock-up
- * therefore takes only what mg_reduction_supported accepts (tune_internal.h),
+ * therefore takes only what mg_reduction_supported accepts (mockup_api.h),
  * which also excludes the datatypes the inner reductions mishandle;
  * floating-point sums and products run natively. Element j of a buffer lies
  * at j x extent; temporary buffers are laid out as the datatype
- * (mockup_helpers.h). The intercept layer sets sendcount = recvcount = count
+ * (mockup_api.h). The intercept layer sets sendcount = recvcount = count
  * and sendtype = recvtype = datatype. */
-#include "mockup_helpers.h"
+#include "mockup_api.h"
 
 /* The reduction's input on this rank: the send buffer, or with MPI_IN_PLACE the receive buffer. */
 static const void *input(const mg_call *c) { return c->in_place ? c->recvbuf : c->sendbuf; }
@@ -151,8 +151,7 @@ static int gl7_run(const mg_call *c, mg_lease *lease)
     int *counts = mg_lease_ints(lease, 2 * (size_t)p);
     if (counts == NULL) return MPI_ERR_NO_MEM;
     int *displs = counts + p;
-    MPI_Count chunk = mg_tune_chunk();
-    mg_round_robin_counts(c->recvcount, p, chunk > 0 ? chunk : 1, counts, displs);
+    mg_round_robin_counts(c->recvcount, p, c->chunk > 0 ? c->chunk : 1, counts, displs);
     displs[0] = 0; /* the blocks in rank order, whatever offsets the distribution reports */
     for (int i = 1; i < p; i++) displs[i] = displs[i - 1] + counts[i - 1];
 
@@ -182,4 +181,5 @@ static const mg_mockup allreduce_list[] = {
      gl7_run},
 };
 
-const mg_coll_mockups mg_allreduce_mockups = {MG_COLL_ALLREDUCE, "allreduce", "MPI_Allreduce", 3, allreduce_list};
+const mg_coll_mockups mg_allreduce_mockups =
+    MG_COLL_MOCKUPS(MG_COLL_ALLREDUCE, "allreduce", "MPI_Allreduce", allreduce_list);

@@ -1,5 +1,5 @@
 /* Mock-up of MPI_Alltoall (002, COLL-GL8). */
-#include "mockup_helpers.h"
+#include "mockup_api.h"
 
 /* ---- GL8: MPI_Alltoallv with counts[i] = bytes and displs[i] = i x bytes
  * on both sides: the same call in its irregular form, on packed bytes
@@ -55,4 +55,5 @@ static const mg_mockup alltoall_list[] = {
     {"alltoall_as_alltoallv", 8, "MPI_Alltoallv", gl8_supports, gl8_need, gl8_run},
 };
 
-const mg_coll_mockups mg_alltoall_mockups = {MG_COLL_ALLTOALL, "alltoall", "MPI_Alltoall", 1, alltoall_list};
+const mg_coll_mockups mg_alltoall_mockups =
+    MG_COLL_MOCKUPS(MG_COLL_ALLTOALL, "alltoall", "MPI_Alltoall", alltoall_list);

@@ -7,7 +7,7 @@
  * lease and the other ranks unpack from there, which writes no gap byte. */
 #include <string.h>
 
-#include "mockup_helpers.h"
+#include "mockup_api.h"
 
 /* ---- GL9: MPI_Allgatherv(MPI_IN_PLACE) in which only the root contributes:
  * recvcounts[root] = bytes, all others 0, every displacement 0. The root's
@@ -86,4 +86,4 @@ static const mg_mockup bcast_list[] = {
     {"bcast_as_scatter_allgather", 10, "MPI_Scatter + MPI_Allgather", gl10_supports, gl10_need, gl10_run},
 };
 
-const mg_coll_mockups mg_bcast_mockups = {MG_COLL_BCAST, "bcast", "MPI_Bcast", 2, bcast_list};
+const mg_coll_mockups mg_bcast_mockups = MG_COLL_MOCKUPS(MG_COLL_BCAST, "bcast", "MPI_Bcast", bcast_list);

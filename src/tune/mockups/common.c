@@ -1,7 +1,7 @@
-/* Helpers of the mock-ups (tune_internal.h): sizes, packing of user buffers
+/* Helpers of the mock-ups (mockup_api.h): sizes, packing of user buffers
  * into bytes and back, typed copies, the chunked round-robin distribution. */
 #define _POSIX_C_SOURCE 200809L
-#include "tune_internal.h"
+#include "mockup_api.h"
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,7 +209,7 @@ void mg_round_robin_counts(MPI_Count n, int p, MPI_Count chunk, int *counts, int
  * and commutative): the C, Fortran and multi-language integer types MPI allows
  * for them. Under Open MPI only types of at least 32 bits: its vectorized ops
  * saturate 8- and 16-bit sums and products, which makes the result depend on
- * the order (open-mpi/ompi#8045). Every other type is refused: floating point
+ * the order (an Open MPI bug, linked in docs/tuning.md). Every other type is refused: floating point
  * and complex (rounding depends on the grouping), the pair types, MPI_CHAR,
  * MPI_BYTE, the logical types (not valid for SUM/PROD: the native call reports
  * the error) and any type this list does not know. */

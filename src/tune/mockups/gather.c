@@ -7,7 +7,7 @@
  * GL11 and GL13 move packed bytes (MPI_BYTE blocks of B bytes), so any send
  * and receive datatypes with the same signature work and a rank's datatype
  * never changes which calls it makes. */
-#include "mockup_helpers.h"
+#include "mockup_api.h"
 
 #include <string.h>
 
@@ -109,4 +109,4 @@ static const mg_mockup gather_list[] = {
      as_reduce_run},
 };
 
-const mg_coll_mockups mg_gather_mockups = {MG_COLL_GATHER, "gather", "MPI_Gather", 3, gather_list};
+const mg_coll_mockups mg_gather_mockups = MG_COLL_MOCKUPS(MG_COLL_GATHER, "gather", "MPI_Gather", gather_list);

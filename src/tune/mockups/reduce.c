@@ -7,12 +7,12 @@
  * MPI_SUM/MPI_PROD, MIN/MAX/MINLOC/MAXLOC, the logical and bitwise ops and
  * user-defined ops (associative, as MPI requires). Floating-point
  * MPI_SUM/MPI_PROD would round differently and is refused, with the datatypes
- * the inner reductions mishandle, by mg_reduction_supported (tune_internal.h):
+ * the inner reductions mishandle, by mg_reduction_supported (mockup_api.h):
  * such calls run natively. The input is sendbuf, or recvbuf at a root with
  * MPI_IN_PLACE; recvbuf is not significant at the other processes and never
  * touched there. Temporary buffers are laid out as count x T
- * (mockup_helpers.h). */
-#include "mockup_helpers.h"
+ * (mockup_api.h). */
+#include "mockup_api.h"
 
 /* The input of this process. */
 static const void *reduce_input(const mg_call *c) { return c->in_place ? c->recvbuf : c->sendbuf; }
@@ -120,9 +120,8 @@ static int as_rsb_gather_run(const mg_call *c, mg_lease *lease)
  * segments partition the vector in order and each is reduced in rank order. */
 
 /* Upper bound of the largest segment (002 Table 1: (floor(n / (C p)) + 1) C, at most n). */
-static MPI_Count rs_max_segment(MPI_Count n, int p)
+static MPI_Count rs_max_segment(MPI_Count n, int p, MPI_Count chunk)
 {
-    MPI_Count chunk = mg_tune_chunk();
     if (chunk < 1) chunk = 1;
     if (chunk > n) chunk = n;
     MPI_Count bound = (n / chunk / p + 1) * chunk;
@@ -134,13 +133,14 @@ static int as_rs_gatherv_supports(const mg_call *c)
     MPI_Aint lo;
     MPI_Count n = mg_red_count(c);
     return mg_reduction_supported(c) && mg_fits_int(n) &&
-           mg_typed_span(rs_max_segment(n, c->size), mg_red_type(c), &lo) >= 0;
+           mg_typed_span(rs_max_segment(n, c->size, c->chunk), mg_red_type(c), &lo) >= 0;
 }
 
 static mg_need as_rs_gatherv_need(const mg_call *c)
 {
     MPI_Count n = mg_red_count(c);
-    return (mg_need){mg_typed_need(rs_max_segment(n, c->size), mg_red_type(c)), 2 * (size_t)c->size * sizeof(int)};
+    return (mg_need){mg_typed_need(rs_max_segment(n, c->size, c->chunk), mg_red_type(c)),
+                     2 * (size_t)c->size * sizeof(int)};
 }
 
 static int as_rs_gatherv_run(const mg_call *c, mg_lease *lease)
@@ -150,7 +150,7 @@ static int as_rs_gatherv_run(const mg_call *c, mg_lease *lease)
     int *counts = mg_lease_ints(lease, 2 * (size_t)c->size);
     if (!counts) return MPI_ERR_NO_MEM;
     int *displs = counts + c->size;
-    mg_round_robin_counts(n, c->size, mg_tune_chunk(), counts, displs);
+    mg_round_robin_counts(n, c->size, c->chunk, counts, displs);
     int largest = 0;
     for (int i = 0; i < c->size; i++) largest = counts[i] > largest ? counts[i] : largest;
     void *mine = mg_typed_lease(lease, largest, t);
@@ -170,4 +170,4 @@ static const mg_mockup reduce_list[] = {
      as_rs_gatherv_need, as_rs_gatherv_run},
 };
 
-const mg_coll_mockups mg_reduce_mockups = {MG_COLL_REDUCE, "reduce", "MPI_Reduce", 3, reduce_list};
+const mg_coll_mockups mg_reduce_mockups = MG_COLL_MOCKUPS(MG_COLL_REDUCE, "reduce", "MPI_Reduce", reduce_list);

@@ -8,11 +8,11 @@
  * MPI_SUM/MPI_PROD, MIN/MAX/LOC, logical, bitwise and user-defined ops).
  * Floating-point MPI_SUM/MPI_PROD, which would round differently, and the
  * datatypes the inner reductions mishandle are refused by
- * mg_reduction_supported (tune_internal.h) and run natively. With MPI_IN_PLACE
+ * mg_reduction_supported (mockup_api.h) and run natively. With MPI_IN_PLACE
  * (on all processes, as MPI requires) the input is recvbuf and the result is
  * its first n elements; the rest of recvbuf is undefined after the native call
  * and not written here. */
-#include "mockup_helpers.h"
+#include "mockup_api.h"
 
 /* The input of this process. */
 static const void *rsb_input(const mg_call *c) { return c->in_place ? c->recvbuf : c->sendbuf; }
@@ -79,5 +79,5 @@ static const mg_mockup rsb_list[] = {
     {"reducescatterblock_as_allreduce", 19, "MPI_Allreduce", rsb_fits, whole_vector_need, as_allreduce_run},
 };
 
-const mg_coll_mockups mg_reduce_scatter_block_mockups = {MG_COLL_REDUCE_SCATTER_BLOCK, "reduce_scatter_block",
-                                                         "MPI_Reduce_scatter_block", 3, rsb_list};
+const mg_coll_mockups mg_reduce_scatter_block_mockups =
+    MG_COLL_MOCKUPS(MG_COLL_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", "MPI_Reduce_scatter_block", rsb_list);

@@ -8,8 +8,8 @@
  * MPI_SUM/MPI_PROD, MIN/MAX/LOC, logical, bitwise and user-defined ops).
  * Floating-point MPI_SUM/MPI_PROD would round differently: it is refused, with
  * the datatypes the inner reductions mishandle, by mg_reduction_supported
- * (tune_internal.h) and runs natively. */
-#include "mockup_helpers.h"
+ * (mockup_api.h) and runs natively. */
+#include "mockup_api.h"
 
 /* GL20 MPI_Exscan + MPI_Reduce_local: Exscan yields e_i = x_0 op ... op x_{i-1}
  * on process i > 0, and the inclusive result is e_i op x_i, computed as
@@ -58,4 +58,4 @@ static const mg_mockup scan_list[] = {
      as_exscan_run},
 };
 
-const mg_coll_mockups mg_scan_mockups = {MG_COLL_SCAN, "scan", "MPI_Scan", 1, scan_list};
+const mg_coll_mockups mg_scan_mockups = MG_COLL_MOCKUPS(MG_COLL_SCAN, "scan", "MPI_Scan", scan_list);

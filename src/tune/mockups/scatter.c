@@ -4,7 +4,7 @@
  * The send side (sendbuf, sendcount, sendtype) is significant only at the root
  * and never read elsewhere. At a root with MPI_IN_PLACE (c->in_place, recvbuf
  * NULL) the root's block stays in sendbuf and nothing is written for it. */
-#include "mockup_helpers.h"
+#include "mockup_api.h"
 
 /* Every inner count (p x B bytes, counts and displacements in elements, which
  * never exceed bytes) fits an int. Uniform: depends on bytes and size only. */
@@ -59,4 +59,4 @@ static const mg_mockup scatter_list[] = {
     {"scatter_as_scatterv", 22, "MPI_Scatterv", as_scatterv_supports, as_scatterv_need, as_scatterv_run},
 };
 
-const mg_coll_mockups mg_scatter_mockups = {MG_COLL_SCATTER, "scatter", "MPI_Scatter", 2, scatter_list};
+const mg_coll_mockups mg_scatter_mockups = MG_COLL_MOCKUPS(MG_COLL_SCATTER, "scatter", "MPI_Scatter", scatter_list);

@@ -25,6 +25,7 @@ DIRECTIONS = report.DIRECTIONS
 DEFAULT_A = "2,10,100,1000,1024,10000"
 DEFAULT_SIZES = "3200,2560000,64000000"
 DEFAULT_COMMIT = "10,1000,1000000"
+BASIC_TYPES = ("int", "char", "short", "double")
 
 
 class DtBenchSuite(GuidelineSuite):
@@ -52,7 +53,7 @@ class DtBenchSuite(GuidelineSuite):
         g.add_argument("--commit-blocks", default=DEFAULT_COMMIT,
                        help=f"blocks of the types whose commit cost is measured (default {DEFAULT_COMMIT}; "
                             "'none' to skip)")
-        g.add_argument("--type", dest="basic", default="int", choices=("int", "char", "short", "double"),
+        g.add_argument("--type", dest="basic", default="int", choices=BASIC_TYPES,
                        help="basic element type (default int)")
 
     def params(self, args: argparse.Namespace) -> dict:

@@ -11,6 +11,21 @@
 
 #define MG_DISSEM_TAG 4711
 
+const mg_nrep_estimate mg_nrep_estimate_defaults = {.rse_calib = 0.01,
+                                                    .rse_batch = 0.05,
+                                                    .b1 = 5,
+                                                    .b2 = 5,
+                                                    .k_min = 10,
+                                                    .nrep_max = 10000,
+                                                    .t1 = -1.0,
+                                                    .calib_max_s = 10.0};
+
+static const char *const sync_names[] = {"barrier", "dissem"};
+static const char *const nrep_names[] = {"rule", "fixed", "estimate"};
+
+const char *mg_sync_name(mg_sync_kind s) { return (unsigned)s < 2 ? sync_names[s] : NULL; }
+const char *mg_nrep_method_name(mg_nrep_method m) { return (unsigned)m < 3 ? nrep_names[m] : NULL; }
+
 int mg_nrep_rule(size_t msize_bytes)
 {
     if (msize_bytes <= 32 * 1024) return 100;
@@ -40,28 +55,6 @@ int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int n
     if (want > nrep_max) want = nrep_max;
     int nrep = (int)want;
     return nrep < k_min ? k_min : nrep;
-}
-
-/* Comma-separated byte counts; a k or m suffix multiplies by 1024 or 1024^2. */
-int mg_parse_size_list(const char *s, size_t *out, int max, int *n)
-{
-    *n = 0;
-    const char *p = s;
-    while (*p) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p || errno || *p == '-') return -1;
-        if (*end == 'k' || *end == 'K')
-            v *= 1024ULL, end++;
-        else if (*end == 'm' || *end == 'M')
-            v *= 1024ULL * 1024ULL, end++;
-        if (*end != ',' && *end != '\0') return -1;
-        if (*n >= max) return -1;
-        out[(*n)++] = (size_t)v;
-        p = *end ? end + 1 : end;
-    }
-    return *n > 0 ? 0 : -1;
 }
 
 int mg_dissem_barrier(MPI_Comm comm)
@@ -97,151 +90,14 @@ int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm)
 {
     memset(b, 0, sizeof *b);
     b->driver = driver;
-    b->sync = MG_SYNC_BARRIER;
-    b->nrep_method = MG_NREP_RULE;
-    b->est = (mg_nrep_estimate){.rse_calib = 0.01,
-                                .rse_batch = 0.05,
-                                .b1 = 5,
-                                .b2 = 5,
-                                .k_min = 10,
-                                .nrep_max = 10000,
-                                .t1 = -1.0,
-                                .calib_max_s = 10.0};
+    b->sync = MG_BENCH_DEFAULT_SYNC;
+    b->nrep_method = MG_BENCH_DEFAULT_NREP;
+    b->est = mg_nrep_estimate_defaults;
     int rc = MPI_Comm_dup(comm, &b->comm);
     if (rc != MPI_SUCCESS) return rc;
     MPI_Comm_rank(b->comm, &b->rank);
     MPI_Comm_size(b->comm, &b->size);
     return MPI_SUCCESS;
-}
-
-const char *mg_bench_common_usage(void)
-{
-    return "common options:\n"
-           "  --output FILE        raw output file (default: standard output)\n"
-           "  --sync barrier|dissem  synchronization before each repetition (default barrier)\n"
-           "  --nrep rule|N|estimate  repetitions: 000's size rule, a fixed count, or 002's estimation\n"
-           "  --t1 SECONDS         estimation: t_nrep1 measured earlier (else calibrated here)\n"
-           "  --rse-calib X        estimation: RSE target for the smallest message (0.01)\n"
-           "  --rse-batch X        estimation: RSE after b1 that skips batch b2 (0.05)\n"
-           "  --b1 N --b2 N        estimation: batch sizes (5, 5)\n"
-           "  --nrep-min K         estimation: lower bound K on nrep (10)\n"
-           "  --nrep-max N         estimation: upper bound on nrep (10000)\n"
-           "  --calib-max SECONDS  estimation: stop calibrating after this long (10)\n"
-           "  --calibrate-only     estimation: only measure t_nrep1 and stop\n";
-}
-
-static int parse_double(const char *s, double *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtod(s, &end);
-    return (end != s && *end == '\0' && !errno && isfinite(*v)) ? 0 : -1;
-}
-
-int mg_parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno || x < lo || x > hi) return -1;
-    *out = (int)x;
-    return 0;
-}
-
-int mg_bench_valued_option(const mg_bench *b, int argc, char **argv, int *i, const char *const *names, int n,
-                           const char **value)
-{
-    for (int k = 0; k < n; k++) {
-        if (strcmp(argv[*i], names[k]) != 0) continue;
-        if (*i + 1 >= argc) {
-            mg_bench_error(b, "option %s needs a value", argv[*i]);
-            return -2;
-        }
-        *value = argv[++*i];
-        return k;
-    }
-    return -1;
-}
-
-int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i)
-{
-    static const char *const names[] = {"--output", "--sync", "--nrep"};
-    const char *val;
-    int k = mg_bench_valued_option(b, argc, argv, i, names, 3, &val), n, bad = 0;
-    if (k < 0) return k == -1 ? 0 : -1;
-    if (k == 0) {
-        b->out_path = val;
-    } else if (k == 1) {
-        if (strcmp(val, "barrier") == 0)
-            b->sync = MG_SYNC_BARRIER;
-        else if (strcmp(val, "dissem") == 0)
-            b->sync = MG_SYNC_DISSEM;
-        else
-            bad = 1;
-    } else {
-        if (strcmp(val, "rule") == 0)
-            b->nrep_method = MG_NREP_RULE;
-        else if (strcmp(val, "estimate") == 0)
-            b->nrep_method = MG_NREP_ESTIMATE;
-        else if (mg_parse_int(val, 1, INT32_MAX, &n) == 0)
-            b->nrep_method = MG_NREP_FIXED, b->nrep_fixed = n;
-        else
-            bad = 1;
-    }
-    if (bad) {
-        mg_bench_error(b, "bad value '%s' for %s", val, names[k]);
-        return -1;
-    }
-    return 1;
-}
-
-int mg_bench_option(mg_bench *b, int argc, char **argv, int *i)
-{
-    int r = mg_bench_base_option(b, argc, argv, i);
-    if (r != 0) return r;
-    if (strcmp(argv[*i], "--calibrate-only") == 0) {
-        b->calibrate_only = 1;
-        return 1;
-    }
-    /* The NREP estimation's parameters. */
-    static const char *const names[] = {"--t1", "--rse-calib", "--rse-batch", "--b1",
-                                        "--b2", "--nrep-min",  "--nrep-max",  "--calib-max"};
-    const char *opt = argv[*i], *val;
-    int k = mg_bench_valued_option(b, argc, argv, i, names, (int)(sizeof names / sizeof *names), &val);
-    if (k < 0) return k == -1 ? 0 : -1;
-    double d;
-    int n, bad = 0;
-    if (strcmp(opt, "--t1") == 0) {
-        if (parse_double(val, &d) == 0 && d > 0)
-            b->est.t1 = d;
-        else
-            bad = 1;
-    } else if (strcmp(opt, "--calib-max") == 0) {
-        if (parse_double(val, &d) == 0 && d > 0)
-            b->est.calib_max_s = d;
-        else
-            bad = 1;
-    } else if (strcmp(opt, "--rse-calib") == 0 || strcmp(opt, "--rse-batch") == 0) {
-        if (parse_double(val, &d) == 0 && d > 0 && d < 1)
-            *(opt[6] == 'c' ? &b->est.rse_calib : &b->est.rse_batch) = d;
-        else
-            bad = 1;
-    } else {
-        int *dst = strcmp(opt, "--b1") == 0         ? &b->est.b1
-                   : strcmp(opt, "--b2") == 0       ? &b->est.b2
-                   : strcmp(opt, "--nrep-min") == 0 ? &b->est.k_min
-                                                    : &b->est.nrep_max;
-        int min = (dst == &b->est.b2) ? 0 : (dst == &b->est.b1) ? 2 : 1;
-        if (mg_parse_int(val, min, INT32_MAX, &n) == 0)
-            *dst = n;
-        else
-            bad = 1;
-    }
-    if (bad) {
-        mg_bench_error(b, "bad value '%s' for %s", val, opt);
-        return -1;
-    }
-    return 1;
 }
 
 void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...)
@@ -288,7 +144,6 @@ int mg_bench_begin(mg_bench *b, const char *columns)
     MPI_Get_library_version(version, &len);
     MPI_Get_version(&major, &minor);
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &is_global, &flag);
-    static const char *const nrep_names[] = {"rule", "fixed", "estimate"};
     time_t now = time(NULL);
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -297,11 +152,11 @@ int mg_bench_begin(mg_bench *b, const char *columns)
     fprintf(f, "#@mpiguide_raw=1\n#@driver=%s\n#@library_version=", b->driver);
     put_oneline(f, version);
     fprintf(f, "\n#@mpi_version=%d.%d\n#@nprocs=%d\n", major, minor, b->size);
-    fprintf(f, "#@sync=%s\n", b->sync == MG_SYNC_DISSEM ? "dissem" : "barrier");
+    fprintf(f, "#@sync=%s\n", mg_sync_name(b->sync));
     fprintf(f, "#@clock=MPI_Wtime\n#@wtick=%.3e\n#@wtime_is_global=%d\n", MPI_Wtick(),
             (flag && is_global) ? *is_global : 0);
     fprintf(f, "#@time_reduction=max_over_ranks\n#@start_time=%s\n", stamp);
-    fprintf(f, "#@nrep_method=%s\n", nrep_names[b->nrep_method]);
+    fprintf(f, "#@nrep_method=%s\n", mg_nrep_method_name(b->nrep_method));
     if (b->nrep_method == MG_NREP_FIXED) fprintf(f, "#@nrep=%d\n", b->nrep_fixed);
     if (b->nrep_method == MG_NREP_ESTIMATE)
         fprintf(f, "#@nrep_estimate=rse_calib=%g,rse_batch=%g,b1=%d,b2=%d,K=%d,nrep_max=%d\n", b->est.rse_calib,

@@ -1,8 +1,9 @@
 /* Measurement core shared by every mpiguide driver.
  *
- * A driver parses its options (the core consumes the common ones), declares its
- * parameters, writes the raw header, then calls mg_bench_measure() once per
- * configuration with an operation callback. The core synchronizes every
+ * A driver reads its command line (mg_options.h: the core's options, the
+ * driver's own, --help and --list), declares its parameters, writes the raw
+ * header, then calls mg_bench_measure() once per configuration with an
+ * operation callback. The core synchronizes every
  * repetition, times it locally with MPI_Wtime, reduces the per-repetition
  * maximum over ranks to rank 0 and writes one raw row per repetition. Nothing
  * is averaged here: statistics live in the Python analysis.
@@ -31,6 +32,16 @@ typedef struct {
     double calib_max_s; /* give up calibrating after this much measured time */
 } mg_nrep_estimate;
 
+/* What mg_bench_init() sets and --list prints: --sync barrier, --nrep rule
+ * and the estimation's parameters. */
+#define MG_BENCH_DEFAULT_SYNC MG_SYNC_BARRIER
+#define MG_BENCH_DEFAULT_NREP MG_NREP_RULE
+extern const mg_nrep_estimate mg_nrep_estimate_defaults;
+
+/* "barrier", "dissem"; "rule", "fixed", "estimate" (as --sync, --nrep and the header say). */
+const char *mg_sync_name(mg_sync_kind s);
+const char *mg_nrep_method_name(mg_nrep_method m);
+
 #define MG_BENCH_MAX_PARAMS 64
 
 typedef struct {
@@ -58,28 +69,13 @@ typedef int (*mg_bench_op)(void *ctx);
 int mg_nrep_rule(size_t msize_bytes);  /* 000 Sec. 2.3.2: 100 / 50 / 20 */
 double mg_rse(const double *x, int n); /* relative standard error, sd/sqrt(n)/mean */
 int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int nrep_max);
-int mg_parse_size_list(const char *s, size_t *out, int max, int *n);
-/* A whole decimal string as an int in lo..hi: 0, or -1 (garbage, overflow, out of range). */
-int mg_parse_int(const char *s, int lo, int hi, int *out);
 
 int mg_dissem_barrier(MPI_Comm comm);
 /* The synchronization of b->sync (--sync) on b->comm, as before every repetition. */
 int mg_bench_sync(const mg_bench *b);
 
-/* Sets defaults; the driver then feeds every argument to mg_bench_option(). */
+/* Sets the defaults; the driver then reads its command line (mg_options.h). */
 int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm);
-/* Returns 1 if argv[*i] (and possibly its value) was consumed, 0 if it is not a
- * common option, -1 on a bad value (message already printed on rank 0). */
-int mg_bench_option(mg_bench *b, int argc, char **argv, int *i);
-/* The part of mg_bench_option for drivers that time their own loop and have no
- * NREP estimation (mg_stencil): only --output, --sync and --nrep; same returns. */
-int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i);
-const char *mg_bench_common_usage(void);
-/* A driver's own options that take a value: if argv[*i] is names[k], stores
- * the next argument in *value, advances *i past it and returns k; returns -1 if
- * argv[*i] is none of the names, -2 if its value is missing (message printed). */
-int mg_bench_valued_option(const mg_bench *b, int argc, char **argv, int *i, const char *const *names, int n,
-                           const char **value);
 
 /* printf-style: records one header parameter. */
 void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

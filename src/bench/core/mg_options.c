@@ -1,0 +1,371 @@
+#define _POSIX_C_SOURCE 200809L
+/* A driver's command line; see mg_options.h. */
+#include "mg_options.h"
+
+#include "mg_size.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Strict parsers                                                      */
+/* ------------------------------------------------------------------ */
+
+int mg_parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno || x < lo || x > hi) return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static int parse_double(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return (end != s && *end == '\0' && !errno && isfinite(*v)) ? 0 : -1;
+}
+
+int mg_parse_size_list(const char *s, size_t *out, int max, int *n)
+{
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        size_t len = strcspn(p, ","), v;
+        char item[64];
+        if (len >= sizeof item || *n >= max) return -1;
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (mg_parse_size(item, &v) != 0) return -1;
+        out[(*n)++] = v;
+        p += len;
+        if (*p == ',') p++;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
+int mg_parse_long_list(const char *s, long *out, int max, int *n, long min)
+{
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < min || v > INT_MAX || (*end != ',' && *end != '\0') || *n >= max) return -1;
+        out[(*n)++] = v;
+        p = *end ? end + 1 : end;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
+int mg_parse_names(const mg_bench *b, const char *what, const char *list, const char *const *names, int nnames,
+                   int *chosen)
+{
+    char *copy = strdup(list), *save = NULL;
+    if (!copy || nnames > MG_MAX_NAMES) {
+        mg_bench_error(b, "cannot read the %s list", what);
+        free(copy);
+        return -1;
+    }
+    int n = 0, seen[MG_MAX_NAMES] = {0};
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int k = 0;
+        while (k < nnames && strcmp(names[k], tok) != 0) k++;
+        if (k == nnames) {
+            char known[1024];
+            mg_bench_error(b, "unknown %s '%s' (known: %s)", what, tok,
+                           mg_join_names(names, nnames, ", ", known, sizeof known));
+            free(copy);
+            return -1;
+        }
+        if (!seen[k]) chosen[n++] = k;
+        seen[k] = 1;
+    }
+    free(copy);
+    if (n == 0) mg_bench_error(b, "empty %s list '%s'", what, list);
+    return n ? n : -1;
+}
+
+const char *mg_join_names(const char *const *names, int n, const char *sep, char *buf, size_t len)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && pos < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? sep : "", names[i]);
+    return buf;
+}
+
+#define LIST_MAX 256
+
+void mg_json_size_list(mg_json *j, const char *key, const char *text)
+{
+    size_t v[LIST_MAX];
+    long long out[LIST_MAX];
+    int n = 0;
+    if (mg_parse_size_list(text, v, LIST_MAX, &n) != 0) n = 0;
+    for (int i = 0; i < n; i++) out[i] = (long long)v[i];
+    mg_json_longs(j, key, out, n);
+}
+
+void mg_json_long_list(mg_json *j, const char *key, const char *text)
+{
+    long v[LIST_MAX];
+    long long out[LIST_MAX];
+    int n = 0;
+    if (mg_parse_long_list(text, v, LIST_MAX, &n, 0) != 0) n = 0;
+    for (int i = 0; i < n; i++) out[i] = v[i];
+    mg_json_longs(j, key, out, n);
+}
+
+/* ------------------------------------------------------------------ */
+/* The core's options                                                  */
+/* ------------------------------------------------------------------ */
+
+const char *mg_bench_common_usage(void)
+{
+    static char text[1536];
+    const mg_nrep_estimate *e = &mg_nrep_estimate_defaults;
+    snprintf(text, sizeof text,
+             "common options:\n"
+             "  --output FILE        raw output file (default: standard output)\n"
+             "  --sync barrier|dissem  synchronization before each repetition (default %s)\n"
+             "  --nrep rule|N|estimate  repetitions: 000's size rule, a fixed count, or 002's estimation (default %s)\n"
+             "  --t1 SECONDS         estimation: t_nrep1 measured earlier (else calibrated here)\n"
+             "  --rse-calib X        estimation: RSE target for the smallest message (%g)\n"
+             "  --rse-batch X        estimation: RSE after b1 that skips batch b2 (%g)\n"
+             "  --b1 N --b2 N        estimation: batch sizes (%d, %d)\n"
+             "  --nrep-min K         estimation: lower bound K on nrep (%d)\n"
+             "  --nrep-max N         estimation: upper bound on nrep (%d)\n"
+             "  --calib-max SECONDS  estimation: stop calibrating after this long (%g)\n"
+             "  --calibrate-only     estimation: only measure t_nrep1 and stop\n",
+             mg_sync_name(MG_BENCH_DEFAULT_SYNC), mg_nrep_method_name(MG_BENCH_DEFAULT_NREP), e->rse_calib,
+             e->rse_batch, e->b1, e->b2, e->k_min, e->nrep_max, e->calib_max_s);
+    return text;
+}
+
+/* If argv[*i] is names[k], stores the next argument in *value, advances *i
+ * past it and returns k; -1 if argv[*i] is none of the names, -2 if its value
+ * is missing (message printed). */
+static int valued_option(const mg_bench *b, int argc, char **argv, int *i, const char *const *names, int n,
+                         const char **value)
+{
+    for (int k = 0; k < n; k++) {
+        if (strcmp(argv[*i], names[k]) != 0) continue;
+        if (*i + 1 >= argc) {
+            mg_bench_error(b, "option %s needs a value", argv[*i]);
+            return -2;
+        }
+        *value = argv[++*i];
+        return k;
+    }
+    return -1;
+}
+
+int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i)
+{
+    static const char *const names[] = {"--output", "--sync", "--nrep"};
+    const char *val;
+    int k = valued_option(b, argc, argv, i, names, 3, &val), n, bad = 0;
+    if (k < 0) return k == -1 ? 0 : -1;
+    if (k == 0) {
+        b->out_path = val;
+    } else if (k == 1) {
+        if (strcmp(val, mg_sync_name(MG_SYNC_BARRIER)) == 0)
+            b->sync = MG_SYNC_BARRIER;
+        else if (strcmp(val, mg_sync_name(MG_SYNC_DISSEM)) == 0)
+            b->sync = MG_SYNC_DISSEM;
+        else
+            bad = 1;
+    } else {
+        if (strcmp(val, mg_nrep_method_name(MG_NREP_RULE)) == 0)
+            b->nrep_method = MG_NREP_RULE;
+        else if (strcmp(val, mg_nrep_method_name(MG_NREP_ESTIMATE)) == 0)
+            b->nrep_method = MG_NREP_ESTIMATE;
+        else if (mg_parse_int(val, 1, INT32_MAX, &n) == 0)
+            b->nrep_method = MG_NREP_FIXED, b->nrep_fixed = n;
+        else
+            bad = 1;
+    }
+    if (bad) {
+        mg_bench_error(b, "bad value '%s' for %s", val, names[k]);
+        return -1;
+    }
+    return 1;
+}
+
+/* The value of one of the estimation's options (opt, val); 0 or -1. */
+static int estimation_value(mg_bench *b, const char *opt, const char *val)
+{
+    double d;
+    int n;
+    if (strcmp(opt, "--t1") == 0 || strcmp(opt, "--calib-max") == 0) {
+        if (parse_double(val, &d) != 0 || d <= 0) return -1;
+        *(opt[2] == 't' ? &b->est.t1 : &b->est.calib_max_s) = d;
+    } else if (strcmp(opt, "--rse-calib") == 0 || strcmp(opt, "--rse-batch") == 0) {
+        if (parse_double(val, &d) != 0 || d <= 0 || d >= 1) return -1;
+        *(opt[6] == 'c' ? &b->est.rse_calib : &b->est.rse_batch) = d;
+    } else {
+        int *dst = strcmp(opt, "--b1") == 0         ? &b->est.b1
+                   : strcmp(opt, "--b2") == 0       ? &b->est.b2
+                   : strcmp(opt, "--nrep-min") == 0 ? &b->est.k_min
+                                                    : &b->est.nrep_max;
+        int min = (dst == &b->est.b2) ? 0 : (dst == &b->est.b1) ? 2 : 1;
+        if (mg_parse_int(val, min, INT32_MAX, &n) != 0) return -1;
+        *dst = n;
+    }
+    return 0;
+}
+
+int mg_bench_option(mg_bench *b, int argc, char **argv, int *i)
+{
+    int r = mg_bench_base_option(b, argc, argv, i);
+    if (r != 0) return r;
+    if (strcmp(argv[*i], "--calibrate-only") == 0) {
+        b->calibrate_only = 1;
+        return 1;
+    }
+    static const char *const names[] = {"--t1", "--rse-calib", "--rse-batch", "--b1",
+                                        "--b2", "--nrep-min",  "--nrep-max",  "--calib-max"};
+    const char *opt = argv[*i], *val;
+    int k = valued_option(b, argc, argv, i, names, (int)(sizeof names / sizeof *names), &val);
+    if (k < 0) return k == -1 ? 0 : -1;
+    if (estimation_value(b, opt, val) != 0) {
+        mg_bench_error(b, "bad value '%s' for %s", val, opt);
+        return -1;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* A driver's command line                                             */
+/* ------------------------------------------------------------------ */
+
+static void usage(const mg_bench *b, const mg_cli *cli)
+{
+    if (b->rank != 0) return;
+    cli->usage(stdout);
+    if (!cli->fixed_nrep) fputs(mg_bench_common_usage(), stdout);
+    fputs("  --list               print the driver's catalogs and defaults as one JSON object\n"
+          "  --help               print this text\n",
+          stdout);
+    fflush(stdout);
+}
+
+/* "measurement": the core's defaults for this driver. */
+static void list_measurement(mg_json *j, const mg_cli *cli)
+{
+    const mg_nrep_estimate *e = &mg_nrep_estimate_defaults;
+    mg_json_object(j, "measurement");
+    mg_json_string(j, "sync", mg_sync_name(MG_BENCH_DEFAULT_SYNC));
+    if (cli->fixed_nrep) {
+        mg_json_long(j, "nrep", cli->fixed_nrep);
+    } else {
+        mg_json_string(j, "nrep", mg_nrep_method_name(MG_BENCH_DEFAULT_NREP));
+        mg_json_double(j, "rse_calib", e->rse_calib);
+        mg_json_double(j, "rse_batch", e->rse_batch);
+        mg_json_long(j, "b1", e->b1);
+        mg_json_long(j, "b2", e->b2);
+        mg_json_long(j, "nrep_min", e->k_min);
+        mg_json_long(j, "nrep_max", e->nrep_max);
+        mg_json_double(j, "calib_max", e->calib_max_s);
+    }
+    mg_json_close(j);
+}
+
+/* --list on rank 0; 0, or 2 if the driver's list misused the writer. */
+static int list(const mg_bench *b, const mg_cli *cli)
+{
+    int status = 0;
+    if (b->rank == 0) {
+        mg_json j;
+        mg_json_start(&j, stdout);
+        mg_json_string(&j, "driver", cli->name);
+        list_measurement(&j, cli);
+        if (cli->list) cli->list(&j, b);
+        if (mg_json_finish(&j) != 0) {
+            mg_bench_error(b, "internal error: --list wrote malformed JSON");
+            status = 2;
+        }
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, b->comm);
+    return status;
+}
+
+/* One of the driver's options at argv[*i]: 1 consumed, 0 none, -1 bad value. */
+static int driver_option(const mg_bench *b, const mg_cli *cli, int argc, char **argv, int *i)
+{
+    for (int k = 0; k < cli->nopts; k++) {
+        const mg_opt *o = &cli->opts[k];
+        if (strcmp(argv[*i], o->name) != 0) continue;
+        if (o->kind == MG_OPT_FLAG) {
+            *(int *)o->target = o->flag;
+            return 1;
+        }
+        if (o->kind == MG_OPT_SET) {
+            *(const char **)o->target = o->text;
+            return 1;
+        }
+        if (*i + 1 >= argc) {
+            mg_bench_error(b, "option %s needs a value", o->name);
+            return -1;
+        }
+        const char *val = argv[++*i];
+        if (o->kind == MG_OPT_VALUE) {
+            *(const char **)o->target = val;
+        } else if (mg_parse_int(val, 1, INT_MAX, (int *)o->target) != 0) {
+            mg_bench_error(b, "bad value '%s' for %s (want a positive integer)", val, o->name);
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+int mg_bench_args(mg_bench *b, const mg_cli *cli, int argc, char **argv)
+{
+    if (cli->fixed_nrep) {
+        b->nrep_method = MG_NREP_FIXED;
+        b->nrep_fixed = cli->fixed_nrep;
+    }
+    for (int i = 1; i < argc; i++) {
+        int r = cli->fixed_nrep ? mg_bench_base_option(b, argc, argv, &i) : mg_bench_option(b, argc, argv, &i);
+        if (r == 0) r = driver_option(b, cli, argc, argv, &i);
+        if (r < 0) return 2;
+        if (r > 0) continue;
+        if (strcmp(argv[i], "--help") == 0) {
+            usage(b, cli);
+            return 0;
+        }
+        if (strcmp(argv[i], "--list") == 0) return list(b, cli);
+        mg_bench_error(b, "unknown option '%s' (try --help)", argv[i]);
+        return 2;
+    }
+    if (cli->fixed_nrep && b->nrep_method != MG_NREP_FIXED) {
+        mg_bench_error(b, "--nrep %s: %s needs a number of repetitions (--nrep N, default %d)",
+                       mg_nrep_method_name(b->nrep_method), cli->name, cli->fixed_nrep);
+        return 2;
+    }
+    return MG_ARGS_RUN;
+}
+
+int mg_bench_quit(mg_bench *b, int status)
+{
+    mg_bench_end(b);
+    return status;
+}
+
+int mg_bench_main(int argc, char **argv, int (*run)(int argc, char **argv))
+{
+    MPI_Init(&argc, &argv);
+    int status = run(argc, argv);
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,79 @@
+/* The catalog: the nine collectives, their mock-up tables (one per
+ * mockups/<collective>.c) and the names of collectives and implementations.
+ * Immutable, so it needs no lock. */
+#define _POSIX_C_SOURCE 200809L
+#include "tune_internal.h"
+#include <string.h>
+#include <strings.h>
+
+static const mg_coll_mockups *const tables[MG_NCOLLS] = {
+    [MG_COLL_ALLGATHER] = &mg_allgather_mockups,
+    [MG_COLL_ALLREDUCE] = &mg_allreduce_mockups,
+    [MG_COLL_ALLTOALL] = &mg_alltoall_mockups,
+    [MG_COLL_BCAST] = &mg_bcast_mockups,
+    [MG_COLL_GATHER] = &mg_gather_mockups,
+    [MG_COLL_REDUCE] = &mg_reduce_mockups,
+    [MG_COLL_REDUCE_SCATTER_BLOCK] = &mg_reduce_scatter_block_mockups,
+    [MG_COLL_SCAN] = &mg_scan_mockups,
+    [MG_COLL_SCATTER] = &mg_scatter_mockups,
+};
+
+const mg_coll_mockups *mg_tune__table(mg_coll coll) { return (int)coll >= 0 && coll < MG_NCOLLS ? tables[coll] : NULL; }
+
+int mg_tune__coll_index(const char *name)
+{
+    if (!name) return -1;
+    for (int i = 0; i < MG_NCOLLS; i++)
+        if (strcmp(name, tables[i]->name) == 0 || strcasecmp(name, tables[i]->mpi_name) == 0) return i;
+    return -1;
+}
+
+int mg_tune__public_coll_index(const char *name)
+{
+    if (!name) return -1;
+    for (int i = 0; i < MG_NCOLLS; i++)
+        if (strcmp(name, tables[i]->name) == 0) return i;
+    return -1;
+}
+
+int mg_tune__impl_index(mg_coll coll, const char *name)
+{
+    const mg_coll_mockups *t = mg_tune__table(coll);
+    if (!t || !name) return -1;
+    if (strcmp(name, "default") == 0) return 0;
+    for (int i = 0; i < t->nmockups; i++)
+        if (strcmp(name, t->mockups[i].name) == 0) return i + 1;
+    return -1;
+}
+
+const char *mg_tune__impl_label(mg_coll coll, int impl)
+{
+    const mg_coll_mockups *t = mg_tune__table(coll);
+    if (impl == MG_TUNE_NATIVE) return "native";
+    if (impl == 0 || !t || impl > t->nmockups) return "default";
+    return t->mockups[impl - 1].name;
+}
+
+static void append(char *buf, size_t len, size_t *at, const char *s)
+{
+    int n = snprintf(buf + *at, len - *at, "%s%s", *at ? ", " : "", s);
+    if (n > 0) *at = *at + (size_t)n < len ? *at + (size_t)n : len - 1;
+}
+
+const char *mg_tune__impl_list(mg_coll coll, char *buf, size_t len)
+{
+    const mg_coll_mockups *t = mg_tune__table(coll);
+    size_t at = 0;
+    buf[0] = '\0';
+    append(buf, len, &at, "default");
+    for (int i = 0; t && i < t->nmockups; i++) append(buf, len, &at, t->mockups[i].name);
+    return buf;
+}
+
+const char *mg_tune__coll_list(char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < MG_NCOLLS; i++) append(buf, len, &at, tables[i]->name);
+    return buf;
+}

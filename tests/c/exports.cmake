@@ -1,0 +1,67 @@
+# The exported symbols of a shared library against the list kept in the repo:
+# every defined dynamic symbol (nm -D --defined-only) must be on the list and
+# every name on the list must be exported. Fails naming each extra and each
+# missing symbol. Hidden visibility (src/dt, src/tune) is what keeps the list
+# short: the libraries export their API and nothing else.
+#
+# cmake -DNM=... -DLIB=... -DEXPECTED=... [-DLARGE_COUNT=ON|OFF] -P exports.cmake
+# EXPECTED: one name a line, '#' comments; with LARGE_COUNT OFF its MPI_*_c
+# names (the MPI-4 large-count forms the stack does not have) are left out.
+foreach(v LIB EXPECTED)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "exports.cmake: -D${v}=... is missing")
+  endif()
+endforeach()
+if(NOT NM OR NOT EXISTS "${NM}")
+  message("exports: skipped: nm not found (install binutils to check what ${LIB} exports)")
+  return()
+endif()
+get_filename_component(lib_name "${LIB}" NAME)
+
+file(STRINGS "${EXPECTED}" expected REGEX "^[^#]")
+list(TRANSFORM expected STRIP)
+list(FILTER expected EXCLUDE REGEX "^$")
+if(DEFINED LARGE_COUNT AND NOT LARGE_COUNT)
+  list(FILTER expected EXCLUDE REGEX "^MPI_.*_c$")
+endif()
+
+execute_process(COMMAND "${NM}" -D --defined-only "${LIB}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "exports: ${NM} -D --defined-only ${LIB} failed (exit ${rc}): ${err}")
+endif()
+# "0000000000001234 T name": every defined symbol but the absolute ones (A) and
+# the markers some linkers add to any shared library
+string(REPLACE "\n" ";" lines "${out}")
+set(exported "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^[0-9a-fA-F]* *([BbDdGgiRrSsTtuVvWw]) +([^ @]+)")
+    set(name "${CMAKE_MATCH_2}")
+    if(NOT name MATCHES "^(_init|_fini|_edata|_end|__bss_start)$")
+      list(APPEND exported "${name}")
+    endif()
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES exported)
+list(SORT exported)
+list(SORT expected)
+
+set(extra "${exported}")
+if(expected)
+  list(REMOVE_ITEM extra ${expected})
+endif()
+set(missing "${expected}")
+if(exported)
+  list(REMOVE_ITEM missing ${exported})
+endif()
+list(LENGTH exported n)
+if(extra OR missing)
+  set(msg "exports: ${lib_name} exports ${n} symbol(s), not the ${EXPECTED} list:")
+  foreach(s IN LISTS extra)
+    string(APPEND msg "\n  extra (exported, not on the list): ${s}")
+  endforeach()
+  foreach(s IN LISTS missing)
+    string(APPEND msg "\n  missing (on the list, not exported): ${s}")
+  endforeach()
+  message(FATAL_ERROR "${msg}")
+endif()
+message("exports: ok: ${lib_name} exports exactly the ${n} symbols of ${EXPECTED}")

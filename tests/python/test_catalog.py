@@ -1,0 +1,84 @@
+"""One source of truth across C and Python: what the drivers print with --list (their catalogs and defaults)
+is what the Python side states. A test here fails as soon as the two drift apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpiguide.core import commands
+from mpiguide.core.catalog import COLLECTIVES, LAYOUT_NAMES, POOL_DEFAULTS, driver_list
+from mpiguide.core.options import int_list, parse_sizes
+from mpiguide.suites import apps as apps_suite
+from mpiguide.suites import coll as coll_suite
+from mpiguide.suites import dtbench as dtbench_suite
+from mpiguide.suites import pingpong as pingpong_suite
+from mpiguide.suites.apps import job as apps
+from mpiguide.suites.ddt import expectations as ddt
+from mpiguide.suites.dtbench import report as dtreport
+
+ESTIMATING_DRIVERS = ("mg_pingpong", "mg_dtbench", "mg_ddtbench", "mg_collbench")
+
+
+@pytest.fixture(scope="module")
+def lists(mpich_stack, mpich_build) -> dict[str, dict]:
+    drivers = (*ESTIMATING_DRIVERS, "mg_stencil", "mg_dtexplain")
+    return {d: driver_list(mpich_stack, d) for d in drivers}
+
+
+def _bytes(text: str) -> int:
+    """A pool size as the Python side writes it (64M, 256k)."""
+    return parse_sizes(text.lower())[0]
+
+
+def test_every_driver_names_itself(lists):
+    assert {d: v["driver"] for d, v in lists.items()} == {d: d for d in lists}
+
+
+@pytest.mark.parametrize("driver", ESTIMATING_DRIVERS)
+def test_measurement_defaults(lists, driver):
+    assert lists[driver]["measurement"] == {"sync": "barrier", "nrep": "rule", **commands.ESTIMATE_DEFAULTS}
+
+
+def test_layout_catalog(lists):
+    for driver in ("mg_dtbench", "mg_ddtbench", "mg_dtexplain"):
+        assert tuple(lists[driver]["layouts"]) == LAYOUT_NAMES, driver
+
+
+def test_pingpong(lists):
+    pp = lists["mg_pingpong"]
+    assert tuple(pp["variants"]) == pingpong_suite.VARIANTS
+    assert pp["datatypes"] == pingpong_suite.DATATYPES
+
+
+def test_engine_bench(lists):
+    dt = lists["mg_dtbench"]
+    assert tuple(dt["methods"]) == dtreport.METHODS and tuple(dt["directions"]) == dtreport.DIRECTIONS
+    assert set(dtbench_suite.BASIC_TYPES) <= set(dt["types"])
+    assert dt["defaults"]["A"] == int_list(dtbench_suite.DEFAULT_A, "A")
+    assert dt["defaults"]["sizes"] == int_list(dtbench_suite.DEFAULT_SIZES, "sizes")
+    assert dt["defaults"]["commit_blocks"] == int_list(dtbench_suite.DEFAULT_COMMIT, "commit")
+    assert set(dtreport.HARD) <= set(LAYOUT_NAMES)
+
+
+def test_expectation_tests(lists):
+    d = lists["mg_ddtbench"]
+    assert tuple(d["patterns"]) == ddt.PATTERNS and tuple(d["modes"]) == ddt.MODES
+    assert d["types"] == ddt.BASIC_TYPES
+
+
+def test_collectives_and_library_defaults(lists):
+    c = lists["mg_collbench"]
+    assert tuple(x["name"] for x in c["collectives"]) == COLLECTIVES
+    assert all(x["mpi_name"] == "MPI_" + x["name"].capitalize() for x in c["collectives"])
+    numbers = sorted(m["guideline"] for x in c["collectives"] for m in x["mockups"])
+    assert numbers == list(range(1, 23))  # the 22 mock-ups of 002, each once
+    assert c["datatypes"] == coll_suite.DATATYPES and tuple(c["ops"]) == coll_suite.OPS
+    lib = c["library_defaults"]
+    assert (lib["msg_pool"], lib["int_pool"]) == (_bytes(POOL_DEFAULTS["msg_pool"]), _bytes(POOL_DEFAULTS["int_pool"]))
+
+
+def test_stencil_applications(lists):
+    s = lists["mg_stencil"]
+    assert (tuple(s["apps"]), tuple(s["packings"]), tuple(s["modes"])) == (apps.APPS, apps.PACKINGS, apps.MODES)
+    assert s["measurement"] == {"sync": "barrier", "nrep": apps.DEFAULT_NREP}
+    assert s["defaults"]["nrep"] == apps_suite.AppsSuite.fixed_nrep
