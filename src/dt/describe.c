@@ -28,60 +28,50 @@ static void put(text *o, const char *fmt, ...)
     o->pos += (size_t)n;
 }
 
-const char *mg__elem_name(MPI_Datatype elem, char *buf, size_t len)
+/* f90_real(p=.., r=..), f90_complex(p=.., r=..), f90_integer(r=..): the
+ * parameterized types of MPI_Type_create_f90_*, with the arguments they were
+ * created with. Returns 0 if e is not one. */
+static int f90_term(text *o, MPI_Datatype e)
 {
-    const struct {
-        MPI_Datatype t;
-        const char *name;
-    } names[] = {
-        {MPI_CHAR, "char"},
-        {MPI_SIGNED_CHAR, "signed_char"},
-        {MPI_UNSIGNED_CHAR, "unsigned_char"},
-        {MPI_BYTE, "byte"},
-        {MPI_SHORT, "short"},
-        {MPI_UNSIGNED_SHORT, "unsigned_short"},
-        {MPI_INT, "int"},
-        {MPI_UNSIGNED, "unsigned"},
-        {MPI_LONG, "long"},
-        {MPI_UNSIGNED_LONG, "unsigned_long"},
-        {MPI_LONG_LONG, "long_long"},
-        {MPI_UNSIGNED_LONG_LONG, "unsigned_long_long"},
-        {MPI_FLOAT, "float"},
-        {MPI_DOUBLE, "double"},
-        {MPI_LONG_DOUBLE, "long_double"},
-        {MPI_WCHAR, "wchar"},
-        {MPI_C_BOOL, "c_bool"},
-        {MPI_INT8_T, "int8_t"},
-        {MPI_INT16_T, "int16_t"},
-        {MPI_INT32_T, "int32_t"},
-        {MPI_INT64_T, "int64_t"},
-        {MPI_UINT8_T, "uint8_t"},
-        {MPI_UINT16_T, "uint16_t"},
-        {MPI_UINT32_T, "uint32_t"},
-        {MPI_UINT64_T, "uint64_t"},
-        {MPI_AINT, "aint"},
-        {MPI_OFFSET, "offset"},
-        {MPI_COUNT, "count"},
-        {MPI_2INT, "2int"},
-        {MPI_PACKED, "packed"},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].t == elem) return names[i].name;
-    /* Any other predefined type: its MPI name, lower case, without "MPI_". */
-    char name[MPI_MAX_OBJECT_NAME] = "";
-    int n = 0;
-    MPI_Type_get_name(elem, name, &n);
-    const char *s = strncmp(name, "MPI_", 4) ? name : name + 4;
-    size_t k = 0;
-    for (; s[k] && k + 1 < len; k++) buf[k] = (char)tolower((unsigned char)s[k]);
-    buf[k] = 0;
-    return k ? buf : "unnamed";
+    int ni = 0, na = 0, nd = 0, comb = MPI_UNDEFINED, v[2] = {0, 0};
+    MPI_Aint a[1];
+    MPI_Datatype d[1];
+    if (MPI_Type_get_envelope(e, &ni, &na, &nd, &comb) != MPI_SUCCESS) return 0;
+    const char *name = comb == MPI_COMBINER_F90_REAL      ? "f90_real"
+                       : comb == MPI_COMBINER_F90_COMPLEX ? "f90_complex"
+                       : comb == MPI_COMBINER_F90_INTEGER ? "f90_integer"
+                                                          : NULL;
+    int want = comb == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+    if (!name || ni != want || na || nd || MPI_Type_get_contents(e, ni, 0, 0, v, a, d) != MPI_SUCCESS) return 0;
+    put(o, "%s(", name);
+    const char *kw[2] = {want == 2 ? "p" : "r", "r"};
+    for (int i = 0; i < want; i++) {
+        put(o, "%s%s=", i ? ", " : "", kw[i]);
+        if (v[i] == MPI_UNDEFINED)
+            put(o, "undefined");
+        else
+            put(o, "%d", v[i]);
+    }
+    put(o, ")");
+    return 1;
 }
 
 static void elem(text *o, MPI_Datatype e)
 {
-    char buf[MPI_MAX_OBJECT_NAME];
-    put(o, "%s", mg__elem_name(e, buf, sizeof buf));
+    const char *name = mg__basic_name(e);
+    if (name) {
+        put(o, "%s", name);
+        return;
+    }
+    if (f90_term(o, e)) return;
+    /* Any other predefined type (none in MPICH 5 and Open MPI 5): its MPI
+     * name, lower case, without "MPI_"; such text does not parse back. */
+    char buf[MPI_MAX_OBJECT_NAME] = "";
+    int n = 0;
+    MPI_Type_get_name(e, buf, &n);
+    const char *s = strncmp(buf, "MPI_", 4) ? buf : buf + 4;
+    put(o, "%s", *s ? "" : "unnamed");
+    for (; *s; s++) put(o, "%c", isalnum((unsigned char)*s) ? tolower((unsigned char)*s) : '_');
 }
 
 /* [a, b, ...] with each value divided by unit. */
@@ -110,6 +100,20 @@ static int divisible(const MPI_Aint *v, MPI_Count n, MPI_Count unit)
     return 1;
 }
 
+static void node(text *o, const mg_node *n);
+
+/* `count` copies of kid, a byte stride of -1 apart. Open MPI
+ * packs an hvector (or vector) of that byte stride as if it were contiguous;
+ * a contiguous type of the copy resized to extent -1 is the same typemap and
+ * packs right in MPICH and Open MPI. Its lb/extent come from the resized
+ * markers, so a form holding it always gets the outer resized of form(). */
+static void minus_one(text *o, MPI_Count count, const mg_node *kid)
+{
+    put(o, "contig(count=%lld, resized(lb=0, extent=-1, ", (long long)count);
+    node(o, kid);
+    put(o, "))");
+}
+
 /* Recursion follows the nesting of the normal form, which is shallow. */
 static void node(text *o, const mg_node *n)
 {
@@ -124,6 +128,10 @@ static void node(text *o, const mg_node *n)
         }
         return;
     case MG_N_VEC:
+        if (n->stride == -1) {
+            minus_one(o, n->count, n->kid);
+            return;
+        }
         if (n->kid->kind == MG_N_BLOCK) {
             const mg_node *b = n->kid;
             int el = n->stride % b->esize == 0;
@@ -169,17 +177,89 @@ static void node(text *o, const mg_node *n)
     }
 }
 
-static void placed(text *o, const mg_node *n, MPI_Aint disp)
+/* ---- the lb and extent the printed form implies ----
+ *
+ * MPI libraries derive a type's lb/ub from its members' and then round the
+ * extent up to the alignment of the basic types inside, each in its own way:
+ * MPICH rounds struct extents only, Open MPI every constructor's, after each
+ * block in turn (hvector(count=2, block=1, stride=6, int) has extent 10 in
+ * MPICH and 12 in Open MPI). A form's lb/extent are its data bounds in every
+ * library when no rounding can happen: every block of every node starts and
+ * ends at a multiple of L, the least common multiple of the sizes of its basic
+ * types (an alignment divides the type's size in C). Otherwise, or when the
+ * wanted lb/extent are not the data bounds, form() wraps the form in resized. */
+
+#define MG_LCM_MAX (1 << 20) /* beyond this, the bounds count as unknown */
+
+static MPI_Count gcd(MPI_Count a, MPI_Count b)
 {
+    while (b) {
+        MPI_Count r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* lcm of l and the element sizes of n; 0 when it exceeds MG_LCM_MAX. */
+static MPI_Count esize_lcm(const mg_node *n, MPI_Count l)
+{
+    if (!l) return 0;
+    switch (n->kind) {
+    case MG_N_BLOCK:
+    case MG_N_IDX: l = l / gcd(l, n->esize) * n->esize; return l > MG_LCM_MAX ? 0 : l;
+    case MG_N_VEC: return esize_lcm(n->kid, l);
+    case MG_N_SEQ:
+        for (MPI_Count i = 0; i < n->count && l; i++) l = esize_lcm(n->kids[i], l);
+        return l;
+    }
+    return 0;
+}
+
+/* Every block of n starts and ends at a multiple of l from n's origin, and n
+ * prints no form with resized markers inside. */
+static int on_grid(const mg_node *n, MPI_Count l)
+{
+    switch (n->kind) {
+    case MG_N_BLOCK: return n->size % l == 0;
+    case MG_N_VEC: return n->stride != -1 && n->stride % l == 0 && on_grid(n->kid, l);
+    case MG_N_IDX:
+        for (MPI_Count i = 0; i < n->count; i++)
+            if (n->displs[i] % l || (n->lens[i] * n->esize) % l) return 0;
+        return 1;
+    case MG_N_SEQ:
+        for (MPI_Count i = 0; i < n->count; i++)
+            if (n->displs[i] % l || !on_grid(n->kids[i], l)) return 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether MPI gives the form of n placed at disp exactly the lb/extent wanted. */
+static int implies(const mg_node *n, MPI_Aint disp, MPI_Aint lb, MPI_Aint extent)
+{
+    if (!n) return lb == 0 && extent == 0; /* contig(count=0, byte) */
+    if (lb != disp + n->tlb || extent != n->tub - n->tlb) return 0;
+    MPI_Count l = esize_lcm(n, 1);
+    return l && disp % l == 0 && on_grid(n, l);
+}
+
+/* n placed at disp, with lb and extent: the form, in resized where needed.
+ * The displacement is an hindexed_block of one block, as mg_dt_to_mpi builds it. */
+static void form(text *o, const mg_node *n, MPI_Aint disp, MPI_Aint lb, MPI_Aint extent)
+{
+    int wrap = !implies(n, disp, lb, extent);
+    if (wrap) put(o, "resized(lb=%lld, extent=%lld, ", (long long)lb, (long long)extent);
     if (!n) {
         put(o, "contig(count=0, byte)");
     } else if (disp) {
-        put(o, "struct(displs=[%lld], types=[", (long long)disp);
+        put(o, "hindexed_block(block=1, displs=[%lld], ", (long long)disp);
         node(o, n);
-        put(o, "])");
+        put(o, ")");
     } else {
         node(o, n);
     }
+    if (wrap) put(o, ")");
 }
 
 static int finish(text *o)
@@ -192,27 +272,28 @@ int mg_dt_describe(const mg_dt *t, char *buf, size_t len)
 {
     if (!t || (!buf && len)) return MG_DT_ERR_ARG;
     text o = {buf, len, 0, 0};
-    /* The extent matters when the type is repeated: show it when it is not
-     * the one the data alone would give. */
-    MPI_Aint dlb = t->root ? t->disp + t->root->tlb : 0, dub = t->root ? t->disp + t->root->tub : 0;
-    int resized = t->lb != dlb || t->extent != dub - dlb;
-    if (resized) put(&o, "resized(lb=%lld, extent=%lld, ", (long long)t->lb, (long long)t->extent);
-    placed(&o, t->root, t->disp);
-    if (resized) put(&o, ")");
+    form(&o, t->root, t->disp, t->lb, t->extent);
     return finish(&o);
 }
 
-static int describe_visit(const mg_node *n, MPI_Aint disp, void *o)
+typedef struct {
+    text o;
+    MPI_Aint lb, extent;
+} count_text;
+
+static int describe_visit(const mg_node *n, MPI_Aint disp, void *arg)
 {
-    placed(o, n, disp);
-    return finish(o);
+    count_text *c = arg;
+    form(&c->o, n, disp, c->lb, c->extent);
+    return finish(&c->o);
 }
 
 int mg_dt_describe_count(const mg_dt *t, MPI_Count count, char *buf, size_t len)
 {
     if (!t || count < 0 || (!buf && len)) return MG_DT_ERR_ARG;
-    text o = {buf, len, 0, 0};
-    return mg__repeat(t, count, describe_visit, &o);
+    count_text c = {{buf, len, 0, 0}, 0, 0};
+    mg__count_bounds(t, count, &c.lb, &c.extent);
+    return mg__repeat(t, count, describe_visit, &c);
 }
 
 static const char *op_name(int op)

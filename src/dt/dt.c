@@ -45,3 +45,13 @@ MPI_Count mg_dt_size(const mg_dt *t) { return t ? t->size : 0; }
 MPI_Count mg_dt_extent(const mg_dt *t) { return t ? t->extent : 0; }
 MPI_Count mg_dt_lb(const mg_dt *t) { return t ? t->lb : 0; }
 MPI_Count mg_dt_blocks(const mg_dt *t) { return t && t->root ? t->root->nblocks : 0; }
+
+void mg__count_bounds(const mg_dt *t, MPI_Count count, MPI_Aint *lb, MPI_Aint *extent)
+{
+    /* The copies of t's [lb, lb + extent) at k * extent, k < count. */
+    MPI_Aint ext = t->extent, span = count ? (count - 1) * ext : 0;
+    MPI_Aint clb = count ? t->lb + (ext < 0 ? span : 0) : 0;
+    MPI_Aint cub = count ? t->lb + ext + (ext > 0 ? span : 0) : 0;
+    *lb = clb;
+    *extent = cub - clb;
+}

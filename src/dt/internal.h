@@ -97,7 +97,14 @@ int mg__normalize(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp);
 typedef int (*mg_visit)(const mg_node *n, MPI_Aint disp, void *arg);
 int mg__repeat(const mg_dt *t, MPI_Count count, mg_visit fn, void *arg);
 
-const char *mg__elem_name(MPI_Datatype elem, char *buf, size_t len);
+/* The predefined types of the notation (basics.c): the handle of a name, and
+ * the name describe prints for a handle (NULL if it has none). */
+int mg__basic_lookup(const char *s, size_t n, MPI_Datatype *out);
+const char *mg__basic_name(MPI_Datatype t);
+
+/* lb and extent of MPI_Type_contiguous(count, t) as the standard defines them
+ * from t's lb and extent: what mg_dt_to_mpi and describe_count give. */
+void mg__count_bounds(const mg_dt *t, MPI_Count count, MPI_Aint *lb, MPI_Aint *extent);
 
 /* Overflow-checked arithmetic; return 0 on overflow. */
 static inline int mg__mul(MPI_Count a, MPI_Count b, MPI_Count *r) { return !__builtin_mul_overflow(a, b, r); }

@@ -1,48 +1,139 @@
-/* mg_dt_to_mpi: the count-aware normal form as an MPI datatype. */
+/* mg_dt_to_mpi: the count-aware normal form as an MPI datatype.
+ *
+ * Counts, block lengths and element strides beyond int go to the MPI-4 `_c`
+ * constructors where the stack has them (MG_HAVE_MPI_LARGE_COUNT). Elsewhere
+ * (Open MPI 5) such a node is built from constructors whose int arguments
+ * fit: a block of more than INT_MAX elements as an hindexed list of chunks of
+ * at most MG_CHUNK_ELEMS elements, more than INT_MAX copies as copies of
+ * chunks of copies. Only an index list of more than INT_MAX entries stays
+ * MG_DT_ERR_OVERFLOW there (a struct of more than INT_MAX members does on
+ * every stack). Inner types are always placed by explicit byte positions
+ * (hvector of one block, struct, hindexed), never by their own extent, so
+ * their lb/extent do not matter: the result's lb/extent are set once, at the
+ * top. */
 #include "internal.h"
 #include <limits.h>
 #include <stdlib.h>
 
+/* Elements per chunk when a block is split for int arguments. */
+#define MG_CHUNK_ELEMS ((MPI_Count)1 << 30)
+
 static int ok(int mpi_rc) { return mpi_rc == MPI_SUCCESS ? MG_DT_SUCCESS : MG_DT_ERR_MPI; }
 static int fits_int(MPI_Count v) { return v >= INT_MIN && v <= INT_MAX; }
+static void drop(MPI_Datatype *t)
+{
+    if (*t != MPI_DATATYPE_NULL) MPI_Type_free(t);
+}
 
-/* Counts beyond int need the MPI-4 `_c` constructors. */
-#ifdef MG_HAVE_MPI_LARGE_COUNT
-#define LARGE(x) (x)
-#else
-#define LARGE(x) MG_DT_ERR_OVERFLOW
-#endif
+/* Two pieces at byte positions 0 and d2 (b may be MPI_DATATYPE_NULL: a alone). */
+static int pair(MPI_Datatype a, MPI_Datatype b, MPI_Aint d2, MPI_Datatype *out)
+{
+    if (b == MPI_DATATYPE_NULL) return ok(MPI_Type_dup(a, out));
+    int ones[2] = {1, 1};
+    MPI_Aint d[2] = {0, d2};
+    MPI_Datatype ty[2] = {a, b};
+    return ok(MPI_Type_create_struct(2, ones, d, ty, out));
+}
 
+/* n elements of e back to back. */
 static int contig(MPI_Count n, MPI_Datatype e, MPI_Datatype *out)
 {
     if (fits_int(n)) return ok(MPI_Type_contiguous((int)n, e, out));
-    return LARGE(ok(MPI_Type_contiguous_c(n, e, out)));
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    return ok(MPI_Type_contiguous_c(n, e, out));
+#else
+    /* chunks of MG_CHUNK_ELEMS elements and the rest, as one index list */
+    MPI_Aint ext, lb;
+    MPI_Count k = (n + MG_CHUNK_ELEMS - 1) / MG_CHUNK_ELEMS;
+    if (!fits_int(k)) return MG_DT_ERR_OVERFLOW;
+    MG_TRY(ok(MPI_Type_get_extent(e, &lb, &ext)));
+    int *lens = malloc(sizeof(int) * (size_t)k);
+    MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)k);
+    int rc = lens && d ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
+    for (MPI_Count i = 0; !rc && i < k; i++) {
+        MPI_Count first = i * MG_CHUNK_ELEMS;
+        lens[i] = (int)(n - first < MG_CHUNK_ELEMS ? n - first : MG_CHUNK_ELEMS);
+        d[i] = (MPI_Aint)first * ext;
+    }
+    if (!rc) rc = ok(MPI_Type_create_hindexed((int)k, lens, d, e, out));
+    free(lens);
+    free(d);
+    return rc;
+#endif
 }
 
-static int hvector(MPI_Count count, MPI_Count block, MPI_Aint stride, MPI_Datatype e, MPI_Datatype *out)
+/* count copies of k, stride bytes apart (one copy per block). */
+static int copies(MPI_Count count, MPI_Aint stride, MPI_Datatype k, MPI_Datatype *out)
 {
-    if (stride == -1 && fits_int(count) && fits_int(block)) {
-        /* Open MPI packs an hvector of byte stride -1 as if it were contiguous;
-         * the same layout as explicit displacements is packed right. */
-        MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(count + 1));
-        if (!d) return MG_DT_ERR_NOMEM;
-        for (MPI_Count i = 0; i < count; i++) d[i] = -(MPI_Aint)i;
-        int rc = ok(MPI_Type_create_hindexed_block((int)count, (int)block, d, e, out));
-        free(d);
-        return rc;
+    if (stride == -1) {
+        /* Open MPI packs an hvector of byte stride -1 as if it were
+         * contiguous; contiguous copies of k resized to extent -1 are the same
+         * typemap and pack right in MPICH and Open MPI (MPICH steps wrongly by
+         * count * -1 only when such a contiguous type is itself repeated by
+         * its extent, which never happens here: tests/c/test_dt_stackbugs.c). */
+        MPI_Datatype r;
+        MG_TRY(ok(MPI_Type_create_resized(k, 0, -1, &r)));
+        int rc = fits_int(count) ? ok(MPI_Type_contiguous((int)count, r, out)) : MG_DT_ERR_OVERFLOW;
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+        if (!fits_int(count)) rc = ok(MPI_Type_contiguous_c(count, r, out));
+#endif
+        MPI_Type_free(&r);
+        if (rc != MG_DT_ERR_OVERFLOW) return rc;
+    } else if (fits_int(count)) {
+        return ok(MPI_Type_create_hvector((int)count, 1, stride, k, out));
+    } else {
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+        return ok(MPI_Type_create_hvector_c(count, 1, stride, k, out));
+#endif
     }
-    if (fits_int(count) && fits_int(block)) return ok(MPI_Type_create_hvector((int)count, (int)block, stride, e, out));
-    return LARGE(ok(MPI_Type_create_hvector_c(count, block, stride, e, out)));
+    /* copies of chunks of MG_CHUNK_ELEMS copies, then the rest */
+    MPI_Count q = count / MG_CHUNK_ELEMS, r = count % MG_CHUNK_ELEMS;
+    MPI_Aint big = stride * (MPI_Aint)MG_CHUNK_ELEMS;
+    MPI_Datatype chunk = MPI_DATATYPE_NULL, a = MPI_DATATYPE_NULL, b = MPI_DATATYPE_NULL;
+    int rc = copies(MG_CHUNK_ELEMS, stride, k, &chunk);
+    if (!rc) rc = copies(q, big, chunk, &a);
+    if (!rc && r) rc = copies(r, stride, k, &b);
+    if (!rc) rc = pair(a, b, (MPI_Aint)q * big, out);
+    drop(&chunk);
+    drop(&a);
+    drop(&b);
+    return rc;
 }
 
 static int build(const mg_node *n, MPI_Datatype *out);
+
+/* VEC over BLOCK: count blocks of b elements of e, stride bytes apart. */
+static int strided(MPI_Count count, MPI_Count b, MPI_Aint stride, MPI_Datatype e, MPI_Count esize, MPI_Datatype *out)
+{
+    if (stride != -1 && fits_int(count) && fits_int(b)) {
+        if (stride % esize == 0 && fits_int(stride / esize))
+            return ok(MPI_Type_vector((int)count, (int)b, (int)(stride / esize), e, out));
+        return ok(MPI_Type_create_hvector((int)count, (int)b, stride, e, out));
+    }
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    if (stride != -1) return ok(MPI_Type_create_hvector_c(count, b, stride, e, out));
+#endif
+    MPI_Datatype block = MPI_DATATYPE_NULL;
+    if (b > 1) MG_TRY(contig(b, e, &block));
+    int rc = copies(count, stride, b > 1 ? block : e, out);
+    drop(&block);
+    return rc;
+}
+
+/* Index list entries for a block of len elements: one per chunk. */
+static MPI_Count chunks(MPI_Count len)
+{
+    return len <= MG_CHUNK_ELEMS ? 1 : (len + MG_CHUNK_ELEMS - 1) / MG_CHUNK_ELEMS;
+}
 
 static int build_idx(const mg_node *n, MPI_Datatype *out)
 {
     int small = fits_int(n->count);
     for (MPI_Count i = 0; small && i < n->count; i++) small = fits_int(n->lens[i]);
-    if (!small) {
+    if (small && n->fixed)
+        return ok(MPI_Type_create_hindexed_block((int)n->count, (int)n->lens[0], n->displs, n->elem, out));
 #ifdef MG_HAVE_MPI_LARGE_COUNT
+    if (!small) {
         MPI_Count *d = malloc(sizeof(MPI_Count) * (size_t)(n->count + 1));
         if (!d) return MG_DT_ERR_NOMEM;
         for (MPI_Count i = 0; i < n->count; i++) d[i] = n->displs[i];
@@ -50,21 +141,33 @@ static int build_idx(const mg_node *n, MPI_Datatype *out)
                           : MPI_Type_create_hindexed_c(n->count, n->lens, d, n->elem, out);
         free(d);
         return ok(rc);
-#else
-        return MG_DT_ERR_OVERFLOW;
-#endif
     }
-    if (n->fixed) return ok(MPI_Type_create_hindexed_block((int)n->count, (int)n->lens[0], n->displs, n->elem, out));
-    int *lens = malloc(sizeof(int) * (size_t)(n->count + 1));
-    if (!lens) return MG_DT_ERR_NOMEM;
-    for (MPI_Count i = 0; i < n->count; i++) lens[i] = (int)n->lens[i];
-    int rc = ok(MPI_Type_create_hindexed((int)n->count, lens, n->displs, n->elem, out));
+#endif
+    /* Blocks longer than int are cut into chunks: adjacent blocks of one
+     * type are the same typemap. */
+    MPI_Count m = 0;
+    for (MPI_Count i = 0; i < n->count && fits_int(m); i++) m += chunks(n->lens[i]);
+    if (!fits_int(m)) return MG_DT_ERR_OVERFLOW;
+    int *lens = malloc(sizeof(int) * (size_t)(m + 1));
+    MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(m + 1));
+    int rc = lens && d ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
+    for (MPI_Count i = 0, j = 0; !rc && i < n->count; i++)
+        for (MPI_Count c = 0, k = chunks(n->lens[i]); c < k; c++, j++) {
+            MPI_Count first = c * MG_CHUNK_ELEMS, rest = n->lens[i] - first;
+            lens[j] = (int)(rest < MG_CHUNK_ELEMS ? rest : MG_CHUNK_ELEMS);
+            d[j] = n->displs[i] + (MPI_Aint)(first * n->esize);
+        }
+    if (!rc) rc = ok(MPI_Type_create_hindexed((int)m, lens, d, n->elem, out));
     free(lens);
+    free(d);
     return rc;
 }
 
 static int build_seq(const mg_node *n, MPI_Datatype *out)
 {
+    /* Open MPI crashes on MPI_Type_create_struct with count 0 (the same
+     * empty typemap, lb 0 and extent 0, as a contiguous type of none). */
+    if (n->count == 0) return ok(MPI_Type_contiguous(0, MPI_BYTE, out));
     if (!fits_int(n->count)) return MG_DT_ERR_OVERFLOW;
     int c = (int)n->count;
     int *ones = malloc(sizeof(int) * (size_t)(c + 1));
@@ -88,19 +191,13 @@ static int build(const mg_node *n, MPI_Datatype *out)
     switch (n->kind) {
     case MG_N_BLOCK: return contig(n->count, n->elem, out);
     case MG_N_VEC:
-        if (n->kid->kind == MG_N_BLOCK) {
-            if (n->stride != -1 && n->stride % n->kid->esize == 0 && fits_int(n->count) && fits_int(n->kid->count) &&
-                fits_int(n->stride / n->kid->esize))
-                return ok(MPI_Type_vector((int)n->count, (int)n->kid->count, (int)(n->stride / n->kid->esize),
-                                          n->kid->elem, out));
-            return hvector(n->count, n->kid->count, n->stride, n->kid->elem, out);
-        } else {
-            MPI_Datatype kid;
-            MG_TRY(build(n->kid, &kid));
-            int rc = hvector(n->count, 1, n->stride, kid, out);
-            MPI_Type_free(&kid);
-            return rc;
-        }
+        if (n->kid->kind == MG_N_BLOCK)
+            return strided(n->count, n->kid->count, n->stride, n->kid->elem, n->kid->esize, out);
+        MPI_Datatype kid;
+        MG_TRY(build(n->kid, &kid));
+        int rc = copies(n->count, n->stride, kid, out);
+        MPI_Type_free(&kid);
+        return rc;
     case MG_N_IDX: return build_idx(n, out);
     case MG_N_SEQ: return build_seq(n, out);
     }
@@ -116,8 +213,6 @@ typedef struct {
 static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
 {
     const rebuild_ctx *r = arg;
-    const mg_dt *t = r->t;
-    MPI_Count count = r->count;
     MPI_Datatype *out = r->out;
     MPI_Datatype body = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL;
     int rc = n ? build(n, &body) : ok(MPI_Type_contiguous(0, MPI_BYTE, &body));
@@ -128,15 +223,14 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     /* lb and extent of MPI_Type_contiguous(count, t), so arrays of the result
      * line up as arrays of count elements of t would. */
     if (!rc) {
-        MPI_Aint lb = t->lb, ext = t->extent, span = count ? (count - 1) * ext : 0;
-        MPI_Aint clb = count ? lb + (ext < 0 ? span : 0) : 0;
-        MPI_Aint cub = count ? lb + ext + (ext > 0 ? span : 0) : 0;
-        rc = ok(MPI_Type_create_resized(placed != MPI_DATATYPE_NULL ? placed : body, clb, cub - clb, out));
+        MPI_Aint lb, extent;
+        mg__count_bounds(r->t, r->count, &lb, &extent);
+        rc = ok(MPI_Type_create_resized(placed != MPI_DATATYPE_NULL ? placed : body, lb, extent, out));
     }
     if (!rc) rc = ok(MPI_Type_commit(out));
     if (rc && *out != MPI_DATATYPE_NULL) MPI_Type_free(out);
-    if (body != MPI_DATATYPE_NULL) MPI_Type_free(&body);
-    if (placed != MPI_DATATYPE_NULL) MPI_Type_free(&placed);
+    drop(&body);
+    drop(&placed);
     return rc;
 }
 
