@@ -14,11 +14,13 @@
 
 extern char **environ;
 
-static const char *const keys = "mode, force, profiles, msg_pool_bytes, int_pool_bytes, chunk, report";
+static const char *const keys =
+    "mode, force, profiles, msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping";
 
-static const char *const env_names[] = {"MPIGUIDE_TUNE_MODE",   "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
-                                        "MPIGUIDE_TUNE_CONFIG", "MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL",
-                                        "MPIGUIDE_TUNE_CHUNK",  "MPIGUIDE_TUNE_REPORT"};
+static const char *const env_names[] = {
+    "MPIGUIDE_TUNE_MODE",   "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
+    "MPIGUIDE_TUNE_CONFIG", "MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL",
+    "MPIGUIDE_TUNE_CHUNK",  "MPIGUIDE_TUNE_REPORT",   "MPIGUIDE_TUNE_ALLOW_REGROUPING"};
 #define N_ENV ((int)(sizeof env_names / sizeof env_names[0]))
 
 void mg_tune__config_defaults(mg_tune_config *cfg)
@@ -56,6 +58,17 @@ static int parse_mode(const char *s, mg_tune_mode *m)
     else
         return -1;
     return 0;
+}
+
+/* yes/no, true/false, on/off, 1/0 */
+static int parse_switch(const char *s, int *out)
+{
+    static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false", "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0) return *out = 1, 0;
+        if (strcasecmp(s, no[i]) == 0) return *out = 0, 0;
+    }
+    return -1;
 }
 
 static int parse_chunk(const char *s, MPI_Count *out)
@@ -155,6 +168,9 @@ static int apply_key(const char *path, const char *where, const char *key, const
     } else if (strcmp(key, "chunk") == 0) {
         ok = parse_chunk(val, &cfg->chunk) == 0;
         expected = "a number of elements from 1 to 2147483647";
+    } else if (strcmp(key, "allow_regrouping") == 0) {
+        ok = parse_switch(val, &cfg->allow_regrouping) == 0;
+        expected = "yes or no";
     } else {
         mg_tune__warn("%s: unknown key '%s' (keys: %s); this line is ignored", where, key, keys);
         return 1;
@@ -224,7 +240,7 @@ static int warn_unknown_variables(void)
             known = strlen(env_names[i]) == n && strncmp(*e, env_names[i], n) == 0;
         if (!known) {
             mg_tune__warn("unknown variable %.*s ignored (known: MPIGUIDE_TUNE_MODE, _FORCE, _PROFILES, _CONFIG, "
-                          "_MSG_POOL, _INT_POOL, _CHUNK, _REPORT)",
+                          "_MSG_POOL, _INT_POOL, _CHUNK, _REPORT, _ALLOW_REGROUPING)",
                           (int)n, *e);
             problems++;
         }
@@ -256,6 +272,10 @@ static int read_environment(mg_tune_config *cfg)
         }
     if ((v = env("MPIGUIDE_TUNE_CHUNK")) != NULL && parse_chunk(v, &cfg->chunk) != 0) {
         mg_tune__warn("MPIGUIDE_TUNE_CHUNK=%s: expected a number of elements from 1 to 2147483647; ignored", v);
+        problems++;
+    }
+    if ((v = env("MPIGUIDE_TUNE_ALLOW_REGROUPING")) != NULL && parse_switch(v, &cfg->allow_regrouping) != 0) {
+        mg_tune__warn("MPIGUIDE_TUNE_ALLOW_REGROUPING=%s: expected yes or no; ignored", v);
         problems++;
     }
     return problems;

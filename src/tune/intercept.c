@@ -10,6 +10,8 @@
  * at such values only). The pools' configured capacity decides whether a
  * need() fits, never the free space. */
 #define _POSIX_C_SOURCE 200809L
+#include "call.h"
+#include "comms.h"
 #include "lifecycle.h"
 
 /* What the calling thread's last call of each collective ran. initial-exec:
@@ -58,30 +60,6 @@ static inline __attribute__((always_inline)) int native_fast(mg_coll coll, MPI_C
     return 1;
 }
 
-/* The uniform message size of the call (mockup_api.h: mg_call.bytes), -1 if
- * it overflows. Reduce_scatter_block's sendcount becomes the whole vector. */
-static MPI_Count message_bytes(mg_call *c)
-{
-    MPI_Count n = c->sendcount;
-    MPI_Datatype type = c->sendtype;
-    switch (c->coll) {
-    case MG_COLL_ALLGATHER:
-    case MG_COLL_ALLTOALL:
-    case MG_COLL_GATHER:
-        if (c->in_place) n = c->recvcount, type = c->recvtype;
-        break;
-    case MG_COLL_SCATTER:
-        if (!c->in_place) n = c->recvcount, type = c->recvtype;
-        break;
-    case MG_COLL_REDUCE_SCATTER_BLOCK:
-        if (__builtin_mul_overflow(c->recvcount, (MPI_Count)c->size, &c->sendcount)) c->sendcount = -1;
-        n = c->sendcount, type = c->recvtype;
-        break;
-    default: break;
-    }
-    return n >= 0 ? mg_type_bytes(n, type) : -1;
-}
-
 /* Mock-up impl (>= 1) of the call if it applies and its need fits the pools'
  * configured capacities (never their free space: the choice must be the same
  * on every rank), with the need in *need; NULL for the native call. */
@@ -91,8 +69,12 @@ static const mg_mockup *applicable(mg_call *c, int impl, mg_need *need)
     PMPI_Comm_rank(c->comm, &c->rank);
     if (is_reduction(c->coll) && c->op != MPI_OP_NULL) PMPI_Op_commutative(c->op, &c->commutative);
     c->chunk = atomic_load_explicit(&mg_tune_hot.chunk, memory_order_relaxed);
-    int fits = is_reduction(c->coll) ? mg_fits_int(c->sendcount) && mg_fits_int(c->recvcount) : mg_fits_int(c->bytes);
-    if (c->size < 2 || c->bytes <= 0 || !fits || (m->supports && !m->supports(c))) return NULL;
+    c->regroup = atomic_load_explicit(&mg_tune_hot.regroup, memory_order_relaxed);
+    mg_tune__local_blocks(c);
+    if (c->size < 2 || c->bytes <= 0 || mg_tune__locally_erroneous(c)) return NULL;
+    int fits = is_reduction(c->coll) ? mg_fits_int(c->sendcount) && mg_fits_int(c->recvcount)
+                                     : mg_fits_int(c->bytes) && mg_fits_int_product(c->size, c->block);
+    if (!fits || (m->supports && !m->supports(c))) return NULL;
     *need = m->need ? m->need(c) : (mg_need){0, 0};
     if (need->msg_bytes > atomic_load_explicit(&mg_tune_hot.msg_cap, memory_order_relaxed) ||
         need->int_bytes > atomic_load_explicit(&mg_tune_hot.int_cap, memory_order_relaxed))
@@ -126,7 +108,7 @@ static const mg_mockup *choose(mg_call *c, mg_need *need)
     int want_bytes = count || impl > 0;
     if (mode == MG_TUNE_TUNED && !want_bytes) want_bytes = mg_tune__has_profile(c->coll, c->size);
     if (want_bytes) {
-        c->bytes = message_bytes(c);
+        c->bytes = mg_tune__message_bytes(c);
         if (mode == MG_TUNE_TUNED && c->bytes > 0) impl = mg_tune__lookup(c->coll, c->size, c->bytes);
     }
     if (impl < 0) impl = 0;
@@ -138,16 +120,24 @@ static const mg_mockup *choose(mg_call *c, mg_need *need)
     return m;
 }
 
+/* Runs the mock-up on the shadow of the call's communicator (comms.h) and
+ * raises its first error, or MPI_ERR_TRUNCATE where this rank's own arguments
+ * disagree (mockup_api.h), once on the application's communicator. */
 static int run(const mg_call *c, const mg_mockup *m, const mg_need *need)
 {
+    mg_call inner = *c;
+    int rc = mg_tune__shadow_comm(c->comm, &inner.comm);
+    if (rc != MPI_SUCCESS) return rc; /* MPI raised it on c->comm */
     mg_lease *l = mg_lease_acquire(need->msg_bytes, need->int_bytes);
     if (!l) {
         /* other ranks run the mock-up: the native call is no way out */
-        PMPI_Comm_call_errhandler(c->comm, MPI_ERR_NO_MEM);
-        return MPI_ERR_NO_MEM;
+        rc = MPI_ERR_NO_MEM;
+    } else {
+        rc = m->run(&inner, l);
+        mg_lease_release(l);
+        if (rc == MPI_SUCCESS && c->mismatch) rc = MPI_ERR_TRUNCATE;
     }
-    int rc = m->run(c, l);
-    mg_lease_release(l);
+    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(c->comm, rc);
     return rc;
 }
 
@@ -156,20 +146,27 @@ static int run(const mg_call *c, const mg_mockup *m, const mg_need *need)
 MG_TUNE_API int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
-    if (rc == MPI_SUCCESS) mg_tune__start();
+    if (rc == MPI_SUCCESS) {
+        mg_tune__comms_start();
+        mg_tune__start();
+    }
     return rc;
 }
 
 MG_TUNE_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS) mg_tune__start();
+    if (rc == MPI_SUCCESS) {
+        mg_tune__comms_start();
+        mg_tune__start();
+    }
     return rc;
 }
 
 MG_TUNE_API int MPI_Finalize(void)
 {
     mg_tune__stop();
+    mg_tune__comms_stop();
     return PMPI_Finalize();
 }
 

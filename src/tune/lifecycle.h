@@ -32,6 +32,7 @@ typedef struct {
     _Atomic int forced[MG_NCOLLS];   /* the forced implementation per collective */
     _Atomic size_t msg_cap, int_cap; /* the pools' configured capacities */
     _Atomic int chunk;               /* C of the round-robin mock-ups (1 to INT_MAX) */
+    _Atomic int regroup;             /* allow_regrouping */
     _Atomic(mg_tune_live *) live;    /* the profiles (NULL: none); replaced, never changed */
 } mg_tune_hot_words;
 

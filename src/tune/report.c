@@ -6,7 +6,8 @@
  *   #@tune_config[msg_pool_bytes]=67108864
  *   #@tune_config[int_pool_bytes]=262144
  *   #@tune_config[mode]=tuned
- *   #@tune_config[chunk]=64 */
+ *   #@tune_config[chunk]=64
+ *   #@tune_config[allow_regrouping]=no */
 #define _POSIX_C_SOURCE 200809L
 #include "tune_internal.h"
 #include <pthread.h>
@@ -148,6 +149,7 @@ int mg_tune__report_write(FILE *out, const mg_tune_config *cfg)
     fprintf(out, "#@tune_config[int_pool_bytes]=%zu\n", cfg->int_pool_bytes);
     fprintf(out, "#@tune_config[mode]=%s\n", modes[cfg->mode]);
     fprintf(out, "#@tune_config[chunk]=%lld\n", (long long)cfg->chunk);
+    fprintf(out, "#@tune_config[allow_regrouping]=%s\n", cfg->allow_regrouping ? "yes" : "no");
     if (fflush(out) != 0 || ferror(out)) return MG_TUNE_ERR_ARG;
     return MG_TUNE_SUCCESS;
 }

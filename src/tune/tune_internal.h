@@ -5,6 +5,11 @@
  *
  *   top        api.c        the control API (mg_tune_* of mpiguide/tune.h)
  *              intercept.c  the MPI_ entry points and mg_tune_last_impl
+ *   call       call.c       what a call's arguments say: its message sizes, and
+ *                           whether they are erroneous on this rank (call.h)
+ *   comms      comms.c      the library's own communicators: the probe
+ *                           communicator, and the shadows the mock-ups' inner
+ *                           calls run on (comms.h)
  *   lifecycle  lifecycle.c  the configuration in force, the profiles in use and
  *                           the hot words the call path reads lock-free;
  *                           configure, start at MPI_Init, stop at MPI_Finalize
@@ -12,15 +17,17 @@
  *              profile.c    parses and searches profile sets (no state)
  *              report.c     the usage counters and the report
  *   catalog    catalog.c    the collectives, their mock-up tables, the names
- *   mock-ups   mockups/     one file per collective; common.c, their helpers
+ *   mock-ups   mockups/     one file per collective; common.c, their helpers;
+ *                           reduction_rule.c, which reductions they may take
  *   pools      pool.c       the pools and the leases on them (the mock-ups' memory)
  *   bottom     warn.c       warnings
  *
  * Headers: mockups/mockup_api.h is the mock-ups' API and the only project
  * header a mock-up includes; this header declares everything below the
- * lifecycle, layer by layer; lifecycle.h the lifecycle, for the top layer (and
- * the tests) only. Each stateful file owns its state, a static struct with its
- * own lock (lifecycle.c, report.c, pool.c, warn.c); the one global is the
+ * lifecycle, layer by layer; lifecycle.h, comms.h and call.h their layers, for
+ * the layers above (and the tests) only. Each stateful file owns its state, a
+ * static struct with its own lock (lifecycle.c, report.c, pool.c, warn.c;
+ * comms.c's two handles are written at MPI_Init and MPI_Finalize only); the one global is the
  * lifecycle's hot words (mg_tune_hot), written by lifecycle.c alone. Every .c
  * file defines _POSIX_C_SOURCE first. Nothing here is exported from the shared
  * library (hidden visibility); the tests link the static one. */
@@ -97,8 +104,9 @@ typedef struct {
     char *profiles;        /* directory or NULL */
     size_t msg_pool_bytes; /* pool capacities: the need-vs-capacity rule uses these */
     size_t int_pool_bytes;
-    MPI_Count chunk; /* C of the chunked round-robin mock-ups, elements */
-    char *report;    /* report file at MPI_Finalize, "-" = stderr, or NULL */
+    MPI_Count chunk;      /* C of the chunked round-robin mock-ups, elements */
+    char *report;         /* report file at MPI_Finalize, "-" = stderr, or NULL */
+    int allow_regrouping; /* reduction mock-ups may regroup floating-point data (bits may change) */
 } mg_tune_config;
 
 void mg_tune__config_defaults(mg_tune_config *cfg);

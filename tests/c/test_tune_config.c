@@ -55,7 +55,7 @@ static void check_config_at_init(void)
     EXPECT(cfg.report && strcmp(cfg.report, "-") == 0);
 
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:4: unknown key 'mdoe' (keys: mode, force, profiles, "
-                   "msg_pool_bytes, int_pool_bytes, chunk, report); this line is ignored\n",
+                   "msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping); this line is ignored\n",
                    dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:5: expected 'key = value', found 'just words'; this line "
                    "is ignored\n",
@@ -403,7 +403,8 @@ static void check_calls(void)
     const char *tail = "#@tune_config[msg_pool_bytes]=1048576\n"
                        "#@tune_config[int_pool_bytes]=8192\n"
                        "#@tune_config[mode]=off\n"
-                       "#@tune_config[chunk]=32\n";
+                       "#@tune_config[chunk]=32\n"
+                       "#@tune_config[allow_regrouping]=no\n";
     EXPECT(n >= strlen(tail) && strcmp(buf + n - strlen(tail), tail) == 0);
     /* every line is a keyed note `#@kind[config]=value` (docs/formats.md) */
     for (const char *q = buf; *q; q = strchr(q, '\n') + 1) {
@@ -521,7 +522,7 @@ static void op_first(void *in, void *inout, int *len, MPI_Datatype *type)
 }
 
 /* mg_reduction_supported for (type, op) as a reduction mock-up sees it. */
-static int reduction_ok(MPI_Datatype type, MPI_Op op)
+static mg_call reduction_call(MPI_Datatype type, MPI_Op op, int regroup)
 {
     mg_call c;
     memset(&c, 0, sizeof c);
@@ -530,7 +531,20 @@ static int reduction_ok(MPI_Datatype type, MPI_Op op)
     c.op = op;
     c.comm = MPI_COMM_WORLD;
     c.size = size;
+    c.regroup = regroup;
     MPI_Op_commutative(op, &c.commutative);
+    return c;
+}
+
+static int reduction_ok(MPI_Datatype type, MPI_Op op)
+{
+    mg_call c = reduction_call(type, op, 0);
+    return mg_reduction_supported(&c);
+}
+
+static int regrouped_ok(MPI_Datatype type, MPI_Op op)
+{
+    mg_call c = reduction_call(type, op, 1);
     return mg_reduction_supported(&c);
 }
 
@@ -552,16 +566,27 @@ static void check_reduction_rule(void)
            reduction_ok(MPI_UINT16_T, MPI_SUM) == small_ints);
     EXPECT(reduction_ok(MPI_SHORT, MPI_MAX) && reduction_ok(MPI_UNSIGNED_CHAR, MPI_BOR));
     EXPECT(!reduction_ok(MPI_CHAR, MPI_SUM) && !reduction_ok(MPI_BYTE, MPI_SUM)); /* not integer types for SUM */
-    /* floating point: SUM and PROD native, the rest allowed */
+    /* floating-point data: native whatever the op (rounding, +-0 and NaN depend on the grouping) ... */
     EXPECT(!reduction_ok(MPI_DOUBLE, MPI_SUM) && !reduction_ok(MPI_DOUBLE, MPI_PROD));
     EXPECT(!reduction_ok(MPI_FLOAT, MPI_SUM) && !reduction_ok(MPI_LONG_DOUBLE, MPI_PROD));
     EXPECT(!reduction_ok(MPI_C_DOUBLE_COMPLEX, MPI_SUM) && !reduction_ok(MPI_C_FLOAT_COMPLEX, MPI_PROD));
-    EXPECT(reduction_ok(MPI_DOUBLE, MPI_MAX) && reduction_ok(MPI_FLOAT, MPI_MIN));
-    EXPECT(reduction_ok(MPI_DOUBLE_INT, MPI_MINLOC) && reduction_ok(MPI_FLOAT_INT, MPI_MAXLOC));
-    EXPECT(!reduction_ok(MPI_DOUBLE_INT, MPI_SUM));
+    EXPECT(!reduction_ok(MPI_DOUBLE, MPI_MAX) && !reduction_ok(MPI_FLOAT, MPI_MIN));
+    EXPECT(!reduction_ok(MPI_DOUBLE_INT, MPI_MINLOC) && !reduction_ok(MPI_FLOAT_INT, MPI_MAXLOC));
+    EXPECT(!reduction_ok(MPI_DOUBLE_INT, MPI_SUM) && !reduction_ok(MPI_LONG_DOUBLE, MPI_MAX));
     MPI_Op user;
     MPI_Op_create(op_first, 1, &user);
-    EXPECT(reduction_ok(MPI_DOUBLE, user) && reduction_ok(MPI_FLOAT, user)); /* associative by MPI's rules */
+    EXPECT(!reduction_ok(MPI_DOUBLE, user) && !reduction_ok(MPI_FLOAT, user) &&
+           !reduction_ok(MPI_C_DOUBLE_COMPLEX, user));
+    EXPECT(reduction_ok(MPI_INT, user) && reduction_ok(MPI_2INT, MPI_MINLOC)); /* integer data: any op */
+    /* ... unless the configuration allows regrouping (allow_regrouping) */
+    EXPECT(regrouped_ok(MPI_DOUBLE, MPI_SUM) && regrouped_ok(MPI_FLOAT, MPI_MAX) && regrouped_ok(MPI_DOUBLE, user));
+    EXPECT(regrouped_ok(MPI_C_DOUBLE_COMPLEX, MPI_PROD) && regrouped_ok(MPI_DOUBLE_INT, MPI_MINLOC));
+    EXPECT(!regrouped_ok(MPI_CHAR, MPI_SUM)); /* not a type for SUM: stays native */
+    /* padding only under predefined ops (a user op sees the elements the program passed only) */
+    mg_call padded = reduction_call(MPI_INT, user, 0);
+    EXPECT(!mg_padding_allowed(&padded));
+    padded.op = MPI_MAX;
+    EXPECT(mg_padding_allowed(&padded));
     /* derived types: the base types decide, through nested constructors */
     MPI_Datatype c4i, c4d, nest, sfi, sii, gaps;
     MPI_Type_contiguous(4, MPI_INT, &c4i);
@@ -575,9 +600,10 @@ static void check_reduction_rule(void)
     MPI_Type_vector(2, 1, 3, MPI_INT, &gaps);
     MPI_Datatype all[] = {c4i, c4d, nest, sfi, sii, gaps};
     for (int i = 0; i < 6; i++) MPI_Type_commit(&all[i]);
-    EXPECT(reduction_ok(c4i, MPI_SUM) && !reduction_ok(c4d, MPI_SUM) && reduction_ok(c4d, MPI_MAX));
-    EXPECT(!reduction_ok(nest, MPI_PROD) && reduction_ok(nest, MPI_MIN) && reduction_ok(nest, user));
-    EXPECT(!reduction_ok(sfi, MPI_SUM) && reduction_ok(sii, MPI_SUM));
+    EXPECT(reduction_ok(c4i, MPI_SUM) && reduction_ok(c4i, user) && !reduction_ok(c4d, MPI_SUM));
+    EXPECT(!reduction_ok(c4d, MPI_MAX) && regrouped_ok(c4d, MPI_MAX));
+    EXPECT(!reduction_ok(nest, MPI_PROD) && !reduction_ok(nest, user) && regrouped_ok(nest, user));
+    EXPECT(!reduction_ok(sfi, MPI_SUM) && !reduction_ok(sfi, MPI_MAX) && reduction_ok(sii, MPI_SUM));
     EXPECT(!reduction_ok(gaps, MPI_MAX) && !reduction_ok(gaps, user)); /* the layout part */
     for (int i = 0; i < 6; i++) MPI_Type_free(&all[i]);
     MPI_Op_free(&user);

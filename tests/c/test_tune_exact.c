@@ -100,9 +100,25 @@ static const char *impl_names[NCOLL][MAXIMPL];
 
 /* ---------------------------------------------------------------- datatypes */
 
-enum { K_INT, K_DOUBLE, K_CHAR, K_SHORT_INT, K_DOUBLE_INT, K_FLOAT };
+enum { K_INT, K_DOUBLE, K_CHAR, K_SHORT_INT, K_DOUBLE_INT, K_FLOAT, K_LDOUBLE, K_CDOUBLE };
 /* predefined types first, then the derived ones (from T_VEC on, freed at the end) */
-enum { T_INT, T_DOUBLE, T_CHAR, T_SHORT_INT, T_DOUBLE_INT, T_FLOAT, T_VEC, T_RES, T_C3, T_MAT, T_MATGAP, NTYPES };
+enum {
+    T_INT,
+    T_DOUBLE,
+    T_CHAR,
+    T_SHORT_INT,
+    T_DOUBLE_INT,
+    T_FLOAT,
+    T_LDOUBLE,
+    T_CDOUBLE,
+    T_VEC,
+    T_RES,
+    T_C3,
+    T_MAT,
+    T_MATGAP,
+    T_DMAT,
+    NTYPES
+};
 
 typedef struct {
     const char *name;
@@ -132,6 +148,8 @@ static MPI_Datatype kind_type(int k)
     case K_CHAR: return MPI_CHAR;
     case K_SHORT_INT: return MPI_SHORT_INT;
     case K_FLOAT: return MPI_FLOAT;
+    case K_LDOUBLE: return MPI_LONG_DOUBLE;
+    case K_CDOUBLE: return MPI_C_DOUBLE_COMPLEX;
     default: return MPI_DOUBLE_INT;
     }
 }
@@ -143,6 +161,8 @@ static size_t kind_size(int k)
     case K_CHAR: return 1;
     case K_SHORT_INT: return sizeof(struct si);
     case K_FLOAT: return sizeof(float);
+    case K_LDOUBLE: return sizeof(long double);
+    case K_CDOUBLE: return 2 * sizeof(double);
     default: return sizeof(struct di);
     }
 }
@@ -177,17 +197,23 @@ static void make_types(void)
     MPI_Type_create_resized(mat_tmp, 0, 24, &matgap); /* a matrix and 8 gap bytes */
     MPI_Type_free(&mat_tmp);
     MPI_Type_commit(&matgap);
+    MPI_Datatype dmat;
+    MPI_Type_contiguous(4, MPI_DOUBLE, &dmat); /* a 2x2 matrix of doubles, row major */
+    MPI_Type_commit(&dmat);
     set_type(T_INT, "int", MPI_INT, K_INT, 1, 1, o0);
     set_type(T_DOUBLE, "double", MPI_DOUBLE, K_DOUBLE, 1, 0, NULL);
     set_type(T_CHAR, "char", MPI_CHAR, K_CHAR, 1, 0, NULL);
     set_type(T_SHORT_INT, "short_int", MPI_SHORT_INT, K_SHORT_INT, 1, 0, NULL);
     set_type(T_DOUBLE_INT, "double_int", MPI_DOUBLE_INT, K_DOUBLE_INT, 1, 0, NULL);
     set_type(T_FLOAT, "float", MPI_FLOAT, K_FLOAT, 1, 0, NULL);
+    set_type(T_LDOUBLE, "long_double", MPI_LONG_DOUBLE, K_LDOUBLE, 1, 0, NULL);
+    set_type(T_CDOUBLE, "c_double_complex", MPI_C_DOUBLE_COMPLEX, K_CDOUBLE, 1, 0, NULL);
     set_type(T_VEC, "vector(2,1,3,int)", vec, K_INT, 2, 2, o012);
     set_type(T_RES, "resized(int,0,12)", res, K_INT, 1, 1, o0);
     set_type(T_C3, "contig(3,int)", c3, K_INT, 3, 3, o4);
     set_type(T_MAT, "mat2x2=contig(4,int)", mat, K_INT, 4, 4, o4);
     set_type(T_MATGAP, "resized(mat2x2,0,24)", matgap, K_INT, 4, 4, o4);
+    set_type(T_DMAT, "dmat2x2=contig(4,double)", dmat, K_DOUBLE, 4, 0, NULL);
 }
 
 static void free_types(void)
@@ -197,8 +223,16 @@ static void free_types(void)
 
 /* ---------------------------------------------------------------- user ops */
 
-/* Errors seen inside the user ops (unknown datatype): per thread, checked after each call. */
-static _Thread_local int op_errors;
+/* Errors seen inside the user ops (unknown datatype), and the most elements one
+ * call of a user op got: per thread, checked after each call (a user op sees
+ * the elements the program passed only, no more per call than the native
+ * reduction could give it). */
+static _Thread_local int op_errors, op_maxlen;
+
+static void saw_len(int len)
+{
+    if (len > op_maxlen) op_maxlen = len;
+}
 
 static const tdesc *find_type(MPI_Datatype t)
 {
@@ -218,6 +252,7 @@ static void st32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
 /* Commutative: the product of the ints modulo 2^32 (exact in any order). */
 static void op_umul(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
+    saw_len(*len);
     const tdesc *d = find_type(*dt);
     if (!d || d->nint == 0 || d->kind != K_INT || d->t == types[T_MAT].t || d->t == types[T_MATGAP].t) {
         op_errors++;
@@ -235,6 +270,7 @@ static void op_umul(void *in, void *inout, int *len, MPI_Datatype *dt)
 /* Non-commutative: inout = in x inout, 2x2 matrices modulo 2^32 (rank order matters). */
 static void op_matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
+    saw_len(*len);
     const tdesc *d = find_type(*dt);
     if (!d || (d->t != types[T_MAT].t && d->t != types[T_MATGAP].t)) {
         op_errors++;
@@ -256,7 +292,43 @@ static void op_matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
     }
 }
 
-static MPI_Op op_ucomm, op_noncomm;
+/* Commutative: the sum of the doubles (double and double complex data): the
+ * grouping changes the rounding, so these calls must run natively. */
+static void op_dsum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    saw_len(*len);
+    const tdesc *d = find_type(*dt);
+    if (!d || (d->t != types[T_DOUBLE].t && d->t != types[T_CDOUBLE].t)) {
+        op_errors++;
+        return;
+    }
+    size_t n = (size_t)*len * (d->t == types[T_CDOUBLE].t ? 2 : 1);
+    const double *a = in;
+    double *b = inout;
+    for (size_t i = 0; i < n; i++) b[i] = a[i] + b[i];
+}
+
+/* Non-commutative: inout = in x inout, 2x2 matrices of doubles. */
+static void op_dmatmul(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    saw_len(*len);
+    const tdesc *d = find_type(*dt);
+    if (!d || d->t != types[T_DMAT].t) {
+        op_errors++;
+        return;
+    }
+    const double *a = in;
+    double *b = inout;
+    for (int e = 0; e < *len; e++, a += 4, b += 4) {
+        double y[4] = {b[0], b[1], b[2], b[3]};
+        b[0] = a[0] * y[0] + a[1] * y[2];
+        b[1] = a[0] * y[1] + a[1] * y[3];
+        b[2] = a[2] * y[0] + a[3] * y[2];
+        b[3] = a[2] * y[1] + a[3] * y[3];
+    }
+}
+
+static MPI_Op op_ucomm, op_noncomm, op_udsum, op_udmatmul;
 
 /* Value classes: what inputs an op gets so that the exact result does not depend on the order
  * (VC_CANCEL and VC_RAND: floating-point values whose sums do depend on the grouping). */
@@ -265,7 +337,7 @@ enum { VC_GEN, VC_POW2, VC_LOC, VC_ODD, VC_MAT, VC_CANCEL, VC_RAND };
 /* What a forced mock-up must do with a reduction case (mg_reduction_supported). */
 enum {
     EX_ANY,    /* run or fall back, as its supports() says */
-    EX_NATIVE, /* fall back: floating-point MPI_SUM/MPI_PROD would round differently */
+    EX_NATIVE, /* fall back: floating-point data (any op: rounding, +-0, NaN) or long double (padding) */
     EX_RUN     /* run wherever the library lets a mock-up run (size >= 2, count > 0) */
 };
 
@@ -294,6 +366,11 @@ enum {
     R_DBL_SUM_RAND,
     R_FLT_SUM_RAND,
     R_DBL_MAX_RAND,
+    R_DBL_UDSUM,
+    R_CDBL_UDSUM,
+    R_DMAT_NONCOMM,
+    R_LDBL_MAX,
+    R_INT_MIN,
     NREDS
 };
 
@@ -313,13 +390,20 @@ static redcase reds[NREDS] = {
     {"MPI_SUM(1e16,1,-1e16 mix)", T_DOUBLE, VC_CANCEL, EX_NATIVE, MPI_OP_NULL},
     {"MPI_SUM(random)", T_DOUBLE, VC_RAND, EX_NATIVE, MPI_OP_NULL},
     {"MPI_SUM(random)", T_FLOAT, VC_RAND, EX_NATIVE, MPI_OP_NULL},
-    {"MPI_MAX(random)", T_DOUBLE, VC_RAND, EX_RUN, MPI_OP_NULL},
+    {"MPI_MAX(random)", T_DOUBLE, VC_RAND, EX_NATIVE, MPI_OP_NULL},
+    {"user_commutative(dsum)", T_DOUBLE, VC_RAND, EX_NATIVE, MPI_OP_NULL},
+    {"user_commutative(dsum)", T_CDOUBLE, VC_RAND, EX_NATIVE, MPI_OP_NULL},
+    {"user_noncommutative(dmatmul)", T_DMAT, VC_RAND, EX_NATIVE, MPI_OP_NULL},
+    {"MPI_MAX", T_LDOUBLE, VC_GEN, EX_NATIVE, MPI_OP_NULL},
+    {"MPI_MIN", T_INT, VC_GEN, EX_RUN, MPI_OP_NULL},
 };
 
 static void make_reds(void)
 {
     MPI_Op_create(op_umul, 1, &op_ucomm);
     MPI_Op_create(op_matmul, 0, &op_noncomm);
+    MPI_Op_create(op_dsum, 1, &op_udsum);
+    MPI_Op_create(op_dmatmul, 0, &op_udmatmul);
     reds[R_INT_SUM].op = MPI_SUM;
     reds[R_INT_MAX].op = MPI_MAX;
     reds[R_INT_BOR].op = MPI_BOR;
@@ -336,6 +420,11 @@ static void make_reds(void)
     reds[R_DBL_SUM_RAND].op = MPI_SUM;
     reds[R_FLT_SUM_RAND].op = MPI_SUM;
     reds[R_DBL_MAX_RAND].op = MPI_MAX;
+    reds[R_DBL_UDSUM].op = op_udsum;
+    reds[R_CDBL_UDSUM].op = op_udsum;
+    reds[R_DMAT_NONCOMM].op = op_udmatmul;
+    reds[R_LDBL_MAX].op = MPI_MAX;
+    reds[R_INT_MIN].op = MPI_MIN;
 }
 
 /* Floating-point values whose sum over the ranks depends on the grouping:
@@ -432,6 +521,18 @@ static void fill_typed(unsigned char *p, MPI_Count n, const tdesc *d, int vc, ui
             else
                 v = (float)((int)(h % 2001u) - 1000);
             memcpy(arr + i * sizeof(float), &v, sizeof v);
+            break;
+        }
+        case K_LDOUBLE: {
+            long double v = (long double)((int)(h % 2001u) - 1000);
+            memset(arr + i * sizeof v, 0, sizeof v);
+            memcpy(arr + i * sizeof v, &v, sizeof v);
+            break;
+        }
+        case K_CDOUBLE: {
+            double v[2] = {grouping_value(vc, h), grouping_value(vc, mix(h))};
+            if (vc != VC_CANCEL && vc != VC_RAND) v[0] = (double)((int)(h % 2001u) - 1000), v[1] = 0.5;
+            memcpy(arr + i * sizeof v, v, sizeof v);
             break;
         }
         case K_CHAR: arr[i] = (unsigned char)(h & 0x7f); break;
@@ -1073,6 +1174,7 @@ static void run_case(ctx *x, const tcase *c, cres *res)
         gb_free(&rpr);
     }
     int op_err0 = op_errors;
+    op_maxlen = 0;
     double t2 = MPI_Wtime();
     in_tuned = 1, tl_case = cur, tl_err = MPI_SUCCESS;
     int rc_t = call_coll(coll, 1, x->use_c, &at);
@@ -1134,6 +1236,11 @@ static void run_case(ctx *x, const tcase *c, cres *res)
             p.send0.mem[i]);
     }
     if (op_err) WHY(" the user op was called %d times with a datatype the application never used;", op_err);
+    MPI_Count most = coll == C_RSB ? c->n * x->size : c->n; /* elements the call passed */
+    if (op_maxlen > most)
+        WHY(" the user op was called with %d elements at once; the call passed %lld (padding, or more than any "
+            "native call gives it);",
+            op_maxlen, (long long)most);
     int is_ran = 0, is_native = 0;
     if (!last) {
         WHY(" mg_tune_last_impl is NULL: the call was not intercepted;");
@@ -1157,12 +1264,12 @@ static void run_case(ctx *x, const tcase *c, cres *res)
         /* the floating-point rule (mg_reduction_supported) */
         int expect = colls[coll].reduction && c->impl > 0 && !x->must_native ? reds[c->sel].expect : EX_ANY;
         if (expect == EX_NATIVE && is_ran)
-            WHY(" ran the mock-up on %s %s: floating-point MPI_SUM/MPI_PROD must fall back to the native call "
-                "(the grouping changes the rounding);",
+            WHY(" ran the mock-up on %s %s: reductions of floating-point data (any op) and of long double must "
+                "fall back to the native call (grouping changes rounding, +-0 and NaN; long double padding);",
                 reds[c->sel].opname, type_str(c));
         if (expect == EX_RUN && is_native && c->n > 0)
-            WHY(" fell back to the native call on %s %s, which the mock-up must run (only floating-point "
-                "MPI_SUM/MPI_PROD is refused);",
+            WHY(" fell back to the native call on %s %s, which the mock-up must run (only floating-point and "
+                "long double data are refused);",
                 reds[c->sel].opname, type_str(c));
     }
 #undef WHY

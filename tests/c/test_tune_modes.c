@@ -14,7 +14,10 @@
  *              signature, MPI_IN_PLACE at the root); the MPI-4 _c entry points
  *              where the stack has them; then malformed profiles: one warning
  *              each with file:line, those collectives run natively ("default")
- *              and exactly, a good profile next to them is still used.
+ *              and exactly, a good profile next to them is still used; the
+ *              shadow communicators of the mock-ups' inner calls: made once
+ *              per communicator without copying its attributes, freed with
+ *              it, with the handler that matches the communicator's.
  *   config     a malformed configuration file and variable: warnings with
  *              file:line (or the variable), the good lines used, every call
  *              native and exact; without a report nothing is counted.
@@ -22,8 +25,16 @@
  *              the six collectives forced at several sizes runs exactly when
  *              its stated need fits and natively otherwise; every lease is
  *              returned (the pool is intact afterwards).
+ *   regroup    allow_regrouping = yes (a variable with a bad value first, then
+ *              the configuration file): every Allreduce mock-up runs on
+ *              floating-point MPI_SUM, MPI_MAX and a user op, with values whose
+ *              sum is exact in any grouping (so results still equal native),
+ *              long double included (compared by value: its padding bytes are
+ *              unspecified, natively too). Without the key (phase config) the
+ *              same calls run natively.
  * Runs under mpiexec with 2 to 4 processes. */
 #define _POSIX_C_SOURCE 200809L
+#include "comms.h"
 #include "lifecycle.h"
 #include "mpiguide/tune.h"
 #include <stdint.h>
@@ -229,6 +240,74 @@ static const char *run_case(kind k, int count, int root, int variant, int use_c,
     return ran;
 }
 
+/* ---- shadow communicators (comms.c) ---- */
+
+static int copies, errors_handled;
+
+static int count_copy(MPI_Comm comm, int key, void *extra, void *in, void *out, int *flag)
+{
+    (void)comm, (void)key, (void)extra;
+    copies++;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static void count_error(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm, (void)code;
+    errors_handled++;
+}
+
+/* The handler set on comm, compared with h. */
+static int has_handler(MPI_Comm comm, MPI_Errhandler h)
+{
+    MPI_Errhandler got;
+    PMPI_Comm_get_errhandler(comm, &got);
+    int same = got == h;
+    PMPI_Errhandler_free(&got);
+    return same;
+}
+
+/* Forced Bcast mock-ups on communicators the test makes and frees: each gets
+ * one shadow, the application's attributes are not copied to it, its handler
+ * follows the communicator's, and it goes with the communicator (MPICH has
+ * 2048 context ids for communicators: a leak would exhaust them). */
+static void check_shadows(void)
+{
+    int key;
+    MPI_Errhandler counting;
+    PMPI_Comm_create_keyval(count_copy, MPI_COMM_NULL_DELETE_FN, &key, NULL);
+    PMPI_Comm_create_errhandler(count_error, &counting);
+    EXPECT(mg_tune_force("bcast", mg_tune_impl_name("bcast", 1)) == MG_TUNE_SUCCESS);
+    for (int i = 0; i < 2100; i++) {
+        MPI_Comm c, shadow, again;
+        PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+        PMPI_Comm_set_attr(c, key, &copies);
+        PMPI_Comm_set_errhandler(c, counting);
+        int v[4] = {i, i, i, i};
+        if (rank != 0) memset(v, 0, sizeof v);
+        EXPECT(MPI_Bcast(v, 4, MPI_INT, 0, c) == MPI_SUCCESS && v[0] == i && v[3] == i);
+        if (i == 0) {
+            EXPECT(strcmp(mg_tune_last_impl("bcast"), mg_tune_impl_name("bcast", 1)) == 0);
+            EXPECT(mg_tune__shadow_comm(c, &shadow) == MPI_SUCCESS && mg_tune__shadow_comm(c, &again) == MPI_SUCCESS);
+            int cmp = MPI_UNEQUAL;
+            PMPI_Comm_compare(c, shadow, &cmp);
+            EXPECT(shadow == again && shadow != c && cmp == MPI_CONGRUENT);
+            EXPECT(has_handler(shadow, MPI_ERRORS_RETURN));
+            PMPI_Comm_set_errhandler(c, MPI_ERRORS_ARE_FATAL);
+            EXPECT(mg_tune__shadow_comm(c, &shadow) == MPI_SUCCESS && has_handler(shadow, MPI_ERRORS_ARE_FATAL));
+            PMPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+            EXPECT(mg_tune__shadow_comm(c, &shadow) == MPI_SUCCESS && has_handler(shadow, MPI_ERRORS_RETURN));
+        }
+        PMPI_Comm_free(&c);
+    }
+    EXPECT(copies == 0 && errors_handled == 0);
+    EXPECT(mg_tune_force("bcast", "default") == MG_TUNE_SUCCESS);
+    PMPI_Errhandler_free(&counting);
+    PMPI_Comm_free_keyval(&key);
+}
+
 /* ---- phase tuned ---- */
 
 /* byte ranges of every test profile: [1,16] first mock-up, [20,400] second, [404,800] default */
@@ -347,6 +426,7 @@ static void phase_tuned(void)
         }
         EXPECT(mg_tune_force(kname[k], "default") == MG_TUNE_SUCCESS);
     }
+    check_shadows();
 
     /* malformed profiles: one warning each with file:line; those collectives run natively */
     snprintf(sub, sizeof sub, "%s/bad", dir);
@@ -401,6 +481,56 @@ static void phase_tuned(void)
     EXPECT(occurrences(warnings(), "this profile is ignored") == (rank == 0 ? 5 : 0));
 }
 
+/* ---- floating-point reductions (phases config and regroup) ---- */
+
+/* op on doubles: inout = in + inout */
+static void user_dsum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++) ((double *)inout)[i] += ((const double *)in)[i];
+}
+
+/* One Allreduce of count values of type t (small integers: exact in any order), native and intercepted:
+ * results must be equal; returns what the library ran. */
+static const char *allreduce_floats(MPI_Datatype t, size_t size, MPI_Op op, int count, const char *what)
+{
+    unsigned char in[64 * 16], out_n[64 * 16], out_t[64 * 16];
+    memset(in, 0, sizeof in);
+    for (int i = 0; i < count; i++) {
+        double d = (double)((rank + 1) * (i + 3) % 17);
+        long double ld = d;
+        if (t == MPI_LONG_DOUBLE)
+            memcpy(in + (size_t)i * size, &ld, sizeof ld);
+        else
+            memcpy(in + (size_t)i * size, &d, sizeof d);
+    }
+    memset(out_n, GUARD, sizeof out_n);
+    memset(out_t, GUARD, sizeof out_t);
+    int rc_n = PMPI_Allreduce(in, out_n, count, t, op, MPI_COMM_WORLD);
+    int rc_t = MPI_Allreduce(in, out_t, count, t, op, MPI_COMM_WORLD);
+    const char *ran = mg_tune_last_impl("allreduce");
+    ncases++;
+    int same = 1; /* values, not bytes: 6 of a long double's 16 bytes are padding, unspecified even natively */
+    for (int i = 0; i < count; i++) {
+        long double a, b;
+        double da, db;
+        if (t == MPI_LONG_DOUBLE) {
+            memcpy(&a, out_n + (size_t)i * size, sizeof a), memcpy(&b, out_t + (size_t)i * size, sizeof b);
+        } else {
+            memcpy(&da, out_n + (size_t)i * size, sizeof da), memcpy(&db, out_t + (size_t)i * size, sizeof db);
+            a = da, b = db;
+        }
+        same &= a == b;
+    }
+    if (rc_n != MPI_SUCCESS || rc_t != MPI_SUCCESS || !same) {
+        fprintf(stderr, "rank %d: allreduce %s: ran %s; rc %d (native %d) or a different result\n", rank, what,
+                ran ? ran : "(null)", rc_t, rc_n);
+        failures++;
+    }
+    if (ran && strcmp(ran, "native") != 0 && strcmp(ran, "default") != 0) nmockups_ran++;
+    return ran;
+}
+
 /* ---- phase config ---- */
 
 static void phase_config(void)
@@ -430,7 +560,7 @@ static void phase_config(void)
                    dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:8: profiles '': expected a path; this line is ignored\n", dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:9: unknown key 'wibble' (keys: mode, force, profiles, "
-                   "msg_pool_bytes, int_pool_bytes, chunk, report); this line is ignored\n",
+                   "msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping); this line is ignored\n",
                    dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_INT_POOL=12q: expected a size in bytes such as 67108864, "
                    "64M or 256k; ignored\n");
@@ -444,6 +574,49 @@ static void phase_config(void)
     EXPECT(mg_tune__counted(MG_COLL_BCAST, 4, 0) == 0);
     EXPECT(mg_tune__counted(MG_COLL_ALLREDUCE, 400, 0) == 0);
     EXPECT((atomic_load(&mg_tune_hot.word) & MG_HOT_COUNT) == 0);
+    /* without allow_regrouping, floating-point reductions run natively under every forced mock-up */
+    EXPECT(cfg.allow_regrouping == 0); /* last: the control API turns counting on */
+    EXPECT(mg_tune_set_mode(MG_TUNE_FORCED) == MG_TUNE_SUCCESS);
+    for (int i = 1; i < mg_tune_nimpls("allreduce"); i++) {
+        EXPECT(mg_tune_force("allreduce", mg_tune_impl_name("allreduce", i)) == MG_TUNE_SUCCESS);
+        const char *ran = allreduce_floats(MPI_DOUBLE, sizeof(double), MPI_MAX, 2 * size, "double MPI_MAX");
+        if (!ran || strcmp(ran, "native") != 0) {
+            fprintf(stderr, "rank %d: double MPI_MAX without allow_regrouping ran %s\n", rank, ran ? ran : "(null)");
+            failures++;
+        }
+    }
+    EXPECT(mg_tune_force("allreduce", "default") == MG_TUNE_SUCCESS);
+}
+
+/* ---- phase regroup ---- */
+
+static void phase_regroup(void)
+{
+    EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_ALLOW_REGROUPING=maybe: expected yes or no; ignored\n");
+    mg_tune_config cfg;
+    mg_tune__config_in_force(&cfg);
+    EXPECT(cfg.allow_regrouping == 1 && atomic_load(&mg_tune_hot.regroup) == 1); /* the file's yes */
+    MPI_Op dsum;
+    MPI_Op_create(user_dsum, 1, &dsum);
+    EXPECT(mg_tune_set_mode(MG_TUNE_FORCED) == MG_TUNE_SUCCESS);
+    for (int i = 1; i < mg_tune_nimpls("allreduce"); i++) {
+        const char *m = mg_tune_impl_name("allreduce", i);
+        EXPECT(mg_tune_force("allreduce", m) == MG_TUNE_SUCCESS);
+        int count = 2 * size; /* divisible by p: no padding, so the user op may run in every mock-up */
+        const char *ran = allreduce_floats(MPI_DOUBLE, sizeof(double), MPI_SUM, count, "double MPI_SUM");
+        if (!ran || strcmp(ran, m) != 0) {
+            fprintf(stderr, "rank %d: double MPI_SUM with allow_regrouping: ran %s, not %s\n", rank,
+                    ran ? ran : "(null)", m);
+            failures++;
+        }
+        ran = allreduce_floats(MPI_DOUBLE, sizeof(double), MPI_MAX, count, "double MPI_MAX");
+        if (!ran || strcmp(ran, m) != 0) failures++;
+        ran = allreduce_floats(MPI_DOUBLE, sizeof(double), dsum, count, "double user op");
+        if (!ran || strcmp(ran, m) != 0) failures++;
+        ran = allreduce_floats(MPI_LONG_DOUBLE, sizeof(long double), MPI_MAX, count, "long double MPI_MAX");
+        if (!ran || strcmp(ran, m) != 0) failures++;
+    }
+    MPI_Op_free(&dsum);
 }
 
 /* ---- phase smallpool ---- */
@@ -512,8 +685,9 @@ static void phase_smallpool(void)
 int main(int argc, char **argv)
 {
     const char *phase = argc > 1 ? argv[1] : "tuned";
-    if (strcmp(phase, "tuned") != 0 && strcmp(phase, "config") != 0 && strcmp(phase, "smallpool") != 0) {
-        fprintf(stderr, "usage: test_tune_modes [tuned|config|smallpool]\n");
+    if (strcmp(phase, "tuned") != 0 && strcmp(phase, "config") != 0 && strcmp(phase, "smallpool") != 0 &&
+        strcmp(phase, "regroup") != 0) {
+        fprintf(stderr, "usage: test_tune_modes [tuned|config|smallpool|regroup]\n");
         return 2;
     }
     snprintf(dir, sizeof dir, "/tmp/mg_tune_modes_XXXXXX");
@@ -523,7 +697,7 @@ int main(int argc, char **argv)
     }
     const char *vars[] = {"MPIGUIDE_TUNE_MODE",   "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
                           "MPIGUIDE_TUNE_CONFIG", "MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL",
-                          "MPIGUIDE_TUNE_CHUNK",  "MPIGUIDE_TUNE_REPORT"};
+                          "MPIGUIDE_TUNE_CHUNK",  "MPIGUIDE_TUNE_REPORT",   "MPIGUIDE_TUNE_ALLOW_REGROUPING"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) unsetenv(vars[i]);
     char path[160];
     if (strcmp(phase, "config") == 0) {
@@ -540,6 +714,11 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/tune.conf", dir);
         setenv("MPIGUIDE_TUNE_CONFIG", path, 1);
         setenv("MPIGUIDE_TUNE_INT_POOL", "12q", 1);
+    } else if (strcmp(phase, "regroup") == 0) {
+        write_file("tune.conf", "allow_regrouping = yes\n");
+        snprintf(path, sizeof path, "%s/tune.conf", dir);
+        setenv("MPIGUIDE_TUNE_CONFIG", path, 1);
+        setenv("MPIGUIDE_TUNE_ALLOW_REGROUPING", "maybe", 1);
     } else if (strcmp(phase, "smallpool") == 0) {
         setenv("MPIGUIDE_TUNE_MSG_POOL", "256", 1);
         setenv("MPIGUIDE_TUNE_INT_POOL", "0", 1);
@@ -560,6 +739,8 @@ int main(int argc, char **argv)
         phase_tuned();
     else if (strcmp(phase, "config") == 0)
         phase_config();
+    else if (strcmp(phase, "regroup") == 0)
+        phase_regroup();
     else
         phase_smallpool();
 

@@ -1,10 +1,12 @@
 # The layers of libmpiguide-tune (src/tune/tune_internal.h) hold: no object of
 # the static library refers to a symbol defined by an object of a higher layer,
-# or of another file of its own layer (the mock-ups may use mockups/common.c).
+# or of another file of its own layer (the mock-ups may use their helpers,
+# mockups/common.c and mockups/reduction_rule.c).
 # Read from the undefined symbols of each object (nm -A), so it checks calls
 # and data alike. Fails naming each reference that goes the wrong way.
 #
 # cmake -DNM=... -DLIB=libmpiguide_tune.a -DSOURCES=a.c|mockups/b.c|... -P tune_layers.cmake
+cmake_minimum_required(VERSION 3.20)
 if(NOT DEFINED LIB OR NOT DEFINED SOURCES)
   message(FATAL_ERROR "tune_layers.cmake: -DLIB=... and -DSOURCES=... are needed")
 endif()
@@ -16,12 +18,15 @@ endif()
 # bottom to top, as in tune_internal.h; every mockups/*.c is in the mock-ups layer
 set(layer_bottom warn)
 set(layer_pools pool)
-set(layer_mockups common)
+set(mockup_helpers common reduction_rule) # what every mock-up may use
+set(layer_mockups ${mockup_helpers})
 set(layer_catalog catalog)
 set(layer_middle config profile report)
 set(layer_lifecycle lifecycle)
+set(layer_comms comms)
+set(layer_call call)
 set(layer_top api intercept)
-set(layers bottom pools mockups catalog middle lifecycle top)
+set(layers bottom pools mockups catalog middle lifecycle comms call top)
 string(REPLACE "|" ";" SOURCES "${SOURCES}")
 foreach(src IN LISTS SOURCES)
   if(src MATCHES "(^|/)mockups/([^/]+)\\.c$")
@@ -72,7 +77,7 @@ foreach(obj IN LISTS objects)
     set(ok FALSE)
     if(rank_${to} LESS rank_${obj})
       set(ok TRUE)
-    elseif(rank_${to} EQUAL rank_${obj} AND (to STREQUAL obj OR to STREQUAL "common"))
+    elseif(rank_${to} EQUAL rank_${obj} AND (to STREQUAL obj OR to IN_LIST mockup_helpers))
       set(ok TRUE)
     endif()
     if(NOT ok)

@@ -1,35 +1,41 @@
 /* Mock-ups of MPI_Allgather (002, COLL-GL1..GL4).
  *
- * Every inner message is MPI_BYTE: block i is rank i's c->bytes packed bytes,
- * whatever the datatypes, so all ranks describe the same bytes the same way
- * and the MPI library makes the same internal choices on every rank. (Passing
- * the user's types through is not safe: with types of different sizes on
- * different ranks, MPICH's Allgatherv pipelines in elements of each rank's
+ * Every inner message is MPI_BYTE: block i is rank i's B = c->block packed
+ * bytes, whatever the datatypes, so all ranks describe the same bytes the same
+ * way and the MPI library makes the same internal choices on every rank.
+ * (Passing the user's types through is not safe: with types of different sizes
+ * on different ranks, MPICH's Allgatherv pipelines in elements of each rank's
  * type and truncates messages, and Open MPI's Allgatherv picks its algorithm
  * from size(sendtype) x recvcounts, so ranks disagree and deadlock.)
  *
  * The p packed blocks are the user's receive buffer itself when it is one
- * gap-free run (mg_contiguous_run), else they go to the lease and are unpacked at
- * the end, which writes no gap byte. Block i of the user's buffer is
+ * gap-free run (mg_contiguous_run), else they go to the lease and are unpacked
+ * at the end, which writes no gap byte. Block i of the user's buffer is
  * recvcount x recvtype at i x recvcount x extent(recvtype); with MPI_IN_PLACE
- * the rank's own block is already there. */
+ * the rank's own block is already there. A rank whose own arguments disagree
+ * (c->mismatch, an erroneous call) contributes zeros, works in the lease and
+ * never writes its receive buffer. */
 #include <string.h>
 
 #include "mockup_api.h"
 
-/* The packed blocks of all ranks (p x bytes): in the receive buffer, or from
- * the lease with *unpack set. NULL if out of memory. */
+/* The packed blocks of all ranks (p x B): in the receive buffer, or from the
+ * lease with *unpack set. NULL if out of memory. */
 static char *gathered(const mg_call *c, mg_lease *lease, int *unpack)
 {
-    char *direct = mg_contiguous_run(c->recvbuf, c->size * c->recvcount, c->recvtype);
+    char *direct = c->mismatch ? NULL : mg_contiguous_run(c->recvbuf, c->size * c->recvcount, c->recvtype);
     *unpack = direct == NULL;
-    return direct ? direct : mg_lease_msg(lease, (size_t)c->size * (size_t)c->bytes);
+    return direct ? direct : mg_lease_msg(lease, (size_t)c->size * (size_t)c->block);
 }
 
 /* Packs this rank's block into out: its send buffer, or with MPI_IN_PLACE its
- * block of the receive buffer. */
+ * block of the receive buffer; zeros if its arguments disagree. */
 static int pack_own(const mg_call *c, char *out)
 {
+    if (c->mismatch) {
+        memset(out, 0, (size_t)c->block);
+        return MPI_SUCCESS;
+    }
     if (!c->in_place) return mg_call_pack(c->sendbuf, c->sendcount, c->sendtype, out, c->comm);
     MPI_Aint extent;
     int err = mg_type_extent(c->recvtype, &extent);
@@ -42,12 +48,13 @@ static int pack_own(const mg_call *c, char *out)
 static int place_own(const mg_call *c, char *all, int unpack)
 {
     if (c->in_place && !unpack) return MPI_SUCCESS;
-    return pack_own(c, all + (size_t)c->rank * (size_t)c->bytes);
+    return pack_own(c, all + (size_t)c->rank * (size_t)c->block);
 }
 
-static int finish(const mg_call *c, const char *all, int unpack)
+static int finish(const mg_call *c, const char *all, int unpack, int err)
 {
-    return unpack ? mg_call_unpack(all, c->recvbuf, c->size * c->recvcount, c->recvtype, c->comm) : MPI_SUCCESS;
+    if (err != MPI_SUCCESS || !unpack || c->mismatch) return err;
+    return mg_call_unpack(all, c->recvbuf, c->size * c->recvcount, c->recvtype, c->comm);
 }
 
 /* ---- GL1: MPI_Gather to rank 0 + MPI_Bcast of all p blocks: after the
@@ -60,19 +67,18 @@ static mg_need gl1_need(const mg_call *c) { return (mg_need){(size_t)c->size * (
 
 static int gl1_run(const mg_call *c, mg_lease *lease)
 {
-    const int root = 0, block = (int)c->bytes;
+    const int root = 0, block = (int)c->block;
     int unpack;
     char *all = gathered(c, lease, &unpack);
     if (all == NULL) return MPI_ERR_NO_MEM;
     int err = place_own(c, all, unpack);
-    if (err == MPI_SUCCESS) {
-        if (c->rank == root)
-            err = PMPI_Gather(MPI_IN_PLACE, block, MPI_BYTE, all, block, MPI_BYTE, root, c->comm);
-        else /* the receive arguments are not significant here */
-            err = PMPI_Gather(all + (size_t)c->rank * (size_t)block, block, MPI_BYTE, NULL, 0, MPI_BYTE, root, c->comm);
-    }
-    if (err == MPI_SUCCESS) err = PMPI_Bcast(all, c->size * block, MPI_BYTE, root, c->comm);
-    return err == MPI_SUCCESS ? finish(c, all, unpack) : err;
+    if (c->rank == root)
+        err = mg_first_error(err, PMPI_Gather(MPI_IN_PLACE, block, MPI_BYTE, all, block, MPI_BYTE, root, c->comm));
+    else /* the receive arguments are not significant here */
+        err = mg_first_error(
+            err, PMPI_Gather(all + (size_t)c->rank * (size_t)block, block, MPI_BYTE, NULL, 0, MPI_BYTE, root, c->comm));
+    err = mg_first_error(err, PMPI_Bcast(all, c->size * block, MPI_BYTE, root, c->comm));
+    return finish(c, all, unpack, err);
 }
 
 /* ---- GL2: MPI_Alltoall whose send buffer holds p copies of the rank's
@@ -89,16 +95,15 @@ static mg_need gl2_need(const mg_call *c)
 
 static int gl2_run(const mg_call *c, mg_lease *lease)
 {
-    const size_t block = (size_t)c->bytes;
+    const size_t block = (size_t)c->block;
     char *copies = mg_lease_msg(lease, (size_t)c->size * block);
     int unpack;
     char *all = gathered(c, lease, &unpack);
     if (copies == NULL || all == NULL) return MPI_ERR_NO_MEM;
     int err = pack_own(c, copies);
-    if (err != MPI_SUCCESS) return err;
-    for (int i = 1; i < c->size; i++) memcpy(copies + (size_t)i * block, copies, block);
-    err = PMPI_Alltoall(copies, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, c->comm);
-    return err == MPI_SUCCESS ? finish(c, all, unpack) : err;
+    for (int i = 1; i < c->size && err == MPI_SUCCESS; i++) memcpy(copies + (size_t)i * block, copies, block);
+    err = mg_first_error(err, PMPI_Alltoall(copies, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, c->comm));
+    return finish(c, all, unpack, err);
 }
 
 /* ---- GL3: MPI_Allreduce(MPI_BOR) over p blocks that are zero except for the
@@ -112,20 +117,20 @@ static mg_need gl3_need(const mg_call *c) { return (mg_need){(size_t)c->size * (
 
 static int gl3_run(const mg_call *c, mg_lease *lease)
 {
-    const size_t block = (size_t)c->bytes;
+    const size_t block = (size_t)c->block;
     int unpack;
     char *all = gathered(c, lease, &unpack);
     if (all == NULL) return MPI_ERR_NO_MEM;
     memset(all, 0, (size_t)c->rank * block);
     memset(all + (size_t)(c->rank + 1) * block, 0, (size_t)(c->size - c->rank - 1) * block);
     int err = place_own(c, all, unpack);
-    if (err == MPI_SUCCESS) err = PMPI_Allreduce(MPI_IN_PLACE, all, c->size * (int)block, MPI_BYTE, MPI_BOR, c->comm);
-    return err == MPI_SUCCESS ? finish(c, all, unpack) : err;
+    err = mg_first_error(err, PMPI_Allreduce(MPI_IN_PLACE, all, c->size * (int)block, MPI_BYTE, MPI_BOR, c->comm));
+    return finish(c, all, unpack, err);
 }
 
-/* ---- GL4: MPI_Allgatherv with recvcounts[i] = bytes and displs[i] =
- * i x bytes: the same call in its irregular form, in place (the rank's block
- * first put into its slot) so that every rank makes the same call. */
+/* ---- GL4: MPI_Allgatherv with recvcounts[i] = B and displs[i] = i x B: the
+ * same call in its irregular form, in place (the rank's block first put into
+ * its slot) so that every rank makes the same call. */
 
 static int gl4_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes); }
 
@@ -142,11 +147,10 @@ static int gl4_run(const mg_call *c, mg_lease *lease)
     char *all = gathered(c, lease, &unpack);
     if (counts == NULL || all == NULL) return MPI_ERR_NO_MEM;
     int *displs = counts + c->size;
-    mg_regular_v_layout(c->size, (int)c->bytes, counts, displs);
+    mg_regular_v_layout(c->size, (int)c->block, counts, displs);
     int err = place_own(c, all, unpack);
-    if (err == MPI_SUCCESS)
-        err = PMPI_Allgatherv(MPI_IN_PLACE, (int)c->bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, c->comm);
-    return err == MPI_SUCCESS ? finish(c, all, unpack) : err;
+    err = mg_first_error(err, PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, all, counts, displs, MPI_BYTE, c->comm));
+    return finish(c, all, unpack, err);
 }
 
 static const mg_mockup allgather_list[] = {

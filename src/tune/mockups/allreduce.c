@@ -41,16 +41,16 @@ static int gl5_run(const mg_call *c, mg_lease *lease)
         err = PMPI_Reduce(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->recvbuf, n, c->recvtype, c->op, root, c->comm);
     else /* the receive buffer is not significant here */
         err = PMPI_Reduce(input(c), NULL, n, c->recvtype, c->op, root, c->comm);
-    if (err != MPI_SUCCESS) return err;
-    return PMPI_Bcast(c->recvbuf, n, c->recvtype, root, c->comm);
+    return mg_first_error(err, PMPI_Bcast(c->recvbuf, n, c->recvtype, root, c->comm));
 }
 
 /* ---- GL6: MPI_Reduce_scatter_block + MPI_Allgather on the vector padded to
  * p x ceil(n/p) elements. The pad (at most p-1 elements) holds copies of
- * element 0, so a user-defined op only ever sees valid values; reductions are
- * elementwise, so the pad never mixes into the first n elements, the only ones
- * copied to the receive buffer. When p divides n there is no pad and the
- * user's buffers are used directly. */
+ * element 0, valid values of the type; reductions are elementwise, so the pad
+ * never mixes into the first n elements, the only ones copied to the receive
+ * buffer. A user-defined op never sees the pad (mg_padding_allowed): with one,
+ * only a count that p divides is taken. When p divides n there is no pad and
+ * the user's buffers are used directly. */
 
 typedef struct {
     MPI_Count n, block, padded; /* elements: count, per rank, p x block */
@@ -70,7 +70,7 @@ static int gl6_supports(const mg_call *c)
     gl6_sizes s = gl6_sizes_of(c);
     MPI_Aint lo;
     return s.n > 0 && mg_fits_int(s.padded) && mg_reduction_supported(c) &&
-           mg_typed_span(s.padded, c->recvtype, &lo) > 0;
+           (s.padded == s.n || mg_padding_allowed(c)) && mg_typed_span(s.padded, c->recvtype, &lo) > 0;
 }
 
 static mg_need gl6_need(const mg_call *c)
@@ -94,8 +94,7 @@ static int gl6_run(const mg_call *c, mg_lease *lease)
     int err;
     if (s.padded == s.n) {
         err = PMPI_Reduce_scatter_block(input(c), block, nb, type, c->op, c->comm);
-        if (err == MPI_SUCCESS) err = PMPI_Allgather(block, nb, type, c->recvbuf, nb, type, c->comm);
-        return err;
+        return mg_first_error(err, PMPI_Allgather(block, nb, type, c->recvbuf, nb, type, c->comm));
     }
 
     char *vec = mg_typed_lease(lease, s.padded, type);
@@ -105,9 +104,9 @@ static int gl6_run(const mg_call *c, mg_lease *lease)
     if (err == MPI_SUCCESS) err = mg_copy_typed(input(c), vec, s.n, type);
     for (MPI_Count j = s.n; err == MPI_SUCCESS && j < s.padded; j++)
         err = mg_copy_typed(input(c), vec + j * extent, 1, type);
-    if (err == MPI_SUCCESS) err = PMPI_Reduce_scatter_block(vec, block, nb, type, c->op, c->comm);
-    if (err == MPI_SUCCESS) /* the padded vector is free again and receives the Allgather */
-        err = PMPI_Allgather(block, nb, type, vec, nb, type, c->comm);
+    err = mg_first_error(err, PMPI_Reduce_scatter_block(vec, block, nb, type, c->op, c->comm));
+    /* the padded vector is free again and receives the Allgather */
+    err = mg_first_error(err, PMPI_Allgather(block, nb, type, vec, nb, type, c->comm));
     if (err == MPI_SUCCESS) err = mg_copy_typed(vec, c->recvbuf, s.n, type);
     return err;
 }
@@ -161,16 +160,14 @@ static int gl7_run(const mg_call *c, mg_lease *lease)
         err = PMPI_Reduce_scatter(MPI_IN_PLACE, buf, counts, type, c->op, c->comm);
         if (err == MPI_SUCCESS && displs[r] > 0) err = move_up(buf, counts[r], displs[r], type);
     } else {
-        MPI_Aint extent;
+        MPI_Aint extent = 0;
         err = mg_type_extent(type, &extent);
-        if (err == MPI_SUCCESS)
-            /* an empty block points at recvbuf itself: one past its end may be the send buffer,
-             * and MPICH rejects that as aliasing even for zero elements */
-            err = PMPI_Reduce_scatter(c->sendbuf, counts[r] > 0 ? buf + displs[r] * extent : buf, counts, type, c->op,
-                                      c->comm);
+        /* an empty block points at recvbuf itself: one past its end may be the send buffer,
+         * and MPICH rejects that as aliasing even for zero elements */
+        err = mg_first_error(err, PMPI_Reduce_scatter(c->sendbuf, counts[r] > 0 ? buf + displs[r] * extent : buf,
+                                                      counts, type, c->op, c->comm));
     }
-    if (err != MPI_SUCCESS) return err;
-    return PMPI_Allgatherv(MPI_IN_PLACE, counts[r], type, buf, counts, displs, type, c->comm);
+    return mg_first_error(err, PMPI_Allgatherv(MPI_IN_PLACE, counts[r], type, buf, counts, displs, type, c->comm));
 }
 
 static const mg_mockup allreduce_list[] = {

@@ -1,13 +1,17 @@
 /* Mock-up of MPI_Alltoall (002, COLL-GL8). */
+#include <string.h>
+
 #include "mockup_api.h"
 
-/* ---- GL8: MPI_Alltoallv with counts[i] = bytes and displs[i] = i x bytes
- * on both sides: the same call in its irregular form, on packed bytes
+/* ---- GL8: MPI_Alltoallv with counts[i] = B and displs[i] = i x B on both
+ * sides (B = c->block): the same call in its irregular form, on packed bytes
  * (MPI_BYTE messages, as in allgather.c, so that ranks with datatypes of
  * different sizes still make the same internal choices). A buffer whose p
  * blocks are one gap-free run is used in place; otherwise the send blocks are
  * packed into the lease, and the receive blocks land there and are unpacked.
- * MPI_IN_PLACE (which MPI requires on all ranks) passes through. */
+ * MPI_IN_PLACE (which MPI requires on all ranks) passes through. A rank whose
+ * own arguments disagree (c->mismatch, an erroneous call) sends zeros,
+ * receives into the lease and never writes its receive buffer. */
 
 static int gl8_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes); }
 
@@ -20,34 +24,37 @@ static mg_need gl8_need(const mg_call *c)
 
 static int gl8_run(const mg_call *c, mg_lease *lease)
 {
-    const int p = c->size;
-    const size_t all = (size_t)p * (size_t)c->bytes;
+    const int p = c->size, fits = !c->mismatch;
+    const size_t all = (size_t)p * (size_t)c->block;
     int *counts = mg_lease_ints(lease, 2 * (size_t)p);
     if (counts == NULL) return MPI_ERR_NO_MEM;
     int *displs = counts + p;
-    mg_regular_v_layout(p, (int)c->bytes, counts, displs);
+    mg_regular_v_layout(p, (int)c->block, counts, displs);
 
-    char *recv = mg_contiguous_run(c->recvbuf, p * c->recvcount, c->recvtype);
+    char *recv = fits ? mg_contiguous_run(c->recvbuf, p * c->recvcount, c->recvtype) : NULL;
     const int unpack = recv == NULL;
     if (unpack && (recv = mg_lease_msg(lease, all)) == NULL) return MPI_ERR_NO_MEM;
-    int err;
+    int err = MPI_SUCCESS;
     if (c->in_place) {
-        err = unpack ? mg_call_pack(c->recvbuf, p * c->recvcount, c->recvtype, recv, c->comm) : MPI_SUCCESS;
-        if (err == MPI_SUCCESS)
-            err = PMPI_Alltoallv(MPI_IN_PLACE, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE, c->comm);
+        if (unpack) err = mg_call_pack(c->recvbuf, p * c->recvcount, c->recvtype, recv, c->comm);
+        err = mg_first_error(
+            err, PMPI_Alltoallv(MPI_IN_PLACE, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE, c->comm));
     } else {
-        const char *send = mg_contiguous_run(c->sendbuf, p * c->sendcount, c->sendtype);
-        err = MPI_SUCCESS;
+        const char *send = fits ? mg_contiguous_run(c->sendbuf, p * c->sendcount, c->sendtype) : NULL;
         if (send == NULL) {
             char *packed = mg_lease_msg(lease, all);
             if (packed == NULL) return MPI_ERR_NO_MEM;
-            err = mg_call_pack(c->sendbuf, p * c->sendcount, c->sendtype, packed, c->comm);
+            if (fits)
+                err = mg_call_pack(c->sendbuf, p * c->sendcount, c->sendtype, packed, c->comm);
+            else
+                memset(packed, 0, all);
             send = packed;
         }
-        if (err == MPI_SUCCESS)
-            err = PMPI_Alltoallv(send, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE, c->comm);
+        err = mg_first_error(err,
+                             PMPI_Alltoallv(send, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE, c->comm));
     }
-    if (err == MPI_SUCCESS && unpack) err = mg_call_unpack(recv, c->recvbuf, p * c->recvcount, c->recvtype, c->comm);
+    if (err == MPI_SUCCESS && unpack && fits)
+        err = mg_call_unpack(recv, c->recvbuf, p * c->recvcount, c->recvtype, c->comm);
     return err;
 }
 

@@ -2,9 +2,11 @@
  *
  * Both move the buffer as its c->bytes packed bytes in MPI_BYTE messages, so
  * every rank makes the same calls, and the MPI library the same internal
- * choices, whatever each rank's datatype (see allgather.c). A buffer that is
- * one gap-free run is used in place; otherwise the root packs it into the
- * lease and the other ranks unpack from there, which writes no gap byte. */
+ * choices, whatever each rank's datatype (see allgather.c). c->bytes is this
+ * rank's own count: where an erroneous program's ranks disagree, the inner
+ * calls disagree too, and MPI reports it. A buffer that is one gap-free run is
+ * used in place; otherwise the root packs it into the lease and the other
+ * ranks unpack from there, which writes no gap byte. */
 #include <string.h>
 
 #include "mockup_api.h"
@@ -34,8 +36,8 @@ static int gl9_run(const mg_call *c, mg_lease *lease)
     counts[c->root] = (int)c->bytes;
     int err = MPI_SUCCESS;
     if (c->rank == c->root && !direct) err = mg_call_pack(c->recvbuf, c->recvcount, c->recvtype, packed, c->comm);
-    if (err == MPI_SUCCESS)
-        err = PMPI_Allgatherv(MPI_IN_PLACE, counts[c->rank], MPI_BYTE, packed, counts, displs, MPI_BYTE, c->comm);
+    err = mg_first_error(
+        err, PMPI_Allgatherv(MPI_IN_PLACE, counts[c->rank], MPI_BYTE, packed, counts, displs, MPI_BYTE, c->comm));
     if (err == MPI_SUCCESS && c->rank != c->root && !direct)
         err = mg_call_unpack(packed, c->recvbuf, c->recvcount, c->recvtype, c->comm);
     return err;
@@ -68,14 +70,14 @@ static int gl10_run(const mg_call *c, mg_lease *lease)
             err = mg_call_pack(c->recvbuf, c->recvcount, c->recvtype, packed, c->comm);
             memset(packed + n, 0, all - n); /* the pad: defined bytes on the wire */
         }
-        if (err == MPI_SUCCESS)
-            err = PMPI_Scatter(packed, (int)block, MPI_BYTE, MPI_IN_PLACE, (int)block, MPI_BYTE, c->root, c->comm);
+        err = mg_first_error(
+            err, PMPI_Scatter(packed, (int)block, MPI_BYTE, MPI_IN_PLACE, (int)block, MPI_BYTE, c->root, c->comm));
     } else {
         err = PMPI_Scatter(NULL, (int)block, MPI_BYTE, packed + (size_t)c->rank * block, (int)block, MPI_BYTE, c->root,
                            c->comm);
     }
-    if (err == MPI_SUCCESS)
-        err = PMPI_Allgather(MPI_IN_PLACE, (int)block, MPI_BYTE, packed, (int)block, MPI_BYTE, c->comm);
+    err =
+        mg_first_error(err, PMPI_Allgather(MPI_IN_PLACE, (int)block, MPI_BYTE, packed, (int)block, MPI_BYTE, c->comm));
     if (err == MPI_SUCCESS && c->rank != c->root && !direct)
         err = mg_call_unpack(packed, c->recvbuf, c->recvcount, c->recvtype, c->comm);
     return err;

@@ -1,12 +1,14 @@
 /* Mock-ups of MPI_Gather (002, COLL-GL11..GL13).
  *
- * B = c->bytes is the block every process contributes (uniform), p = c->size.
- * The send side is significant everywhere, the receive side only at the root
- * (recvbuf, recvcount, recvtype are never read elsewhere). At a root with
- * MPI_IN_PLACE the root's block is already in recvbuf and is left untouched.
- * GL11 and GL13 move packed bytes (MPI_BYTE blocks of B bytes), so any send
- * and receive datatypes with the same signature work and a rank's datatype
- * never changes which calls it makes. */
+ * B = c->block is the block every process contributes (its own data: B = bytes
+ * in a correct program), p = c->size. The send side is significant
+ * everywhere, the receive side only at the root (recvbuf, recvcount, recvtype
+ * are never read elsewhere). At a root with MPI_IN_PLACE the root's block is
+ * already in recvbuf and is left untouched. GL11 and GL13 move packed bytes
+ * (MPI_BYTE blocks of B bytes), so any send and receive datatypes with the same
+ * signature work and a rank's datatype never changes which calls it makes. A
+ * root whose own arguments disagree (c->mismatch, an erroneous call)
+ * contributes zeros and never writes its receive buffer. */
 #include "mockup_api.h"
 
 #include <string.h>
@@ -16,9 +18,13 @@
 static int gather_fits(const mg_call *c) { return mg_fits_int_product(c->size, c->bytes); }
 
 /* Packs this process's block into out (B bytes): its send buffer, or at a root
- * with MPI_IN_PLACE its block of recvbuf. */
+ * with MPI_IN_PLACE its block of recvbuf; zeros if its arguments disagree. */
 static int pack_own_block(const mg_call *c, void *out)
 {
+    if (c->mismatch) {
+        memset(out, 0, (size_t)c->block);
+        return MPI_SUCCESS;
+    }
     if (c->in_place)
         return mg_call_pack(mg_typed_block(c->recvbuf, c->root, c->recvcount, c->recvtype), c->recvcount, c->recvtype,
                             out, c->comm);
@@ -26,13 +32,15 @@ static int pack_own_block(const mg_call *c, void *out)
 }
 
 /* Root: unpacks the p packed blocks at all into recvbuf, skipping its own
- * block with MPI_IN_PLACE (the native call leaves it as it is). */
+ * block with MPI_IN_PLACE (the native call leaves it as it is); nothing where
+ * the receive block is not B. */
 static int unpack_blocks(const mg_call *c, const char *all)
 {
+    if (c->mismatch) return MPI_SUCCESS;
     if (!c->in_place) return mg_call_unpack(all, c->recvbuf, c->size * c->recvcount, c->recvtype, c->comm);
     int rc = mg_call_unpack(all, c->recvbuf, c->root * c->recvcount, c->recvtype, c->comm);
     if (rc == MPI_SUCCESS && c->root + 1 < c->size)
-        rc = mg_call_unpack(all + (MPI_Count)(c->root + 1) * c->bytes,
+        rc = mg_call_unpack(all + (MPI_Count)(c->root + 1) * c->block,
                             mg_typed_block(c->recvbuf, c->root + 1, c->recvcount, c->recvtype),
                             (c->size - c->root - 1) * c->recvcount, c->recvtype, c->comm);
     return rc;
@@ -48,11 +56,11 @@ static mg_need as_allgather_need(const mg_call *c) { return (mg_need){(size_t)(c
 
 static int as_allgather_run(const mg_call *c, mg_lease *lease)
 {
-    char *all = mg_lease_msg(lease, (size_t)(c->size * c->bytes));
+    const size_t b = (size_t)c->block;
+    char *all = mg_lease_msg(lease, (size_t)c->size * b);
     if (!all) return MPI_ERR_NO_MEM;
-    int rc = pack_own_block(c, all + (MPI_Count)c->rank * c->bytes);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, (int)c->bytes, MPI_BYTE, c->comm);
+    int rc = pack_own_block(c, all + (size_t)c->rank * b);
+    rc = mg_first_error(rc, PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, (int)b, MPI_BYTE, c->comm));
     if (rc == MPI_SUCCESS && c->rank == c->root) rc = unpack_blocks(c, all);
     return rc;
 }
@@ -88,16 +96,15 @@ static mg_need as_reduce_need(const mg_call *c) { return (mg_need){(size_t)(c->s
 
 static int as_reduce_run(const mg_call *c, mg_lease *lease)
 {
-    size_t b = (size_t)c->bytes;
+    const size_t b = (size_t)c->block;
     char *all = mg_lease_msg(lease, (size_t)c->size * b);
     if (!all) return MPI_ERR_NO_MEM;
     memset(all, 0, (size_t)c->rank * b);
     memset(all + (size_t)(c->rank + 1) * b, 0, (size_t)(c->size - c->rank - 1) * b);
     int rc = pack_own_block(c, all + (size_t)c->rank * b);
-    if (rc != MPI_SUCCESS) return rc;
-    int n = (int)(c->size * c->bytes);
-    if (c->rank != c->root) return PMPI_Reduce(all, NULL, n, MPI_BYTE, MPI_BOR, c->root, c->comm);
-    rc = PMPI_Reduce(MPI_IN_PLACE, all, n, MPI_BYTE, MPI_BOR, c->root, c->comm);
+    int n = (int)((size_t)c->size * b);
+    if (c->rank != c->root) return mg_first_error(rc, PMPI_Reduce(all, NULL, n, MPI_BYTE, MPI_BOR, c->root, c->comm));
+    rc = mg_first_error(rc, PMPI_Reduce(MPI_IN_PLACE, all, n, MPI_BYTE, MPI_BOR, c->root, c->comm));
     if (rc == MPI_SUCCESS) rc = unpack_blocks(c, all);
     return rc;
 }

@@ -17,9 +17,23 @@
  *    and every reduction mock-up refuses what mg_reduction_supported refuses
  *    (floating-point MPI_SUM/MPI_PROD, whose rounding depends on the grouping;
  *    datatypes the inner reductions mishandle).
+ *  - A reduction mock-up calls a user-defined op on the elements the program
+ *    passed only, at most as many per call as the native call could (never
+ *    on padding: mg_padding_allowed), and regroups floating-point data only
+ *    where the configuration allows it (mg_reduction_supported).
+ *  - Data-moving mock-ups move blocks of `block` bytes, and on a rank whose
+ *    own arguments disagree (`mismatch`) they send zeros instead of its data
+ *    and never write its receive buffer: no write goes beyond what the
+ *    receive arguments describe, and a length that differs between ranks
+ *    surfaces as an inner call's error where MPI sees it.
+ *  - Once it has made its first inner call, a mock-up makes all of them, even
+ *    after one failed, and returns the first error: a rank that left early
+ *    would leave the others waiting in the next inner call.
  *  - Extra memory comes from the call's lease (mg_lease_msg, mg_lease_ints);
  *    the caller releases the lease after `run` on every path. Errors of inner
- *    calls are returned.
+ *    calls are returned; the caller raises the first on the application's
+ *    communicator (the inner calls run on its shadow, whose handler returns
+ *    errors unless the application's ends the job).
  *
  * Implemented by: pool.c (the lease), mockups/common.c (the helpers that need
  * more code); the static inline helpers are below. */
@@ -52,14 +66,17 @@ typedef struct {
     void *recvbuf;       /* MPI_IN_PLACE never appears here (Scatter's root passes it as recvbuf: see in_place) */
     MPI_Count sendcount, recvcount;
     MPI_Datatype sendtype, recvtype;
-    MPI_Op op; /* reductions; uniform */
-    int root;  /* rooted collectives; uniform */
-    MPI_Comm comm;
+    MPI_Op op;       /* reductions; uniform */
+    int root;        /* rooted collectives; uniform */
+    MPI_Comm comm;   /* run(): its shadow, where the inner calls go; supports() and need(): the application's */
     int rank, size;  /* of comm; size uniform */
     int in_place;    /* this rank passed MPI_IN_PLACE (send side, or Scatter's recvbuf at the root); NOT uniform */
     MPI_Count bytes; /* uniform: the per-process block in bytes (below) */
     int commutative; /* reductions: MPI_Op_commutative(op); uniform */
     MPI_Count chunk; /* uniform (the configuration): C of the chunked round-robin mock-ups (GL7, GL16), elements */
+    int regroup;     /* uniform (the configuration): floating-point reductions may be regrouped (allow_regrouping) */
+    MPI_Count block; /* data-moving collectives: the bytes per block this rank moves; = bytes if correct (below) */
+    int mismatch;    /* this rank's send and receive blocks differ: an erroneous call (below) */
 } mg_call;
 
 /* `bytes`, the message size every rank agrees on and profiles are keyed by:
@@ -72,6 +89,18 @@ typedef struct {
  *   Scatter:                the block each process receives: recvcount x size(recvtype); at a root with
  *                           MPI_IN_PLACE, sendcount x size(sendtype)
  * All are equal on every rank of a correct program (matching type signatures).
+ *
+ * `block` and `mismatch` (data-moving collectives; 0 for the reductions): a
+ * rank's own arguments give a send block S and a receive block R (where one
+ * side is not significant, as at Gather's and Scatter's non-roots or with
+ * MPI_IN_PLACE, the other's). In a correct program S = R = bytes on every
+ * rank. A rank with S != R has erroneous arguments (`mismatch`); the other
+ * ranks cannot know, so it still makes every inner call, with `block` bytes per
+ * block: the side that the other ranks' arguments also describe when only this
+ * rank's are wrong (Allgather, Scatter: R; Alltoall, Gather: S), so that the
+ * inner calls agree where they can. It sends zeros for its own data, never
+ * writes its receive buffer, and the library returns MPI_ERR_TRUNCATE there if
+ * no inner call reported an error.
  *
  * The fields per collective (intercept.c fills them; arguments that are not
  * significant on a rank are passed through untouched and must not be used):
@@ -156,21 +185,20 @@ int mg_call_pack(const void *buf, MPI_Count count, MPI_Datatype type, void *out,
 int mg_call_unpack(const void *in, void *buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm);
 /* 1 if a reduction mock-up may take the call: the one rule every reduction
  * mock-up (allreduce, reduce, reduce_scatter_block, scan) applies in its
- * supports(), a function of the reduction's (datatype, op) only, which MPI
- * requires to be the same on all ranks, so the refusal is uniform:
- *  - exactness: MPI_SUM and MPI_PROD only on integer types (every base type of
- *    the datatype a C, Fortran or multi-language integer type; under Open MPI
- *    at least 32 bits wide, because its vectorized 8- and 16-bit SUM/PROD
- *    saturate; docs/tuning.md links the bug). Floating-point and complex types round
- *    differently when the composition groups the operands differently, so
- *    such calls run natively. Every other predefined op (MIN, MAX, MINLOC,
- *    the logical and bitwise ops) and every user-defined op (MPI requires them
- *    to be associative) is exact in any grouping;
+ * supports(), a function of the reduction's (datatype, op) and of the
+ * configuration only, so the refusal is uniform (mockups/reduction_rule.c):
+ *  - exactness: integer data with any op (MPI_SUM and MPI_PROD on the integer
+ *    types valid for them; under Open MPI from 32 bits on); floating-point or
+ *    complex data only if c->regroup (allow_regrouping), whatever the op, user
+ *    ops included; long double data and unknown types never;
  *  - layout: a datatype without gaps and with true lower bound 0, or a
  *    predefined one with gaps (MPI_DOUBLE_INT, ...) under a commutative op,
  *    because MPI libraries mishandle other derived datatypes in some of the
- *    reductions the mock-ups call (common.c). */
+ *    reductions the mock-ups call. */
 int mg_reduction_supported(const mg_call *c);
+/* 1 if a composition may combine padding elements with the op: only a
+ * predefined op. A user-defined op sees only elements the program passed. */
+int mg_padding_allowed(const mg_call *c);
 /* Copies count x type from src to dst, both laid out as the type (for reductions' local copies). */
 int mg_copy_typed(const void *src, void *dst, MPI_Count count, MPI_Datatype type);
 /* Chunked round-robin distribution of n elements over p processes in chunks of C
@@ -197,6 +225,9 @@ void mg_round_robin_counts(MPI_Count n, int p, MPI_Count chunk, int *counts, int
  * a lease of span bytes at raw serves as buf = raw - lo. These are pure
  * functions of a datatype and counts, so need() and supports() may use them
  * for reductions (whose datatype is uniform). */
+
+/* The first error of two steps (the second runs whatever the first gave). */
+static inline int mg_first_error(int first, int second) { return first != MPI_SUCCESS ? first : second; }
 
 /* 1 if a x b (both >= 0) fits an int, computed without overflow. */
 static inline int mg_fits_int_product(MPI_Count a, MPI_Count b)

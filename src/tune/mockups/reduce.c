@@ -47,10 +47,12 @@ static int as_allreduce_run(const mg_call *c, mg_lease *lease)
 
 /* GL15 MPI_Reduce_scatter_block + MPI_Gather: every process copies its input
  * into a buffer of p x blk elements, blk = ceil(n / p), padded with copies of its
- * element 0 (valid values of T for any op); Reduce_scatter_block reduces block i
- * onto process i and Gather collects the p blocks at the root, which keeps the
- * first n elements. Exact: the reduction is element-wise, so padding elements
- * are only ever combined with padding elements and then dropped. A datatype
+ * element 0 (valid values of T); Reduce_scatter_block reduces block i onto
+ * process i and Gather collects the p blocks at the root, which keeps the first
+ * n elements. Exact: the reduction is element-wise, so padding elements are
+ * only ever combined with padding elements and then dropped. A user-defined op
+ * never sees the pad (mg_padding_allowed): with one, only a count that p
+ * divides is taken. A datatype
  * that is not one gap-free run (MPI_DOUBLE_INT, ...) is gathered as packed
  * bytes into the padded buffer, which is free by then: MPICH 5.0's binomial
  * MPI_Gather garbles such pair types from 4 processes on. */
@@ -69,7 +71,7 @@ static int as_rsb_gather_supports(const mg_call *c)
     MPI_Aint lo;
     MPI_Count n = mg_red_count(c), blk = (n + c->size - 1) / c->size;
     return mg_reduction_supported(c) && mg_fits_int(n) && mg_fits_int(blk * c->size) &&
-           padded_bytes(blk * c->size, mg_red_type(c), &lo) >= 0;
+           (n % c->size == 0 || mg_padding_allowed(c)) && padded_bytes(blk * c->size, mg_red_type(c), &lo) >= 0;
 }
 
 static mg_need as_rsb_gather_need(const mg_call *c)
@@ -92,23 +94,23 @@ static int as_rsb_gather_run(const mg_call *c, mg_lease *lease)
     int rc = mg_copy_typed(reduce_input(c), in, n, t);
     for (MPI_Count i = n; i < padded && rc == MPI_SUCCESS; i++)
         rc = mg_copy_typed(in, mg_typed_block(in, i, 1, t), 1, t);
-    if (rc == MPI_SUCCESS) rc = PMPI_Reduce_scatter_block(in, mine, (int)blk, t, c->op, c->comm);
-    if (rc != MPI_SUCCESS) return rc;
+    rc = mg_first_error(rc, PMPI_Reduce_scatter_block(in, mine, (int)blk, t, c->op, c->comm));
     int root = c->root;
     if (!mg_type_contiguous(blk, t, NULL)) {
         int bb = (int)mg_type_bytes(blk, t);
         char *slot = raw + (c->rank == root ? (MPI_Count)root * bb : 0);
-        rc = mg_call_pack(mine, blk, t, slot, c->comm);
-        if (rc != MPI_SUCCESS) return rc;
-        if (c->rank != root) return PMPI_Gather(slot, bb, MPI_BYTE, NULL, 0, MPI_BYTE, root, c->comm);
-        rc = PMPI_Gather(MPI_IN_PLACE, 0, MPI_BYTE, raw, bb, MPI_BYTE, root, c->comm);
+        if (rc == MPI_SUCCESS) rc = mg_call_pack(mine, blk, t, slot, c->comm);
+        if (c->rank != root)
+            return mg_first_error(rc, PMPI_Gather(slot, bb, MPI_BYTE, NULL, 0, MPI_BYTE, root, c->comm));
+        rc = mg_first_error(rc, PMPI_Gather(MPI_IN_PLACE, 0, MPI_BYTE, raw, bb, MPI_BYTE, root, c->comm));
         return rc == MPI_SUCCESS ? mg_call_unpack(raw, c->recvbuf, n, t, c->comm) : rc;
     }
-    if (c->rank != root) return PMPI_Gather(mine, (int)blk, t, NULL, 0, MPI_DATATYPE_NULL, root, c->comm);
+    if (c->rank != root)
+        return mg_first_error(rc, PMPI_Gather(mine, (int)blk, t, NULL, 0, MPI_DATATYPE_NULL, root, c->comm));
     /* Without padding the root gathers straight into recvbuf (its input, if
      * MPI_IN_PLACE, is no longer needed). */
     void *dst = padded == n ? c->recvbuf : in;
-    rc = PMPI_Gather(mine, (int)blk, t, dst, (int)blk, t, root, c->comm);
+    rc = mg_first_error(rc, PMPI_Gather(mine, (int)blk, t, dst, (int)blk, t, root, c->comm));
     if (rc == MPI_SUCCESS && dst != c->recvbuf) rc = mg_copy_typed(in, c->recvbuf, n, t);
     return rc;
 }
@@ -156,10 +158,10 @@ static int as_rs_gatherv_run(const mg_call *c, mg_lease *lease)
     void *mine = mg_typed_lease(lease, largest, t);
     if (!mine) return MPI_ERR_NO_MEM;
     int rc = PMPI_Reduce_scatter(reduce_input(c), mine, counts, t, c->op, c->comm);
-    if (rc != MPI_SUCCESS) return rc;
     int me = counts[c->rank];
-    if (c->rank != c->root) return PMPI_Gatherv(mine, me, t, NULL, NULL, NULL, MPI_DATATYPE_NULL, c->root, c->comm);
-    return PMPI_Gatherv(mine, me, t, c->recvbuf, counts, displs, t, c->root, c->comm);
+    if (c->rank != c->root)
+        return mg_first_error(rc, PMPI_Gatherv(mine, me, t, NULL, NULL, NULL, MPI_DATATYPE_NULL, c->root, c->comm));
+    return mg_first_error(rc, PMPI_Gatherv(mine, me, t, c->recvbuf, counts, displs, t, c->root, c->comm));
 }
 
 static const mg_mockup reduce_list[] = {

@@ -41,8 +41,7 @@ static int as_reduce_scatter_run(const mg_call *c, mg_lease *lease)
     void *whole = NULL;
     if (c->rank == 0 && !(whole = mg_typed_lease(lease, total, t))) return MPI_ERR_NO_MEM;
     int rc = PMPI_Reduce(rsb_input(c), whole, (int)total, t, c->op, 0, c->comm);
-    if (rc == MPI_SUCCESS) rc = PMPI_Scatter(whole, (int)n, t, c->recvbuf, (int)n, t, 0, c->comm);
-    return rc;
+    return mg_first_error(rc, PMPI_Scatter(whole, (int)n, t, c->recvbuf, (int)n, t, 0, c->comm));
 }
 
 /* GL18 MPI_Reduce_scatter: recvcounts[i] = n for all i gives the same call

@@ -1,9 +1,14 @@
 /* Mock-ups of MPI_Scatter (002, COLL-GL21, GL22).
  *
- * B = c->bytes is the block every process receives (uniform), p = c->size.
- * The send side (sendbuf, sendcount, sendtype) is significant only at the root
- * and never read elsewhere. At a root with MPI_IN_PLACE (c->in_place, recvbuf
- * NULL) the root's block stays in sendbuf and nothing is written for it. */
+ * B = c->block is the block every process receives (B = bytes in a correct
+ * program), p = c->size. The send side (sendbuf, sendcount, sendtype) is
+ * significant only at the root and never read elsewhere. At a root with
+ * MPI_IN_PLACE (c->in_place, recvbuf NULL) the root's block stays in sendbuf
+ * and nothing is written for it. A root whose own arguments disagree
+ * (c->mismatch, an erroneous call) broadcasts zeros and never writes its
+ * receive buffer. */
+#include <string.h>
+
 #include "mockup_api.h"
 
 /* Every inner count (p x B bytes, counts and displacements in elements, which
@@ -20,13 +25,17 @@ static mg_need as_bcast_need(const mg_call *c) { return (mg_need){(size_t)(c->si
 
 static int as_bcast_run(const mg_call *c, mg_lease *lease)
 {
-    char *all = mg_lease_msg(lease, (size_t)(c->size * c->bytes));
+    const size_t b = (size_t)c->block;
+    char *all = mg_lease_msg(lease, (size_t)c->size * b);
     if (!all) return MPI_ERR_NO_MEM;
     int rc = MPI_SUCCESS;
-    if (c->rank == c->root) rc = mg_call_pack(c->sendbuf, c->size * c->sendcount, c->sendtype, all, c->comm);
-    if (rc == MPI_SUCCESS) rc = PMPI_Bcast(all, (int)(c->size * c->bytes), MPI_BYTE, c->root, c->comm);
-    if (rc == MPI_SUCCESS && !c->in_place)
-        rc = mg_call_unpack(all + (MPI_Count)c->rank * c->bytes, c->recvbuf, c->recvcount, c->recvtype, c->comm);
+    if (c->rank == c->root && c->mismatch)
+        memset(all, 0, (size_t)c->size * b);
+    else if (c->rank == c->root)
+        rc = mg_call_pack(c->sendbuf, c->size * c->sendcount, c->sendtype, all, c->comm);
+    rc = mg_first_error(rc, PMPI_Bcast(all, (int)((size_t)c->size * b), MPI_BYTE, c->root, c->comm));
+    if (rc == MPI_SUCCESS && !c->in_place && !c->mismatch)
+        rc = mg_call_unpack(all + (size_t)c->rank * b, c->recvbuf, c->recvcount, c->recvtype, c->comm);
     return rc;
 }
 

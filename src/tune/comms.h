@@ -1,0 +1,21 @@
+/* comms.c: the library's own communicators (layer comms, tune_internal.h). */
+#ifndef MG_TUNE_COMMS_H
+#define MG_TUNE_COMMS_H
+
+#include <mpi.h>
+
+/* After MPI_Init and before MPI_Finalize (MPI_COMM_WORLD's shadow is freed there). */
+void mg_tune__comms_start(void);
+void mg_tune__comms_stop(void);
+/* A duplicate of MPI_COMM_SELF with MPI_ERRORS_RETURN, for checks whose
+ * failure must not reach an application's error handler; MPI_COMM_NULL if it
+ * could not be made. */
+MPI_Comm mg_tune__probe_comm(void);
+/* The shadow of the application's intracommunicator comm, on which a mock-up
+ * makes its inner calls; made at the first call (collective over comm: every
+ * rank runs the same mock-up). Its error handler returns errors, unless comm's
+ * ends the job (MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT): then so does the
+ * shadow's. Returns the MPI error code, already raised on comm. */
+int mg_tune__shadow_comm(MPI_Comm comm, MPI_Comm *shadow);
+
+#endif
