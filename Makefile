@@ -27,13 +27,14 @@ run: venv
 build: venv
 	$(MG) build --stacks $(subst $(eval) ,$(comma),$(STACKS))
 
-# C tests run in the sanitizer build (ASan + UBSan), MPI tests under mpiexec -n 2..4.
+# C tests run in the sanitizer build (ASan + UBSan), MPI tests under mpiexec -n 2..4,
+# two at a time (none depends on the speed of the machine).
 test-c: venv
 	@set -e; for s in $(TEST_STACKS); do \
 	  $(MG) stack install $$s --if-missing; \
 	  $(MG) build --stacks $$s --sanitize; \
 	  echo "== ctest on stack $$s"; \
-	  ctest --test-dir build/$$s-sanitize --output-on-failure; \
+	  ctest --test-dir build/$$s-sanitize --output-on-failure -j2; \
 	done
 
 test-python: venv

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 
 import pandas as pd
@@ -55,9 +56,29 @@ def test_fmt_size(size, text):
     assert report.fmt_size(size) == text
 
 
-def test_mpiexec_wrapper_for_openmpi(tmp_path, monkeypatch):
+# A stand-in for Open MPI's mpiexec: reports its session directory, leaves a file there as a killed
+# prterun would, then exits with 5 or, given "block", tells the test it runs and waits to be stopped.
+FAKE_MPIEXEC = """#!/bin/sh
+d="$PRTE_MCA_prte_local_tmpdir_base"
+[ -d "$d" ] || exit 9
+echo "$d" > "$MARKER.tmp"; mv "$MARKER.tmp" "$MARKER"
+touch "$d/pmix.leftover"
+[ "$1" = block ] && exec cat "$FIFO"
+exit 5
+"""
+
+
+def fake_openmpi(tmp_path, monkeypatch) -> Stack:
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    stack = Stack(name="o", family="openmpi", prefix="/opt/open mpi", source="prefix")
+    prefix = tmp_path / "open mpi"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "mpiexec").write_text(FAKE_MPIEXEC)
+    (prefix / "bin" / "mpiexec").chmod(0o755)
+    return Stack(name="o", family="openmpi", prefix=str(prefix), source="prefix")
+
+
+def test_mpiexec_wrapper_for_openmpi(tmp_path, monkeypatch):
+    stack = fake_openmpi(tmp_path, monkeypatch)
     path = tmp_path / "w" / "mg-mpiexec"
     build.write_mpiexec_wrapper(stack, path)
     assert os.access(path, os.X_OK)
@@ -65,8 +86,56 @@ def test_mpiexec_wrapper_for_openmpi(tmp_path, monkeypatch):
     assert lines[0] == "#!/bin/sh"
     assert "export OMPI_ALLOW_RUN_AS_ROOT=1" in lines
     assert "export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" in lines
-    assert "export PATH='/opt/open mpi/bin':\"$PATH\"" in lines
-    assert lines[-1] == "exec '/opt/open mpi/bin/mpiexec' --oversubscribe \"$@\""
+    assert f"export PATH={shlex.quote(str(stack.bin))}:\"$PATH\"" in lines
+    assert lines[-1] == f"{shlex.quote(str(stack.mpiexec))} --oversubscribe \"$@\""
+    # Each launch gets a session directory of its own, removed with what the launcher left in it,
+    # and the launcher's exit status is the wrapper's.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "MARKER": str(tmp_path / "marker")}
+    seen = []
+    for _ in range(2):
+        res = subprocess.run([str(path), "-n", "2", "prog"], env=env, capture_output=True, text=True, timeout=60)
+        assert res.returncode == 5, res.stderr
+        seen.append((tmp_path / "marker").read_text().strip())
+        assert os.path.dirname(seen[-1]) == str(tmp)
+        assert list(tmp.iterdir()) == []
+    assert seen[0] != seen[1]
+
+
+def test_mpiexec_wrapper_cleans_up_when_stopped(tmp_path, monkeypatch):
+    stack = fake_openmpi(tmp_path, monkeypatch)
+    path = tmp_path / "mg-mpiexec"
+    build.write_mpiexec_wrapper(stack, path)
+    tmp, marker, fifo = tmp_path / "tmp", tmp_path / "marker", tmp_path / "fifo"
+    tmp.mkdir()
+    os.mkfifo(fifo)
+    env = {**os.environ, "TMPDIR": str(tmp), "MARKER": str(marker), "FIFO": str(fifo)}
+    keep_open = os.open(fifo, os.O_RDWR)  # a writer that never writes: the launcher's read blocks
+    proc = subprocess.Popen([str(path), "block"], env=env, start_new_session=True)
+    try:
+        while not marker.exists():
+            assert proc.poll() is None
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        os.close(keep_open)
+    assert list(tmp.iterdir()) == []
+
+
+def test_launch_env_gives_each_launch_its_session_directory(tmp_path, monkeypatch):
+    stack = fake_openmpi(tmp_path, monkeypatch)
+    with pytest.raises(RuntimeError), stack.launch_env() as env:
+        session = env["PRTE_MCA_prte_local_tmpdir_base"]
+        assert os.path.isdir(session)
+        open(os.path.join(session, "pmix.leftover"), "w").close()
+        raise RuntimeError
+    assert not os.path.exists(session)
+    mpich = Stack(name="m", family="mpich", prefix=str(tmp_path), source="prefix")
+    with mpich.launch_env() as env:
+        assert env == mpich.env()
 
 
 def test_build_command_and_its_wrapper(cli, mpich_stack, mpich_build):

@@ -24,7 +24,16 @@ def write_mpiexec_wrapper(stack: Stack, path: Path) -> None:
     lines.append(f"export PATH={shlex.quote(str(stack.bin))}:\"$PATH\"")
     # ctest runs up to 4 ranks, whatever the machine's core count.
     launcher = shlex.join([str(stack.mpiexec), *stack.oversubscribe_flags()])
-    lines.append(f'exec {launcher} "$@"')
+    session = stack.session_dir_env("$session")
+    if not session:
+        lines.append(f'exec {launcher} "$@"')
+    else:
+        # Stack.launch_env's session directory; the traps let it be removed when the test is stopped.
+        lines += ['session=$(mktemp -d "${TMPDIR:-/tmp}/mpiguide-launch-XXXXXX") || exit 1',
+                  "trap 'rm -rf \"$session\"' EXIT",
+                  "trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM"]
+        lines += [f'export {k}="{v}"' for k, v in session.items()]
+        lines.append(f'{launcher} "$@"')
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     path.chmod(0o755)

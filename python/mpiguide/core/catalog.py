@@ -34,7 +34,8 @@ def driver_list(stack: Stack, driver: str) -> dict:
     """The JSON object `DRIVER --list` prints: the driver's catalogs and defaults (the stack is built)."""
     exe = build.driver_path(stack, driver)
     argv = launch.command(launch.LaunchSpec(), stack, 1, str(exe), ["--list"])
-    res = subprocess.run(argv, env=stack.env(), capture_output=True, text=True, timeout=120)
+    with stack.launch_env() as env:
+        res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     if res.returncode != 0:
         raise MpiguideError(f"{driver} --list failed with status {res.returncode}: {res.stderr.strip()[-500:]}")
     try:

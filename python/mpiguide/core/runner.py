@@ -263,11 +263,11 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
     log.parent.mkdir(exist_ok=True)
     x.attempts += 1
     start = time.monotonic()
-    with open(log, "w") as logf:
+    with open(log, "w") as logf, stack.launch_env() as env:
         logf.write(launch.describe(argv, stack) + "\n")
         logf.flush()
         try:
-            proc = subprocess.Popen(argv, env=stack.env(), stdout=logf, stderr=subprocess.STDOUT,
+            proc = subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             x.status, x.message = FAILED, f"cannot start {argv[0]}: {exc.strerror}"

@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -95,6 +97,19 @@ class Stack:
         if self.family == "impi":
             add["I_MPI_ROOT"] = self.prefix
         return add
+
+    def session_dir_env(self, directory: str) -> dict[str, str]:
+        """Puts the launcher's session files under `directory`. Open MPI's prterun names its session
+        directory after its own PID and leaves it behind when it is killed; a later prterun that gets the
+        same PID then fails to start ("the PMIx server's listener thread failed to start")."""
+        return {"PRTE_MCA_prte_local_tmpdir_base": directory} if self.family == "openmpi" else {}
+
+    @contextmanager
+    def launch_env(self) -> Iterator[dict[str, str]]:
+        """The environment of one launch: env() with a session directory of the launch's own, removed
+        afterwards, so that nothing a killed launch leaves behind can collide with a later one."""
+        with tempfile.TemporaryDirectory(prefix="mpiguide-launch-") as session:
+            yield {**self.env(), **self.session_dir_env(session)}
 
     def oversubscribe_flags(self) -> list[str]:
         """mpiexec flags that allow more processes than cores (MPICH and Intel MPI need none)."""
@@ -208,7 +223,8 @@ def probe(stack: Stack) -> Stack:
             raise MpiguideError(
                 f"stack '{stack.name}': {stack.mpicc} cannot compile an MPI program:\n{_tail(res.stderr)}"
             )
-        res = _run([str(stack.mpiexec), "-n", "1", str(exe)], env, 120)
+        with stack.launch_env() as launch_env:
+            res = _run([str(stack.mpiexec), "-n", "1", str(exe)], launch_env, 120)
         if res.returncode != 0 or not res.stdout.strip():
             raise MpiguideError(
                 f"stack '{stack.name}': {stack.mpiexec} -n 1 fails to run an MPI program "

@@ -133,7 +133,8 @@ def explain(args: argparse.Namespace) -> int:
                 raise MpiguideError(f"bad --{opt} {value}: a positive integer")
             argv += [f"--{opt}", str(value)]
     cmd = launch.command(launch.LaunchSpec(), stack, 1, argv[0], argv[1:])
-    res = subprocess.run(cmd, env=stack.env(), capture_output=True, text=True)
+    with stack.launch_env() as env:
+        res = subprocess.run(cmd, env=env, capture_output=True, text=True)
     sys.stdout.write(res.stdout)
     if res.returncode != 0:
         message = res.stderr.strip().removeprefix("mg_dtexplain: ")
