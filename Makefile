@@ -37,8 +37,9 @@ test-c: venv
 	  ctest --test-dir build/$$s-sanitize --output-on-failure -j2; \
 	done
 
+# The cluster tests (tests/python/test_cluster.py) run MPICH and Open MPI on a Slurm test cluster.
 test-python: venv
-	$(MG) stack install mpich --if-missing
+	@set -e; for s in $(TEST_STACKS); do $(MG) stack install $$s --if-missing; done
 	$(VENV)/bin/ruff check python tests/python
 	$(VENV)/bin/pytest -q
 

@@ -4,11 +4,14 @@ every suite's job, and the commands each suite adds for itself."""
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
 
 from mpiguide import __version__
+from mpiguide.cluster import batch
+from mpiguide.cluster import commands as cluster_commands
 from mpiguide.core import build, commands, launch, runner
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.commands import console, out
@@ -90,7 +93,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.dry_run:
             commands.print_dry_run(rd.pending(), launch.LaunchSpec.from_dict(rd.meta["launch"]), rd.path)
             return 0
-        return commands.execute(rd, SUITES.get(rd.job), args.timeout, f"mpiguide run --resume {rd.path}")
+        # inside a batch job of this run, the rest goes to the next batch job
+        again = "batch" if os.environ.get("SLURM_JOB_ID") and batch.jobs(rd) else "run"
+        return commands.execute(rd, SUITES.get(rd.job), args.timeout, f"mpiguide {again} --resume {rd.path}")
     suite = SUITES.get(args.job)
     plan = commands.Plan(suite, args)
     run_id = runner.new_run_id(suite.name)
@@ -102,6 +107,69 @@ def cmd_run(args: argparse.Namespace) -> int:
         return plan.dry_run(run_dir)
     rd = plan.create(run_dir, run_id)
     return commands.execute(rd, suite, args.timeout, f"mpiguide run --resume {rd.path}")
+
+
+def _batch_options() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mpiguide batch", add_help=False)
+    p.add_argument("--nodes", type=int)
+    p.add_argument("--ppn", type=int)
+    p.add_argument("--time")
+    p.add_argument("--partition")
+    p.add_argument("--account")
+    p.add_argument("--resume", metavar="RUN")
+    return p
+
+
+BATCH_USAGE = ("usage: mpiguide batch JOB [job options] --nodes N --ppn P --time T [--partition P] [--account A]\n"
+               "       mpiguide batch --resume RUN [--time T] [--nodes N] [--ppn P] [--partition P] [--account A]")
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    """Plans a run (or takes an unfinished one) and submits it as a Slurm batch job that runs it in one
+    allocation; the job's launches go through srun unless the job options name another launcher."""
+    if args.rest[:1] in (["-h"], ["--help"]):
+        out.print(BATCH_USAGE, highlight=False)
+        return 0
+    opts, rest = _batch_options().parse_known_args(args.rest)
+    if opts.resume:
+        if rest:
+            raise MpiguideError(f"mpiguide batch --resume takes no job options (got {shlex.join(rest)}): the run "
+                                "keeps its own")
+        rd = runner.RunDir.open(runner.resolve_run(opts.resume))
+        if not rd.pending():
+            console.print(f"run {rd.path} is complete: nothing to submit")
+            return 0
+        last = batch.last_allocation(rd)
+        alloc = batch.Allocation(
+            nodes=opts.nodes or (last.nodes if last else 0), ppn=opts.ppn or (last.ppn if last else 0),
+            time=opts.time or (last.time if last else ""), partition=opts.partition or (last and last.partition),
+            account=opts.account or (last and last.account))
+        if not (alloc.nodes and alloc.ppn and alloc.time):
+            raise MpiguideError(f"run {rd.path} was never submitted: give --nodes, --ppn and --time")
+        timeout = None
+    else:
+        missing = [o for o in ("nodes", "ppn", "time") if getattr(opts, o) is None]
+        if not rest or missing:
+            raise MpiguideError(f"mpiguide batch needs a job and --{', --'.join(missing or ['nodes'])}\n{BATCH_USAGE}")
+        run_args = build_parser().parse_args(_with_default_job(["run", *rest]))
+        run_args.argv = ["mpiguide", "run", *rest]
+        if run_args.launcher == "local" and not run_args.launcher_template:
+            run_args.launcher = "srun"
+        alloc = batch.Allocation(opts.nodes, opts.ppn, opts.time, opts.partition, opts.account)
+        if run_args.placement is None:
+            run_args.placement = f"{opts.nodes}x{opts.ppn}"
+        commands.check_timeout(run_args.timeout)
+        suite = SUITES.get(run_args.job)
+        plan = commands.Plan(suite, run_args)
+        batch.check(alloc, plan.launches, plan.spec.to_dict())
+        run_id = runner.new_run_id(suite.name)
+        rd = plan.create(Path(run_args.output) if run_args.output else Path("results") / run_id, run_id)
+        timeout = run_args.timeout
+    job_id = batch.submit(rd, alloc, timeout)
+    console.print(f"submitted batch job {job_id}: run directory {rd.path}", highlight=False, soft_wrap=True)
+    console.print(f"the job's output: {rd.path / 'batch' / f'slurm-{job_id}.out'}; if it ends before the run does: "
+                  f"mpiguide batch --resume {rd.path}", highlight=False, soft_wrap=True)
+    return 0
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -158,6 +226,11 @@ def _run_commands(sub: argparse._SubParsersAction) -> None:
         suite.add_arguments(jp)
         jp.set_defaults(func=cmd_run, resume=None)
 
+    p = sub.add_parser("batch", help="submit a run as a Slurm batch job (one allocation)", add_help=False,
+                       description=BATCH_USAGE)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_batch)
+
     p = sub.add_parser("analyze", help="recompute tables, verdicts, plots and report of a run")
     p.add_argument("run", help="run id under results/ or a run directory")
     commands.add_verdict_options(p)
@@ -171,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _stack_commands(sub)
     _run_commands(sub)
+    cluster_commands.add_commands(sub)
     context = CommandContext(add_run_options=commands.add_run_options, run_command=cmd_run)
     for suite in SUITES:
         suite.add_commands(sub, context)
@@ -189,7 +263,12 @@ def _with_default_job(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = _with_default_job(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser().parse_args(argv)
+    if argv[:1] == ["batch"]:
+        # its options and the job's mix in any order: cmd_batch sorts them (argparse's REMAINDER cannot start
+        # with an option)
+        args = argparse.Namespace(func=cmd_batch, rest=argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
     args.argv = ["mpiguide", *argv]
     try:
         return args.func(args)

@@ -353,6 +353,14 @@ static void test_measure_writes_max_over_ranks(const char *path)
     CHECK(strstr(header, "#@answer=42\n") != NULL);
     CHECK(strstr(header, "#@library_version=") != NULL);
     CHECK(strstr(header, "#@end=ok\n") != NULL);
+    /* every rank runs on this host: its name size times, one node of size processes */
+    char host[MPI_MAX_PROCESSOR_NAME], hosts[4096] = "#@hosts=";
+    int len;
+    MPI_Get_processor_name(host, &len);
+    for (int i = 0; i < size; i++)
+        snprintf(hosts + strlen(hosts), sizeof hosts - strlen(hosts), "%s%s", i ? "," : "", host);
+    snprintf(hosts + strlen(hosts), sizeof hosts - strlen(hosts), "\n#@nodes=1\n#@ppn=%d\n", size);
+    CHECK(strstr(header, hosts) != NULL);
 }
 
 static void test_estimate(const char *path)

@@ -301,7 +301,8 @@ def test_cluster_launch_lines(cli, tmp_path):
     res = cli(["apps", "run", "--dry-run", "--launcher", "srun", "--ranks", "2,4", "--ppn", "2", "--apps",
                "jacobi", "--scaling", "strong", "--output", str(tmp_path / "r")])
     assert res.rc == 0, res.text
-    assert "srun -N 1 --ntasks-per-node 2 -n 2 " in res.text and "srun -N 2 --ntasks-per-node 2 -n 4 " in res.text
+    assert "srun --mpi=pmi2 -N 1 --ntasks-per-node 2 -n 2 " in res.text
+    assert "srun --mpi=pmi2 -N 2 --ntasks-per-node 2 -n 4 " in res.text
     res = cli(["apps", "run", "--dry-run", "--layout", "1x2", "--output", str(tmp_path / "r")])
     assert res.rc == 2 and "give the processes per node with --ppn instead" in res.text
 

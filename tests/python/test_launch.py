@@ -92,7 +92,11 @@ def test_describe_is_a_shell_line_with_the_environment(monkeypatch):
 def test_srun_command():
     spec = launch.LaunchSpec(launcher="srun", nodes=2, ppn=1)
     assert launch.command(spec, mpich_like(), 2, PROG, ["--a"]) == [
-        "srun", "-N", "2", "--ntasks-per-node", "1", "-n", "2", PROG, "--a"]
+        "srun", "--mpi=pmi2", "-N", "2", "--ntasks-per-node", "1", "-n", "2", PROG, "--a"]
+    # Open MPI 5 speaks PMIx, not PMI-2; a partition goes before the program
+    spec = launch.LaunchSpec(launcher="srun", nodes=1, ppn=2, partition="batch")
+    assert launch.command(spec, ompi(), 2, PROG, []) == [
+        "srun", "--mpi=pmix", "-N", "1", "--ntasks-per-node", "2", "-n", "2", "-p", "batch", PROG]
 
 
 def test_template_fields_and_quoting():
@@ -165,7 +169,7 @@ def test_dry_run_srun_placement(cli, tmp_path, mpich_stack):
     res, _, lines = dry(cli, tmp_path, "--launcher", "srun", "--placement", "2x1")
     assert res.rc == 0, res.text
     exe = build.build_dir(mpich_stack) / "mg_pingpong"
-    assert all(f"\"$PATH\" srun -N 2 --ntasks-per-node 1 -n 2 {exe} --sizes 4 " in line for line in lines)
+    assert all(f"\"$PATH\" srun --mpi=pmi2 -N 2 --ntasks-per-node 1 -n 2 {exe} --sizes 4 " in line for line in lines)
     assert len(lines) == 2
 
 

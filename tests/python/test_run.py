@@ -44,7 +44,8 @@ def test_meta_json(small_run):
     assert meta["measurement"]["nrep"] == "rule"
     assert meta["measurement"]["sync"] == "barrier"
     assert meta["analysis"] == {"samples": "medians", "tolerance": 0.05, "alpha": 0.05}
-    assert meta["launch"] == {"launcher": "local", "nodes": 1, "ppn": None, "hostfile": None, "template": None}
+    assert meta["launch"] == {"launcher": "local", "nodes": 1, "ppn": None, "hostfile": None, "template": None,
+                              "partition": None}
     mpich = meta["stacks"]["mpich"]
     assert mpich["library_version"].startswith("MPICH Version:")
     assert mpich["family"] == "mpich"

@@ -69,6 +69,7 @@ def add_run_options(p: argparse.ArgumentParser, suite: Suite) -> None:
     lg.add_argument("--placement", "--layout", dest="placement", metavar="NODESxPPN",
                     help="nodes x processes per node, e.g. 2x1 or 1x2 (--layout is the old name)")
     lg.add_argument("--hostfile", help="hostfile for --launcher hostfile")
+    lg.add_argument("--partition", help="Slurm partition for --launcher srun")
     lg.add_argument("--launcher-template", metavar="TEMPLATE",
                     help="custom launch line with {mpiexec} {np} {nodes} {ppn} {hostfile} {prog} {args}")
 
@@ -123,8 +124,10 @@ def check_timeout(timeout: float) -> None:
 def launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
     nodes, ppn = launch.parse_placement(args.placement) if args.placement else (1, None)
     launcher = "template" if args.launcher_template and args.launcher == "local" else args.launcher
+    if args.partition and launcher != "srun":
+        raise MpiguideError(f"--partition {args.partition} is for --launcher srun (mpiguide batch takes it too)")
     return launch.LaunchSpec(launcher=launcher, nodes=nodes, ppn=ppn, hostfile=args.hostfile,
-                             template=args.launcher_template)
+                             template=args.launcher_template, partition=args.partition)
 
 
 def make_dir(path: Path) -> None:
@@ -198,7 +201,8 @@ def print_dry_run(launches: list[Launch], spec: launch.LaunchSpec, run_dir: Path
             args += ["--t1", "<max t_nrep1 of the calibration launches>"]
         argv = launch.command(spec.with_placement(x.placement), stack, x.nprocs, str(exe),
                               [*args, "--output", str(run_dir / x.raw)])
-        out.print(launch.describe(argv, stack), highlight=False, soft_wrap=True)
+        extra = launch.environment(spec, stack, stack.env())
+        out.print(launch.describe(argv, stack, extra), highlight=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------- executing
@@ -236,7 +240,7 @@ def execute(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: 
     todo = rd.pending()
     console.print(f"run {rd.path}: {len(todo)} launch(es) to go of {len(rd.launches)}")
     progress, on_start, on_done = _progress_callbacks(len(todo))
-    interrupted = False
+    interrupted, stopped = False, None
     try:
         if progress:
             with progress:
@@ -246,8 +250,15 @@ def execute(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: 
     except KeyboardInterrupt:
         interrupted = True
         failed = rd.pending()
+    except runner.RunStopped as exc:
+        stopped = str(exc)
+        failed = [x for x in rd.launches if x.status != runner.OK]
     if report:
         write_report(suite, [rd], rd.path)
+    if stopped:
+        console.print(f"the run stopped: {stopped}; once that is fixed, continue with: {resume_hint}",
+                      style="red", highlight=False)
+        return 1
     if interrupted:
         console.print(f"interrupted: {len(rd.launches) - len(failed)} of {len(rd.launches)} launches are "
                       f"kept; continue with: {resume_hint}", style="yellow")

@@ -5,8 +5,10 @@ as 000's 32x1 and 1x16 (--placement; --layout is its old name)."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 
+from mpiguide.cluster import slurm
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
 
@@ -21,6 +23,7 @@ class LaunchSpec:
     ppn: int | None = None  # processes per node; None: all on one node
     hostfile: str | None = None
     template: str | None = None
+    partition: str | None = None  # Slurm partition of srun launches
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -28,6 +31,11 @@ class LaunchSpec:
     @classmethod
     def from_dict(cls, d: dict) -> LaunchSpec:
         return cls(**d)
+
+    @property
+    def on_nodes(self) -> bool:
+        """The processes run on a cluster's nodes, not (only) on this machine."""
+        return self.launcher != "local"
 
     def with_placement(self, placement: str | None) -> LaunchSpec:
         """The same launcher with another NODESxPPN placement (None: unchanged)."""
@@ -85,7 +93,9 @@ def command(spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: lis
         assert spec.hostfile is not None
         return [mpiexec, *stack.hostfile_flags(spec.hostfile, ppn), "-n", str(nprocs), program, *args]
     if spec.launcher == "srun":
-        return ["srun", "-N", str(spec.nodes), "--ntasks-per-node", str(ppn), "-n", str(nprocs), program, *args]
+        partition = ["-p", spec.partition] if spec.partition else []
+        return ["srun", f"--mpi={stack.srun_mpi()}", "-N", str(spec.nodes), "--ntasks-per-node", str(ppn),
+                "-n", str(nprocs), *partition, program, *args]
     assert spec.template is not None
     text = spec.template.format(
         mpiexec=shlex.quote(mpiexec), np=nprocs, nodes=spec.nodes, ppn=ppn,
@@ -94,8 +104,25 @@ def command(spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: lis
     return shlex.split(text)
 
 
-def describe(argv: list[str], stack: Stack) -> str:
+def environment(spec: LaunchSpec, stack: Stack, base: Mapping[str, str]) -> dict[str, str]:
+    """What a launch adds to the stack's environment `base`: on a cluster's nodes, Slurm's settings
+    (cluster.slurm.launch_env)."""
+    return slurm.launch_env(stack, base) if spec.on_nodes else {}
+
+
+def preflight(spec: LaunchSpec, stack: Stack, env: Mapping[str, str]) -> None:
+    """Checks made once before the first launch: a missing srun, PMI plugin or partition is refused here."""
+    if spec.launcher == "srun":
+        slurm.check_srun(stack, env, spec.partition)
+
+
+def stops_the_run(spec: LaunchSpec, log: str) -> str | None:
+    """Why the launches after a failed one cannot run either, read from its log (None: they can)."""
+    return slurm.node_failure(log) if spec.on_nodes else None
+
+
+def describe(argv: list[str], stack: Stack, extra: Mapping[str, str] | None = None) -> str:
     """A copy-pasteable shell line: the stack's environment additions, then the command."""
-    env = [f"{k}={shlex.quote(v)}" for k, v in stack.env_additions().items()]
+    env = [f"{k}={shlex.quote(v)}" for k, v in {**stack.env_additions(), **(extra or {})}.items()]
     env.append(f'PATH={shlex.quote(str(stack.bin))}:"$PATH"')
     return f"env {' '.join(env)} {shlex.join(argv)}"

@@ -214,6 +214,10 @@ class _Terminated(Exception):
     pass
 
 
+class RunStopped(Exception):
+    """A failed launch showed that the launches after it cannot run either (a cluster node failed)."""
+
+
 def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
     raise _Terminated()
 
@@ -264,7 +268,9 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
     x.attempts += 1
     start = time.monotonic()
     with open(log, "w") as logf, stack.launch_env() as env:
-        logf.write(launch.describe(argv, stack) + "\n")
+        extra = launch.environment(spec, stack, env)
+        env.update(extra)
+        logf.write(launch.describe(argv, stack, extra) + "\n")
         logf.flush()
         try:
             proc = subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT,
@@ -280,9 +286,11 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
             x.message = f"killed after the {timeout:g} s launch timeout (see {log})"
             x.seconds = time.monotonic() - start
             return
-        except BaseException:
+        except BaseException as exc:
             _stop_process(proc)
-            x.status, x.message = INTERRUPTED, "interrupted; rerun with --resume"
+            why = ("stopped by SIGTERM (a batch job's time limit, scancel or kill)" if isinstance(exc, _Terminated)
+                   else "interrupted")
+            x.status, x.message = INTERRUPTED, f"{why}; rerun with --resume"
             x.seconds = time.monotonic() - start
             raise
     x.seconds = time.monotonic() - start
@@ -322,6 +330,8 @@ def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: floa
     for s in stack_objs.values():
         build.ensure_built(s)
     spec = launch.LaunchSpec.from_dict(rd.meta["launch"])
+    for s in stack_objs.values():
+        launch.preflight(spec, s, {**s.env(), **launch.environment(spec, s, s.env())})
     todo = rd.pending()
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     started = time.monotonic()
@@ -334,6 +344,11 @@ def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: floa
             finally:
                 rd.save()
             on_done(x, k + 1, len(todo), time.monotonic() - started)
+            log = rd.path / "logs" / f"{x.id}.log"
+            reason = launch.stops_the_run(spec, log.read_text(errors="replace")) if x.status == FAILED and \
+                log.exists() else None
+            if reason:
+                raise RunStopped(f"{x.id}: {reason}")
     except _Terminated:
         raise KeyboardInterrupt from None
     finally:

@@ -124,6 +124,24 @@ class Stack:
             return ["--hostfile", hostfile, "--map-by", f"ppr:{ppn}:node"]
         return ["-f", hostfile, "-ppn", str(ppn)]
 
+    def srun_mpi(self) -> str:
+        """srun's --mpi plugin for this MPI: PMI-2 for MPICH and Intel MPI, PMIx for Open MPI 5 (which
+        speaks no PMI-2)."""
+        return "pmix" if self.family == "openmpi" else "pmi2"
+
+    def network_between_nodes_env(self) -> dict[str, str]:
+        """Makes processes on different nodes talk over TCP and those on one node over shared memory. On
+        the test cluster all nodes share one kernel: left alone, UCX, libfabric and Open MPI may find that
+        the "other node" shares their memory and use it."""
+        if self.family == "openmpi":
+            return {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "tcp,sm,self"}
+        if self.family == "mpich":
+            # whichever network module the build has and picks (MPICH's own shared memory serves one node)
+            return {"UCX_TLS": "tcp,self", "FI_PROVIDER": "tcp"}
+        if self.family == "impi":
+            return {"I_MPI_FABRICS": "shm:ofi", "FI_PROVIDER": "tcp"}
+        return {}
+
     def check(self) -> str | None:
         """Why the stack cannot be used, or None if it looks complete."""
         for tool in (self.mpicc, self.mpiexec):

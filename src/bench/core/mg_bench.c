@@ -127,13 +127,56 @@ static void put_oneline(FILE *f, const char *s)
     }
 }
 
+/* The host of every rank (MPI_Get_processor_name), gathered on rank 0: rank i's
+ * name at i * MPI_MAX_PROCESSOR_NAME there, NULL elsewhere or without memory
+ * (the header then leaves the placement out). Collective. */
+static char *gather_hosts(const mg_bench *b)
+{
+    char mine[MPI_MAX_PROCESSOR_NAME] = {0};
+    int len = 0, ok = 1;
+    MPI_Get_processor_name(mine, &len);
+    char *all = NULL;
+    if (b->rank == 0) {
+        all = calloc((size_t)b->size, MPI_MAX_PROCESSOR_NAME);
+        ok = all != NULL;
+    }
+    /* every rank takes part whatever rank 0's memory says: a collective is never skipped on one rank */
+    PMPI_Gather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, b->comm);
+    return ok ? all : NULL;
+}
+
+/* #@hosts (rank order), #@nodes and #@ppn (processes per node; 0 when the nodes
+ * hold different numbers): the placement the launch really got. */
+static void put_placement(FILE *f, const char *hosts, int size)
+{
+    if (!hosts) return;
+    int nodes = 0, ppn = -1;
+    fputs("#@hosts=", f);
+    for (int i = 0; i < size; i++) {
+        const char *h = hosts + (size_t)i * MPI_MAX_PROCESSOR_NAME;
+        fprintf(f, "%s%s", i ? "," : "", h);
+        int first = 1, count = 0;
+        for (int j = 0; j < size; j++) {
+            if (strcmp(h, hosts + (size_t)j * MPI_MAX_PROCESSOR_NAME) != 0) continue;
+            if (j < i) first = 0;
+            count++;
+        }
+        if (!first) continue;
+        nodes++;
+        ppn = ppn < 0 || ppn == count ? count : 0;
+    }
+    fprintf(f, "\n#@nodes=%d\n#@ppn=%d\n", nodes, ppn);
+}
+
 int mg_bench_begin(mg_bench *b, const char *columns)
 {
+    char *hosts = gather_hosts(b);
     if (b->rank != 0) return 0;
     if (b->out_path) {
         b->out = fopen(b->out_path, "w");
         if (!b->out) {
             mg_bench_error(b, "cannot write %s: %s", b->out_path, strerror(errno));
+            free(hosts);
             return -1;
         }
     } else {
@@ -152,6 +195,8 @@ int mg_bench_begin(mg_bench *b, const char *columns)
     fprintf(f, "#@mpiguide_raw=1\n#@driver=%s\n#@library_version=", b->driver);
     put_oneline(f, version);
     fprintf(f, "\n#@mpi_version=%d.%d\n#@nprocs=%d\n", major, minor, b->size);
+    put_placement(f, hosts, b->size);
+    free(hosts);
     fprintf(f, "#@sync=%s\n", mg_sync_name(b->sync));
     fprintf(f, "#@clock=MPI_Wtime\n#@wtick=%.3e\n#@wtime_is_global=%d\n", MPI_Wtick(),
             (flag && is_global) ? *is_global : 0);

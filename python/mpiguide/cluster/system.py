@@ -1,0 +1,188 @@
+"""The Linux plumbing the test cluster needs: commands that must succeed, processes told apart from
+others that reuse their IDs, and the packages that bring Slurm and munge."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from mpiguide.core.errors import MpiguideError
+
+# Debian packages: the Slurm daemons and clients, munge, and the PMIx library Slurm's pmix plugin loads
+# (it opens libpmix.so, which only the -dev package provides).
+PACKAGES = {"slurmctld": "slurm-wlm", "slurmd": "slurm-wlm", "srun": "slurm-wlm", "sbatch": "slurm-wlm",
+            "munged": "munge", "/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so": "libpmix-dev"}
+TOOLS = ("ip", "nsenter", "unshare")
+
+
+def run(cmd: list[str], what: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Runs a command; raises with its own message when it fails and check is set."""
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise MpiguideError(f"{what}: {cmd[0]} not found") from None
+    except subprocess.TimeoutExpired:
+        raise MpiguideError(f"{what}: {' '.join(cmd)} did not finish within {timeout:g} s") from None
+    if check and res.returncode != 0:
+        raise MpiguideError(f"{what}: {' '.join(cmd)} failed: {(res.stderr or res.stdout).strip()}")
+    return res
+
+
+def missing_packages() -> list[str]:
+    """The Debian packages whose programs or files are missing."""
+    missing = []
+    for item, package in PACKAGES.items():
+        present = Path(item).exists() if item.startswith("/") else shutil.which(item) or Path(
+            "/usr/sbin", item).exists()
+        if not present and package not in missing:
+            missing.append(package)
+    return missing
+
+
+def install_packages(packages: list[str], say) -> None:
+    """apt-get installs packages (the test cluster needs root anyway)."""
+    if not shutil.which("apt-get"):
+        raise MpiguideError(f"the test cluster needs {', '.join(packages)}; install them with your package manager "
+                            "(this machine has no apt-get)")
+    say(f"installing {', '.join(packages)} (apt-get install; the test cluster needs them)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", *packages]):
+        res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if res.returncode != 0:
+            tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-10:])
+            raise MpiguideError(f"{' '.join(cmd)} failed:\n{tail}")
+
+
+def check_machine() -> None:
+    """The test cluster needs Linux, root and the namespace tools."""
+    if not Path("/proc/self/ns/net").exists():
+        raise MpiguideError("the test cluster needs Linux network namespaces (/proc/self/ns/net is missing)")
+    if os.geteuid() != 0:
+        raise MpiguideError("the test cluster needs root (it creates network namespaces and a bridge): "
+                            "run mpiguide cluster up as root")
+    missing = [t for t in TOOLS if not shutil.which(t)]
+    if missing:
+        raise MpiguideError(f"the test cluster needs {', '.join(missing)} (Debian: apt-get install iproute2 "
+                            "util-linux)")
+
+
+@dataclass(frozen=True)
+class Process:
+    """A process as the cluster recorded it: its ID and its start time, which tells it apart from a later
+    process that got the same ID."""
+    pid: int
+    start: int
+
+    @classmethod
+    def of(cls, pid: int) -> Process | None:
+        start = start_time(pid)
+        return None if start is None else cls(pid, start)
+
+    def alive(self) -> bool:
+        return start_time(self.pid) == self.start
+
+    def to_dict(self) -> dict:
+        return {"pid": self.pid, "start": self.start}
+
+
+def start_time(pid: int) -> int | None:
+    """Field 22 of /proc/PID/stat (clock ticks after boot); None if there is no such process."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    if fields[0] == "Z":
+        return None
+    return int(fields[19])
+
+
+def session_members(leader: Process) -> list[Process]:
+    """The processes of leader's session (the daemons' children included) that started after it."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if int(fields[3]) == leader.pid and int(fields[19]) >= leader.start and fields[0] != "Z":
+            members.append(Process(int(entry.name), int(fields[19])))
+    return members
+
+
+def slurm_clients(conf: str) -> list[Process]:
+    """srun, salloc and sbatch processes talking to the Slurm of `conf` (SLURM_CONF in their environment)."""
+    needle = f"SLURM_CONF={conf}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "comm").read_text().strip() not in ("srun", "salloc", "sbatch"):
+                continue
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                p = Process.of(int(entry.name))
+                if p:
+                    found.append(p)
+        except OSError:
+            continue
+    return found
+
+
+def netns_members(netns: str) -> list[Process]:
+    """Every process in the network namespace netns."""
+    res = run(["ip", "netns", "pids", netns], "listing the processes of a node", check=False)
+    if res.returncode != 0:
+        return []
+    return [p for p in (Process.of(int(x)) for x in res.stdout.split()) if p is not None]
+
+
+def stop(processes: list[Process], grace: float = 10) -> list[Process]:
+    """SIGTERM, then SIGKILL for those still there after `grace` seconds; returns the ones that survived."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        alive = [p for p in processes if p.alive()]
+        for p in alive:
+            try:
+                os.kill(p.pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [p for p in alive if p.alive()]
+        if not alive:
+            return []
+    return [p for p in processes if p.alive()]
+
+
+def kill(processes: list[Process]) -> list[Process]:
+    """SIGKILL at once, as a crash would; returns the ones still there after 5 seconds."""
+    for p in processes:
+        if p.alive():
+            try:
+                os.kill(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + 5.0
+    alive = [p for p in processes if p.alive()]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [p for p in alive if p.alive()]
+    return alive
+
+
+def is_mountpoint(path: str) -> bool:
+    target = os.path.realpath(path)
+    try:
+        with open("/proc/self/mounts") as f:
+            return any(line.split()[1] == target for line in f)
+    except OSError:
+        return False

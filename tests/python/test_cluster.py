@@ -1,0 +1,274 @@
+"""The cluster path for real: a 2-node Slurm test cluster on this machine (network and UTS namespaces), jobs
+launched through srun on MPICH and Open MPI, and the cluster removed without a trace.
+
+These tests need root and network namespaces (CI runs as root on a machine that has them); elsewhere they
+are skipped with the reason. They start one cluster for the module."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import read_launches
+from mpiguide.cluster import batch, slurm, system, testcluster
+from mpiguide.core import build, launch, rawfile, runner
+from mpiguide.core import stacks as stackmod
+from mpiguide.core.errors import MpiguideError
+from test_resume import POLL_LIMIT_S, start_mpiguide, wait_for
+
+
+def _why_no_cluster() -> str | None:
+    try:
+        system.check_machine()
+    except MpiguideError as exc:
+        return str(exc)
+    probe = f"mpiguide-probe-{os.getpid()}"
+    res = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if res.returncode != 0:
+        return f"this machine cannot make network namespaces: {res.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+WHY = _why_no_cluster()
+pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no test cluster here: {WHY}")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A 2-node test cluster, made current for the module (the previous current one is restored)."""
+    current = testcluster.clusters_dir() / "current"
+    previous = current.read_text() if current.exists() else None
+    c = testcluster.up(2, name=f"pt{os.getpid() % 100000}", say=lambda _: None)
+    try:
+        yield c
+    finally:
+        try:
+            testcluster.down(c.name, say=lambda _: None)
+        finally:
+            if previous is not None:
+                current.write_text(previous)
+
+
+@pytest.fixture(scope="module")
+def stacks_built():
+    stacks = {name: stackmod.get(name) for name in ("mpich", "openmpi")}
+    for s in stacks.values():
+        build.ensure_built(s)
+    return stacks
+
+
+def test_cluster_is_up_with_its_own_hosts(cluster):
+    assert testcluster.node_states(cluster) == {n.name: "idle" for n in cluster.nodes}
+    res = testcluster.slurm_command(cluster, ["srun", "-N", "2", "-n", "2", "sh", "-c",
+                                              "echo $(hostname) $(ip -4 -o addr show eth0 | awk '{print $4}')"])
+    assert res.returncode == 0, res.stderr
+    assert sorted(res.stdout.split("\n")[:2]) == sorted(f"{n.name} {n.addr}/24" for n in cluster.nodes)
+    text = testcluster.status(cluster)
+    assert all(f"node {n.name}" in text and "idle" in text for n in cluster.nodes)
+    # mpiguide picks the cluster up without anything exported
+    assert slurm.slurm_env({}) == {"SLURM_CONF": str(cluster.conf)}
+    assert slurm.slurm_env({"SLURM_CONF": "/elsewhere/slurm.conf"}) == {}
+
+
+@pytest.mark.parametrize("stack_name", ["mpich", "openmpi"])
+def test_pingpong_through_srun_on_both_nodes(cluster, stacks_built, cli, tmp_path, stack_name):
+    run = tmp_path / "run"
+    res = cli(["run", "pingpong", "--stacks", stack_name, "--runs", "1", "--sizes", "4,64k", "--nrep", "20",
+               "--launcher", "srun", "--placement", "2x1", "--output", str(run)])
+    assert res.rc == 0, res.text
+    (x,) = read_launches(run)
+    assert x["status"] == "ok"
+    parsed = rawfile.parse(run / x["raw"])
+    assert parsed.complete and not parsed.errors
+    assert parsed.header["hosts"] == ",".join(n.name for n in cluster.nodes)
+    assert (parsed.header["nodes"], parsed.header["ppn"]) == ("2", "1")
+    log = (run / "logs" / f"{x['id']}.log").read_text().splitlines()[0]
+    assert f"SLURM_CONF={cluster.conf}" in log
+    stack = stacks_built[stack_name]
+    for k, v in stack.network_between_nodes_env().items():
+        assert f"{k}={v}" in log  # TCP between the test cluster's nodes
+    assert f"srun --mpi={stack.srun_mpi()} -N 2 --ntasks-per-node 1 -n 2 " in log
+
+
+def test_one_node_placement_keeps_ranks_together(cluster, stacks_built, tmp_path):
+    stack = stacks_built["mpich"]
+    out = tmp_path / "pp.txt"
+    spec = launch.LaunchSpec(launcher="srun", nodes=1, ppn=2)
+    argv = launch.command(spec, stack, 2, str(build.build_dir(stack) / "mg_pingpong"),
+                          ["--sizes", "4", "--check-only", "--output", str(out)])
+    with stack.launch_env() as env:
+        env.update(launch.environment(spec, stack, env))
+        res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    header = rawfile.parse(out).header
+    assert (header["nodes"], header["ppn"]) == ("1", "2")
+    assert header["hosts"].split(",")[0] == header["hosts"].split(",")[1]
+
+
+def test_unknown_partition_is_refused(cluster, stacks_built, cli, tmp_path):
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--launcher", "srun",
+               "--placement", "2x1", "--partition", "nosuch", "--output", str(tmp_path / "run")])
+    assert res.rc == 2
+    assert "Slurm has no partition 'nosuch' (sinfo lists: debug)" in res.text
+
+
+def test_down_leaves_nothing(stacks_built):
+    """A cluster of its own, torn down: no process, namespace, link, mount or directory is left."""
+    c = testcluster.up(1, name=f"pd{os.getpid() % 100000}", say=lambda _: None, make_current=False)
+    daemons = [c.daemon(k) for k in c.daemons]
+    assert all(p is not None and p.alive() for p in daemons)
+    testcluster.down(c.name, say=lambda _: None)
+    assert not any(p.alive() for p in daemons)
+    assert testcluster.leftovers(c) == []
+    assert not c.directory.exists()
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert c.nodes[0].netns not in netns
+    with open("/proc/self/mounts") as f:
+        assert c.nodes[0].netns not in f.read()
+
+
+# ---------------------------------------------------------------- the jobs through srun
+
+def assert_checked_on_both_hosts(run, cluster, placements=None) -> list[dict]:
+    """Every launch ok, its raw file complete with no failed data check, its ranks on the placement's hosts."""
+    launches = read_launches(run)
+    assert launches and all(x["status"] == "ok" and x["returncode"] == 0 for x in launches), launches
+    hosts = {n.name for n in cluster.nodes}
+    for x in launches:
+        parsed = rawfile.parse(run / x["raw"])
+        assert parsed.complete and not parsed.errors, x["id"]
+        ranks = parsed.header["hosts"].split(",")
+        assert set(ranks) <= hosts and len(ranks) == int(parsed.header["nprocs"])
+        nodes, ppn = launch.parse_placement(placements[x["id"]] if placements else "2x1")
+        assert (int(parsed.header["nodes"]), int(parsed.header["ppn"])) == (nodes, ppn), x["id"]
+    return launches
+
+
+@pytest.mark.parametrize("placement", ["2x1", "1x2"])
+def test_ddt_subset_inter_and_intra_node(cluster, stacks_built, cli, tmp_path, placement):
+    run = tmp_path / "run"
+    res = cli(["run", "ddt", "--stacks", "mpich,openmpi", "--tests", "3", "--grid", "quick", "--patterns",
+               "pingpong", "--A", "1,16", "--sizes", "1k,64k", "--runs", "1", "--nrep", "5", "--launcher", "srun",
+               "--placement", placement, "--output", str(run)])
+    assert res.rc == 0, res.text
+    launches = assert_checked_on_both_hosts(run, cluster, {x["id"]: placement for x in read_launches(run)})
+    assert len(launches) == 2
+    if placement == "2x1":
+        assert all(len(set(rawfile.parse(run / x["raw"]).header["hosts"].split(","))) == 2 for x in launches)
+
+
+def test_coll_and_a_stencil_app_on_two_nodes(cluster, stacks_built, cli, tmp_path):
+    run = tmp_path / "coll"
+    res = cli(["run", "coll", "--stacks", "mpich,openmpi", "--collectives", "allreduce,bcast", "--sizes", "4,64k",
+               "--np", "4", "--runs", "1", "--nrep", "5", "--launcher", "srun", "--placement", "2x2", "--output",
+               str(run)])
+    assert res.rc == 0, res.text
+    assert_checked_on_both_hosts(run, cluster, {x["id"]: "2x2" for x in read_launches(run)})
+    run = tmp_path / "apps"
+    res = cli(["run", "apps", "--stacks", "mpich,openmpi", "--apps", "jacobi", "--ranks", "4", "--runs", "1",
+               "--steps", "3", "--launcher", "srun", "--placement", "2x2", "--output", str(run)])
+    assert res.rc == 0, res.text
+    assert_checked_on_both_hosts(run, cluster, {x["id"]: "2x2" for x in read_launches(run)})
+
+
+# ---------------------------------------------------------------- time limits and node failures
+
+def node_stalling_template(tmp_path) -> tuple[str, Path]:
+    """srun with the stack's plugin; the second launch of the run (resumes included) writes the start of its
+    raw file, then runs a step on the nodes that waits until it is stopped (marker files say it runs)."""
+    count, script = tmp_path / "launch-count", tmp_path / "stall.sh"
+    script.write_text(
+        f'n=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n'
+        'out=; for a in "$@"; do out=$a; done\n'
+        'if [ $n -eq 2 ]; then\n'
+        '  printf "#@mpiguide_raw=1\\n#@driver=pingpong\\n" > "$out"\n'
+        f'  exec srun -N 2 -n 2 sh -c \'touch {tmp_path}/running.$SLURM_PROCID; exec sleep 600\'\n'
+        'fi\n'
+        'exec "$@"\n')
+    return (f"sh {script} srun --mpi=pmi2 -N {{nodes}} --ntasks-per-node {{ppn}} -n {{np}} {{prog}} {{args}}",
+            count)
+
+
+def stop_mpiguide(proc: subprocess.Popen) -> None:
+    """Never leaves mpiguide running: SIGTERM first, so that it stops its launch (an srun of its own session)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+
+
+def test_node_failure_stops_the_run_and_resume_completes(cluster, stacks_built, cli, tmp_path):
+    run = tmp_path / "run"
+    template, _ = node_stalling_template(tmp_path)
+    proc = start_mpiguide(["run", "pingpong", "--stacks", "mpich", "--runs", "3", "--sizes", "4", "--nrep", "5",
+                           "--placement", "2x1", "--launcher-template", template, "--output", str(run)], tmp_path)
+    try:
+        wait_for(lambda: all((tmp_path / f"running.{r}").exists() for r in (0, 1)), proc, "the stalled step")
+        testcluster.stop_node(cluster, cluster.nodes[1].name)
+        out, err = proc.communicate(timeout=POLL_LIMIT_S)
+    finally:
+        stop_mpiguide(proc)
+    assert proc.returncode == 1, out + err
+    text = " ".join((out + err).split())
+    assert f"node {cluster.nodes[1].name} failed during the launch" in text
+    assert f"continue with: mpiguide run --resume {run}" in text
+    launches = read_launches(run)
+    assert [x["status"] for x in launches] == ["ok", "failed", "pending"]
+    assert f"Node failure on {cluster.nodes[1].name}" in launches[1]["message"]
+    partial = (run / launches[1]["raw"]).read_text()
+
+    testcluster.start_node(cluster, cluster.nodes[1].name)
+    res = cli(["run", "--resume", str(run)])
+    assert res.rc == 0, res.text
+    launches = read_launches(run)
+    assert [(x["status"], x["attempts"]) for x in launches] == [("ok", 1), ("ok", 2), ("ok", 1)]
+    assert (run / "raw/mpich/mpich-pp-r1.attempt1.txt").read_text() == partial
+
+
+def test_batch_job_killed_by_its_time_limit_then_resubmitted(cluster, stacks_built, cli, tmp_path):
+    run = tmp_path / "run"
+    template, _ = node_stalling_template(tmp_path)
+    res = cli(["batch", "pingpong", "--stacks", "mpich", "--runs", "3", "--sizes", "4", "--nrep", "5",
+               "--launcher-template", template, "--output", str(run), "--nodes", "2", "--ppn", "1", "--time", "1"])
+    assert res.rc == 0, res.text
+    (job,) = batch.jobs(runner.RunDir.open(run))
+    assert f"submitted batch job {job['job_id']}: run directory {run}" in res.text
+    script = (run / "batch" / job["script"]).read_text()
+    assert "#SBATCH --nodes=2" in script and "#SBATCH --time=1" in script
+    assert f"-m mpiguide run --resume {run}" in script
+    assert job_state(cluster, job["job_id"]) == "TIMEOUT"
+    launches = read_launches(run)
+    assert [x["status"] for x in launches] == ["ok", "interrupted", "pending"]
+    assert launches[1]["message"].startswith("stopped by SIGTERM (a batch job's time limit")
+    partial = (run / launches[1]["raw"]).read_text()
+    assert f"mpiguide batch --resume {run}" in (run / "batch" / f"slurm-{job['job_id']}.out").read_text()
+
+    res = cli(["batch", "--resume", str(run), "--time", "10"])
+    assert res.rc == 0, res.text
+    second = batch.jobs(runner.RunDir.open(run))[-1]
+    assert second["allocation"] == {**job["allocation"], "time": "10"}
+    assert job_state(cluster, second["job_id"]) == "COMPLETED"
+    launches = read_launches(run)
+    assert [(x["status"], x["attempts"]) for x in launches] == [("ok", 1), ("ok", 2), ("ok", 1)]
+    assert (run / "raw/mpich/mpich-pp-r1.attempt1.txt").read_text() == partial
+
+
+def job_state(cluster, job_id: str) -> str:
+    """The job's final state, once it has one (a guard, not an assertion, bounds the wait)."""
+    deadline = time.monotonic() + POLL_LIMIT_S
+    while time.monotonic() < deadline:
+        res = testcluster.slurm_command(cluster, ["scontrol", "-o", "show", "job", job_id])
+        state = re.search(r"JobState=(\S+)", res.stdout)
+        if state and state.group(1) not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
+            return state.group(1)
+        time.sleep(0.5)
+    pytest.fail(f"job {job_id} did not end")
