@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from conftest import read_launches
@@ -150,17 +151,17 @@ def assert_checked_on_both_hosts(run, cluster, placements=None) -> list[dict]:
     return launches
 
 
-@pytest.mark.parametrize("placement", ["2x1", "1x2"])
-def test_ddt_subset_inter_and_intra_node(cluster, stacks_built, cli, tmp_path, placement):
+def test_ddt_subset_inter_and_intra_node(cluster, stacks_built, cli, tmp_path):
     run = tmp_path / "run"
     res = cli(["run", "ddt", "--stacks", "mpich,openmpi", "--tests", "3", "--grid", "quick", "--patterns",
                "pingpong", "--A", "1,16", "--sizes", "1k,64k", "--runs", "1", "--nrep", "5", "--launcher", "srun",
-               "--placement", placement, "--output", str(run)])
+               "--placement", "2x1,1x2", "--output", str(run)])
     assert res.rc == 0, res.text
-    launches = assert_checked_on_both_hosts(run, cluster, {x["id"]: placement for x in read_launches(run)})
-    assert len(launches) == 2
-    if placement == "2x1":
-        assert all(len(set(rawfile.parse(run / x["raw"]).header["hosts"].split(","))) == 2 for x in launches)
+    placements = {x["id"]: x["placement"] for x in read_launches(run)}
+    assert sorted(placements.values()) == ["1x2", "1x2", "2x1", "2x1"]
+    assert_checked_on_both_hosts(run, cluster, placements)
+    contrast = pd.read_csv(run / "placements.csv")
+    assert {"2x1", "1x2"} <= set(contrast.columns) and set(contrast["stack"]) == {"mpich", "openmpi"}
 
 
 def test_coll_and_a_stencil_app_on_two_nodes(cluster, stacks_built, cli, tmp_path):

@@ -120,9 +120,21 @@ def test_pingpong_layout_follows_the_collective_layout():
     params = _params("--tests", "1", "--layout", "32x1")
     by_pattern = {e["pattern"]: e for e in params["entries"]}
     assert by_pattern["pingpong"]["placement"] == "2x1" and by_pattern["bcast"]["nprocs"] == 32
-    assert by_pattern["bcast"]["placement"] is None
+    assert by_pattern["bcast"]["placement"] == "32x1"
     params = _params("--tests", "1", "--layout", "1x16", "--patterns", "pingpong")
     assert params["entries"][0]["placement"] == "1x2"
+
+
+def test_several_placements_plan_a_launch_each():
+    """000's pair: collectives on 32x1 and 1x16, the ping-pong inter-node (2x1) and intra-node (1x2)."""
+    entries = _params("--tests", "3", "--placement", "32x1,1x16")["entries"]
+    assert [(e["key"], e["nprocs"], e["placement"]) for e in entries] == [
+        ("t03-pingpong-np2-2x1", 2, "2x1"), ("t03-pingpong-np2-1x2", 2, "1x2"),
+        ("t03-bcast-np32-32x1", 32, "32x1"), ("t03-bcast-np16-1x16", 16, "1x16"),
+        ("t03-allgather-np32-32x1", 32, "32x1"), ("t03-allgather-np16-1x16", 16, "1x16")]
+    # placements that give the same ping-pong share its launch
+    entries = _params("--tests", "3", "--placement", "2x1,4x1", "--patterns", "pingpong")["entries"]
+    assert [e["placement"] for e in entries] == ["2x1"]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -130,6 +142,8 @@ def test_pingpong_layout_follows_the_collective_layout():
     (["--tests", "5-3"], "tests are numbered 1 to 11"),
     (["--tests", "x"], "bad --tests 'x'"),
     (["--np", "1"], "collectives need at least 2 processes"),
+    (["--np", "4", "--placement", "2x2"], "a placement fixes the collectives' processes"),
+    (["--placement", "2x1,banana"], "bad --placement 'banana'"),
     (["--layouts", "tiled,wiggly"], "unknown layout 'wiggly' in --layouts"),
     (["--patterns", "alltoall"], "unknown pattern 'alltoall'"),
     (["--modes", "fast"], "unknown mode 'fast'"),
@@ -157,7 +171,8 @@ COLUMNS = "pattern layout A m msize mode rep time_s"
 
 def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
                   skip: dict | None = None) -> Path:
-    """A finished ddt run whose raw files hold times(stack, test, layout, mode, A, m, launch) seconds."""
+    """A finished ddt run whose raw files hold times(stack, test, layout, mode, A, m, launch, placement=)
+    seconds."""
     entries = {e["key"]: e for e in params["entries"]}
 
     def raw_of(x) -> str:
@@ -171,7 +186,7 @@ def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs
                         lines.append(f"#@skip[{e['pattern']} {lab} {a} {m}]={skip[(lab, a)]}")
                         continue
                     for mode in e["modes"]:
-                        t = times(x.stack, e["test"], lab, mode, a, m, x.run_index)
+                        t = times(x.stack, e["test"], lab, mode, a, m, x.run_index, placement=e["placement"])
                         lines += [f"{e['pattern']} {lab} {a} {m} {m} {mode} {i} {t * (1 + 1e-3 * i):.9e}"
                                   for i in range(nrep)]
         return "\n".join([*lines, "#@end=ok"]) + "\n"
@@ -179,7 +194,7 @@ def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs
     return synthetic_job_run(path, JOB, params, stacks, runs, nrep, raw_of)
 
 
-def known_times(stack, test, layout, mode, A, m, launch):
+def known_times(stack, test, layout, mode, A, m, launch, placement=None):
     """fast keeps every guideline; slow: datatype 2x MPI_Pack (Test 3), contiguous-subtype over tiled 3x
     slower and over block 3x faster (Test 4, both violate ≃), tiled-struct 4x slower (Test 5) at A=2 only,
     and an inconclusive 1.5x for tiled-struct at A=10 (launch medians interleave)."""
@@ -253,16 +268,39 @@ def test_matrix_cells(known_run):
     r = ddtreport.load([runner.RunDir.open(known_run)])
     m = ddtreport.matrix(r)
     assert list(m.columns) == ["fast", "slow"]
-    row = m.xs((5, "DT-GL4", "tiled-struct:S1=1:S2=1 ⪯ tiled", "pingpong", 2, 3200))
+    row = m.xs((5, "DT-GL4", "tiled-struct:S1=1:S2=1 ⪯ tiled", "pingpong", 2, "1x2", 3200))
     assert row["slow"] == "VIOLATED 1/2 x4.00 (A=2)"
     assert row["fast"].startswith("PASS 2/2 x1.00")
-    row = m.xs((1, "slowdown", "tiled / contiguous", "pingpong", 2, 3200))
+    row = m.xs((1, "slowdown", "tiled / contiguous", "pingpong", 2, "1x2", 3200))
     assert row["fast"] == "x2.00 median, x2.00 max (A=2)"
-    row = m.xs((4, "DT-GL1", "contiguous-subtype:sub=block ≃ block", "pingpong", 2, 3200))
+    row = m.xs((4, "DT-GL1", "contiguous-subtype:sub=block ≃ block", "pingpong", 2, "1x2", 3200))
     assert row["slow"] == "VIOLATED 2/2 x3.00 (A=2, reference slower)"
     counts = ddtreport.verdict_counts(r)
     assert counts.loc[("fast", "DT-GL2/3"), stats.PASS] == 8  # 4 layouts x 2 A
     assert counts.loc[("slow", "DT-GL2/3"), stats.VIOLATED] == 8
+
+
+def test_inter_and_intra_node_side_by_side(tmp_path):
+    """Test 3 at 2x1 and 1x2 in one run: the datatype is 2x slower than MPI_Pack between nodes only."""
+    def times(stack, test, layout, mode, A, m, launch, placement=None):
+        t = 1e-3 * (1 + 0.01 * launch)
+        return 2 * t if mode == "datatype" and placement == "2x1" else t
+
+    params = _params("--tests", "3", "--grid", "quick", "--A", "2", "--sizes", "3200", "--patterns", "pingpong",
+                     "--layouts", "tiled", "--modes", "datatype,pack", "--placement", "2x1,1x2")
+    run = write_ddt_run(tmp_path / "run", params, times, stacks=("one",))
+    r = ddtreport.load([runner.RunDir.open(run)])
+    assert set(r.verdicts["placement"]) == {"2x1", "1x2"}
+    m = ddtreport.matrix(r)
+    assert m.xs((3, "DT-GL2/3", "tiled ⪯ tiled [pack]", "pingpong", 2, "2x1", 3200))["one"].startswith("VIOLATED 1/1")
+    assert m.xs((3, "DT-GL2/3", "tiled ⪯ tiled [pack]", "pingpong", 2, "1x2", 3200))["one"].startswith("PASS 1/1")
+    c = ddtreport.placement_contrast(r)
+    assert list(c.columns) == ["2x1", "1x2"]  # inter-node first
+    row = c.xs(("one", 3, "DT-GL2/3", "tiled ⪯ tiled [pack]", "pingpong", 3200))
+    assert row["2x1"].startswith("VIOLATED 1/1 x2.00") and row["1x2"].startswith("PASS 1/1")
+    html = ddtreport.write(r, tmp_path / "rep").read_text()
+    assert "DT-GL2/3 across placements (inter- vs intra-node)" in html
+    assert (tmp_path / "rep" / "placements.csv").exists()
 
 
 def test_report_of_one_run(known_run, tmp_path):

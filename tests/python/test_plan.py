@@ -12,8 +12,8 @@ import subprocess
 import pandas as pd
 import pytest
 
-from conftest import read_launches, synthetic_meta
-from mpiguide.core import build, launch, runner
+from conftest import raw_text, read_launches, save_synthetic_run, synthetic_meta
+from mpiguide.core import build, launch, measurements, runner
 from mpiguide.core.stacks import Stack
 from mpiguide.suites import SUITES
 from mpiguide.suites.pingpong import report
@@ -223,3 +223,19 @@ def test_resume_notices_a_changed_library_version(small_run_copy, cli):
     (small_run_copy / "launches.json").write_text(json.dumps(data))
     res = cli(["run", "--resume", str(small_run_copy)])
     assert "0.0.1" in res.text  # a warning or an error naming the recorded version
+
+
+@pytest.mark.parametrize(("cluster", "header", "expected"), [
+    ("tc1", "#@hosts=tc1-n1,tc1-n1,tc1-n2,tc1-n2\n#@nodes=2\n#@ppn=2", "some launches run 4 ranks on 2 cores "
+     "(the nodes of test cluster 'tc1' share this machine)"),
+    (None, "#@hosts=a,a,b,b\n#@nodes=2\n#@ppn=2", None),  # real nodes: 2 per node fit
+    (None, "#@hosts=a,a,a,b\n#@nodes=2\n#@ppn=0", "some launches run 4 ranks on 2 cores (one machine)"),
+])
+def test_oversubscription_from_the_placement(tmp_path, cluster, header, expected):
+    meta = synthetic_meta()
+    meta["host"]["cores"], meta["test_cluster"] = 2, cluster
+    launches = runner.plan(SUITES.get("pingpong"), meta["params"], ["fake"], 1, RULE)
+    raw = raw_text([("send_recv", 4, 1e-6)], 5, extra_header=header).replace("#@nprocs=2", "#@nprocs=4")
+    path = save_synthetic_run(tmp_path / "run", meta, launches, lambda x: raw)
+    text = measurements.oversubscription(measurements.Measured.load(runner.RunDir.open(path)))
+    assert (text is None) if expected is None else text.startswith(expected)

@@ -121,8 +121,13 @@ def check_timeout(timeout: float) -> None:
         raise MpiguideError(f"bad --timeout {timeout}: seconds, more than 0")
 
 
-def launch_spec(args: argparse.Namespace) -> launch.LaunchSpec:
-    nodes, ppn = launch.parse_placement(args.placement) if args.placement else (1, None)
+def launch_spec(args: argparse.Namespace, suite: Suite) -> launch.LaunchSpec:
+    placements = launch.parse_placements(args.placement) if args.placement else []
+    if len(placements) > 1 and not suite.many_placements:
+        raise MpiguideError(f"--placement {args.placement}: the {suite.name} job takes one placement per run "
+                            "(the ddt job takes several)")
+    # a job that takes several gives each launch its own; the run's is the first
+    nodes, ppn = launch.parse_placement(placements[0]) if placements else (1, None)
     launcher = "template" if args.launcher_template and args.launcher == "local" else args.launcher
     if args.partition and launcher != "srun":
         raise MpiguideError(f"--partition {args.partition} is for --launcher srun (mpiguide batch takes it too)")
@@ -152,7 +157,7 @@ class Plan:
         self.runs = args.runs
         self.measurement = measurement_settings(args, suite)
         self.analysis = {"samples": args.samples, "tolerance": args.tolerance, "alpha": args.alpha}
-        self.spec = launch_spec(args)
+        self.spec = launch_spec(args, suite)
         self.launches = runner.plan(suite, self.params, self.stacks, args.runs, self.measurement)
         for x in self.launches:
             self.spec.with_placement(x.placement).validate(x.nprocs)

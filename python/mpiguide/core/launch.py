@@ -4,6 +4,7 @@ as 000's 32x1 and 1x16 (--placement; --layout is its old name)."""
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
@@ -71,6 +72,18 @@ class LaunchSpec:
                 ) from exc
 
 
+def parse_placements(text: str) -> list[str]:
+    """'2x1,1x2' -> ['2x1', '1x2'], each checked, repeats dropped."""
+    out = []
+    for part in (x.strip().lower() for x in text.split(",")):
+        parse_placement(part)
+        if part not in out:
+            out.append(part)
+    if not out:
+        raise MpiguideError(f"bad --placement '{text}': expected NODESxPPN, for example 32x1 or 1x16")
+    return out
+
+
 def parse_placement(text: str) -> tuple[int, int]:
     """'32x1' -> (32 nodes, 1 process per node)."""
     try:
@@ -108,6 +121,14 @@ def environment(spec: LaunchSpec, stack: Stack, base: Mapping[str, str]) -> dict
     """What a launch adds to the stack's environment `base`: on a cluster's nodes, Slurm's settings
     (cluster.slurm.launch_env)."""
     return slurm.launch_env(stack, base) if spec.on_nodes else {}
+
+
+def test_cluster_name(spec: LaunchSpec) -> str | None:
+    """The mpiguide test cluster the launches run on (its nodes share this machine's cores), if any."""
+    if not spec.on_nodes:
+        return None
+    c = slurm.test_cluster({**os.environ, **slurm.slurm_env()})
+    return c.name if c else None
 
 
 def preflight(spec: LaunchSpec, stack: Stack, env: Mapping[str, str]) -> None:

@@ -77,3 +77,20 @@ def stack_versions(rd: RunDir) -> dict[str, str]:
 def unfinished(rd: RunDir) -> list[Launch]:
     """The launches that did not complete."""
     return [x for x in rd.launches if x.status != OK]
+
+
+def oversubscription(m: Measured) -> str | None:
+    """A sentence when some launch put more ranks on one machine than this host has cores (on mpiguide's test
+    cluster every node is this machine), from the raw headers' placement; None otherwise."""
+    cores = int(m.rd.meta.get("host", {}).get("cores") or 0)
+    shared = m.rd.meta.get("test_cluster")
+    worst = 0
+    for _, raw in m.launches():
+        nprocs = int(raw.header.get("nprocs", 0) or 0)
+        ppn = int(raw.header.get("ppn", 0) or 0) or nprocs  # 0: the nodes hold different numbers
+        worst = max(worst, nprocs if shared or "hosts" not in raw.header else ppn)
+    if not cores or worst <= cores:
+        return None
+    where = f"the nodes of test cluster '{shared}' share this machine" if shared else "one machine"
+    return (f"some launches run {worst} ranks on {cores} cores ({where}): they are oversubscribed, and their "
+            "timings mean little")

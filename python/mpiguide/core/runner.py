@@ -375,6 +375,7 @@ def new_meta(suite: Suite, params: dict, stack_names: list[str], runs: int, meas
         "measurement": measurement,
         "analysis": analysis,
         "launch": spec.to_dict(),
+        "test_cluster": launch.test_cluster_name(spec),
         "stacks": stack_meta(stack_names),
         "host": host_info(),
         "git": git_info(),

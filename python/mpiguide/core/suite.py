@@ -75,6 +75,8 @@ class Suite(ABC):
     # rule or estimation); its default N.
     fixed_nrep: int | None = None
     default_samples: str = "medians"  # what verdicts test by default (stats.SAMPLE_MODES)
+    # The job takes several placements in one run (--placement 2x1,1x2) and plans a launch per placement.
+    many_placements: bool = False
 
     # ---- the measurement job
 

@@ -13,6 +13,7 @@ from matplotlib.ticker import FormatStrFormatter
 from mpiguide.core import stats
 from mpiguide.core.charts import grouped_bars, per_group, plt
 from mpiguide.core.document import Document, fields, write_csvs
+from mpiguide.core.measurements import Measured, oversubscription
 from mpiguide.suites.coll import analysis as tune
 from mpiguide.suites.coll.profiles import read_profile
 
@@ -72,6 +73,9 @@ def _run_table(r: tune.CollResult, extra: dict[str, str]) -> pd.DataFrame:
                     f"{r.settings['tolerance']}, alpha {r.settings['alpha']}",
         **extra,
     }
+    crowded = oversubscription(Measured.load(r.rd))
+    if crowded:
+        values["oversubscribed"] = crowded
     return fields(values)
 
 

@@ -20,6 +20,7 @@ from mpiguide.suites.ddt import report
 
 class DdtSuite(Suite):
     name = "ddt"
+    many_placements = True
     title = "Derived datatype expectation tests 1-11 (paper 000)"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -41,14 +42,15 @@ class DdtSuite(Suite):
                        help="basic element type of the layouts (default int)")
 
     def selection(self, args: argparse.Namespace) -> ex.Selection:
-        placement = getattr(args, "placement", None)
+        text = getattr(args, "placement", None)
+        placements = launch.parse_placements(text) if text else []
         if args.np:
             nps = int_list(args.np, "--np")
             if min(nps) < 2:
                 raise MpiguideError(f"bad --np '{args.np}': collectives need at least 2 processes")
-        elif placement:
-            nodes, ppn = launch.parse_placement(placement)
-            nps = [nodes * ppn]
+            if placements:
+                raise MpiguideError(f"--np {args.np} and --placement {text}: a placement fixes the collectives' "
+                                    "processes (nodes x ppn); give one or the other")
         else:
             nps = [ex.default_np()]
         layouts = None
@@ -65,7 +67,7 @@ class DdtSuite(Suite):
             A=int_list(args.blocksizes, "--A") if args.blocksizes else None, sizes=sizes,
             patterns=parse_choice_list(args.patterns, ex.PATTERNS, "pattern") if args.patterns else None,
             modes=parse_choice_list(args.modes, ex.MODES, "mode") if args.modes else None,
-            np=nps, basic=args.basic, placement=placement)
+            np=nps, basic=args.basic, placements=placements)
 
     def params(self, args: argparse.Namespace) -> dict:
         sel = self.selection(args)

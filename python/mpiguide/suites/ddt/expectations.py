@@ -245,7 +245,9 @@ class Selection:
     modes: list[str] | None = None
     np: list[int] = field(default_factory=lambda: [default_np()])
     basic: str = "int"
-    placement: str | None = None  # NODESxPPN of the collective launches
+    # NODESxPPN of the collective launches, one launch per placement (the ping-pong's follows each:
+    # pingpong_placement); none: the run's launcher decides
+    placements: list[str] = field(default_factory=list)
 
 
 def _keep_layout(spec: str, wanted: list[str]) -> bool:
@@ -275,16 +277,28 @@ def plan_tests(sel: Selection) -> list[dict]:
         # The paper gives m in bytes; Test 11 gives n elements of MPI_INT, kept as n for other element types.
         sizes = sel.sizes or [m // 4 * unit if t.n_grid else m for m in grid.sizes]
         for pattern in sel.patterns or grid.patterns:
-            nps = [2] if pattern == "pingpong" else sel.np
-            for np_ in nps:
+            for np_, placement in _launch_shapes(pattern, sel):
+                key = f"t{number:02d}-{pattern}-np{np_}" + (f"-{placement}" if placement else "")
                 out.append({
-                    "key": f"t{number:02d}-{pattern}-np{np_}", "test": number, "pattern": pattern, "nprocs": np_,
+                    "key": key, "test": number, "pattern": pattern, "nprocs": np_, "placement": placement,
                     "layouts": specs, "A": list(sel.A or grid.A), "sizes": list(sizes), "modes": modes,
                     "comparisons": [c.to_dict() for c in comps],
-                    "placement": pingpong_placement(launch.parse_placement(sel.placement) if sel.placement
-                                                    else None) if pattern == "pingpong" else None,
                 })
     return out
+
+
+def _launch_shapes(pattern: str, sel: Selection) -> list[tuple[int, str | None]]:
+    """(processes, placement) of a pattern's launches: one per placement (the ping-pong's derived from each,
+    repeats dropped), or per --np without placements."""
+    if not sel.placements:
+        return [(2, None)] if pattern == "pingpong" else [(n, None) for n in sel.np]
+    shapes = []
+    for p in sel.placements:
+        nodes, ppn = launch.parse_placement(p)
+        shape = (2, pingpong_placement((nodes, ppn))) if pattern == "pingpong" else (nodes * ppn, p)
+        if shape not in shapes:
+            shapes.append(shape)
+    return shapes
 
 
 # ---------------------------------------------------------------- time estimate

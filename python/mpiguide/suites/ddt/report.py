@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.core import stats
+from mpiguide.core import launch, stats
 from mpiguide.core.charts import grouped_bars, per_group, plt
 from mpiguide.core.document import Document, fields, write_csvs
 from mpiguide.core.errors import MpiguideError
-from mpiguide.core.measurements import NOT_MEASURED, Measured, stack_versions, unfinished
+from mpiguide.core.measurements import NOT_MEASURED, Measured, oversubscription, stack_versions, unfinished
 from mpiguide.core.pairing import paired
 from mpiguide.core.runner import RunDir
 from mpiguide.suites.ddt.expectations import CHARACTERIZE, MODES, PRECEDES, TESTS, Comparison, label
 
-MATCH = ["stack", "nprocs", "pattern", "A", "m", "msize"]  # what both sides of a comparison share
+# what both sides of a comparison share
+MATCH = ["stack", "nprocs", "placement", "pattern", "A", "m", "msize"]
 RANK = {stats.VIOLATED: 2, stats.INCONCLUSIVE: 1, stats.PASS: 0}
 PAPER_GUIDELINES = ("DT-GL1", "DT-GL2/3", "DT-GL4")
 VERDICT_COLUMNS = ["test", "guideline", "comparison", "relation", "compared", "compared_mode", "reference",
@@ -150,15 +151,18 @@ def load(rds: list[RunDir]) -> DdtResult:
         stacks += rename.values()
         versions.update({rename[s]: v for s, v in stack_versions(rd).items()})
         tests = {e["key"]: e["test"] for e in rd.meta["params"]["entries"]}
+        placements = {e["key"]: placement_label(e, rd.meta["launch"]) for e in rd.meta["params"]["entries"]}
         for s in rd.meta["stacks_order"]:
             for e in rd.meta["params"]["entries"]:
                 entry_rows.append({"stack": rename[s], "template": e["key"], "test": e["test"],
-                                   "pattern": e["pattern"], "nprocs": e["nprocs"], "comparisons": e["comparisons"],
-                                   "A": e["A"], "sizes": e["sizes"], "layouts": e["layouts"], "modes": e["modes"]})
+                                   "pattern": e["pattern"], "nprocs": e["nprocs"], "placement": placements[e["key"]],
+                                   "comparisons": e["comparisons"], "A": e["A"], "sizes": e["sizes"],
+                                   "layouts": e["layouts"], "modes": e["modes"]})
         measured = Measured.load(rd)
         df, errs = measured.tables()
         if not df.empty:
             df["stack"] = df["stack"].map(rename)
+            df.insert(df.columns.get_loc("nprocs") + 1, "placement", df["template"].map(placements))
             frames.append(df)
         if not errs.empty:
             errs["stack"] = errs["stack"].map(rename)
@@ -176,6 +180,16 @@ def load(rds: list[RunDir]) -> DdtResult:
         notes=pd.concat(notes, ignore_index=True) if notes else pd.DataFrame(columns=SKIP_COLUMNS),
         errors=pd.concat(errors, ignore_index=True) if errors else pd.DataFrame(),
         failed=failed)
+
+
+def placement_label(entry: dict, spec: dict) -> str:
+    """NODESxPPN of an entry's launches: its own, the run's, or (local launcher) all on one node."""
+    placement = entry.get("placement") or entry.get("launch_layout")
+    if placement:
+        return placement
+    if spec.get("ppn"):
+        return f"{spec['nodes']}x{spec['ppn']}"
+    return f"1x{entry['nprocs']}" if spec.get("launcher", "local") == "local" else "?"
 
 
 # ---------------------------------------------------------------- tables
@@ -206,7 +220,7 @@ def factor_cell(part: pd.DataFrame) -> str:
     return f"x{part['factor'].median():.2f} median, x{w['factor']:.2f} max (A={w['A']})"
 
 
-MATRIX_INDEX = ["test", "guideline", "comparison", "pattern", "nprocs", "m"]
+MATRIX_INDEX = ["test", "guideline", "comparison", "pattern", "nprocs", "placement", "m"]
 
 
 def matrix(r: DdtResult) -> pd.DataFrame:
@@ -226,6 +240,25 @@ def matrix(r: DdtResult) -> pd.DataFrame:
     out.index = pd.MultiIndex.from_tuples(out.index, names=MATRIX_INDEX)
     out = out[[s for s in r.stacks if s in out.columns]].fillna("-")
     return out.sort_index(level=["test", "guideline", "m"], sort_remaining=False)
+
+
+INTER_INTRA = ("DT-GL2/3", "DT-GL2/3-ENG")
+
+
+def placement_contrast(r: DdtResult) -> pd.DataFrame:
+    """DT-GL2/3 at each placement side by side (000 Sec. 3.2.1: inter- vs intra-node): rows stack, test,
+    comparison, pattern, m; columns the placements; empty unless the runs measured several."""
+    v = r.verdicts[r.verdicts["guideline"].isin(INTER_INTRA)] if not r.verdicts.empty else r.verdicts
+    if v.empty or v["placement"].nunique() < 2:
+        return pd.DataFrame()
+    index = ["stack", "test", "guideline", "comparison", "pattern", "m"]
+    rows: dict[tuple, dict[str, str]] = {}
+    for key, part in v.groupby([*index, "placement"], sort=False):
+        rows.setdefault(key[:-1], {})[key[-1]] = verdict_cell(part)
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index = pd.MultiIndex.from_tuples(out.index, names=index)
+    order = sorted(out.columns, key=lambda p: (-launch.parse_placement(p)[0], p))  # inter-node first
+    return out[order].fillna("-").sort_index(level=["stack", "test", "m"], sort_remaining=False)
 
 
 def verdict_counts(r: DdtResult) -> pd.DataFrame:
@@ -352,12 +385,15 @@ def write(r: DdtResult, out: Path) -> Path:
     report.md and report.html in `out`."""
     out.mkdir(parents=True, exist_ok=True)
     m = matrix(r)
+    contrast = placement_contrast(r)
     write_csvs(out, {"measurements": r.measurements, "summary": r.summary, "verdicts": r.verdicts,
-                     "factors": r.factors, "matrix": m, "skipped": r.notes, "config_errors": r.errors},
-               keep_index=("matrix",), drop_empty=("config_errors",))
+                     "factors": r.factors, "matrix": m, "placements": contrast, "skipped": r.notes,
+                     "config_errors": r.errors},
+               keep_index=("matrix", "placements"), drop_empty=("config_errors", "placements"))
     plots = charts(r, out / "plots")
     meta0 = r.runs[0].meta
     host = meta0["host"]
+    crowded = [text for rd in r.runs if (text := oversubscription(Measured.load(rd)))]
     doc = Document("mpiguide: derived datatype expectation tests")
     doc.section("Run", fields({
         "runs": ", ".join(rd.meta["run_id"] for rd in r.runs),
@@ -365,16 +401,22 @@ def write(r: DdtResult, out: Path) -> Path:
         "launches per configuration": ", ".join(sorted({str(rd.meta["runs"]) for rd in r.runs})),
         "host": f"{host['hostname']} ({host['cpu_model']}, {host['cores']} cores)",
         "verdicts": "one-sided Mann-Whitney U on the per-launch medians (see docs/measurement.md), "
-                    f"tolerance {meta0['analysis']['tolerance']}, alpha {meta0['analysis']['alpha']}"}))
+                    f"tolerance {meta0['analysis']['tolerance']}, alpha {meta0['analysis']['alpha']}",
+        **({"oversubscribed": "; ".join(crowded)} if crowded else {})}))
     doc.section("Stacks", pd.DataFrame({"MPI_Get_library_version": r.versions}))
     doc.section("Cross-stack matrix", m, colored=True,
                 note="Worst verdict over the blocksizes A, how many A values have it, the worst factor "
                      "(compared / reference time; for ≃ the slower side over the faster) and its A. "
                      "Tests 1 and 2 characterize: slowdown of each layout against the contiguous reference.")
+    if not contrast.empty:
+        doc.section("DT-GL2/3 across placements (inter- vs intra-node)", contrast, colored=True,
+                    note="The same comparisons at each placement (nodes x processes per node), side by side; "
+                         "000 Section 3.2.1 contrasts the inter-node ping-pong (2x1) with the intra-node one "
+                         "(1x2). Cells as in the matrix.")
     doc.section("Verdicts per stack and guideline", verdict_counts(r))
     worst = worst_violations(r, 10)
-    doc.section("Largest violations", worst[["stack", "test", "guideline", "comparison", "pattern", "nprocs", "A",
-                                             "m", "msize", "factor", "p_value"]].set_index("stack")
+    doc.section("Largest violations", worst[["stack", "test", "guideline", "comparison", "pattern", "nprocs",
+                                             "placement", "A", "m", "msize", "factor", "p_value"]].set_index("stack")
                 if not worst.empty else pd.DataFrame())
     doc.heading("The paper's expectations and findings next to this run")
     for n, expectation, finding, here in paper_comparison(r):
@@ -408,13 +450,14 @@ def _test_table(r: DdtResult, n: int) -> pd.DataFrame:
     """Tests 1-2: slowdown per stack and A; the others: verdict and factor per stack and A."""
     if TESTS[n].kind == CHARACTERIZE:
         f = r.factors[r.factors["test"] == n]
-        return f.pivot_table(index=["pattern", "nprocs", "m", "compared"], columns=["stack", "A"], values="factor",
-                             aggfunc="first") if not f.empty else pd.DataFrame()
+        return f.pivot_table(index=["pattern", "nprocs", "placement", "m", "compared"], columns=["stack", "A"],
+                             values="factor", aggfunc="first") if not f.empty else pd.DataFrame()
     v = r.verdicts[r.verdicts["test"] == n]
     if v.empty:
         return pd.DataFrame()
     cells = v.assign(cell=v["verdict"].str[:4] + " x" + v["factor"].map(lambda x: f"{x:.2f}"))
-    return cells.pivot_table(index=["guideline", "comparison", "pattern", "nprocs", "m"], columns=["stack", "A"],
+    return cells.pivot_table(index=["guideline", "comparison", "pattern", "nprocs", "placement", "m"],
+                             columns=["stack", "A"],
                              values="cell", aggfunc="first").fillna("-")
 
 
@@ -433,7 +476,8 @@ def console_lines(r: DdtResult) -> list[str]:
     for _, v in worst_violations(r, 5).iterrows():
         slower = ", reference slower" if v["relation"] != PRECEDES and v["ratio"] < 1 else ""
         lines.append(f"  VIOLATED {v['guideline']} test {v['test']} {v['comparison']} on {v['stack']}, "
-                     f"{v['pattern']}, A={v['A']}, m={v['m']}: x{v['factor']:.2f}{slower} (p={v['p_value']:.3g})")
+                     f"{v['pattern']} {v['placement']}, A={v['A']}, m={v['m']}: x{v['factor']:.2f}{slower} "
+                     f"(p={v['p_value']:.3g})")
     if r.failed:
         lines.append(f"{len(r.failed)} launch(es) did not complete; the report covers what was measured")
     return lines
