@@ -42,18 +42,19 @@ pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no test cluster here: 
 
 @pytest.fixture(scope="module")
 def cluster():
-    """A 2-node test cluster, made current for the module (the previous current one is restored)."""
-    current = testcluster.clusters_dir() / "current"
-    previous = current.read_text() if current.exists() else None
-    c = testcluster.up(2, name=f"pt{os.getpid() % 100000}", say=lambda _: None)
+    """A 2-node test cluster of this module's own, named in SLURM_CONF (not made current: two test sessions on
+    one machine must not pick up each other's cluster)."""
+    c = testcluster.up(2, name=f"pt{os.getpid() % 100000}", say=lambda _: None, make_current=False)
+    previous = os.environ.get("SLURM_CONF")
+    os.environ["SLURM_CONF"] = str(c.conf)
     try:
         yield c
     finally:
-        try:
-            testcluster.down(c.name, say=lambda _: None)
-        finally:
-            if previous is not None:
-                current.write_text(previous)
+        if previous is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = previous
+        testcluster.down(c.name, say=lambda _: None)
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,7 @@ def stacks_built():
     return stacks
 
 
-def test_cluster_is_up_with_its_own_hosts(cluster):
+def test_cluster_is_up_with_its_own_hosts(cluster, monkeypatch):
     assert testcluster.node_states(cluster) == {n.name: "idle" for n in cluster.nodes}
     res = testcluster.slurm_command(cluster, ["srun", "-N", "2", "-n", "2", "sh", "-c",
                                               "echo $(hostname) $(ip -4 -o addr show eth0 | awk '{print $4}')"])
@@ -72,9 +73,11 @@ def test_cluster_is_up_with_its_own_hosts(cluster):
     assert sorted(res.stdout.split("\n")[:2]) == sorted(f"{n.name} {n.addr}/24" for n in cluster.nodes)
     text = testcluster.status(cluster)
     assert all(f"node {n.name}" in text and "idle" in text for n in cluster.nodes)
-    # mpiguide picks the cluster up without anything exported
+    # mpiguide picks the current cluster up without anything exported; an exported SLURM_CONF wins
+    monkeypatch.setattr(testcluster, "current", lambda: cluster)
     assert slurm.slurm_env({}) == {"SLURM_CONF": str(cluster.conf)}
     assert slurm.slurm_env({"SLURM_CONF": "/elsewhere/slurm.conf"}) == {}
+    assert slurm.test_cluster({"SLURM_CONF": str(cluster.conf)}).name == cluster.name
 
 
 @pytest.mark.parametrize("stack_name", ["mpich", "openmpi"])
@@ -207,14 +210,15 @@ def stop_mpiguide(proc: subprocess.Popen) -> None:
             proc.communicate()
 
 
-def test_node_failure_stops_the_run_and_resume_completes(cluster, stacks_built, cli, tmp_path):
+@pytest.mark.parametrize("link", [False, True], ids=["slurmd-killed", "link-down"])
+def test_node_failure_stops_the_run_and_resume_completes(cluster, stacks_built, cli, tmp_path, link):
     run = tmp_path / "run"
     template, _ = node_stalling_template(tmp_path)
     proc = start_mpiguide(["run", "pingpong", "--stacks", "mpich", "--runs", "3", "--sizes", "4", "--nrep", "5",
                            "--placement", "2x1", "--launcher-template", template, "--output", str(run)], tmp_path)
     try:
         wait_for(lambda: all((tmp_path / f"running.{r}").exists() for r in (0, 1)), proc, "the stalled step")
-        testcluster.stop_node(cluster, cluster.nodes[1].name)
+        testcluster.stop_node(cluster, cluster.nodes[1].name, link=link)
         out, err = proc.communicate(timeout=POLL_LIMIT_S)
     finally:
         stop_mpiguide(proc)

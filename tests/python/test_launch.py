@@ -248,3 +248,29 @@ def test_dry_run_prints_brackets_verbatim(cli, tmp_path):
                         runs="1")
     assert res.rc == 0, res.text
     assert " srun '--constraint=[ib|opa]' -n 2 " in lines[0]
+
+
+@pytest.mark.parametrize(("launcher", "template", "on_nodes"), [
+    ("local", None, False), ("hostfile", None, False), ("srun", None, True),
+    ("template", "sh stall.sh srun --mpi=pmi2 -n {np} {prog} {args}", True),
+    ("template", "{mpiexec} -n {np} --map-by ppr:{ppn}:node {prog} {args}", False),
+    ("template", "sh -c 'srun -n {np} {prog} {args}'", True),
+])
+def test_which_launches_run_on_slurm_nodes(launcher, template, on_nodes):
+    """Only those get Slurm's environment (the test cluster's SLURM_CONF and TCP between its nodes)."""
+    spec = launch.LaunchSpec(launcher=launcher, hostfile="h" if launcher == "hostfile" else None, template=template)
+    assert spec.on_nodes is on_nodes
+    assert launch.environment(spec, mpich_like(), {"SLURM_CONF": "/mine/slurm.conf"}) == {}
+
+
+def test_what_srun_logs_mean():
+    spec = launch.LaunchSpec(launcher="srun", nodes=2, ppn=1)
+    missing = "slurmstepd: error: execve(): /scratch/build/mg_pingpong: No such file or directory"
+    assert "must be on a file system the nodes share" in launch.failure_hint(spec, missing)
+    loader = "mg_pingpong: error while loading shared libraries: libmpi.so.12: cannot open shared object file"
+    assert "missing on a compute node" in launch.failure_hint(spec, loader)
+    assert launch.failure_hint(spec, "srun: error: task 0: Exited with exit code 2") is None
+    failed = "srun: error: Node failure on c2-n7\nsrun: error: Node failure on c2-n7"
+    assert launch.stops_the_run(spec, failed).startswith("node c2-n7 failed during the launch")
+    assert launch.stops_the_run(spec, missing) is None
+    assert launch.stops_the_run(launch.LaunchSpec(), failed) is None  # a local launch has no nodes

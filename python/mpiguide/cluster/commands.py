@@ -51,8 +51,9 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 def cmd_stop_node(args: argparse.Namespace) -> int:
     c = testcluster.resolve(args.cluster)
-    testcluster.stop_node(c, args.node)
-    console.print(f"node {args.node} of test cluster '{c.name}' stopped (its slurmd and jobs killed)")
+    testcluster.stop_node(c, args.node, link=args.link)
+    how = "its link is down" if args.link else "its slurmd and jobs killed"
+    console.print(f"node {args.node} of test cluster '{c.name}' stopped ({how})")
     return 0
 
 
@@ -82,6 +83,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_status)
     p = cs.add_parser("stop-node", help="make a node fail: kill its slurmd and everything running on it")
     p.add_argument("node")
+    p.add_argument("--link", action="store_true", help="set its network link down instead (it keeps running)")
     p.add_argument("--cluster", help="which cluster (default: the current one)")
     p.set_defaults(func=cmd_stop_node)
     p = cs.add_parser("start-node", help="bring a stopped node back")

@@ -113,3 +113,11 @@ def node_failure(log: str) -> str | None:
         return None
     return (f"node {', '.join(nodes)} failed during the launch; the following launches would wait for it, so "
             "the run stops here (finished launches and the partial raw file are kept)")
+
+
+def missing_on_nodes(log: str) -> str | None:
+    """srun's or the loader's word that a program or library is missing on a compute node, as advice."""
+    if re.search(r"execve\(\): .*No such file or directory|error while loading shared libraries", log):
+        return ("a program or library is missing on a compute node: the stack's prefix, mpiguide's build "
+                "directory and the run directory must be on a file system the nodes share")
+    return None

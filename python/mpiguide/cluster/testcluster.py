@@ -340,21 +340,26 @@ def _node(c: TestCluster, name: str) -> Node:
     raise MpiguideError(f"test cluster '{c.name}' has no node '{name}' (it has {', '.join(n.name for n in c.nodes)})")
 
 
-def stop_node(c: TestCluster, name: str) -> None:
-    """A node failure: its slurmd and everything running on it are killed at once (SIGKILL)."""
+def stop_node(c: TestCluster, name: str, link: bool = False) -> None:
+    """A node failure: its slurmd and everything running on it are killed at once (SIGKILL), or (link) its
+    network link goes down and it keeps running, cut off."""
     n = _node(c, name)
+    if link:
+        system.run(["ip", "link", "set", n.veth, "down"], f"cutting node {name} off")
+        return
     survivors = system.kill(system.netns_members(n.netns))
     if survivors:
         raise MpiguideError(f"node {name}: processes {', '.join(str(p.pid) for p in survivors)} survived SIGKILL")
 
 
 def start_node(c: TestCluster, name: str) -> None:
-    """Brings a stopped node back: its slurmd registers again and the node returns to service."""
+    """Brings a stopped node back (its link up, its slurmd started if it is not running); it returns to
+    service when its slurmd registers."""
     n = _node(c, name)
+    system.run(["ip", "link", "set", n.veth, "up"], f"connecting node {name}")
     p = c.daemon(n.name)
-    if p and p.alive():
-        raise MpiguideError(f"node {name} is running (slurmd pid {p.pid})")
-    _start_slurmd(c, n)
+    if not (p and p.alive()):
+        _start_slurmd(c, n)
     _wait(f"node {name}", lambda: node_states(c).get(name, "").startswith("idle"), c, f"slurmd-{name}.log")
 
 

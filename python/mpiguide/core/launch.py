@@ -5,6 +5,7 @@ as 000's 32x1 and 1x16 (--placement; --layout is its old name)."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
@@ -35,8 +36,9 @@ class LaunchSpec:
 
     @property
     def on_nodes(self) -> bool:
-        """The processes run on a cluster's nodes, not (only) on this machine."""
-        return self.launcher != "local"
+        """The processes run on the nodes of a Slurm allocation: srun launches, and templates that call srun."""
+        return self.launcher == "srun" or (self.launcher == "template" and
+                                           re.search(r"\bsrun\b", self.template or "") is not None)
 
     def with_placement(self, placement: str | None) -> LaunchSpec:
         """The same launcher with another NODESxPPN placement (None: unchanged)."""
@@ -140,6 +142,11 @@ def preflight(spec: LaunchSpec, stack: Stack, env: Mapping[str, str]) -> None:
 def stops_the_run(spec: LaunchSpec, log: str) -> str | None:
     """Why the launches after a failed one cannot run either, read from its log (None: they can)."""
     return slurm.node_failure(log) if spec.on_nodes else None
+
+
+def failure_hint(spec: LaunchSpec, log: str) -> str | None:
+    """What a failed launch's log suggests doing, where it says more than the log itself."""
+    return slurm.missing_on_nodes(log) if spec.on_nodes else None
 
 
 def describe(argv: list[str], stack: Stack, extra: Mapping[str, str] | None = None) -> str:

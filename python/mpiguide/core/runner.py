@@ -307,10 +307,12 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
     if complete and rc in (0, 3):  # 3: the driver finished but some data checks failed
         x.status = OK
     else:
-        tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-4:])
+        text = log.read_text(errors="replace")
+        tail = " | ".join(text.strip().splitlines()[-4:])
+        hint = launch.failure_hint(spec, text)
         x.status = FAILED
         x.message = (x.message + "; " if x.message else "") + f"exit code {rc}" + (
-            "" if complete else ", raw output incomplete") + f": {tail}"
+            "" if complete else ", raw output incomplete") + f": {tail}" + (f" ({hint})" if hint else "")
 
 
 ProgressFn = Callable[[Launch, int, int, float], None]
