@@ -100,6 +100,20 @@ def test_pingpong_through_srun_on_both_nodes(cluster, stacks_built, cli, tmp_pat
     assert f"srun --mpi={stack.srun_mpi()} -N 2 --ntasks-per-node 1 -n 2 " in log
 
 
+@pytest.mark.skipif(stackmod.load("impi") is None, reason="the impi stack is not installed (mpiguide stack install "
+                    "impi): make test installs MPICH and Open MPI only")
+def test_intel_mpi_through_srun_with_slurms_pmi2(cluster, cli, tmp_path):
+    stack = stackmod.get("impi")
+    build.ensure_built(stack)
+    run = tmp_path / "run"
+    res = cli(["run", "pingpong", "--stacks", "impi", "--runs", "1", "--sizes", "4,64k", "--nrep", "20",
+               "--launcher", "srun", "--placement", "2x1", "--output", str(run)])
+    assert res.rc == 0, res.text
+    assert_checked_on_both_hosts(run, cluster)
+    log = (run / "logs" / "impi-pp-r0.log").read_text().splitlines()[0]
+    assert f"I_MPI_PMI_LIBRARY={slurm.pmi2_library()}" in log and "srun --mpi=pmi2 " in log
+
+
 def test_one_node_placement_keeps_ranks_together(cluster, stacks_built, tmp_path):
     stack = stacks_built["mpich"]
     out = tmp_path / "pp.txt"

@@ -75,7 +75,10 @@ def test_install_list_add_env_remove(temp_home, cli):
 
     res = cli(["stack", "env", "copy"])
     assert res.rc == 0
-    assert res.out.splitlines() == [f"export PATH={prefix.resolve()}/bin:\"$PATH\""]
+    # programs that srun starts (no mpiexec to set it up) find the stack's libraries too
+    lib = f"{prefix.resolve()}/lib"
+    assert res.out.splitlines() == [f"export PATH={prefix.resolve()}/bin:\"$PATH\"",
+                                    f"export LD_LIBRARY_PATH={lib}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"]
 
     res = cli(["stack", "list"])
     assert stack_line(res.out, "copy").split()[:3] == ["copy", "mpich", "ok"]

@@ -43,10 +43,24 @@ def test_cluster(env: Mapping[str, str]) -> testcluster.TestCluster | None:
     return None
 
 
+# Where distributions put Slurm's PMI-2 client library (Debian: libpmi2-0).
+PMI2_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/libpmi2.so.0", "/usr/lib/x86_64-linux-gnu/libpmi2.so",
+                  "/usr/lib64/libpmi2.so", "/usr/lib/libpmi2.so", "/usr/lib64/slurm/libpmi2.so")
+
+
+def pmi2_library() -> str | None:
+    srun = shutil.which("srun")
+    near = [str(Path(srun).resolve().parent.parent / lib / "libpmi2.so") for lib in ("lib", "lib64")] if srun else []
+    return next((p for p in (*PMI2_LIBRARIES, *near) if Path(p).exists()), None)
+
+
 def launch_env(stack: Stack, base: Mapping[str, str]) -> dict[str, str]:
-    """Additions for a launch of `stack` on Slurm's nodes: slurm_env, and on the test cluster the stack's
-    TCP-between-nodes settings (stack settings the user exported win)."""
+    """Additions for a launch of `stack` on Slurm's nodes: slurm_env; Intel MPI's pointer to Slurm's PMI-2
+    library (without it every rank starts alone); on the test cluster the stack's TCP-between-nodes
+    settings. Settings the user exported win."""
     add = slurm_env(base)
+    if stack.family == "impi" and "I_MPI_PMI_LIBRARY" not in base and (lib := pmi2_library()):
+        add["I_MPI_PMI_LIBRARY"] = lib
     if test_cluster({**base, **add}):
         add.update({k: v for k, v in stack.network_between_nodes_env().items() if k not in base})
     return add
@@ -88,6 +102,10 @@ def check_srun(stack: Stack, env: Mapping[str, str], partition: str | None = Non
                "ask for Slurm's PMI-2 plugin (mpi_pmi2.so), or launch with --launcher hostfile")
         raise MpiguideError(f"stack '{stack.name}' needs srun --mpi={plugin}, which this Slurm does not have "
                             f"(srun --mpi=list: {', '.join(sorted(plugins)) or 'nothing'}); {fix}")
+    if stack.family == "impi" and not env.get("I_MPI_PMI_LIBRARY"):
+        raise MpiguideError(f"stack '{stack.name}' (Intel MPI) needs Slurm's PMI-2 library under srun, and none "
+                            f"was found ({', '.join(PMI2_LIBRARIES)}): install it (Debian: apt-get install "
+                            "libpmi2-0) or set I_MPI_PMI_LIBRARY to it")
     if partition:
         check_partition(partition, env)
 

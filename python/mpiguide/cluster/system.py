@@ -13,10 +13,11 @@ from pathlib import Path
 
 from mpiguide.core.errors import MpiguideError
 
-# Debian packages: the Slurm daemons and clients, munge, and the PMIx library Slurm's pmix plugin loads
-# (it opens libpmix.so, which only the -dev package provides).
+# Debian packages: the Slurm daemons and clients, munge, the PMIx library Slurm's pmix plugin loads (it opens
+# libpmix.so, which only the -dev package provides) and Slurm's PMI-2 library that Intel MPI loads.
 PACKAGES = {"slurmctld": "slurm-wlm", "slurmd": "slurm-wlm", "srun": "slurm-wlm", "sbatch": "slurm-wlm",
-            "munged": "munge", "/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so": "libpmix-dev"}
+            "munged": "munge", "/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so": "libpmix-dev",
+            "/usr/lib/x86_64-linux-gnu/libpmi2.so.0": "libpmi2-0"}
 TOOLS = ("ip", "nsenter", "unshare")
 
 

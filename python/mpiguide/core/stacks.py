@@ -80,11 +80,16 @@ class Stack:
         """The environment every build and launch of this stack runs with."""
         env = dict(os.environ)
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
-        lib = str(Path(self.prefix) / "lib")
-        if lib not in SYSTEM_LIB_DIRS and Path(lib).is_dir():
+        lib = self.library_dir()
+        if lib:
             env["LD_LIBRARY_PATH"] = lib + (os.pathsep + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         env.update(self.env_additions())
         return env
+
+    def library_dir(self) -> str | None:
+        """The prefix's lib directory, where it is not one the loader searches anyway."""
+        lib = str(Path(self.prefix) / "lib")
+        return lib if lib not in SYSTEM_LIB_DIRS and Path(lib).is_dir() else None
 
     def env_additions(self) -> dict[str, str]:
         add: dict[str, str] = {}
