@@ -291,3 +291,18 @@ def job_state(cluster, job_id: str) -> str:
             return state.group(1)
         time.sleep(0.5)
     pytest.fail(f"job {job_id} did not end")
+
+
+def test_a_failed_start_removes_what_it_made(monkeypatch):
+    """up() fails after the network is made (here: slurmctld never answers): nothing of it is left."""
+    made = {}
+
+    def failing_daemons(c):
+        made["cluster"] = c
+        raise MpiguideError("slurmctld did not come up")
+
+    monkeypatch.setattr(testcluster, "_daemons", failing_daemons)
+    with pytest.raises(MpiguideError, match="slurmctld did not come up"):
+        testcluster.up(2, name=f"pf{os.getpid() % 100000}", say=lambda _: None, make_current=False)
+    c = made["cluster"]
+    assert testcluster.leftovers(c) == [] and not c.directory.exists()

@@ -380,8 +380,10 @@ def up(nodes: int, name: str | None = None, cpus: int | None = None, say: Say = 
     except BaseException:
         try:
             teardown(c)
+            shutil.rmtree(c.directory, ignore_errors=True)  # the error carries the log's end
         except MpiguideError as exc:
-            say(f"cleanup after the failed start left something behind: {exc}")
+            say(f"cleanup after the failed start left something behind ({exc}); "
+                f"mpiguide cluster down {c.name} retries it")
         raise
     c.state = "up"
     c.save()
