@@ -297,18 +297,25 @@ def node_states(c: TestCluster) -> dict[str, str]:
 def _network(c: TestCluster) -> None:
     c.netns_dir_mounted = not system.is_mountpoint(NETNS_DIR)
     c.save()
-    ip = "ip"
-    system.run([ip, "link", "add", c.bridge, "type", "bridge"], "creating the bridge")
-    system.run([ip, "addr", "add", f"{c.subnet}.1/24", "dev", c.bridge], "addressing the bridge")
-    system.run([ip, "link", "set", c.bridge, "up"], "starting the bridge")
+    if c.netns_dir_mounted:
+        # whichever test cluster is the last to go unmounts it (it may not be this one)
+        _netns_mount_marker().touch()
+    system.run(["ip", "link", "add", c.bridge, "type", "bridge"], "creating the bridge")
+    system.run(["ip", "addr", "add", f"{c.subnet}.1/24", "dev", c.bridge], "addressing the bridge")
+    system.run(["ip", "link", "set", c.bridge, "up"], "starting the bridge")
     for n in c.nodes:
         what = f"making node {n.name}"
-        system.run([ip, "netns", "add", n.netns], what)
-        system.run([ip, "link", "add", n.veth, "type", "veth", "peer", "name", "eth0", "netns", n.netns], what)
-        system.run([ip, "link", "set", n.veth, "master", c.bridge, "up"], what)
+        system.run(["ip", "netns", "add", n.netns], what)
+        system.run(["ip", "link", "add", n.veth, "type", "veth", "peer", "name", "eth0", "netns", n.netns], what)
+        system.run(["ip", "link", "set", n.veth, "master", c.bridge, "up"], what)
         for cmd in (["addr", "add", f"{n.addr}/24", "dev", "eth0"], ["link", "set", "eth0", "up"],
                     ["link", "set", "lo", "up"], ["route", "add", "default", "via", f"{c.subnet}.1"]):
-            system.run([ip, "-n", n.netns, *cmd], what)
+            system.run(["ip", "-n", n.netns, *cmd], what)
+
+
+def _netns_mount_marker() -> Path:
+    """Exists while /run/netns is a mount point that a test cluster's `ip netns add` made."""
+    return clusters_dir() / "netns-mounted-by-mpiguide"
 
 
 def _daemons(c: TestCluster) -> None:
@@ -436,8 +443,12 @@ def teardown(c: TestCluster) -> None:
     for link in [*(n.veth for n in c.nodes), c.bridge]:
         if _link_exists(link):
             system.run(["ip", "link", "del", link], f"removing link {link}", check=False)
-    if c.netns_dir_mounted and system.is_mountpoint(NETNS_DIR) and not any(Path(NETNS_DIR).iterdir()):
+    marker = _netns_mount_marker()
+    if (c.netns_dir_mounted or marker.exists()) and system.is_mountpoint(NETNS_DIR) and \
+            not any(Path(NETNS_DIR).iterdir()):
         system.run(["umount", NETNS_DIR], f"unmounting {NETNS_DIR}", check=False)
+    if not system.is_mountpoint(NETNS_DIR):
+        marker.unlink(missing_ok=True)
     left = leftovers(c)
     if left:
         raise MpiguideError(f"test cluster '{c.name}': could not remove {', '.join(left)}")
