@@ -21,7 +21,7 @@ from pathlib import Path
 from mpiguide.cluster import slurm
 from mpiguide.core import launch
 from mpiguide.core.errors import MpiguideError
-from mpiguide.core.runner import Launch, RunDir
+from mpiguide.core.runner import Launch, RunDir, write_json
 
 TIME_RE = re.compile(r"^(\d+)(:\d{1,2}){0,2}$|^\d+-\d{1,2}(:\d{1,2}){0,2}$")
 
@@ -123,9 +123,7 @@ def submit(rd: RunDir, alloc: Allocation, timeout: float | None = None) -> str:
     job_id = res.stdout.strip().split(";")[0]
     recorded.append({"job_id": job_id, "script": script.name, "allocation": asdict(alloc),
                      "submitted": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-    tmp = _jobs_file(rd).with_suffix(".tmp")
-    tmp.write_text(json.dumps({"jobs": recorded}, indent=2) + "\n")
-    tmp.replace(_jobs_file(rd))
+    write_json(_jobs_file(rd), {"jobs": recorded})
     return job_id
 
 
