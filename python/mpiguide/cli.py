@@ -7,7 +7,6 @@ import argparse
 import os
 import shlex
 import sys
-from pathlib import Path
 
 from mpiguide import __version__
 from mpiguide.cluster import batch
@@ -101,8 +100,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return commands.execute(rd, SUITES.get(rd.job), args.timeout, f"mpiguide {again} --resume {rd.path}")
     suite = SUITES.get(args.job)
     plan = commands.Plan(suite, args)
-    run_id = runner.new_run_id(suite.name)
-    run_dir = Path(args.output) if args.output else Path("results") / run_id
+    run_id, run_dir = plan.location(args.output)
     plan_text = plan.describe()
     if plan_text:
         console.print(plan_text, highlight=False)
@@ -149,6 +147,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
             account=opts.account or (last and last.account))
         if not (alloc.nodes and alloc.ppn and alloc.time):
             raise MpiguideError(f"run {rd.path} was never submitted: give --nodes, --ppn and --time")
+        batch.check(alloc, rd.pending(), rd.meta["launch"])
         timeout = None
     else:
         missing = [o for o in ("nodes", "ppn", "time") if getattr(opts, o) is None]
@@ -165,8 +164,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
         suite = SUITES.get(run_args.job)
         plan = commands.Plan(suite, run_args)
         batch.check(alloc, plan.launches, plan.spec.to_dict())
-        run_id = runner.new_run_id(suite.name)
-        rd = plan.create(Path(run_args.output) if run_args.output else Path("results") / run_id, run_id)
+        run_id, run_dir = plan.location(run_args.output)
+        rd = plan.create(run_dir, run_id)
         timeout = run_args.timeout
     job_id = batch.submit(rd, alloc, timeout)
     console.print(f"submitted batch job {job_id}: run directory {rd.path}", highlight=False, soft_wrap=True)

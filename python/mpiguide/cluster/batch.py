@@ -95,16 +95,17 @@ def check(alloc: Allocation, launches: list[Launch], spec: dict) -> None:
     alloc.validate()
     if alloc.partition:
         slurm.check_partition(alloc.partition, {**os.environ, **slurm.slurm_env()})
+    run_spec = launch.LaunchSpec.from_dict(spec)
     for x in launches:
-        nodes, ppn = _placement_of(x.placement, spec, x.nprocs)
+        nodes, ppn = run_spec.with_placement(x.placement).shape(x.nprocs)
         if not alloc.fits(nodes, ppn):
             raise MpiguideError(f"launch {x.id} needs {nodes} node(s) x {ppn} process(es) per node, more than "
                                 f"the allocation's {alloc.nodes} x {alloc.ppn}: raise --nodes or --ppn")
 
 
 def submit(rd: RunDir, alloc: Allocation, timeout: float | None = None) -> str:
-    """Writes the next sbatch script of the run, submits it and records the job; returns the job id."""
-    check(alloc, rd.pending(), rd.meta["launch"])
+    """Writes the next sbatch script of the run, submits it and records the job; returns the job id. The
+    allocation has passed check()."""
     env = {**os.environ, **slurm.slurm_env()}
     recorded = jobs(rd)
     directory = rd.path / "batch"
@@ -126,11 +127,3 @@ def submit(rd: RunDir, alloc: Allocation, timeout: float | None = None) -> str:
     write_json(_jobs_file(rd), {"jobs": recorded})
     return job_id
 
-
-def _placement_of(placement: str | None, spec: dict, nprocs: int) -> tuple[int, int]:
-    """Nodes and processes per node of a launch (its own placement, the run's, or all on one node)."""
-    if placement:
-        return launch.parse_placement(placement)
-    if spec.get("ppn"):
-        return spec["nodes"], spec["ppn"]
-    return 1, nprocs

@@ -91,30 +91,31 @@ class Process:
         return {"pid": self.pid, "start": self.start}
 
 
-def start_time(pid: int) -> int | None:
-    """Field 22 of /proc/PID/stat (clock ticks after boot); None if there is no such process."""
+def _stat(proc: Path) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (field 3 onwards), None if the process is gone."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        text = (proc / "stat").read_text()
     except OSError:
         return None
-    fields = text[text.rindex(")") + 2:].split()
-    if fields[0] == "Z":
-        return None
-    return int(fields[19])
+    return text[text.rindex(")") + 2:].split()
+
+
+def _processes() -> list[Path]:
+    return [entry for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+
+
+def start_time(pid: int) -> int | None:
+    """Field 22 of /proc/PID/stat (clock ticks after boot); None if there is no such process (or a zombie)."""
+    fields = _stat(Path(f"/proc/{pid}"))
+    return None if fields is None or fields[0] == "Z" else int(fields[19])
 
 
 def session_members(leader: Process) -> list[Process]:
-    """The processes of leader's session (the daemons' children included) that started after it."""
+    """The processes of leader's session (itself and the daemons' children) that started after it."""
     members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            text = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()
-        if int(fields[3]) == leader.pid and int(fields[19]) >= leader.start and fields[0] != "Z":
+    for entry in _processes():
+        fields = _stat(entry)
+        if fields and int(fields[3]) == leader.pid and int(fields[19]) >= leader.start and fields[0] != "Z":
             members.append(Process(int(entry.name), int(fields[19])))
     return members
 
@@ -123,9 +124,7 @@ def slurm_clients(conf: str) -> list[Process]:
     """srun, salloc and sbatch processes talking to the Slurm of `conf` (SLURM_CONF in their environment)."""
     needle = f"SLURM_CONF={conf}".encode()
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for entry in _processes():
         try:
             if (entry / "comm").read_text().strip() not in ("srun", "salloc", "sbatch"):
                 continue
@@ -146,38 +145,31 @@ def netns_members(netns: str) -> list[Process]:
     return [p for p in (Process.of(int(x)) for x in res.stdout.split()) if p is not None]
 
 
-def stop(processes: list[Process], grace: float = 10) -> list[Process]:
-    """SIGTERM, then SIGKILL for those still there after `grace` seconds; returns the ones that survived."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        alive = [p for p in processes if p.alive()]
-        for p in alive:
-            try:
-                os.kill(p.pid, sig)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + wait
-        while alive and time.monotonic() < deadline:
-            time.sleep(0.1)
-            alive = [p for p in alive if p.alive()]
-        if not alive:
-            return []
-    return [p for p in processes if p.alive()]
-
-
-def kill(processes: list[Process]) -> list[Process]:
-    """SIGKILL at once, as a crash would; returns the ones still there after 5 seconds."""
-    for p in processes:
-        if p.alive():
-            try:
-                os.kill(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    deadline = time.monotonic() + 5.0
+def _signal_and_wait(processes: list[Process], sig: int, wait: float) -> list[Process]:
+    """Sends sig to those of processes still there; returns the ones still there after `wait` seconds."""
     alive = [p for p in processes if p.alive()]
+    for p in alive:
+        try:
+            os.kill(p.pid, sig)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + wait
     while alive and time.monotonic() < deadline:
         time.sleep(0.1)
         alive = [p for p in alive if p.alive()]
     return alive
+
+
+def stop(processes: list[Process], grace: float = 10) -> list[Process]:
+    """SIGTERM, then SIGKILL for those still there after `grace` seconds; returns the ones that survived."""
+    if not _signal_and_wait(processes, signal.SIGTERM, grace):
+        return []
+    return _signal_and_wait(processes, signal.SIGKILL, 5.0)
+
+
+def kill(processes: list[Process]) -> list[Process]:
+    """SIGKILL at once, as a crash would; returns the ones still there after 5 seconds."""
+    return _signal_and_wait(processes, signal.SIGKILL, 5.0)
 
 
 def is_mountpoint(path: str) -> bool:

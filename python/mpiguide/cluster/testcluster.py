@@ -61,7 +61,6 @@ class TestCluster:
     slurmd_port: int
     cpus: int
     nodes: list[Node]
-    netns_dir_mounted: bool = False  # `ip netns` made /run/netns a mount point for this cluster
     state: str = "starting"  # starting | up
     daemons: dict[str, dict] = field(default_factory=dict)  # munged, slurmctld and node name -> Process
 
@@ -295,10 +294,8 @@ def node_states(c: TestCluster) -> dict[str, str]:
 
 
 def _network(c: TestCluster) -> None:
-    c.netns_dir_mounted = not system.is_mountpoint(NETNS_DIR)
-    c.save()
-    if c.netns_dir_mounted:
-        # whichever test cluster is the last to go unmounts it (it may not be this one)
+    if not system.is_mountpoint(NETNS_DIR):
+        # `ip netns add` will make it a mount point: whichever test cluster goes last unmounts it
         _netns_mount_marker().touch()
     system.run(["ip", "link", "add", c.bridge, "type", "bridge"], "creating the bridge")
     system.run(["ip", "addr", "add", f"{c.subnet}.1/24", "dev", c.bridge], "addressing the bridge")
@@ -434,8 +431,7 @@ def teardown(c: TestCluster) -> None:
     for key in c.daemons:
         p = c.daemon(key)
         if p:
-            victims += [p] if p.alive() else []
-            victims += system.session_members(p)
+            victims += system.session_members(p)  # the daemon itself, a session leader, included
     system.stop(list(dict.fromkeys(victims)))
     for n in c.nodes:
         if n.netns in netns:
@@ -444,8 +440,7 @@ def teardown(c: TestCluster) -> None:
         if _link_exists(link):
             system.run(["ip", "link", "del", link], f"removing link {link}", check=False)
     marker = _netns_mount_marker()
-    if (c.netns_dir_mounted or marker.exists()) and system.is_mountpoint(NETNS_DIR) and \
-            not any(Path(NETNS_DIR).iterdir()):
+    if marker.exists() and system.is_mountpoint(NETNS_DIR) and not any(Path(NETNS_DIR).iterdir()):
         system.run(["umount", NETNS_DIR], f"unmounting {NETNS_DIR}", check=False)
     if not system.is_mountpoint(NETNS_DIR):
         marker.unlink(missing_ok=True)

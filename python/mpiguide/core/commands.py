@@ -163,6 +163,11 @@ class Plan:
             self.spec.with_placement(x.placement).validate(x.nprocs)
         self.command = args.argv
 
+    def location(self, output: str | None) -> tuple[str, Path]:
+        """A new run id, and the run directory: `output`, or results/<run id>."""
+        run_id = runner.new_run_id(self.suite.name)
+        return run_id, Path(output) if output else Path("results") / run_id
+
     def describe(self) -> str:
         return self.suite.describe_plan(self.params, self.runs, len(self.stacks), self.measurement["nrep"])
 

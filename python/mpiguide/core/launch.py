@@ -40,6 +40,10 @@ class LaunchSpec:
         return self.launcher == "srun" or (self.launcher == "template" and
                                            re.search(r"\bsrun\b", self.template or "") is not None)
 
+    def shape(self, nprocs: int) -> tuple[int, int]:
+        """Nodes and processes per node of a launch of nprocs processes (no ppn: all on the nodes given)."""
+        return self.nodes, self.ppn or nprocs
+
     def with_placement(self, placement: str | None) -> LaunchSpec:
         """The same launcher with another NODESxPPN placement (None: unchanged)."""
         if placement is None:
@@ -100,7 +104,7 @@ def parse_placement(text: str) -> tuple[int, int]:
 def command(spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: list[str]) -> list[str]:
     """The exact argv that starts `program` on nprocs processes."""
     spec.validate(nprocs)
-    ppn = spec.ppn or nprocs
+    nodes, ppn = spec.shape(nprocs)
     mpiexec = str(stack.mpiexec)
     if spec.launcher == "local":
         return [mpiexec, *stack.local_flags(nprocs), "-n", str(nprocs), program, *args]
@@ -109,11 +113,11 @@ def command(spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: lis
         return [mpiexec, *stack.hostfile_flags(spec.hostfile, ppn), "-n", str(nprocs), program, *args]
     if spec.launcher == "srun":
         partition = ["-p", spec.partition] if spec.partition else []
-        return ["srun", f"--mpi={stack.srun_mpi()}", "-N", str(spec.nodes), "--ntasks-per-node", str(ppn),
+        return ["srun", f"--mpi={stack.srun_mpi()}", "-N", str(nodes), "--ntasks-per-node", str(ppn),
                 "-n", str(nprocs), *partition, program, *args]
     assert spec.template is not None
     text = spec.template.format(
-        mpiexec=shlex.quote(mpiexec), np=nprocs, nodes=spec.nodes, ppn=ppn,
+        mpiexec=shlex.quote(mpiexec), np=nprocs, nodes=nodes, ppn=ppn,
         hostfile=shlex.quote(spec.hostfile or ""), prog=shlex.quote(program), args=shlex.join(args),
     )
     return shlex.split(text)

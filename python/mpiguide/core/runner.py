@@ -333,7 +333,8 @@ def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: floa
         build.ensure_built(s)
     spec = launch.LaunchSpec.from_dict(rd.meta["launch"])
     for s in stack_objs.values():
-        launch.preflight(spec, s, {**s.env(), **launch.environment(spec, s, s.env())})
+        env = s.env()
+        launch.preflight(spec, s, {**env, **launch.environment(spec, s, env)})
     todo = rd.pending()
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     started = time.monotonic()

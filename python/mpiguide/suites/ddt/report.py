@@ -183,13 +183,13 @@ def load(rds: list[RunDir]) -> DdtResult:
 
 
 def placement_label(entry: dict, spec: dict) -> str:
-    """NODESxPPN of an entry's launches: its own, the run's, or (local launcher) all on one node."""
-    placement = entry.get("placement") or entry.get("launch_layout")
-    if placement:
-        return placement
-    if spec.get("ppn"):
-        return f"{spec['nodes']}x{spec['ppn']}"
-    return f"1x{entry['nprocs']}" if spec.get("launcher", "local") == "local" else "?"
+    """NODESxPPN of an entry's launches: its own, the run's, or (local launcher) all on one node; "?" where a
+    cluster launcher was given no placement."""
+    run_spec = launch.LaunchSpec.from_dict(spec).with_placement(entry.get("placement") or entry.get("launch_layout"))
+    if run_spec.ppn is None and run_spec.launcher != "local":
+        return "?"
+    nodes, ppn = run_spec.shape(entry["nprocs"])
+    return f"{nodes}x{ppn}"
 
 
 # ---------------------------------------------------------------- tables
