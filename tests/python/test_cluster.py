@@ -288,13 +288,14 @@ def test_batch_job_killed_by_its_time_limit_then_resubmitted(cluster, stacks_bui
     run = tmp_path / "run"
     template, _ = node_stalling_template(tmp_path)
     res = cli(["batch", "pingpong", "--stacks", "mpich", "--runs", "3", "--sizes", "4", "--nrep", "5",
-               "--launcher-template", template, "--output", str(run), "--nodes", "2", "--ppn", "1", "--time", "1"])
+               "--launcher-template", template, "--output", str(run), "--nodes", "2", "--ppn", "1", "--time", "1",
+               "--timeout", "900"])
     assert res.rc == 0, res.text
     (job,) = batch.jobs(runner.RunDir.open(run))
     assert f"submitted batch job {job['job_id']}: run directory {run}" in res.text
     script = (run / "batch" / job["script"]).read_text()
     assert "#SBATCH --nodes=2" in script and "#SBATCH --time=1" in script
-    assert f"-m mpiguide run --resume {run}" in script
+    assert f"-m mpiguide run --resume {run} --timeout 900" in script
     assert job_state(cluster, job["job_id"]) == "TIMEOUT"
     launches = read_launches(run)
     assert [x["status"] for x in launches] == ["ok", "interrupted", "pending"]
@@ -306,6 +307,7 @@ def test_batch_job_killed_by_its_time_limit_then_resubmitted(cluster, stacks_bui
     assert res.rc == 0, res.text
     second = batch.jobs(runner.RunDir.open(run))[-1]
     assert second["allocation"] == {**job["allocation"], "time": "10"}
+    assert "--timeout 900" in (run / "batch" / second["script"]).read_text()  # the run's own, kept
     assert job_state(cluster, second["job_id"]) == "COMPLETED"
     launches = read_launches(run)
     assert [(x["status"], x["attempts"]) for x in launches] == [("ok", 1), ("ok", 2), ("ok", 1)]

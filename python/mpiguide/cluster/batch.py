@@ -105,9 +105,11 @@ def check(alloc: Allocation, launches: list[Launch], spec: dict) -> None:
 
 def submit(rd: RunDir, alloc: Allocation, timeout: float | None = None) -> str:
     """Writes the next sbatch script of the run, submits it and records the job; returns the job id. The
-    allocation has passed check()."""
+    allocation has passed check(); timeout None keeps the launch timeout of the run's previous job."""
     env = {**os.environ, **slurm.slurm_env()}
     recorded = jobs(rd)
+    if timeout is None and recorded:
+        timeout = recorded[-1].get("timeout")
     directory = rd.path / "batch"
     directory.mkdir(exist_ok=True)
     script = directory / f"job{len(recorded) + 1}.sbatch"
@@ -122,7 +124,7 @@ def submit(rd: RunDir, alloc: Allocation, timeout: float | None = None) -> str:
     if res.returncode != 0:
         raise MpiguideError(f"sbatch refused {script}: {(res.stderr or res.stdout).strip()}")
     job_id = res.stdout.strip().split(";")[0]
-    recorded.append({"job_id": job_id, "script": script.name, "allocation": asdict(alloc),
+    recorded.append({"job_id": job_id, "script": script.name, "allocation": asdict(alloc), "timeout": timeout,
                      "submitted": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     write_json(_jobs_file(rd), {"jobs": recorded})
     return job_id
