@@ -24,7 +24,20 @@ int mg_dt_from_mpi(MPI_Datatype type, mg_dt **out)
         mg_dt_free(t);
         return rc;
     }
-    if (t->root) mg__compile(t->root);
+    if (t->root) {
+        mg__compile(t->root);
+        /* Joined copies for the whole-buffer executor (whole.c). */
+        if ((rc = mg__rotation(t->arena, t->root, ext, &t->rot)) != MG_DT_SUCCESS) {
+            mg_dt_free(t);
+            return rc;
+        }
+        if (t->rot.mid) {
+            mg__compile(t->rot.head);
+            mg__compile(t->rot.mid);
+            mg__compile(t->rot.tail);
+        }
+    }
+    t->whole = t->root && t->root->depth <= MG_WHOLE_MAX_DEPTH;
     t->size = size;
     t->lb = lb;
     t->extent = ext;

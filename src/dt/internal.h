@@ -69,14 +69,33 @@ mg_arena *mg__arena_new(void);
 void *mg__alloc(mg_arena *a, size_t bytes); /* zeroed; NULL on failure */
 void mg__arena_free(mg_arena *a);
 
+/* Copies of a type whose last block ends where the next copy's first block
+ * begins, rotated so that the two join: the head (the first copy's first
+ * block), count - 1 copies of mid at extent pitch (the middle blocks and the
+ * joined block), the tail (the last copy without its first block, at
+ * (count - 1) * extent). Displacements are relative to the root's origin. */
+typedef struct {
+    mg_node *head, *mid, *tail; /* mid NULL: the copies do not join */
+    MPI_Aint head_d, mid_d, tail_d;
+} mg_rotation;
+int mg__rotation(mg_arena *a, mg_node *k, MPI_Aint stride, mg_rotation *r);
+
 struct mg_dt {
     mg_arena *arena;
     mg_node *root; /* NULL when the type holds no data */
     MPI_Aint disp; /* origin of root relative to the buffer address */
+    mg_rotation rot;
+    int whole; /* whole streams go to mg__whole (holds data, not too deep) */
     MPI_Count size;
     MPI_Aint lb, extent; /* as MPI reports them */
     MPI_Aint tlb, textent;
 };
+
+/* Pack (pack = 1) or unpack all of count >= 1 elements (whole.c): no cursor,
+ * no seek. Only for types that hold data and whose normal form is at most
+ * MG_WHOLE_MAX_DEPTH deep (it recurses). */
+#define MG_WHOLE_MAX_DEPTH 64
+void mg__whole(const mg_dt *t, MPI_Count count, void *user, void *stream, int pack);
 
 /* Node construction (arena-allocated); NULL on allocation failure. */
 mg_node *mg__block(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count);
@@ -101,6 +120,10 @@ int mg__repeat(const mg_dt *t, MPI_Count count, mg_visit fn, void *arg);
  * the name describe prints for a handle (NULL if it has none). */
 int mg__basic_lookup(const char *s, size_t n, MPI_Datatype *out);
 const char *mg__basic_name(MPI_Datatype t);
+
+/* The form (MG_DT_FORM_WHOLE or _ELEMENTS) mg_dt_to_mpi gives count elements
+ * of t on the MPI library running (form.c). */
+int mg__auto_form(const mg_dt *t, MPI_Count count);
 
 /* lb and extent of MPI_Type_contiguous(count, t) as the standard defines them
  * from t's lb and extent: what mg_dt_to_mpi and describe_count give. */

@@ -373,39 +373,52 @@ static int push_spliced(plist *pl, MPI_Aint d, mg_node *n)
     return MG_DT_SUCCESS;
 }
 
-/* count copies of k whose last block ends where the next copy's first block
- * begins: head block, count-1 copies of the rotated pattern (middle pieces and
- * the joined last+first block), then the last copy without its first block. */
-static int rotate(mg_arena *a, MPI_Count count, MPI_Aint stride, mg_node *k, int *done, mg_node **out, MPI_Aint *disp)
+/* The rotation of copies of k at stride (internal.h); r->mid stays NULL when
+ * k's last block does not end where the next copy's first block begins. */
+int mg__rotation(mg_arena *a, mg_node *k, MPI_Aint stride, mg_rotation *r)
 {
-    *done = 0;
+    memset(r, 0, sizeof *r);
     if ((k->kind != MG_N_IDX && k->kind != MG_N_SEQ) || k->count < 2) return MG_DT_SUCCESS;
-    plist pl = {0}, mid = {0}, all = {0};
+    plist pl = {0}, mid = {0};
     int rc = pieces_of(a, k, &pl);
     piece *f = pl.p, *l = pl.p + pl.len - 1;
     if (rc || f->n->kind != MG_N_BLOCK || l->n->kind != MG_N_BLOCK || f->n->elem != l->n->elem ||
         l->d + l->n->size != stride + f->d)
         goto out;
-    mg_node *joined, *midnode, *tailnode, *v;
-    MPI_Aint md, td, vd;
+    mg_node *joined, *midnode = NULL, *tailnode = NULL;
+    MPI_Aint md = 0, td = 0;
     for (MPI_Count i = 1; i + 1 < pl.len && !rc; i++) rc = plist_push(&mid, pl.p[i].d, pl.p[i].n);
     if (!rc) rc = new_block(a, l->n->elem, l->n->esize, l->n->count + f->n->count, &joined);
     if (!rc) rc = plist_push(&mid, l->d, joined);
     if (!rc) rc = seq_rules(a, &mid, &midnode, &md);
-    if (!rc) rc = finished(a, mg__vec(a, count - 1, stride, midnode), &v);
-    if (!rc) rc = norm(a, v, &v, &vd);
-    md += vd;
     mid.len = 0;
     for (MPI_Count i = 1; i < pl.len && !rc; i++) rc = plist_push(&mid, pl.p[i].d, pl.p[i].n);
     if (!rc) rc = seq_rules(a, &mid, &tailnode, &td);
-    if (!rc) rc = plist_push(&all, f->d, f->n);
-    if (!rc) rc = push_spliced(&all, md, v);
-    if (!rc) rc = push_spliced(&all, td + (count - 1) * stride, tailnode);
-    if (!rc) rc = seq_rules(a, &all, out, disp);
-    if (!rc) *done = 1;
+    if (!rc) *r = (mg_rotation){f->n, midnode, tailnode, f->d, md, td};
 out:
     free(pl.p);
     free(mid.p);
+    return rc;
+}
+
+/* count copies of k as their rotation: head block, the vector of count - 1
+ * middle copies, the tail; *done = 0 when the copies do not join. */
+static int rotate(mg_arena *a, MPI_Count count, MPI_Aint stride, mg_node *k, int *done, mg_node **out, MPI_Aint *disp)
+{
+    *done = 0;
+    mg_rotation r;
+    MG_TRY(mg__rotation(a, k, stride, &r));
+    if (!r.mid) return MG_DT_SUCCESS;
+    plist all = {0};
+    mg_node *v;
+    MPI_Aint vd;
+    int rc = finished(a, mg__vec(a, count - 1, stride, r.mid), &v);
+    if (!rc) rc = norm(a, v, &v, &vd);
+    if (!rc) rc = plist_push(&all, r.head_d, r.head);
+    if (!rc) rc = push_spliced(&all, r.mid_d + vd, v);
+    if (!rc) rc = push_spliced(&all, r.tail_d + (count - 1) * stride, r.tail);
+    if (!rc) rc = seq_rules(a, &all, out, disp);
+    if (!rc) *done = 1;
     free(all.p);
     return rc;
 }

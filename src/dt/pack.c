@@ -2,12 +2,15 @@
  *
  * State is an explicit stack of frames (no recursion), so a pack can stop in
  * the middle of a basic element and resume there. Leaf-level primitives run
- * whole loops per visit; copies of 1..32 bytes use constant-size memcpy, which
- * the compiler turns into single (unaligned-safe) moves.
+ * whole loops per visit, with the copy kernels of kernels.h. Complete streams
+ * do not come here (whole.c).
  */
 #include "internal.h"
+#include "kernels.h"
 #include <stdlib.h>
 #include <string.h>
+
+typedef unsigned char uc;
 
 typedef struct {
     const mg_node *n;
@@ -128,104 +131,12 @@ static void seek(mg_dt_cursor *c, MPI_Count off)
     }
 }
 
-static inline __attribute__((always_inline)) void move(int pack, char *user, char *stream, MPI_Count n)
-{
-    if (pack)
-        memcpy(stream, user, (size_t)n);
-    else
-        memcpy(user, stream, (size_t)n);
-}
-
-/* n full blocks of b bytes, stride apart; specialized by block size. */
-#define STRIDED_CASE(B)                                                                             \
-    case B:                                                                                         \
-        if (pack)                                                                                   \
-            for (MPI_Count k = 0; k < n; k++, user += stride, stream += B) memcpy(stream, user, B); \
-        else                                                                                        \
-            for (MPI_Count k = 0; k < n; k++, user += stride, stream += B) memcpy(user, stream, B); \
-        return;
-static inline __attribute__((always_inline)) void strided(int pack, char *user, MPI_Aint stride, char *stream,
-                                                          MPI_Count n, MPI_Count b)
-{
-    switch (b) {
-        STRIDED_CASE(1)
-        STRIDED_CASE(2)
-        STRIDED_CASE(4)
-        STRIDED_CASE(8)
-        STRIDED_CASE(12)
-        STRIDED_CASE(16)
-        STRIDED_CASE(24)
-        STRIDED_CASE(32)
-    default:
-        for (MPI_Count k = 0; k < n; k++, user += stride, stream += b) move(pack, user, stream, b);
-    }
-}
-
-/* rows x (c1 blocks of b bytes, s1 apart), rows s2 apart: the switch on the
- * block size is outside both loops. */
-#define STRIDED2_CASE(B)                                                                       \
-    case B:                                                                                    \
-        if (c1 == 2) { /* two blocks per row (the Block layout): no inner loop */              \
-            for (MPI_Count r = 0; r < rows; r++, stream += 2 * B) {                            \
-                char *u = user + r * s2;                                                       \
-                if (pack) {                                                                    \
-                    memcpy(stream, u, B);                                                      \
-                    memcpy(stream + B, u + s1, B);                                             \
-                } else {                                                                       \
-                    memcpy(u, stream, B);                                                      \
-                    memcpy(u + s1, stream + B, B);                                             \
-                }                                                                              \
-            }                                                                                  \
-            return;                                                                            \
-        }                                                                                      \
-        for (MPI_Count r = 0; r < rows; r++) {                                                 \
-            char *u = user + r * s2;                                                           \
-            if (pack)                                                                          \
-                for (MPI_Count k = 0; k < c1; k++, u += s1, stream += B) memcpy(stream, u, B); \
-            else                                                                               \
-                for (MPI_Count k = 0; k < c1; k++, u += s1, stream += B) memcpy(u, stream, B); \
-        }                                                                                      \
-        return;
-static inline __attribute__((always_inline)) void strided2(int pack, char *user, MPI_Aint s2, char *stream,
-                                                           MPI_Count rows, MPI_Count c1, MPI_Aint s1, MPI_Count b)
-{
-    switch (b) {
-        STRIDED2_CASE(4)
-        STRIDED2_CASE(8)
-        STRIDED2_CASE(16)
-        STRIDED2_CASE(32)
-    default:
-        for (MPI_Count r = 0; r < rows; r++, stream += c1 * b) strided(pack, user + r * s2, s1, stream, c1, b);
-    }
-}
-
-/* One block of b bytes; common small sizes as single moves. */
-#define VAR_CASE(B)                  \
-    case B:                          \
-        if (pack)                    \
-            memcpy(stream, user, B); \
-        else                         \
-            memcpy(user, stream, B); \
-        return;
-static inline __attribute__((always_inline)) void copy_block(int pack, char *user, char *stream, MPI_Count b)
-{
-    switch (b) {
-        VAR_CASE(4)
-        VAR_CASE(8)
-        VAR_CASE(12)
-        VAR_CASE(16)
-        VAR_CASE(24)
-        VAR_CASE(32)
-    default: move(pack, user, stream, b);
-    }
-}
-
 /* One leaf-level block: finish the partial block at pos, return bytes moved. */
 static inline __attribute__((always_inline)) MPI_Count partial(int pack, char *user, char *stream, MPI_Count b,
                                                                MPI_Count *pos, MPI_Count left)
 {
     MPI_Count take = min_count(b - *pos, left);
-    move(pack, user + *pos, stream, take);
+    mg__move(pack, (uc *)user + *pos, (uc *)stream, (size_t)take);
     *pos += take;
     return take;
 }
@@ -260,7 +171,8 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
                 if (ip && !c->pos && !*jp) {
                     /* whole rows at once */
                     MPI_Count rows = min_count(outer - *ip, left / in->size);
-                    strided2(pack, row, n->stride, stream, rows, in->count, in->stride, b);
+                    mg__strided2(pack, (uc *)row, n->stride, (uc *)stream, (size_t)rows, (size_t)in->count, in->stride,
+                                 (size_t)b);
                     stream += rows * in->size;
                     left -= rows * in->size;
                     if ((*ip += rows) == outer || left == 0) break;
@@ -275,7 +187,8 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
                     ++*jp;
                 }
                 MPI_Count full = min_count(in->count - *jp, left / b);
-                strided(pack, row + (MPI_Aint)*jp * in->stride, in->stride, stream, full, b);
+                mg__strided(pack, (uc *)row + (MPI_Aint)*jp * in->stride, in->stride, (uc *)stream, (size_t)full,
+                            (size_t)b);
                 *jp += full;
                 stream += full * b;
                 left -= full * b;
@@ -312,25 +225,12 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
             if (n->op == MG_OP_INDEXED_FIXED) {
                 MPI_Count b = n->lens[0] * esz, full = min_count(n->count - i, left / b);
                 MPI_Count end = i + full;
-#define INDEXED_CASE(B)                                                    \
-    case B:                                                                \
-        for (; i < end; i++, stream += B) move(pack, u + d[i], stream, B); \
-        break;
-                switch (b) {
-                    INDEXED_CASE(1)
-                    INDEXED_CASE(2)
-                    INDEXED_CASE(4)
-                    INDEXED_CASE(8)
-                    INDEXED_CASE(16)
-                    INDEXED_CASE(32)
-                default:
-                    for (; i < end; i++, stream += b) move(pack, u + d[i], stream, b);
-                }
+                MG_WITH_BLOCK(b, for (; i < end; i++, stream += B) mg__move(pack, (uc *)u + d[i], (uc *)stream, B))
                 left -= full * b;
             } else {
                 MPI_Count b;
                 while (i < n->count && (b = n->lens[i] * esz) <= left) {
-                    copy_block(pack, u + d[i], stream, b);
+                    mg__move(pack, (uc *)u + d[i], (uc *)stream, (size_t)b);
                     stream += b;
                     left -= b;
                     i++;
@@ -357,7 +257,7 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
                 for (MPI_Count e = 0; e < full; e++, u += n->stride)
                     for (MPI_Count j = 0; j < in->count; j++) {
                         MPI_Count b = lens[j] * esz;
-                        copy_block(pack, u + d[j], stream, b);
+                        mg__move(pack, (uc *)u + d[j], (uc *)stream, (size_t)b);
                         stream += b;
                     }
                 f->i += full;
@@ -376,7 +276,7 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
                     j++;
                 }
                 while (j < in->count && (b = lens[j] * esz) <= left) {
-                    copy_block(pack, u + d[j], stream, b);
+                    mg__move(pack, (uc *)u + d[j], (uc *)stream, (size_t)b);
                     stream += b;
                     left -= b;
                     j++;
@@ -460,47 +360,38 @@ static void cursor_release(mg_dt_cursor *c)
     c->st = c->local;
 }
 
-/* Contiguous elements: the stream is the memory. Returns 0 if t is not contiguous. */
-static int contiguous(const mg_dt *t, MPI_Count count, MPI_Count offset, MPI_Count bytes, MPI_Count *want, int *rc)
-{
-    if (!t || !t->root || t->root->kind != MG_N_BLOCK || t->extent != t->root->size) return 0;
-    MPI_Count total;
-    if (count < 0 || offset < 0)
-        *rc = MG_DT_ERR_ARG;
-    else if (!mg__mul(count, t->size, &total))
-        *rc = MG_DT_ERR_OVERFLOW;
-    else if (offset > total)
-        *rc = MG_DT_ERR_OFFSET;
-    else
-        *want = min_count(bytes, total - offset);
-    return 1;
-}
-
 /* mg_dt_pack and mg_dt_unpack: bytes [offset, offset + *actual) of the stream
- * of count elements, between user memory and the stream. */
+ * of count elements, between user memory and the stream. A complete stream
+ * goes to the whole-buffer executor; a piece of one to a cursor. */
 static int transfer(const mg_dt *t, char *user, char *stream, MPI_Count count, MPI_Count offset, MPI_Count max,
                     MPI_Count *actual, int pack)
 {
+    MPI_Count total;
+    /* the common case first: a whole stream, checked in few branches */
+    if (__builtin_expect(t && actual && user && stream && offset == 0 && count > 0 && t->whole, 1) &&
+        mg__mul(count, t->size, &total) && max >= total) {
+        mg__whole(t, count, user, stream, pack);
+        *actual = total;
+        return MG_DT_SUCCESS;
+    }
     if (!actual || max < 0) return MG_DT_ERR_ARG;
     *actual = 0;
-    int rc = MG_DT_SUCCESS;
-    MPI_Count want = 0;
-    if (contiguous(t, count, offset, max, &want, &rc)) {
-        if (rc || want == 0) return rc;
-        if (!user || !stream) return MG_DT_ERR_ARG;
-        move(pack, user + t->disp + offset, stream, want);
+    if (!t || count < 0 || offset < 0) return MG_DT_ERR_ARG;
+    if (!mg__mul(count, t->size, &total)) return MG_DT_ERR_OVERFLOW;
+    if (offset > total) return MG_DT_ERR_OFFSET;
+    MPI_Count want = min_count(max, total - offset);
+    if (want == 0) return MG_DT_SUCCESS;
+    if (!user || !stream) return MG_DT_ERR_ARG;
+    if (t->root->kind == MG_N_BLOCK && t->extent == t->root->size) { /* contiguous: the stream is the memory */
+        mg__move(pack, (uc *)user + t->disp + offset, (uc *)stream, (size_t)want);
         *actual = want;
         return MG_DT_SUCCESS;
     }
     mg_dt_cursor c;
     MG_TRY(cursor_init(&c, t, count, offset));
-    want = min_count(max, c.total - offset);
-    if (want > 0 && (!user || !stream))
-        rc = MG_DT_ERR_ARG;
-    else
-        *actual = pack ? run_pack(&c, user, stream, want) : run_unpack(&c, user, stream, want);
+    *actual = pack ? run_pack(&c, user, stream, want) : run_unpack(&c, user, stream, want);
     cursor_release(&c);
-    return rc;
+    return MG_DT_SUCCESS;
 }
 
 int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,

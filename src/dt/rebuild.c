@@ -234,10 +234,41 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     return rc;
 }
 
-int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out)
+/* count elements as MPI_Type_contiguous(count, E), E being one element's
+ * normal form placed at t->disp with t's lb and extent: the same type map,
+ * lb and extent as the count-aware form. */
+static int per_element(const mg_dt *t, MPI_Count count, MPI_Datatype *out)
+{
+    MPI_Datatype body = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL, elem = MPI_DATATYPE_NULL;
+    int rc = build(t->root, &body);
+    if (!rc && t->disp) {
+        MPI_Aint disp = t->disp;
+        rc = ok(MPI_Type_create_hindexed_block(1, 1, &disp, body, &placed));
+    }
+    if (!rc) rc = ok(MPI_Type_create_resized(placed != MPI_DATATYPE_NULL ? placed : body, t->lb, t->extent, &elem));
+    if (!rc) rc = contig(count, elem, out);
+    if (!rc) rc = ok(MPI_Type_commit(out));
+    if (rc && *out != MPI_DATATYPE_NULL) MPI_Type_free(out);
+    drop(&body);
+    drop(&placed);
+    drop(&elem);
+    return rc;
+}
+
+int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out)
 {
     if (!t || !out || count < 0) return MG_DT_ERR_ARG;
     *out = MPI_DATATYPE_NULL;
+    if (form == MG_DT_FORM_AUTO) form = mg__auto_form(t, count);
+    if (form != MG_DT_FORM_WHOLE && form != MG_DT_FORM_ELEMENTS) return MG_DT_ERR_ARG;
+    /* one element, or contiguous elements: the forms coincide */
+    int contiguous = t->root && t->root->kind == MG_N_BLOCK && t->extent == t->root->size;
+    if (form == MG_DT_FORM_ELEMENTS && count > 1 && t->root && !contiguous) return per_element(t, count, out);
     rebuild_ctx r = {t, count, out};
     return mg__repeat(t, count, rebuild_visit, &r);
+}
+
+int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out)
+{
+    return mg_dt_to_mpi_form(t, count, MG_DT_FORM_AUTO, out);
 }

@@ -6,28 +6,50 @@
  * handler once, with the mock-up's first error (intercept.c raises it), as the
  * native call would raise it, and not once per failing inner call. The shadow
  * is made with MPI_Comm_split, which copies no attribute (MPI_Comm_dup would
- * run the application's copy callbacks), is cached as an attribute of the
- * application's communicator and freed with it by the attribute's delete
- * callback (MPI_COMM_WORLD's at MPI_Finalize, whose attributes MPI keeps). */
+ * run the application's copy callbacks), is kept in the communicator's record
+ * (below) and freed with it. */
 #define _POSIX_C_SOURCE 200809L
 #include "comms.h"
+#include "handles.h"
 
 #include <stdlib.h>
 
+/* What the library keeps per application communicator: an attribute (freed
+ * with the communicator by its delete callback) and an entry of the handle
+ * map, through which every call finds it without an MPI call. */
 typedef struct {
-    MPI_Comm comm;
-    MPI_Errhandler handler; /* the one set on comm */
-} shadow_comm;
+    mg_comm_info info;      /* first: mg_tune__comm_profile finds the record from it */
+    MPI_Comm shadow;        /* MPI_COMM_NULL until a mock-up runs on the communicator */
+    MPI_Errhandler handler; /* the one set on shadow */
+    /* the profiles of the communicator's size in the set `live`; a call racing
+     * with a refill may read one of the next set's: as valid (sets are kept
+     * until MPI_Finalize) and of the same (collective, size) */
+    _Atomic(const mg_tune_live *) live;
+    _Atomic(const mg_tune_profile *) profile[MG_NCOLLS];
+} comm_record;
 
 static MPI_Comm probe = MPI_COMM_NULL;
-static int shadow_key = MPI_KEYVAL_INVALID;
+static int record_key = MPI_KEYVAL_INVALID;
+static mg_hmap records = MG_HMAP_INIT;
+static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER; /* one maker per communicator */
+/* Each thread keeps the record of the communicator of its last call (loops
+ * call on one communicator); a record's deletion changes `deleted`, which
+ * drops every thread's kept record. */
+static _Atomic unsigned deleted;
+static _Thread_local struct {
+    MPI_Comm comm;
+    unsigned deleted;
+    comm_record *r;
+} kept __attribute__((tls_model("initial-exec")));
 
-static int delete_shadow(MPI_Comm comm, int key, void *value, void *extra)
+static int delete_record(MPI_Comm comm, int key, void *value, void *extra)
 {
-    (void)comm, (void)key, (void)extra;
-    shadow_comm *s = value;
-    int rc = PMPI_Comm_free(&s->comm);
-    free(s);
+    (void)key, (void)extra;
+    comm_record *r = value;
+    mg_hmap_take(&records, MG_HANDLE_KEY(comm));
+    atomic_fetch_add_explicit(&deleted, 1, memory_order_release);
+    int rc = r->shadow != MPI_COMM_NULL ? PMPI_Comm_free(&r->shadow) : MPI_SUCCESS;
+    free(r);
     return rc;
 }
 
@@ -35,24 +57,80 @@ void mg_tune__comms_start(void)
 {
     if (PMPI_Comm_dup(MPI_COMM_SELF, &probe) != MPI_SUCCESS) probe = MPI_COMM_NULL;
     if (probe != MPI_COMM_NULL) PMPI_Comm_set_errhandler(probe, MPI_ERRORS_RETURN);
-    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_shadow, &shadow_key, NULL) != MPI_SUCCESS)
-        shadow_key = MPI_KEYVAL_INVALID;
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_record, &record_key, NULL) != MPI_SUCCESS)
+        record_key = MPI_KEYVAL_INVALID;
 }
 
 void mg_tune__comms_stop(void)
 {
-    if (shadow_key != MPI_KEYVAL_INVALID) {
-        void *value;
-        int found = 0;
-        /* every rank of MPI_COMM_WORLD has its shadow or none: they ran the same mock-ups */
-        if (PMPI_Comm_get_attr(MPI_COMM_WORLD, shadow_key, &value, &found) == MPI_SUCCESS && found)
-            PMPI_Comm_delete_attr(MPI_COMM_WORLD, shadow_key);
-        PMPI_Comm_free_keyval(&shadow_key);
+    if (record_key != MPI_KEYVAL_INVALID) {
+        /* MPI_Finalize need not delete MPI_COMM_WORLD's attributes, and deletes
+         * MPI_COMM_SELF's only after this library has stopped */
+        MPI_Comm builtin[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
+        for (int i = 0; i < 2; i++) {
+            void *value;
+            int found = 0;
+            if (PMPI_Comm_get_attr(builtin[i], record_key, &value, &found) == MPI_SUCCESS && found)
+                PMPI_Comm_delete_attr(builtin[i], record_key);
+        }
+        PMPI_Comm_free_keyval(&record_key);
     }
     if (probe != MPI_COMM_NULL) PMPI_Comm_free(&probe);
+    mg_hmap_clear(&records);
 }
 
 MPI_Comm mg_tune__probe_comm(void) { return probe; }
+
+/* The record of comm, made by the first call that asks (NULL if comm is not
+ * a valid communicator or memory ran out). */
+static comm_record *record(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL) return NULL;
+    unsigned gen = atomic_load_explicit(&deleted, memory_order_acquire);
+    if (kept.r && kept.comm == comm && kept.deleted == gen) return kept.r;
+    comm_record *r = mg_hmap_get(&records, MG_HANDLE_KEY(comm));
+    if (r) kept.comm = comm, kept.deleted = gen, kept.r = r;
+    if (r || record_key == MPI_KEYVAL_INVALID) return r;
+    pthread_mutex_lock(&making);
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, record_key, &r, &found) != MPI_SUCCESS) {
+        r = NULL;
+    } else if (!found) {
+        int inter = 0, size = 0;
+        if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && PMPI_Comm_size(comm, &size) == MPI_SUCCESS &&
+            (r = malloc(sizeof *r)) != NULL) {
+            *r = (comm_record){.info = {inter, size}, .shadow = MPI_COMM_NULL, .handler = MPI_ERRORS_RETURN};
+            if (PMPI_Comm_set_attr(comm, record_key, r) != MPI_SUCCESS) {
+                free(r);
+                r = NULL;
+            }
+        }
+    }
+    /* found but not in the map: an earlier insertion ran out of memory */
+    if (r && mg_hmap_put(&records, MG_HANDLE_KEY(comm), r) != 0) r = NULL;
+    pthread_mutex_unlock(&making);
+    return r;
+}
+
+const mg_comm_info *mg_tune__comm_info(MPI_Comm comm)
+{
+    comm_record *r = record(comm);
+    return r ? &r->info : NULL;
+}
+
+const mg_tune_profile *mg_tune__comm_profile(const mg_comm_info *info, mg_coll coll)
+{
+    const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
+    if (!l || !(l->coll_mask >> coll & 1u)) return NULL;
+    comm_record *r = (comm_record *)info;
+    if (atomic_load_explicit(&r->live, memory_order_acquire) != l) {
+        for (int c = 0; c < MG_NCOLLS; c++)
+            atomic_store_explicit(&r->profile[c], mg_tune__profiles_get(&l->ps, (mg_coll)c, info->size),
+                                  memory_order_relaxed);
+        atomic_store_explicit(&r->live, l, memory_order_release);
+    }
+    return atomic_load_explicit(&r->profile[coll], memory_order_relaxed);
+}
 
 /* The handler the shadow needs: comm's, where that one ends the job, else MPI_ERRORS_RETURN. */
 static MPI_Errhandler shadow_handler(MPI_Comm comm)
@@ -74,40 +152,25 @@ static int raise(MPI_Comm comm, int code)
     return code;
 }
 
-static int make_shadow(MPI_Comm comm, shadow_comm **out)
-{
-    shadow_comm *s = malloc(sizeof *s);
-    if (!s) return raise(comm, MPI_ERR_NO_MEM);
-    /* one color, key 0: the ranks keep their order */
-    int rc = PMPI_Comm_split(comm, 0, 0, &s->comm);
-    if (rc == MPI_SUCCESS) {
-        s->handler = MPI_ERRORS_RETURN;
-        rc = PMPI_Comm_set_errhandler(s->comm, s->handler);
-        if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, shadow_key, s);
-        if (rc != MPI_SUCCESS) PMPI_Comm_free(&s->comm);
-    }
-    if (rc != MPI_SUCCESS) {
-        free(s);
-        return rc;
-    }
-    *out = s;
-    return MPI_SUCCESS;
-}
-
 int mg_tune__shadow_comm(MPI_Comm comm, MPI_Comm *shadow)
 {
-    if (shadow_key == MPI_KEYVAL_INVALID) return raise(comm, MPI_ERR_INTERN);
-    shadow_comm *s = NULL;
-    int found = 0;
-    int rc = PMPI_Comm_get_attr(comm, shadow_key, &s, &found);
-    if (rc == MPI_SUCCESS && !found) rc = make_shadow(comm, &s);
-    if (rc != MPI_SUCCESS) return rc;
-    MPI_Errhandler want = shadow_handler(comm);
-    if (want != s->handler) {
-        rc = PMPI_Comm_set_errhandler(s->comm, want);
-        if (rc != MPI_SUCCESS) return rc;
-        s->handler = want;
+    comm_record *r = record(comm);
+    if (!r) return raise(comm, MPI_ERR_INTERN);
+    int rc;
+    if (r->shadow == MPI_COMM_NULL) {
+        /* one color, key 0: the ranks keep their order */
+        if ((rc = PMPI_Comm_split(comm, 0, 0, &r->shadow)) != MPI_SUCCESS) return rc;
+        if ((rc = PMPI_Comm_set_errhandler(r->shadow, MPI_ERRORS_RETURN)) != MPI_SUCCESS) {
+            PMPI_Comm_free(&r->shadow);
+            return rc;
+        }
+        r->handler = MPI_ERRORS_RETURN;
     }
-    *shadow = s->comm;
+    MPI_Errhandler want = shadow_handler(comm);
+    if (want != r->handler) {
+        if ((rc = PMPI_Comm_set_errhandler(r->shadow, want)) != MPI_SUCCESS) return rc;
+        r->handler = want;
+    }
+    *shadow = r->shadow;
     return MPI_SUCCESS;
 }

@@ -2,6 +2,7 @@
 #ifndef MG_TUNE_COMMS_H
 #define MG_TUNE_COMMS_H
 
+#include "lifecycle.h"
 #include <mpi.h>
 
 /* After MPI_Init and before MPI_Finalize (MPI_COMM_WORLD's shadow is freed there). */
@@ -17,5 +18,16 @@ MPI_Comm mg_tune__probe_comm(void);
  * ends the job (MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT): then so does the
  * shadow's. Returns the MPI error code, already raised on comm. */
 int mg_tune__shadow_comm(MPI_Comm comm, MPI_Comm *shadow);
+
+/* What every call asks about its communicator, cached (handles.h): looked up
+ * without an MPI call after the first call on comm. NULL if comm is not a
+ * valid communicator (or memory ran out): ask MPI. */
+typedef struct {
+    int inter, size;
+} mg_comm_info;
+const mg_comm_info *mg_tune__comm_info(MPI_Comm comm);
+/* The profile of (coll, the communicator's size) in the profile set in use,
+ * NULL if none: looked up once per communicator and set. Lock-free. */
+const mg_tune_profile *mg_tune__comm_profile(const mg_comm_info *info, mg_coll coll);
 
 #endif

@@ -34,11 +34,11 @@ static int is_reduction(mg_coll c)
 
 /* The hot path, before anything else of a call: 1 if the call runs natively
  * without more questions (nothing to choose and nothing to count), 0 if
- * choose() must look at it. No lock, no MPI call: one atomic load of the hot
+ * decide() must look at it. No lock, no MPI call: one atomic load of the hot
  * word, and in forced or tuned mode one more (the forced choice, or the
  * profiles' collective mask, which is immutable once published). Calls on
  * intercommunicators that end here are labelled "default" (no choice was
- * made); choose() labels them "native" when it sees them. */
+ * made); decide() labels them "native" when it sees them. */
 static inline __attribute__((always_inline)) int native_fast(mg_coll coll, MPI_Comm comm)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
@@ -82,41 +82,64 @@ static const mg_mockup *applicable(mg_call *c, int impl, mg_need *need)
     return m;
 }
 
-/* Completes c (rank, size, bytes, commutative, chunk) and chooses. Returns the
- * mock-up to run (with its need in *need), or NULL for the native call.
- * Lock-free but for the counter (only when a report is requested) and the
- * mock-up's lease. */
-static const mg_mockup *choose(mg_call *c, mg_need *need)
+/* What decide() found for a call that may run a mock-up. */
+typedef struct {
+    int impl; /* >= 1 */
+    int size;
+} mg_choice;
+
+/* The first half of the choice, from the call's key alone (n elements of
+ * type: the message the profiles are keyed by, mg_tune__message_bytes; times
+ * the communicator's size where per_rank): 0 when the call runs natively
+ * without a mock-up being considered (counted and labelled here), 1 with the
+ * implementation to try in *ch. Most calls end here, before an mg_call is
+ * built. Lock-free. */
+static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, int per_rank, mg_choice *ch)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     mg_tune_mode mode = MG_HOT_MODE(h);
     int count = (h & MG_HOT_COUNT) != 0;
-    if (!(h & MG_HOT_ON) || c->comm == MPI_COMM_NULL) return NULL;
-    int inter = 0;
-    if (PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS) return NULL;
-    if (inter) {
+    if (!(h & MG_HOT_ON) || comm == MPI_COMM_NULL) return 0;
+    const mg_comm_info *info = mg_tune__comm_info(comm);
+    if (!info) return 0; /* not a communicator: the native call says so */
+    if (info->inter) {
         /* intercommunicators: other semantics, and arguments we must not read; not counted */
-        last_impl[c->coll] = mode == MG_TUNE_OFF ? label_default : "native";
-        return NULL;
+        last_impl[coll] = mode == MG_TUNE_OFF ? label_default : "native";
+        return 0;
     }
-    PMPI_Comm_size(c->comm, &c->size);
-
     int impl = 0;
-    if (mode == MG_TUNE_FORCED) impl = atomic_load_explicit(&mg_tune_hot.forced[c->coll], memory_order_relaxed);
+    if (mode == MG_TUNE_FORCED) impl = atomic_load_explicit(&mg_tune_hot.forced[coll], memory_order_relaxed);
+    const mg_tune_profile *profile = mode == MG_TUNE_TUNED ? mg_tune__comm_profile(info, coll) : NULL;
     /* tuned mode without a profile of (collective, size), and mode off, choose nothing: the
      * size of the message is only needed for the counter */
-    int want_bytes = count || impl > 0;
-    if (mode == MG_TUNE_TUNED && !want_bytes) want_bytes = mg_tune__has_profile(c->coll, c->size);
-    if (want_bytes) {
-        c->bytes = mg_tune__message_bytes(c);
-        if (mode == MG_TUNE_TUNED && c->bytes > 0) impl = mg_tune__lookup(c->coll, c->size, c->bytes);
+    MPI_Count bytes = 0;
+    if (count || impl > 0 || profile) {
+        if (per_rank && __builtin_mul_overflow(n, (MPI_Count)info->size, &n)) n = -1;
+        bytes = n >= 0 ? mg_type_bytes(n, type) : -1;
+        if (profile && bytes > 0) impl = mg_tune__profile_impl(profile, bytes);
     }
-    if (impl < 0) impl = 0;
+    if (impl > 0) {
+        *ch = (mg_choice){impl, info->size};
+        return 1;
+    }
+    if (count) mg_tune__count(coll, bytes, 0);
+    last_impl[coll] = label_default;
+    return 0;
+}
 
-    const mg_mockup *m = NULL;
-    if (impl > 0 && (m = applicable(c, impl, need)) == NULL) impl = MG_TUNE_NATIVE;
-    if (count) mg_tune__count(c->coll, c->bytes, impl);
-    last_impl[c->coll] = impl == 0 ? label_default : mg_tune__impl_label(c->coll, impl);
+/* The second half: completes c (rank, size, bytes, commutative, chunk) and
+ * returns the mock-up to run (with its need in *need), or NULL for the native
+ * call. Lock-free but for the mock-up's lease. */
+static const mg_mockup *complete(mg_call *c, const mg_choice *ch, mg_need *need)
+{
+    int impl = ch->impl;
+    c->size = ch->size;
+    c->bytes = mg_tune__message_bytes(c);
+    const mg_mockup *m = applicable(c, impl, need);
+    if (!m) impl = MG_TUNE_NATIVE;
+    if (atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT)
+        mg_tune__count(c->coll, c->bytes, impl);
+    last_impl[c->coll] = mg_tune__impl_label(c->coll, impl);
     return m;
 }
 
@@ -177,25 +200,33 @@ MG_TUNE_API int MPI_Finalize(void)
 #define MG_CALL(cl) \
     mg_call c = {.coll = (cl), .sendtype = MPI_DATATYPE_NULL, .recvtype = MPI_DATATYPE_NULL, .op = MPI_OP_NULL}
 
-#define DEF_ALLGATHER_LIKE(NAME, PNAME, CNT, COLL)                                                                   \
-    MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,    \
-                         MPI_Datatype recvtype, MPI_Comm comm)                                                       \
-    {                                                                                                                \
-        if (native_fast(COLL, comm)) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); \
-        MG_CALL(COLL);                                                                                               \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;                  \
-        c.sendtype = sendtype, c.recvtype = recvtype, c.comm = comm, c.in_place = sendbuf == MPI_IN_PLACE;           \
-        mg_need need;                                                                                                \
-        const mg_mockup *m = choose(&c, &need);                                                                      \
-        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                      \
-        return run(&c, m, &need);                                                                                    \
+#define DEF_ALLGATHER_LIKE(NAME, PNAME, CNT, COLL)                                                                \
+    MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount, \
+                         MPI_Datatype recvtype, MPI_Comm comm)                                                    \
+    {                                                                                                             \
+        mg_choice ch;                                                                                             \
+        int in_place = sendbuf == MPI_IN_PLACE;                                                                   \
+        if (native_fast(COLL, comm) ||                                                                            \
+            !decide(COLL, comm, in_place ? recvcount : sendcount, in_place ? recvtype : sendtype, 0, &ch))        \
+            return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                       \
+        MG_CALL(COLL);                                                                                            \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;               \
+        c.sendtype = sendtype, c.recvtype = recvtype, c.comm = comm, c.in_place = in_place;                       \
+        mg_need need;                                                                                             \
+        const mg_mockup *m = complete(&c, &ch, &need);                                                            \
+        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                   \
+        return run(&c, m, &need);                                                                                 \
     }
 
 #define DEF_ROOTED(NAME, PNAME, CNT, COLL)                                                                        \
     MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount, \
                          MPI_Datatype recvtype, int root, MPI_Comm comm)                                          \
     {                                                                                                             \
-        if (native_fast(COLL, comm))                                                                              \
+        mg_choice ch;                                                                                             \
+        /* the key: Gather's send block (recv at an MPI_IN_PLACE root), Scatter's receive block (send at one) */  \
+        int send_side = (COLL) == MG_COLL_SCATTER ? recvbuf == MPI_IN_PLACE : sendbuf != MPI_IN_PLACE;            \
+        if (native_fast(COLL, comm) ||                                                                            \
+            !decide(COLL, comm, send_side ? sendcount : recvcount, send_side ? sendtype : recvtype, 0, &ch))      \
             return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);                 \
         MG_CALL(COLL);                                                                                            \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;               \
@@ -205,7 +236,7 @@ MG_TUNE_API int MPI_Finalize(void)
         else                                                                                                      \
             c.in_place = sendbuf == MPI_IN_PLACE;                                                                 \
         mg_need need;                                                                                             \
-        const mg_mockup *m = choose(&c, &need);                                                                   \
+        const mg_mockup *m = complete(&c, &ch, &need);                                                            \
         if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);             \
         return run(&c, m, &need);                                                                                 \
     }
@@ -215,13 +246,16 @@ MG_TUNE_API int MPI_Finalize(void)
     MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, \
                          MPI_Comm comm)                                                                   \
     {                                                                                                     \
-        if (native_fast(COLL, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);           \
+        mg_choice ch;                                                                                     \
+        if (native_fast(COLL, comm) ||                                                                    \
+            !decide(COLL, comm, count, datatype, (COLL) == MG_COLL_REDUCE_SCATTER_BLOCK, &ch))            \
+            return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                    \
         MG_CALL(COLL);                                                                                    \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;               \
         c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.comm = comm;                           \
         c.in_place = sendbuf == MPI_IN_PLACE;                                                             \
         mg_need need;                                                                                     \
-        const mg_mockup *m = choose(&c, &need);                                                           \
+        const mg_mockup *m = complete(&c, &ch, &need);                                                    \
         if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                \
         return run(&c, m, &need);                                                                         \
     }
@@ -230,28 +264,32 @@ MG_TUNE_API int MPI_Finalize(void)
     MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root, \
                          MPI_Comm comm)                                                                             \
     {                                                                                                               \
-        if (native_fast(MG_COLL_REDUCE, comm)) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);     \
+        mg_choice ch;                                                                                               \
+        if (native_fast(MG_COLL_REDUCE, comm) || !decide(MG_COLL_REDUCE, comm, count, datatype, 0, &ch))            \
+            return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);                                        \
         MG_CALL(MG_COLL_REDUCE);                                                                                    \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                         \
         c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.root = root, c.comm = comm;                      \
         c.in_place = sendbuf == MPI_IN_PLACE;                                                                       \
         mg_need need;                                                                                               \
-        const mg_mockup *m = choose(&c, &need);                                                                     \
+        const mg_mockup *m = complete(&c, &ch, &need);                                                              \
         if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);                                    \
         return run(&c, m, &need);                                                                                   \
     }
 
-#define DEF_BCAST(NAME, PNAME, CNT)                                                               \
-    MG_TUNE_API int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm) \
-    {                                                                                             \
-        if (native_fast(MG_COLL_BCAST, comm)) return PNAME(buffer, count, datatype, root, comm);  \
-        MG_CALL(MG_COLL_BCAST);                                                                   \
-        c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;         \
-        c.sendtype = datatype, c.recvtype = datatype, c.root = root, c.comm = comm;               \
-        mg_need need;                                                                             \
-        const mg_mockup *m = choose(&c, &need);                                                   \
-        if (!m) return PNAME(buffer, count, datatype, root, comm);                                \
-        return run(&c, m, &need);                                                                 \
+#define DEF_BCAST(NAME, PNAME, CNT)                                                                    \
+    MG_TUNE_API int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm)      \
+    {                                                                                                  \
+        mg_choice ch;                                                                                  \
+        if (native_fast(MG_COLL_BCAST, comm) || !decide(MG_COLL_BCAST, comm, count, datatype, 0, &ch)) \
+            return PNAME(buffer, count, datatype, root, comm);                                         \
+        MG_CALL(MG_COLL_BCAST);                                                                        \
+        c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;              \
+        c.sendtype = datatype, c.recvtype = datatype, c.root = root, c.comm = comm;                    \
+        mg_need need;                                                                                  \
+        const mg_mockup *m = complete(&c, &ch, &need);                                                 \
+        if (!m) return PNAME(buffer, count, datatype, root, comm);                                     \
+        return run(&c, m, &need);                                                                      \
     }
 
 DEF_ALLGATHER_LIKE(MPI_Allgather, PMPI_Allgather, int, MG_COLL_ALLGATHER)

@@ -84,13 +84,8 @@ static void live_free_all(void)
 int mg_tune__lookup(mg_coll coll, int procs, MPI_Count bytes)
 {
     const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
-    return l ? mg_tune__profiles_find(&l->ps, coll, procs, bytes) : -1;
-}
-
-int mg_tune__has_profile(mg_coll coll, int procs)
-{
-    const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
-    return l && (l->coll_mask >> coll & 1u) && mg_tune__profiles_has(&l->ps, coll, procs);
+    const mg_tune_profile *p = l ? mg_tune__profiles_get(&l->ps, coll, procs) : NULL;
+    return p ? mg_tune__profile_impl(p, bytes) : -1;
 }
 
 /* ---- configuration, start, stop ---- */

@@ -48,8 +48,6 @@ void mg_tune__stop(void);
 /* Tuned-mode choice for (coll, procs, bytes): implementation index of the
  * covering range, -1 if no profile or no range covers bytes. Lock-free. */
 int mg_tune__lookup(mg_coll coll, int procs, MPI_Count bytes);
-/* 1 if a profile of (coll, procs) is in use. Lock-free. */
-int mg_tune__has_profile(mg_coll coll, int procs);
 
 /* The changes the control API makes (each counts as "the API was used": calls
  * are then counted, since a linked program may write the report at any time). */

@@ -446,8 +446,7 @@ int mg_tune__profiles_load(const char *dir, mg_tune_profiles *out, int *nbad)
     return MG_TUNE_SUCCESS;
 }
 
-/* The profile of (coll, procs), or NULL. */
-static const mg_tune_profile *find_profile(const mg_tune_profiles *ps, mg_coll coll, int procs)
+const mg_tune_profile *mg_tune__profiles_get(const mg_tune_profiles *ps, mg_coll coll, int procs)
 {
     int lo = 0, hi = ps->n - 1;
     while (lo <= hi) {
@@ -462,15 +461,8 @@ static const mg_tune_profile *find_profile(const mg_tune_profiles *ps, mg_coll c
     return NULL;
 }
 
-int mg_tune__profiles_has(const mg_tune_profiles *ps, mg_coll coll, int procs)
+int mg_tune__profile_impl(const mg_tune_profile *p, MPI_Count bytes)
 {
-    return find_profile(ps, coll, procs) != NULL;
-}
-
-int mg_tune__profiles_find(const mg_tune_profiles *ps, mg_coll coll, int procs, MPI_Count bytes)
-{
-    const mg_tune_profile *p = find_profile(ps, coll, procs);
-    if (!p) return -1;
     /* the last range starting at or below bytes */
     int lo = 0, hi = p->nranges - 1, at = -1;
     while (lo <= hi) {

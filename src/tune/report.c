@@ -11,23 +11,45 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tune_internal.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* One usage counter: calls of a collective with a message size that ran an implementation. */
+/* One usage counter: calls of a collective with a message size that ran an
+ * implementation. Counters never move once made (the table holds pointers). */
 typedef struct {
-    uint64_t calls; /* 0: empty slot */
+    uint64_t calls; /* under mu */
     MPI_Count bytes;
     int coll;
     int impl; /* an implementation index, MG_TUNE_NATIVE included */
 } counter;
 
-/* Open addressing, keyed by (coll, bytes, impl); a power-of-two capacity. */
+/* Each thread counts a repeated call (same collective, size and
+ * implementation as its last one) in a cell of its own, without a lock or a
+ * locked instruction; the cell is added to its counter when the thread moves
+ * on to another counter and whenever the counters are read. The cells are
+ * kept in a list (never freed before the counters: a thread may end). */
+typedef struct cells cells;
+struct cells {
+    struct {
+        counter *c; /* NULL: none yet */
+        MPI_Count bytes;
+        int impl;
+        _Atomic uint64_t pending; /* written by the owning thread only */
+    } last[MG_NCOLLS];
+    cells *next;
+};
+
+/* Open addressing over counter pointers (NULL: empty), keyed by (coll, bytes,
+ * impl); a power-of-two capacity. */
 static struct {
     pthread_mutex_t mu;
-    counter *table;
+    counter **table;
     size_t n, cap;
+    cells *threads;
 } counters = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local cells *my_cells __attribute__((tls_model("initial-exec")));
 
 static size_t slot_of(int coll, MPI_Count bytes, int impl, size_t cap)
 {
@@ -37,11 +59,11 @@ static size_t slot_of(int coll, MPI_Count bytes, int impl, size_t cap)
     return (size_t)h & (cap - 1);
 }
 
-static counter *find(counter *t, size_t cap, int coll, MPI_Count bytes, int impl)
+static counter **find(counter **t, size_t cap, int coll, MPI_Count bytes, int impl)
 {
     for (size_t i = slot_of(coll, bytes, impl, cap);; i = (i + 1) & (cap - 1)) {
-        counter *e = &t[i];
-        if (e->calls == 0 || (e->coll == coll && e->bytes == bytes && e->impl == impl)) return e;
+        counter *e = t[i];
+        if (!e || (e->coll == coll && e->bytes == bytes && e->impl == impl)) return &t[i];
     }
 }
 
@@ -49,11 +71,11 @@ static counter *find(counter *t, size_t cap, int coll, MPI_Count bytes, int impl
 static int grow(void)
 {
     size_t cap = counters.cap ? 2 * counters.cap : 64;
-    counter *t = calloc(cap, sizeof *t);
+    counter **t = calloc(cap, sizeof *t);
     if (!t) return -1;
     for (size_t i = 0; i < counters.cap; i++) {
-        counter *e = &counters.table[i];
-        if (e->calls) *find(t, cap, e->coll, e->bytes, e->impl) = *e;
+        counter *e = counters.table[i];
+        if (e) *find(t, cap, e->coll, e->bytes, e->impl) = e;
     }
     free(counters.table);
     counters.table = t;
@@ -61,48 +83,83 @@ static int grow(void)
     return 0;
 }
 
+/* mu held: every thread's pending calls added to their counters. */
+static void collect(void)
+{
+    for (cells *t = counters.threads; t; t = t->next)
+        for (int k = 0; k < MG_NCOLLS; k++)
+            if (t->last[k].c)
+                t->last[k].c->calls += atomic_exchange_explicit(&t->last[k].pending, 0, memory_order_relaxed);
+}
+
 void mg_tune__count(mg_coll coll, MPI_Count bytes, int impl)
 {
-    pthread_mutex_lock(&counters.mu);
-    if ((counters.n + 1) * 10 > counters.cap * 7 && grow() != 0) {
-        pthread_mutex_unlock(&counters.mu);
-        mg_tune__warn_local("out of memory for the usage counters; the report is incomplete");
+    cells *mine = my_cells;
+    if (mine && mine->last[coll].c && mine->last[coll].bytes == bytes && mine->last[coll].impl == impl) {
+        _Atomic uint64_t *p = &mine->last[coll].pending;
+        atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + 1, memory_order_relaxed);
         return;
     }
-    counter *e = find(counters.table, counters.cap, (int)coll, bytes, impl);
-    if (e->calls == 0) {
-        e->coll = (int)coll;
-        e->bytes = bytes;
-        e->impl = impl;
-        counters.n++;
+    pthread_mutex_lock(&counters.mu);
+    if (!mine && (mine = calloc(1, sizeof *mine)) != NULL) {
+        mine->next = counters.threads;
+        counters.threads = my_cells = mine;
     }
-    e->calls++;
+    counter **slot = NULL, *e = NULL;
+    if (mine && ((counters.n + 1) * 10 <= counters.cap * 7 || grow() == 0)) {
+        slot = find(counters.table, counters.cap, (int)coll, bytes, impl);
+        if (!*slot && (*slot = calloc(1, sizeof **slot)) != NULL) {
+            **slot = (counter){.bytes = bytes, .coll = (int)coll, .impl = impl};
+            counters.n++;
+        }
+        e = *slot;
+    }
+    if (e) {
+        __typeof__(mine->last[0]) *l = &mine->last[coll];
+        if (l->c) l->c->calls += atomic_exchange_explicit(&l->pending, 0, memory_order_relaxed);
+        l->c = e;
+        l->bytes = bytes;
+        l->impl = impl;
+        e->calls++;
+    }
     pthread_mutex_unlock(&counters.mu);
+    if (!e) mg_tune__warn_local("out of memory for the usage counters; the report is incomplete");
 }
 
 uint64_t mg_tune__counted(mg_coll coll, MPI_Count bytes, int impl)
 {
     pthread_mutex_lock(&counters.mu);
-    uint64_t n = 0;
-    if (counters.cap) n = find(counters.table, counters.cap, (int)coll, bytes, impl)->calls;
+    collect();
+    counter *e = counters.cap ? *find(counters.table, counters.cap, (int)coll, bytes, impl) : NULL;
+    uint64_t n = e ? e->calls : 0;
     pthread_mutex_unlock(&counters.mu);
     return n;
+}
+
+/* mu held: every counter freed, every thread's cells emptied. Only while no
+ * other thread makes calls (the API's reset, MPI_Finalize). */
+static void drop_all(void)
+{
+    for (cells *t = counters.threads; t; t = t->next) memset(t->last, 0, sizeof t->last);
+    for (size_t i = 0; i < counters.cap; i++) free(counters.table[i]);
+    if (counters.table) memset(counters.table, 0, counters.cap * sizeof *counters.table);
+    counters.n = 0;
 }
 
 void mg_tune__counters_reset(void)
 {
     pthread_mutex_lock(&counters.mu);
-    if (counters.table) memset(counters.table, 0, counters.cap * sizeof *counters.table);
-    counters.n = 0;
+    drop_all();
     pthread_mutex_unlock(&counters.mu);
 }
 
 void mg_tune__counters_free(void)
 {
     pthread_mutex_lock(&counters.mu);
+    drop_all();
     free(counters.table);
     counters.table = NULL;
-    counters.n = counters.cap = 0;
+    counters.cap = 0;
     pthread_mutex_unlock(&counters.mu);
 }
 
@@ -126,8 +183,9 @@ static int sorted_rows(counter **rows, size_t *n)
         pthread_mutex_unlock(&counters.mu);
         return MG_TUNE_ERR_NOMEM;
     }
+    collect();
     for (size_t i = 0; i < counters.cap; i++)
-        if (counters.table[i].calls) (*rows)[(*n)++] = counters.table[i];
+        if (counters.table[i]) (*rows)[(*n)++] = *counters.table[i];
     pthread_mutex_unlock(&counters.mu);
     if (*n > 1) qsort(*rows, *n, sizeof **rows, by_report_order);
     return MG_TUNE_SUCCESS;

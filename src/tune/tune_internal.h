@@ -21,13 +21,14 @@
  *                           reduction_rule.c, which reductions they may take
  *   pools      pool.c       the pools and the leases on them (the mock-ups' memory)
  *   bottom     warn.c       warnings
+ *              handles.c    the handle map: what is cached per communicator (and type)
  *
  * Headers: mockups/mockup_api.h is the mock-ups' API and the only project
  * header a mock-up includes; this header declares everything below the
- * lifecycle, layer by layer; lifecycle.h, comms.h and call.h their layers, for
+ * lifecycle, layer by layer; handles.h, lifecycle.h, comms.h and call.h their layers, for
  * the layers above (and the tests) only. Each stateful file owns its state, a
- * static struct with its own lock (lifecycle.c, report.c, pool.c, warn.c;
- * comms.c's two handles are written at MPI_Init and MPI_Finalize only); the one global is the
+ * static struct with its own lock (lifecycle.c, report.c, pool.c, warn.c,
+ * each handle map; comms.c's two handles are written at MPI_Init and MPI_Finalize only); the one global is the
  * lifecycle's hot words (mg_tune_hot), written by lifecycle.c alone. Every .c
  * file defines _POSIX_C_SOURCE first. Nothing here is exported from the shared
  * library (hidden visibility); the tests link the static one. */
@@ -153,11 +154,10 @@ void mg_tune__profile_free(mg_tune_profile *p);
  * counted in *nbad. MG_TUNE_ERR_PROFILE if dir cannot be read, MG_TUNE_ERR_NOMEM. */
 int mg_tune__profiles_load(const char *dir, mg_tune_profiles *out, int *nbad);
 void mg_tune__profiles_free(mg_tune_profiles *ps);
-/* Implementation index of the range of (coll, procs) that covers bytes, -1 if
- * none does. O(log n). */
-int mg_tune__profiles_find(const mg_tune_profiles *ps, mg_coll coll, int procs, MPI_Count bytes);
-/* 1 if the set has a profile of (coll, procs). */
-int mg_tune__profiles_has(const mg_tune_profiles *ps, mg_coll coll, int procs);
+/* The profile of (coll, procs) in the set, NULL if none. O(log n). */
+const mg_tune_profile *mg_tune__profiles_get(const mg_tune_profiles *ps, mg_coll coll, int procs);
+/* Implementation index of p's range that covers bytes, -1 if none does. O(log ranges). */
+int mg_tune__profile_impl(const mg_tune_profile *p, MPI_Count bytes);
 
 /* ---- report.c ---- */
 

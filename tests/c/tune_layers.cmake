@@ -16,7 +16,7 @@ if(NOT NM OR NOT EXISTS "${NM}")
 endif()
 
 # bottom to top, as in tune_internal.h; every mockups/*.c is in the mock-ups layer
-set(layer_bottom warn)
+set(layer_bottom warn handles)
 set(layer_pools pool)
 set(mockup_helpers common reduction_rule) # what every mock-up may use
 set(layer_mockups ${mockup_helpers})

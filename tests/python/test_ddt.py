@@ -38,7 +38,9 @@ def test_every_test_uses_catalog_layouts_and_its_own_layouts_only():
             assert spec.split()[0] in LAYOUT_NAMES, spec
             assert "A=" not in spec
         for c in t.comparisons():
-            assert c.compared[0] in t.layouts and c.reference[0] in t.layouts
+            assert c.compared[0] in t.layouts
+            assert c.reference[0] in t.layouts if not c.among else (c.reference[0] == ddt.BEST
+                                                                     and set(c.among) <= set(t.layouts))
             assert {c.compared[1], c.reference[1]} <= set(t.modes), (t.number, c)
 
 
@@ -406,8 +408,16 @@ def test_small_real_run(mpich_build, tmp_path):
     assert res.rc == 0, res.text
     assert "2 test(s), 2 launch template(s)" in res.text and "report: " in res.text
     v = pd.read_csv(out / "verdicts.csv")
-    assert set(v["guideline"]) == {"DT-GL2/3", "DT-GL2/3-ENG", "DT-GL4", "DT-GL4-NORM"}
+    assert set(v["guideline"]) == {"DT-GL2/3", "DT-GL2/3-ENG", "DT-GL4", "DT-GL4-NORM", "DT-GL4-BEST"}
     assert len(v[v["guideline"] == "DT-GL2/3"]) == 4  # tiled, block, bucket, alternating at A=2
     s = pd.read_csv(out / "summary.csv")
+    # DT-GL4-BEST: each description's normalized type against the faster of the two descriptions
+    best = v[v["guideline"] == "DT-GL4-BEST"]
+    m = pd.read_csv(out / "measurements.csv")
+    test5 = (m["layout"] == "tiled") | m["layout"].str.startswith("tiled-struct")
+    dt = m[test5 & (m["mode"] == "datatype")]
+    assert sorted(best["compared"]) == sorted(set(dt["layout"])) and set(best["compared_mode"]) == {"normalized"}
+    fastest = dt.groupby("layout")["time_s"].median().idxmin()
+    assert set(best["reference"]) == {fastest}
     assert set(s["msize"]) == {3200} and (s["mean_s"] > 0).all()
     assert (out / "report.html").exists() and any((out / "plots").glob("t05-*.png"))

@@ -126,16 +126,28 @@ def test_ratios_and_goals_from_known_times():
     # memcpy moves 2 x 3200 bytes in 0.5 s; the bound moves 6400 + 3200 bytes at that rate
     assert row["engine/bound"] == pytest.approx(1.2 / ((6400 + 3200) / (6400 / 0.5)))
 
-    g = dtreport.goals(r).set_index(["stack", "goal"])
+    commit = pd.DataFrame([{"stack": "fast", "layout": "commit-indexed", "geometry": "commit", "A": a, "msize": 0,
+                            "method": m, "direction": "commit", "mean_s": t}
+                           for a, m, t in ((1000, "engine", 9.0), (1000, "mpi-create", 1.0),
+                                           (1000000, "engine", 3.0), (1000000, "mpi-create", 2.0))])
+    g = dtreport.goals(r, commit).set_index(["stack", "goal"])
     met = g["met"]
-    assert met[("fast", "engine vs MPI_Pack/MPI_Unpack of the stack")] == "yes"
-    # median of engine/hand over tiled (1.0) and vector-tiled (1.2) is 1.1 > 1.05
-    assert met[("fast", "engine vs hand-written loop")] == "no"
-    assert g.loc[("fast", "engine vs hand-written loop"), "median"] == pytest.approx(1.1)
-    assert met[("slow", "each description vs the best description of its layout (engine)")] == "no"
+    assert met[("fast", "engine vs MPI_Pack/MPI_Unpack of the stack")] == "PASS"
+    # engine/hand is 1.0 (tiled) and 1.2 (vector-tiled): median 1.1 > 1.0, worst 1.2 > 1.10
+    median_goal = "engine vs hand-written loop, median over the grid"
+    assert met[("fast", median_goal)] == "FAIL"
+    assert g.loc[("fast", median_goal), "median"] == pytest.approx(1.1)
+    assert g.loc[("fast", "engine vs hand-written loop, worst at 3.2 kB"), "worst"] == pytest.approx(1.2)
+    assert met[("fast", "engine vs hand-written loop, worst at 3.2 kB")] == "FAIL"
+    assert met[("slow", "each description vs the best description of its layout (engine)")] == "FAIL"
     assert met[("fast", "engine vs memory-traffic bound at 64 MB")] == "not measured"
     hard = "slowest stack's MPI_Pack vs engine, descriptions stacks fail to normalize, A <= 10"
-    assert met[("fast", hard)] == "yes" and g.loc[("fast", hard), "configs"] == 1
+    assert met[("fast", hard)] == "PASS" and g.loc[("fast", hard), "configs"] == 1
+    # the commit goal takes the largest indexed type: 3.0 / 2.0
+    commit_goal = "commit of an indexed type of 1000000 blocks vs MPI's constructor + MPI_Type_commit"
+    assert g.loc[("fast", commit_goal), "median"] == pytest.approx(1.5)
+    assert met[("fast", commit_goal)] == "FAIL"
+    assert ("slow", commit_goal) not in g.index
 
 
 def test_ratios_without_info_leave_the_bound_empty():

@@ -93,6 +93,9 @@ int mg_bench_calibrate(mg_bench *b, mg_bench_op op, void *ctx);
 /* Measures one configuration. `label` holds the values of the configuration
  * columns, space separated; msize_bytes drives the nrep rule. */
 int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_bench_op op, void *ctx);
+/* The same with `calls` consecutive calls of op per repetition, recording the
+ * time per call: for operations too short to time one by one. */
+int mg_bench_measure_calls(mg_bench *b, const char *label, size_t msize_bytes, mg_bench_op op, void *ctx, int calls);
 
 /* Records that a configuration failed its data check (no timing is written). */
 void mg_bench_config_error(mg_bench *b, const char *label, const char *what);

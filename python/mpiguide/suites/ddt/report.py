@@ -52,7 +52,8 @@ class DdtResult:
 def comparison_text(c: Comparison) -> str:
     def side(spec: str, mode: str) -> str:
         return label(spec) + ("" if mode == "datatype" else f" [{mode}]")
-    return f"{side(*c.compared)} {c.relation} {side(*c.reference)}"
+    reference = f"fastest of {', '.join(label(s) for s in c.among)}" if c.among else side(*c.reference)
+    return f"{side(*c.compared)} {c.relation} {reference}"
 
 
 def _verdict_row(c: Comparison, part_a: pd.DataFrame, part_b: pd.DataFrame, samples: str, tolerance: float,
@@ -68,6 +69,14 @@ def _verdict_row(c: Comparison, part_a: pd.DataFrame, part_b: pd.DataFrame, samp
             "p_value": worse.p_value, "n_a": ab.n_a, "n_b": ab.n_b}
 
 
+def _fastest(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per configuration (MATCH), the rows of the layout with the lowest median time among the frames."""
+    rows = pd.concat(frames, ignore_index=True)
+    med = rows.groupby([*MATCH, "layout"], sort=False)["time_s"].median().reset_index()
+    best = med.loc[med.groupby(MATCH, sort=False)["time_s"].idxmin(), [*MATCH, "layout"]]
+    return rows.merge(best, on=[*MATCH, "layout"])
+
+
 def compute_verdicts(df: pd.DataFrame, entries: pd.DataFrame, samples: str, tolerance: float,
                      alpha: float) -> pd.DataFrame:
     """Every guideline comparison of every test on every configuration where both sides were measured."""
@@ -81,13 +90,19 @@ def compute_verdicts(df: pd.DataFrame, entries: pd.DataFrame, samples: str, tole
             if c.guideline == "slowdown":
                 continue
             a = groups.get((e.stack, e.template, label(c.compared[0]), c.compared[1]))
-            b = groups.get((e.stack, e.template, label(c.reference[0]), c.reference[1]))
+            if c.among:
+                found = [g for g in (groups.get((e.stack, e.template, label(s), c.reference[1])) for s in c.among)
+                         if g is not None]
+                b = _fastest(found) if found else None
+            else:
+                b = groups.get((e.stack, e.template, label(c.reference[0]), c.reference[1]))
             if a is None or b is None:
                 continue
             for key, part_a, part_b in paired(a, b, MATCH):
+                reference = str(part_b["layout"].iloc[0]) if c.among else label(c.reference[0])
                 row = {"test": e.test, "guideline": c.guideline, "comparison": comparison_text(c),
                        "relation": c.relation, "compared": label(c.compared[0]), "compared_mode": c.compared[1],
-                       "reference": label(c.reference[0]), "reference_mode": c.reference[1],
+                       "reference": reference, "reference_mode": c.reference[1],
                        **dict(zip(MATCH, key, strict=True))}
                 row.update(_verdict_row(c, part_a, part_b, samples, tolerance, alpha))
                 rows.append(row)
