@@ -84,14 +84,17 @@ MG_DT_API void mg_dt_cursor_free(mg_dt_cursor *c);
  * lb and extent are those of MPI_Type_contiguous(count, t). The caller frees it. */
 MG_DT_API int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out);
 
-/* The forms mg_dt_to_mpi can give count > 1 elements, all with the same type
- * map, lb and extent: WHOLE, one element of the count-aware normal form (the
- * copies merged: count-aware rules, rotation); ELEMENTS, MPI_Type_contiguous
- * of count elements of one element's normal form. Libraries differ in which
- * they move faster (docs/dt-engine.md); AUTO, what mg_dt_to_mpi gives, takes
- * MPIGUIDE_DT_FORM=whole|elements from the environment if set, else the form
- * measured best for the MPI library running (MPI_Get_library_version). */
-enum { MG_DT_FORM_AUTO = 0, MG_DT_FORM_WHOLE, MG_DT_FORM_ELEMENTS };
+/* The forms of count elements of t that mg_dt_to_mpi can build (the same type
+ * map, lb and extent): VECTOR, every repetition of the normal form as
+ * MPI_Type_vector/hvector; RESIZED, the outermost repetitions (of the type,
+ * and of each member of an outermost struct) as MPI_Type_contiguous of their
+ * element resized to the stride, as an array of a resized type is built.
+ * MPI libraries differ in which they move fastest (docs/dt-engine.md has the
+ * measurements); AUTO, what mg_dt_to_mpi builds, is MPIGUIDE_DT_FORM=vector|
+ * resized from the environment if set, else the form measured best for the
+ * MPI library running (MPI_Get_library_version): RESIZED for MPICH, VECTOR
+ * for the others. */
+enum { MG_DT_FORM_AUTO = 0, MG_DT_FORM_VECTOR, MG_DT_FORM_RESIZED };
 MG_DT_API int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out);
 
 /* The normalized form of one element (mg_dt_describe) or of `count` elements

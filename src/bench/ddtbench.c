@@ -465,6 +465,7 @@ static int normalized_type(const xfer *x, const mg_layout_type *lt, MPI_Datatype
     if (nlb == 0 && next == lt->info.extent) return 0;
     snprintf(err, len, "the normalized type has lb %lld and extent %lld, not 0 and %lld", (long long)nlb,
              (long long)next, (long long)lt->info.extent);
+    MPI_Type_free(norm);
     return -1;
 }
 

@@ -121,9 +121,9 @@ int mg__repeat(const mg_dt *t, MPI_Count count, mg_visit fn, void *arg);
 int mg__basic_lookup(const char *s, size_t n, MPI_Datatype *out);
 const char *mg__basic_name(MPI_Datatype t);
 
-/* The form (MG_DT_FORM_WHOLE or _ELEMENTS) mg_dt_to_mpi gives count elements
- * of t on the MPI library running (form.c). */
-int mg__auto_form(const mg_dt *t, MPI_Count count);
+/* The form (MG_DT_FORM_VECTOR or _RESIZED) mg_dt_to_mpi builds on the MPI
+ * library running (form.c). */
+int mg__auto_form(void);
 
 /* lb and extent of MPI_Type_contiguous(count, t) as the standard defines them
  * from t's lb and extent: what mg_dt_to_mpi and describe_count give. */

@@ -126,10 +126,36 @@ static MPI_Count chunks(MPI_Count len)
     return len <= MG_CHUNK_ELEMS ? 1 : (len + MG_CHUNK_ELEMS - 1) / MG_CHUNK_ELEMS;
 }
 
+/* An index list in elements (MPI_Type_indexed, MPI_Type_create_indexed_block)
+ * where every displacement is a whole number of elements that fits an int:
+ * Intel MPI moves those faster than the same list in bytes (hindexed). 0 if
+ * the list does not qualify. */
+static int element_idx(const mg_node *n, MPI_Datatype *out, int *rc)
+{
+    int c = (int)n->count;
+    for (MPI_Count i = 0; i < n->count; i++)
+        if (n->displs[i] % n->esize || !fits_int(n->displs[i] / n->esize)) return 0;
+    int *d = malloc(sizeof(int) * (size_t)(c + 1)), *lens = n->fixed ? NULL : malloc(sizeof(int) * (size_t)(c + 1));
+    if (!d || (!n->fixed && !lens)) {
+        *rc = MG_DT_ERR_NOMEM;
+    } else {
+        for (int i = 0; i < c; i++) {
+            d[i] = (int)(n->displs[i] / n->esize);
+            if (lens) lens[i] = (int)n->lens[i];
+        }
+        *rc = ok(n->fixed ? MPI_Type_create_indexed_block(c, (int)n->lens[0], d, n->elem, out)
+                          : MPI_Type_indexed(c, lens, d, n->elem, out));
+    }
+    free(d);
+    free(lens);
+    return 1;
+}
+
 static int build_idx(const mg_node *n, MPI_Datatype *out)
 {
-    int small = fits_int(n->count);
+    int small = fits_int(n->count), rc;
     for (MPI_Count i = 0; small && i < n->count; i++) small = fits_int(n->lens[i]);
+    if (small && n->elem != MPI_BYTE && element_idx(n, out, &rc)) return rc;
     if (small && n->fixed)
         return ok(MPI_Type_create_hindexed_block((int)n->count, (int)n->lens[0], n->displs, n->elem, out));
 #ifdef MG_HAVE_MPI_LARGE_COUNT
@@ -150,7 +176,7 @@ static int build_idx(const mg_node *n, MPI_Datatype *out)
     if (!fits_int(m)) return MG_DT_ERR_OVERFLOW;
     int *lens = malloc(sizeof(int) * (size_t)(m + 1));
     MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(m + 1));
-    int rc = lens && d ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
+    rc = lens && d ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
     for (MPI_Count i = 0, j = 0; !rc && i < n->count; i++)
         for (MPI_Count c = 0, k = chunks(n->lens[i]); c < k; c++, j++) {
             MPI_Count first = c * MG_CHUNK_ELEMS, rest = n->lens[i] - first;
@@ -163,7 +189,10 @@ static int build_idx(const mg_node *n, MPI_Datatype *out)
     return rc;
 }
 
-static int build_seq(const mg_node *n, MPI_Datatype *out)
+static int resized_copies(const mg_node *n, MPI_Datatype *out);
+
+/* resized: members that are repetitions as resized_copies (MG_DT_FORM_RESIZED). */
+static int build_seq(const mg_node *n, int resized, MPI_Datatype *out)
 {
     /* Open MPI crashes on MPI_Type_create_struct with count 0 (the same
      * empty typemap, lb 0 and extent 0, as a contiguous type of none). */
@@ -174,8 +203,10 @@ static int build_seq(const mg_node *n, MPI_Datatype *out)
     MPI_Datatype *types = calloc((size_t)c + 1, sizeof(MPI_Datatype));
     int rc = ones && types ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM, built = 0;
     for (; built < c && !rc; built++) {
+        const mg_node *k = n->kids[built];
         ones[built] = 1;
-        rc = build(n->kids[built], &types[built]);
+        rc = resized && k->kind == MG_N_VEC && k->stride > 0 ? resized_copies(k, &types[built])
+                                                             : build(k, &types[built]);
     }
     if (rc) built--; /* the failed one was not created */
     if (!rc) rc = ok(MPI_Type_create_struct(c, ones, n->displs, types, out));
@@ -199,7 +230,7 @@ static int build(const mg_node *n, MPI_Datatype *out)
         MPI_Type_free(&kid);
         return rc;
     case MG_N_IDX: return build_idx(n, out);
-    case MG_N_SEQ: return build_seq(n, out);
+    case MG_N_SEQ: return build_seq(n, 0, out);
     }
     return MG_DT_ERR_ARG;
 }
@@ -207,15 +238,37 @@ static int build(const mg_node *n, MPI_Datatype *out)
 typedef struct {
     const mg_dt *t;
     MPI_Count count;
+    int form;
     MPI_Datatype *out;
 } rebuild_ctx;
+
+/* MG_DT_FORM_RESIZED: the outermost repetition, count copies of k at a
+ * positive stride, as MPI_Type_contiguous of k resized to that stride. */
+static int resized_copies(const mg_node *n, MPI_Datatype *out)
+{
+    MPI_Datatype kid = MPI_DATATYPE_NULL, step = MPI_DATATYPE_NULL;
+    int rc = build(n->kid, &kid);
+    if (!rc) rc = ok(MPI_Type_create_resized(kid, 0, n->stride, &step));
+    if (!rc) rc = contig(n->count, step, out);
+    drop(&kid);
+    drop(&step);
+    return rc;
+}
 
 static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
 {
     const rebuild_ctx *r = arg;
     MPI_Datatype *out = r->out;
     MPI_Datatype body = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL;
-    int rc = n ? build(n, &body) : ok(MPI_Type_contiguous(0, MPI_BYTE, &body));
+    int rc;
+    if (!n)
+        rc = ok(MPI_Type_contiguous(0, MPI_BYTE, &body));
+    else if (r->form == MG_DT_FORM_RESIZED && n->kind == MG_N_VEC && n->stride > 0)
+        rc = resized_copies(n, &body);
+    else if (r->form == MG_DT_FORM_RESIZED && n->kind == MG_N_SEQ)
+        rc = build_seq(n, 1, &body);
+    else
+        rc = build(n, &body);
     if (!rc && n && disp) {
         int one = 1;
         rc = ok(MPI_Type_create_hindexed_block(1, one, &disp, body, &placed));
@@ -234,37 +287,13 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     return rc;
 }
 
-/* count elements as MPI_Type_contiguous(count, E), E being one element's
- * normal form placed at t->disp with t's lb and extent: the same type map,
- * lb and extent as the count-aware form. */
-static int per_element(const mg_dt *t, MPI_Count count, MPI_Datatype *out)
-{
-    MPI_Datatype body = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL, elem = MPI_DATATYPE_NULL;
-    int rc = build(t->root, &body);
-    if (!rc && t->disp) {
-        MPI_Aint disp = t->disp;
-        rc = ok(MPI_Type_create_hindexed_block(1, 1, &disp, body, &placed));
-    }
-    if (!rc) rc = ok(MPI_Type_create_resized(placed != MPI_DATATYPE_NULL ? placed : body, t->lb, t->extent, &elem));
-    if (!rc) rc = contig(count, elem, out);
-    if (!rc) rc = ok(MPI_Type_commit(out));
-    if (rc && *out != MPI_DATATYPE_NULL) MPI_Type_free(out);
-    drop(&body);
-    drop(&placed);
-    drop(&elem);
-    return rc;
-}
-
 int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out)
 {
     if (!t || !out || count < 0) return MG_DT_ERR_ARG;
     *out = MPI_DATATYPE_NULL;
-    if (form == MG_DT_FORM_AUTO) form = mg__auto_form(t, count);
-    if (form != MG_DT_FORM_WHOLE && form != MG_DT_FORM_ELEMENTS) return MG_DT_ERR_ARG;
-    /* one element, or contiguous elements: the forms coincide */
-    int contiguous = t->root && t->root->kind == MG_N_BLOCK && t->extent == t->root->size;
-    if (form == MG_DT_FORM_ELEMENTS && count > 1 && t->root && !contiguous) return per_element(t, count, out);
-    rebuild_ctx r = {t, count, out};
+    if (form == MG_DT_FORM_AUTO) form = mg__auto_form();
+    if (form != MG_DT_FORM_VECTOR && form != MG_DT_FORM_RESIZED) return MG_DT_ERR_ARG;
+    rebuild_ctx r = {t, count, form, out};
     return mg__repeat(t, count, rebuild_visit, &r);
 }
 

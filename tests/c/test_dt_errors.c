@@ -82,6 +82,8 @@ static void bad_input(void)
     MPI_Datatype nt;
     EXPECT(mg_dt_to_mpi(d, -3, &nt) == MG_DT_ERR_ARG);
     EXPECT(mg_dt_to_mpi(d, 1, NULL) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_to_mpi_form(d, 1, 77, &nt) == MG_DT_ERR_ARG && nt == MPI_DATATYPE_NULL);
+    EXPECT(mg_dt_to_mpi_form(NULL, 1, MG_DT_FORM_VECTOR, &nt) == MG_DT_ERR_ARG);
     mg_dt_free(d);
     mg_dt_free(NULL);
 

@@ -11,8 +11,9 @@
  *       and from a random offset to the end gives the same bytes;
  *   (d) unpacking (whole, pieces at offsets, cursor) into a guard-filled buffer
  *       writes exactly the typemap's bytes (types without overlapping bytes);
- *   (e) mg_dt_to_mpi(t, count): one element has the size, lb/extent and packed
- *       bytes of count elements; mg_dt_from_mpi of it packs the same;
+ *   (e) mg_dt_to_mpi(t, count), and mg_dt_to_mpi_form in each form: one element
+ *       has the size, lb/extent and packed bytes of count elements;
+ *       mg_dt_from_mpi of it packs the same;
  *   (f) every engine return code is checked;
  *   (g) mg_dt_describe / mg_dt_describe_count parse back (mg_dt_parse) into
  *       types with the size, lb/extent (the type's as MPI has them; those of
@@ -961,27 +962,32 @@ static void check_one_element_type(tcase *T, const char *check, MPI_Datatype typ
     check_engine_type_pack(T, type, 1, T->total, check, what, text, t);
 }
 
-static void check_to_mpi(tcase *T, mg_dt *t)
+/* One form of mg_dt_to_mpi_form (MG_DT_FORM_AUTO: mg_dt_to_mpi itself). */
+static void check_to_mpi_form(tcase *T, mg_dt *t, int form, const char *fname)
 {
     const char *ck = "to_mpi";
-    ran(ck);
+    char what[160];
     MPI_Datatype nt = MPI_DATATYPE_NULL;
-    int rc = mg_dt_to_mpi(t, T->count, &nt);
-    if (!ECHECK(T, ck, rc, "mg_dt_to_mpi")) return;
-    check_contig_bounds(T, ck, nt, T->count, "mg_dt_to_mpi type");
-    check_one_element_type(T, ck, nt, "MPI_Pack of one element of mg_dt_to_mpi(t, count)", NULL, t);
+    int rc = form == MG_DT_FORM_AUTO ? mg_dt_to_mpi(t, T->count, &nt) : mg_dt_to_mpi_form(t, T->count, form, &nt);
+    snprintf(what, sizeof what, "mg_dt_to_mpi (%s form)", fname);
+    if (!ECHECK(T, ck, rc, what)) return;
+    check_contig_bounds(T, ck, nt, T->count, what);
+    snprintf(what, sizeof what, "MPI_Pack of one element of mg_dt_to_mpi(t, count) (%s form)", fname);
+    check_one_element_type(T, ck, nt, what, NULL, t);
     mg_dt *t2 = NULL;
     rc = mg_dt_from_mpi(nt, &t2);
-    if (ECHECK(T, ck, rc, "mg_dt_from_mpi(mg_dt_to_mpi(t, count))")) {
+    snprintf(what, sizeof what, "mg_dt_from_mpi(mg_dt_to_mpi(t, count)) (%s form)", fname);
+    if (ECHECK(T, ck, rc, what)) {
         if (mg_dt_size(t2) != T->total)
-            fail(T, ck, "mg_dt_size of the rebuilt type %lld, expected %lld", (long long)mg_dt_size(t2),
-                 (long long)T->total);
+            fail(T, ck, "mg_dt_size of the rebuilt type (%s form) %lld, expected %lld", fname,
+                 (long long)mg_dt_size(t2), (long long)T->total);
         unsigned char *out = xmalloc((size_t)T->total);
         MPI_Count actual = -1;
         rc = mg_dt_pack(t2, T->base, 1, 0, out, T->total, &actual);
         if (ECHECK(T, ck, rc, "mg_dt_pack of the rebuilt type")) {
             if (actual != T->total)
-                fail(T, ck, "rebuilt type: *actual %lld, expected %lld", (long long)actual, (long long)T->total);
+                fail(T, ck, "rebuilt type (%s form): *actual %lld, expected %lld", fname, (long long)actual,
+                     (long long)T->total);
             else
                 same_stream(T, ck, out, 0, T->total, "mg_dt_from_mpi(to_mpi) pack");
         }
@@ -989,6 +995,15 @@ static void check_to_mpi(tcase *T, mg_dt *t)
         mg_dt_free(t2);
     }
     if (nt != MPI_DATATYPE_NULL) MPI_Type_free(&nt);
+}
+
+/* mg_dt_to_mpi and each form it can build (dt.h), whichever the stack gets. */
+static void check_to_mpi(tcase *T, mg_dt *t)
+{
+    ran("to_mpi");
+    check_to_mpi_form(T, t, MG_DT_FORM_AUTO, "auto");
+    check_to_mpi_form(T, t, MG_DT_FORM_VECTOR, "vector");
+    check_to_mpi_form(T, t, MG_DT_FORM_RESIZED, "resized");
 }
 
 /* Text of describe/describe_count/program, growing the buffer on truncation. */
