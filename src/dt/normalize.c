@@ -379,6 +379,13 @@ int mg__rotation(mg_arena *a, mg_node *k, MPI_Aint stride, mg_rotation *r)
 {
     memset(r, 0, sizeof *r);
     if ((k->kind != MG_N_IDX && k->kind != MG_N_SEQ) || k->count < 2) return MG_DT_SUCCESS;
+    /* the join test first: the pieces of a long list are not made for nothing */
+    MPI_Count last = k->count - 1;
+    if (k->kind == MG_N_IDX && k->displs[last] + k->lens[last] * k->esize != stride + k->displs[0])
+        return MG_DT_SUCCESS;
+    if (k->kind == MG_N_SEQ && (k->kids[0]->kind != MG_N_BLOCK || k->kids[last]->kind != MG_N_BLOCK ||
+                                k->displs[last] + k->kids[last]->size != stride + k->displs[0]))
+        return MG_DT_SUCCESS;
     plist pl = {0}, mid = {0};
     int rc = pieces_of(a, k, &pl);
     piece *f = pl.p, *l = pl.p + pl.len - 1;

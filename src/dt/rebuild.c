@@ -189,6 +189,7 @@ static int build_idx(const mg_node *n, MPI_Datatype *out)
     return rc;
 }
 
+static int resized_fits(const mg_node *n);
 static int resized_copies(const mg_node *n, MPI_Datatype *out);
 
 /* resized: members that are repetitions as resized_copies (MG_DT_FORM_RESIZED). */
@@ -205,8 +206,7 @@ static int build_seq(const mg_node *n, int resized, MPI_Datatype *out)
     for (; built < c && !rc; built++) {
         const mg_node *k = n->kids[built];
         ones[built] = 1;
-        rc = resized && k->kind == MG_N_VEC && k->stride > 0 ? resized_copies(k, &types[built])
-                                                             : build(k, &types[built]);
+        rc = resized && resized_fits(k) ? resized_copies(k, &types[built]) : build(k, &types[built]);
     }
     if (rc) built--; /* the failed one was not created */
     if (!rc) rc = ok(MPI_Type_create_struct(c, ones, n->displs, types, out));
@@ -243,7 +243,17 @@ typedef struct {
 } rebuild_ctx;
 
 /* MG_DT_FORM_RESIZED: the outermost repetition, count copies of k at a
- * positive stride, as MPI_Type_contiguous of k resized to that stride. */
+ * positive stride, as MPI_Type_contiguous of k resized to that stride -- where
+ * MPICH moves that form faster (docs/dt-engine.md): many small copies in a
+ * message beyond its first few kB. Fewer or larger copies stay vectors. */
+#define MG_RESIZED_MIN_BYTES 8192
+#define MG_RESIZED_MAX_COPY  1024
+static int resized_fits(const mg_node *n)
+{
+    return n->kind == MG_N_VEC && n->stride > 0 && n->size >= MG_RESIZED_MIN_BYTES &&
+           n->kid->size <= MG_RESIZED_MAX_COPY;
+}
+
 static int resized_copies(const mg_node *n, MPI_Datatype *out)
 {
     MPI_Datatype kid = MPI_DATATYPE_NULL, step = MPI_DATATYPE_NULL;
@@ -263,7 +273,7 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     int rc;
     if (!n)
         rc = ok(MPI_Type_contiguous(0, MPI_BYTE, &body));
-    else if (r->form == MG_DT_FORM_RESIZED && n->kind == MG_N_VEC && n->stride > 0)
+    else if (r->form == MG_DT_FORM_RESIZED && resized_fits(n))
         rc = resized_copies(n, &body);
     else if (r->form == MG_DT_FORM_RESIZED && n->kind == MG_N_SEQ)
         rc = build_seq(n, 1, &body);

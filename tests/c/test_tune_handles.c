@@ -4,6 +4,9 @@
  *     keys never found again and re-put keys found with their new value;
  *   - four reader threads looking up live keys while the writer grows the
  *     table and removes other keys: every lookup of a live key finds its value;
+ *   - the usage counters (src/tune/report.c): four threads count calls of a few
+ *     (collective, size, implementation) keys, repeated and interleaved, and
+ *     mg_tune__counted gives every key's exact total, threads' cells included;
  *   - mg_tune__comm_info: size and inter flag of MPI_COMM_WORLD, MPI_COMM_SELF,
  *     a split and an intercommunicator; after MPI_Comm_free the record is gone,
  *     and a new communicator (which may reuse the freed handle) gets its own.
@@ -11,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "comms.h"
 #include "handles.h"
+#include "tune_internal.h"
 #include "mpiguide/tune.h"
 
 #include <mpi.h>
@@ -92,6 +96,43 @@ static void concurrent(void)
     mg_hmap_clear(&map);
 }
 
+enum { NCOUNTERS = 4, CALLS = 20000 };
+
+/* Thread t counts CALLS calls: runs of the same key (the per-thread cell) and
+ * switches between keys (the cell flushed into the shared counter). */
+static void *counting(void *arg)
+{
+    long t = (long)arg;
+    for (int i = 0; i < CALLS; i++) {
+        int key = (i / (1 + (int)t * 7)) % 3; /* runs of 1, 8, 15, 22 calls per key */
+        mg_tune__count(key == 2 ? MG_COLL_BCAST : MG_COLL_ALLREDUCE, 4 + 4 * key, key == 1 ? MG_TUNE_NATIVE : 0);
+    }
+    return NULL;
+}
+
+static void counters(void)
+{
+    mg_tune__counters_reset();
+    pthread_t th[NCOUNTERS];
+    for (long t = 0; t < NCOUNTERS; t++) pthread_create(&th[t], NULL, counting, (void *)t);
+    for (int t = 0; t < NCOUNTERS; t++) pthread_join(th[t], NULL);
+    uint64_t want[3] = {0, 0, 0};
+    for (int t = 0; t < NCOUNTERS; t++)
+        for (int i = 0; i < CALLS; i++) want[(i / (1 + t * 7)) % 3]++;
+    uint64_t got[3] = {mg_tune__counted(MG_COLL_ALLREDUCE, 4, 0), mg_tune__counted(MG_COLL_ALLREDUCE, 8, MG_TUNE_NATIVE),
+                       mg_tune__counted(MG_COLL_BCAST, 12, 0)};
+    for (int k = 0; k < 3; k++)
+        CHECK(got[k] == want[k], "key %d counted %llu calls, expected %llu", k, (unsigned long long)got[k],
+              (unsigned long long)want[k]);
+    CHECK(mg_tune__counted(MG_COLL_BCAST, 4, 0) == 0, "a key never counted has calls");
+    mg_tune__counters_reset();
+    CHECK(mg_tune__counted(MG_COLL_ALLREDUCE, 4, 0) == 0, "calls left after a reset");
+    mg_tune__count(MG_COLL_ALLREDUCE, 4, 0); /* the thread's cell was emptied by the reset */
+    CHECK(mg_tune__counted(MG_COLL_ALLREDUCE, 4, 0) == 1, "a call after a reset counted %llu times",
+          (unsigned long long)mg_tune__counted(MG_COLL_ALLREDUCE, 4, 0));
+    mg_tune__counters_reset();
+}
+
 static void comm_records(int rank, int size)
 {
     const mg_comm_info *w = mg_tune__comm_info(MPI_COMM_WORLD), *s = mg_tune__comm_info(MPI_COMM_SELF);
@@ -130,6 +171,7 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    counters();
     if (size >= 2) comm_records(rank, size);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
