@@ -18,16 +18,26 @@ int mg__op_of(const mg_node *n)
     return MG_OP_NONE;
 }
 
-void mg__compile(mg_node *n)
+int mg__compile(mg_arena *a, mg_node *n)
 {
-    if (n->op != MG_OP_NONE) return; /* shared child, already done */
+    if (n->op != MG_OP_NONE) return MG_DT_SUCCESS; /* shared child, already done */
     n->op = mg__op_of(n);
     /* Every node of the normal form is its own normal form; marking it here
      * means later count-aware normalization only reads the type. */
     n->normalized = 1;
     n->norm = n;
     n->norm_disp = 0;
-    if (n->kind == MG_N_VEC) mg__compile(n->kid);
+    if (n->kind == MG_N_IDX || n->kind == MG_N_SEQ) {
+        if (!(n->prefix = mg__alloc(a, sizeof(MPI_Count) * (size_t)(n->count + 1)))) return MG_DT_ERR_NOMEM;
+        MPI_Count total = 0;
+        for (MPI_Count i = 0; i < n->count; i++) {
+            n->prefix[i] = total;
+            total += n->kind == MG_N_IDX ? n->lens[i] * n->esize : n->kids[i]->size;
+        }
+        n->prefix[n->count] = total;
+    }
+    if (n->kind == MG_N_VEC) return mg__compile(a, n->kid);
     if (n->kind == MG_N_SEQ)
-        for (MPI_Count i = 0; i < n->count; i++) mg__compile(n->kids[i]);
+        for (MPI_Count i = 0; i < n->count; i++) MG_TRY(mg__compile(a, n->kids[i]));
+    return MG_DT_SUCCESS;
 }

@@ -332,6 +332,19 @@ static int decode_derived(mg_arena *a, const contents *ct, mg_node **out)
         int blocked = comb == MPI_COMBINER_INDEXED_BLOCK || comb == MPI_COMBINER_HINDEXED_BLOCK;
         int bytes = comb == MPI_COMBINER_HINDEXED || comb == MPI_COMBINER_HINDEXED_BLOCK;
         MPI_Count first = blocked ? 2 : 1 + n; /* position of the displacements */
+        if (kid->kind == MG_N_BLOCK && ext == kid->size) {
+            /* blocks of a dense basic element: straight into one IDX node */
+            mg_node *x = mg__idx(a, kid->elem, kid->esize, n);
+            if (!x) return MG_DT_ERR_NOMEM;
+            for (MPI_Count k = 0; k < n; k++) {
+                x->displs[k] = !bytes      ? (MPI_Aint)arg(ct, first + k) * ext
+                               : ct->large ? (MPI_Aint)ct->c[first + k]
+                                           : ct->a[k];
+                if (!mg__mul(blocked ? arg(ct, 1) : arg(ct, 1 + k), kid->count, &x->lens[k])) return MG_DT_ERR_OVERFLOW;
+            }
+            *out = x;
+            return mg__finish(a, x);
+        }
         MPI_Count *blens = malloc(sizeof(MPI_Count) * (size_t)(n + 1));
         MPI_Aint *displs = malloc(sizeof(MPI_Aint) * (size_t)(n + 1));
         int rc = blens && displs ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;

@@ -25,16 +25,15 @@ int mg_dt_from_mpi(MPI_Datatype type, mg_dt **out)
         return rc;
     }
     if (t->root) {
-        mg__compile(t->root);
+        rc = mg__compile(t->arena, t->root);
         /* Joined copies for the whole-buffer executor (whole.c). */
-        if ((rc = mg__rotation(t->arena, t->root, ext, &t->rot)) != MG_DT_SUCCESS) {
+        if (!rc) rc = mg__rotation(t->arena, t->root, ext, &t->rot);
+        if (!rc && t->rot.mid) rc = mg__compile(t->arena, t->rot.head);
+        if (!rc && t->rot.mid) rc = mg__compile(t->arena, t->rot.mid);
+        if (!rc && t->rot.mid) rc = mg__compile(t->arena, t->rot.tail);
+        if (rc) {
             mg_dt_free(t);
             return rc;
-        }
-        if (t->rot.mid) {
-            mg__compile(t->rot.head);
-            mg__compile(t->rot.mid);
-            mg__compile(t->rot.tail);
         }
     }
     t->whole = t->root && t->root->depth <= MG_WHOLE_MAX_DEPTH;

@@ -32,7 +32,7 @@ struct mg_node {
     MPI_Aint *displs;  /* IDX, SEQ */
     MPI_Count *lens;   /* IDX: elements per block */
     mg_node **kids;    /* SEQ (children may be shared) */
-    MPI_Count *prefix; /* IDX, SEQ: packed bytes before entry i, count + 1 entries */
+    MPI_Count *prefix; /* IDX, SEQ of the compiled program: packed bytes before entry i, count + 1 entries */
     int fixed;         /* IDX: all lens equal */
     /* derived by mg__finish */
     MPI_Count size;    /* packed bytes */
@@ -58,8 +58,6 @@ typedef enum {
     MG_OP_REPEAT,         /* VEC of anything else: push the child count times */
     MG_OP_SEQUENCE,       /* SEQ: push each child */
 } mg_op;
-/* Choose the primitive of every node reachable from n. */
-void mg__compile(mg_node *n);
 /* The primitive for a node whose children are compiled. */
 int mg__op_of(const mg_node *n);
 
@@ -68,6 +66,11 @@ typedef struct mg_arena mg_arena;
 mg_arena *mg__arena_new(void);
 void *mg__alloc(mg_arena *a, size_t bytes); /* zeroed; NULL on failure */
 void mg__arena_free(mg_arena *a);
+
+/* Choose the primitive of every node reachable from n and give its lists
+ * their prefix sums (only the program's nodes need them: the cursor seeks
+ * with them; intermediate lists of normalization never get any). */
+int mg__compile(mg_arena *a, mg_node *n);
 
 /* Copies of a type whose last block ends where the next copy's first block
  * begins, rotated so that the two join: the head (the first copy's first
@@ -102,7 +105,7 @@ mg_node *mg__block(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count co
 mg_node *mg__vec(mg_arena *a, MPI_Count count, MPI_Aint stride, mg_node *kid);
 mg_node *mg__idx(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count);
 mg_node *mg__seq(mg_arena *a, MPI_Count count);
-/* Compute size, nblocks, bounds, prefix sums and depth from the children. */
+/* Compute size, nblocks, bounds and depth from the children. */
 int mg__finish(mg_arena *a, mg_node *n);
 int mg__node_equal(const mg_node *x, const mg_node *y);
 

@@ -115,6 +115,7 @@ static void bounds_add(MPI_Aint *lo, MPI_Aint *hi, int *empty, MPI_Aint plo, MPI
 
 int mg__finish(mg_arena *a, mg_node *n)
 {
+    (void)a;
     int empty = 1;
     n->tlb = n->tub = 0;
     switch (n->kind) {
@@ -137,34 +138,43 @@ int mg__finish(mg_arena *a, mg_node *n)
         n->depth = k->depth + 1;
         return MG_DT_SUCCESS;
     }
-    case MG_N_IDX:
-    case MG_N_SEQ: {
-        n->prefix = mg__alloc(a, sizeof(MPI_Count) * (size_t)(n->count + 1));
-        if (!n->prefix) return MG_DT_ERR_NOMEM;
-        MPI_Count total = 0, blocks = 0, len = n->lens ? n->lens[0] : 0;
-        int depth = 0;
-        n->fixed = 1;
+    case MG_N_IDX: {
+        /* one tight pass: index lists can hold millions of blocks */
+        MPI_Count elems = 0, blocks = 0, len = n->count ? n->lens[0] : 0;
+        MPI_Aint lo = 0, hi = 0;
+        int fixed = 1;
         for (MPI_Count i = 0; i < n->count; i++) {
-            MPI_Count sz, lo, hi;
-            n->prefix[i] = total;
-            if (n->kind == MG_N_IDX) {
-                if (!mg__mul(n->lens[i], n->esize, &sz)) return MG_DT_ERR_OVERFLOW;
-                lo = 0;
-                hi = sz;
-                blocks += sz ? 1 : 0;
-                if (n->lens[i] != len) n->fixed = 0;
-            } else {
-                mg_node *k = n->kids[i];
-                sz = k->size;
-                lo = k->tlb;
-                hi = k->tub;
-                if (!mg__add(blocks, k->nblocks, &blocks)) return MG_DT_ERR_OVERFLOW;
-                if (k->depth > depth) depth = k->depth;
-            }
+            MPI_Count l = n->lens[i];
+            fixed &= l == len;
+            if (!l) continue;
+            MPI_Aint d = n->displs[i], e;
+            MPI_Count bytes;
+            if (__builtin_add_overflow(elems, l, &elems) || !mg__mul(l, n->esize, &bytes) ||
+                __builtin_add_overflow(d, bytes, &e))
+                return MG_DT_ERR_OVERFLOW;
+            if (!blocks || d < lo) lo = d;
+            if (!blocks || e > hi) hi = e;
+            blocks++;
+        }
+        if (!mg__mul(elems, n->esize, &n->size)) return MG_DT_ERR_OVERFLOW;
+        n->fixed = fixed;
+        n->nblocks = blocks;
+        n->tlb = blocks ? lo : 0;
+        n->tub = blocks ? hi : 0;
+        n->depth = 1;
+        return MG_DT_SUCCESS;
+    }
+    case MG_N_SEQ: {
+        MPI_Count total = 0, blocks = 0;
+        int depth = 0;
+        for (MPI_Count i = 0; i < n->count; i++) {
+            const mg_node *k = n->kids[i];
+            MPI_Count sz = k->size, lo = k->tlb, hi = k->tub;
+            if (!mg__add(blocks, k->nblocks, &blocks)) return MG_DT_ERR_OVERFLOW;
+            if (k->depth > depth) depth = k->depth;
             if (!mg__add(total, sz, &total)) return MG_DT_ERR_OVERFLOW;
             if (sz) bounds_add(&n->tlb, &n->tub, &empty, n->displs[i] + lo, n->displs[i] + hi);
         }
-        n->prefix[n->count] = total;
         n->size = total;
         n->nblocks = blocks;
         n->depth = depth + 1;
