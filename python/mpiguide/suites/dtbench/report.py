@@ -195,5 +195,6 @@ def engine_chart(a, out: Path) -> list[Path]:
         ax.set_yscale("log")
         ax.set_title(f"{d}: engine time / MPI_{'Pack' if d == 'pack' else 'Unpack'} time (median over A, m)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:  # nothing to plot without the mpi method
+            ax.legend(fontsize=8)
     return [save_figure(fig, out / "engine_vs_mpi.png", dpi=110)]
