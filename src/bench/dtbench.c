@@ -1192,8 +1192,6 @@ static void engine_prepare(mg_bench *b, checker *k, cfg_ctx *c, const layout_map
     free(normal);
 }
 
-/* Times every requested method and direction whose check passed. The checks
- * leave ref holding the stream (the unpack input) and every buffer touched. */
 /* A single pack of a few kB takes 50-500 ns, close to the timer's own cost
  * and resolution on a virtual machine: one call per repetition measured the
  * same loop at 102, 137 or 180 ns depending on buffer placement and order. A
@@ -1212,6 +1210,8 @@ static int batch_calls(mg_bench_op op, void *ctx)
     return per <= 0 ? BATCH_MAX : per >= BATCH_S ? 1 : (int)fmin(BATCH_MAX, ceil(BATCH_S / per));
 }
 
+/* Times every requested method and direction whose check passed. The checks
+ * leave ref holding the stream (the unpack input) and every buffer touched. */
 static void measure_methods(mg_bench *b, const options *o, const checker *k, cfg_ctx *c)
 {
     char label[320];

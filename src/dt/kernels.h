@@ -13,7 +13,6 @@
 
 #include <mpi.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <string.h>
 
 #define MG_INLINE      static inline __attribute__((always_inline))

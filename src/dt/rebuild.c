@@ -126,36 +126,10 @@ static MPI_Count chunks(MPI_Count len)
     return len <= MG_CHUNK_ELEMS ? 1 : (len + MG_CHUNK_ELEMS - 1) / MG_CHUNK_ELEMS;
 }
 
-/* An index list in elements (MPI_Type_indexed, MPI_Type_create_indexed_block)
- * where every displacement is a whole number of elements that fits an int:
- * Intel MPI moves those faster than the same list in bytes (hindexed). 0 if
- * the list does not qualify. */
-static int element_idx(const mg_node *n, MPI_Datatype *out, int *rc)
-{
-    int c = (int)n->count;
-    for (MPI_Count i = 0; i < n->count; i++)
-        if (n->displs[i] % n->esize || !fits_int(n->displs[i] / n->esize)) return 0;
-    int *d = malloc(sizeof(int) * (size_t)(c + 1)), *lens = n->fixed ? NULL : malloc(sizeof(int) * (size_t)(c + 1));
-    if (!d || (!n->fixed && !lens)) {
-        *rc = MG_DT_ERR_NOMEM;
-    } else {
-        for (int i = 0; i < c; i++) {
-            d[i] = (int)(n->displs[i] / n->esize);
-            if (lens) lens[i] = (int)n->lens[i];
-        }
-        *rc = ok(n->fixed ? MPI_Type_create_indexed_block(c, (int)n->lens[0], d, n->elem, out)
-                          : MPI_Type_indexed(c, lens, d, n->elem, out));
-    }
-    free(d);
-    free(lens);
-    return 1;
-}
-
 static int build_idx(const mg_node *n, MPI_Datatype *out)
 {
-    int small = fits_int(n->count), rc;
+    int small = fits_int(n->count);
     for (MPI_Count i = 0; small && i < n->count; i++) small = fits_int(n->lens[i]);
-    if (small && n->elem != MPI_BYTE && element_idx(n, out, &rc)) return rc;
     if (small && n->fixed)
         return ok(MPI_Type_create_hindexed_block((int)n->count, (int)n->lens[0], n->displs, n->elem, out));
 #ifdef MG_HAVE_MPI_LARGE_COUNT
@@ -176,7 +150,7 @@ static int build_idx(const mg_node *n, MPI_Datatype *out)
     if (!fits_int(m)) return MG_DT_ERR_OVERFLOW;
     int *lens = malloc(sizeof(int) * (size_t)(m + 1));
     MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(m + 1));
-    rc = lens && d ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
+    int rc = lens && d ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
     for (MPI_Count i = 0, j = 0; !rc && i < n->count; i++)
         for (MPI_Count c = 0, k = chunks(n->lens[i]); c < k; c++, j++) {
             MPI_Count first = c * MG_CHUNK_ELEMS, rest = n->lens[i] - first;

@@ -65,6 +65,12 @@ MG_INLINE void strided2(int pack, uc *user, ptrdiff_t s2, uc *stream, size_t row
     (pack ? strided2_pack : strided2_unpack)(user, s2, stream, rows, c1, s1, b);
 }
 
+/* exec of a child node, through the function of the direction. */
+MG_INLINE uc *descend(int pack, const mg_node *n, MPI_Count count, MPI_Aint pitch, uc *user, uc *stream)
+{
+    return (pack ? exec_pack : exec_unpack)(n, count, pitch, user, stream);
+}
+
 /* count copies of n, pitch bytes apart from user; returns the stream's end. */
 MG_INLINE uc *exec(int pack, const mg_node *n, MPI_Count count, MPI_Aint pitch, uc *user, uc *stream)
 {
@@ -108,17 +114,14 @@ MG_INLINE uc *exec(int pack, const mg_node *n, MPI_Count count, MPI_Aint pitch, 
     case MG_OP_REPEAT:
         /* copies of a vector whose pitch continues it are one longer vector */
         if (count == 1 || pitch == n->count * n->stride)
-            return pack ? exec_pack(n->kid, n->count * count, n->stride, user, stream)
-                        : exec_unpack(n->kid, n->count * count, n->stride, user, stream);
+            return descend(pack, n->kid, n->count * count, n->stride, user, stream);
         for (MPI_Count e = 0; e < count; e++, user += pitch)
-            stream = pack ? exec_pack(n->kid, n->count, n->stride, user, stream)
-                          : exec_unpack(n->kid, n->count, n->stride, user, stream);
+            stream = descend(pack, n->kid, n->count, n->stride, user, stream);
         return stream;
     case MG_OP_SEQUENCE:
         for (MPI_Count e = 0; e < count; e++, user += pitch)
             for (MPI_Count i = 0; i < n->count; i++)
-                stream = pack ? exec_pack(n->kids[i], 1, 0, user + n->displs[i], stream)
-                              : exec_unpack(n->kids[i], 1, 0, user + n->displs[i], stream);
+                stream = descend(pack, n->kids[i], 1, 0, user + n->displs[i], stream);
         return stream;
     default: return stream;
     }

@@ -26,8 +26,8 @@ typedef struct {
 
 /* Each thread counts a repeated call (same collective, size and
  * implementation as its last one) in a cell of its own, without a lock or a
- * locked instruction; the cell is added to its counter when the thread moves
- * on to another counter and whenever the counters are read. The cells are
+ * locked instruction; the thread adds the cell to its counter when it moves
+ * on to another counter, and readers add the cells to what they read. The cells are
  * kept in a list (never freed before the counters: a thread may end). */
 typedef struct cells cells;
 struct cells {
@@ -83,13 +83,16 @@ static int grow(void)
     return 0;
 }
 
-/* mu held: every thread's pending calls added to their counters. */
-static void collect(void)
+/* mu held: e's calls, those still in threads' cells included. A cell is only
+ * read here: its owner adds to it without the lock, so moving its calls from
+ * here could count some twice. */
+static uint64_t calls_of(const counter *e)
 {
-    for (cells *t = counters.threads; t; t = t->next)
+    uint64_t n = e->calls;
+    for (const cells *t = counters.threads; t; t = t->next)
         for (int k = 0; k < MG_NCOLLS; k++)
-            if (t->last[k].c)
-                t->last[k].c->calls += atomic_exchange_explicit(&t->last[k].pending, 0, memory_order_relaxed);
+            if (t->last[k].c == e) n += atomic_load_explicit(&t->last[k].pending, memory_order_relaxed);
+    return n;
 }
 
 void mg_tune__count(mg_coll coll, MPI_Count bytes, int impl)
@@ -129,9 +132,8 @@ void mg_tune__count(mg_coll coll, MPI_Count bytes, int impl)
 uint64_t mg_tune__counted(mg_coll coll, MPI_Count bytes, int impl)
 {
     pthread_mutex_lock(&counters.mu);
-    collect();
     counter *e = counters.cap ? *find(counters.table, counters.cap, (int)coll, bytes, impl) : NULL;
-    uint64_t n = e ? e->calls : 0;
+    uint64_t n = e ? calls_of(e) : 0;
     pthread_mutex_unlock(&counters.mu);
     return n;
 }
@@ -183,9 +185,11 @@ static int sorted_rows(counter **rows, size_t *n)
         pthread_mutex_unlock(&counters.mu);
         return MG_TUNE_ERR_NOMEM;
     }
-    collect();
     for (size_t i = 0; i < counters.cap; i++)
-        if (counters.table[i]) (*rows)[(*n)++] = *counters.table[i];
+        if (counters.table[i]) {
+            (*rows)[*n] = *counters.table[i];
+            (*rows)[(*n)++].calls = calls_of(counters.table[i]);
+        }
     pthread_mutex_unlock(&counters.mu);
     if (*n > 1) qsort(*rows, *n, sizeof **rows, by_report_order);
     return MG_TUNE_SUCCESS;

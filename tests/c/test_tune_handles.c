@@ -6,7 +6,8 @@
  *     table and removes other keys: every lookup of a live key finds its value;
  *   - the usage counters (src/tune/report.c): four threads count calls of a few
  *     (collective, size, implementation) keys, repeated and interleaved, and
- *     mg_tune__counted gives every key's exact total, threads' cells included;
+ *     mg_tune__counted gives every key's exact total, threads' cells included,
+ *     also after a fifth thread read the counters all along;
  *   - mg_tune__comm_info: size and inter flag of MPI_COMM_WORLD, MPI_COMM_SELF,
  *     a split and an intercommunicator; after MPI_Comm_free the record is gone,
  *     and a new communicator (which may reuse the freed handle) gets its own.
@@ -14,8 +15,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "comms.h"
 #include "handles.h"
-#include "tune_internal.h"
 #include "mpiguide/tune.h"
+#include "tune_internal.h"
 
 #include <mpi.h>
 #include <pthread.h>
@@ -110,17 +111,32 @@ static void *counting(void *arg)
     return NULL;
 }
 
+static _Atomic int counting_done;
+
+/* Reads the counters while the threads count: a read must never move or lose
+ * a thread's pending calls (the totals below would be off). */
+static void *reading(void *arg)
+{
+    (void)arg;
+    uint64_t seen = 0;
+    while (!atomic_load(&counting_done)) seen += mg_tune__counted(MG_COLL_ALLREDUCE, 4, 0);
+    return (void *)(uintptr_t)(seen > 0);
+}
+
 static void counters(void)
 {
     mg_tune__counters_reset();
-    pthread_t th[NCOUNTERS];
+    pthread_t th[NCOUNTERS], reader_th;
+    pthread_create(&reader_th, NULL, reading, NULL);
     for (long t = 0; t < NCOUNTERS; t++) pthread_create(&th[t], NULL, counting, (void *)t);
     for (int t = 0; t < NCOUNTERS; t++) pthread_join(th[t], NULL);
+    atomic_store(&counting_done, 1);
+    pthread_join(reader_th, NULL);
     uint64_t want[3] = {0, 0, 0};
     for (int t = 0; t < NCOUNTERS; t++)
         for (int i = 0; i < CALLS; i++) want[(i / (1 + t * 7)) % 3]++;
-    uint64_t got[3] = {mg_tune__counted(MG_COLL_ALLREDUCE, 4, 0), mg_tune__counted(MG_COLL_ALLREDUCE, 8, MG_TUNE_NATIVE),
-                       mg_tune__counted(MG_COLL_BCAST, 12, 0)};
+    uint64_t got[3] = {mg_tune__counted(MG_COLL_ALLREDUCE, 4, 0),
+                       mg_tune__counted(MG_COLL_ALLREDUCE, 8, MG_TUNE_NATIVE), mg_tune__counted(MG_COLL_BCAST, 12, 0)};
     for (int k = 0; k < 3; k++)
         CHECK(got[k] == want[k], "key %d counted %llu calls, expected %llu", k, (unsigned long long)got[k],
               (unsigned long long)want[k]);

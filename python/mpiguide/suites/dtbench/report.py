@@ -158,7 +158,8 @@ def report_tables(summary: pd.DataFrame, r: pd.DataFrame) -> dict[str, pd.DataFr
     tables = {}
     g = goals(r, summary[summary["direction"] == "commit"])
     if not g.empty:
-        tables["Engine goals (median ratio over the configurations, per stack)"] = g.set_index(["stack", "goal"])
+        title = "Engine goals (per stack: median and worst ratio, PASS/FAIL on the goal's statistic)"
+        tables[title] = g.set_index(["stack", "goal"])
     if not r.empty:
         tables["Median ratios per layout description (over A and m)"] = median_ratio_table(r)
         bw = r.copy()
