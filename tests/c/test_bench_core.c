@@ -402,6 +402,36 @@ static void test_estimate(const char *path)
     }
 }
 
+static int op_count(void *ctx)
+{
+    ++*(int *)ctx;
+    return MPI_SUCCESS;
+}
+
+/* mg_bench_measure_calls: `calls` calls of op per repetition, one row each;
+ * a count below 1 is refused before anything runs. */
+static void test_measure_calls(const char *path)
+{
+    mg_bench b;
+    mg_bench_init(&b, "test", MPI_COMM_WORLD);
+    char *argv[] = {"x", "--nrep", "5", "--output", (char *)path};
+    CHECK(parse(&b, 5, argv) == 1);
+    CHECK(mg_bench_begin(&b, "variant") == 0);
+    int calls = 0;
+    CHECK(mg_bench_measure_calls(&b, "batched", 8, op_count, &calls, 3) == MPI_SUCCESS);
+    CHECK(calls == 15);
+    CHECK(mg_bench_measure_calls(&b, "none", 8, op_count, &calls, 0) == MPI_ERR_ARG);
+    CHECK(calls == 15);
+    int rank = b.rank;
+    CHECK(mg_bench_end(&b) == 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank != 0) return;
+    double tmin;
+    char header[8192];
+    CHECK(count_rows(path, &tmin, header, sizeof header) == 5);
+    CHECK(tmin >= 0);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -419,6 +449,7 @@ int main(int argc, char **argv)
     test_dissem_barrier();
     test_measure_writes_max_over_ranks(path);
     test_estimate(path);
+    test_measure_calls(path);
     if (rank == 0) remove(path);
 
     int total_failures = 0;

@@ -1,5 +1,6 @@
 /* The engine on bad input (error codes, no crash) and on the MPI-4 large-count
  * constructors where the stack has them. */
+#define _POSIX_C_SOURCE 200809L
 #include "mpiguide/dt.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +182,67 @@ static void large_count_constructors(void)
 #endif
 }
 
+/* The combiner of the type a resized type wraps (mg_dt_to_mpi's result is
+ * resized to count elements' bounds; the body is what the form chose). */
+static int body_combiner(MPI_Datatype t)
+{
+    int ni, na, nd, comb;
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    if (comb != MPI_COMBINER_RESIZED || nd != 1) return -1;
+    int ints[1];
+    MPI_Aint aints[2];
+    MPI_Datatype inner;
+    MPI_Type_get_contents(t, 0, 2, 1, ints, aints, &inner);
+    MPI_Type_get_envelope(inner, &ni, &na, &nd, &comb);
+    if (comb != MPI_COMBINER_NAMED) MPI_Type_free(&inner);
+    return comb;
+}
+
+static int form_of(mg_dt *d, MPI_Count count, int form)
+{
+    MPI_Datatype nt = MPI_DATATYPE_NULL;
+    int rc = form < 0 ? mg_dt_to_mpi(d, count, &nt) : mg_dt_to_mpi_form(d, count, form, &nt);
+    EXPECT(rc == MG_DT_SUCCESS);
+    int comb = rc == MG_DT_SUCCESS ? body_combiner(nt) : -1;
+    if (nt != MPI_DATATYPE_NULL) MPI_Type_free(&nt);
+    return comb;
+}
+
+/* The forms of mg_dt_to_mpi (dt.h): many small copies (4000 x 8 bytes)
+ * become a vector or a contiguous array of a resized block; few copies
+ * (100 x 8 bytes) stay a vector in either form; the default follows the MPI
+ * library and MPIGUIDE_DT_FORM overrides it. */
+static void to_mpi_forms(void)
+{
+    MPI_Datatype two, tiled;
+    MPI_Type_contiguous(2, MPI_INT, &two);
+    MPI_Type_create_resized(two, 0, 16, &tiled);
+    MPI_Type_commit(&tiled);
+    mg_dt *d = NULL;
+    EXPECT(mg_dt_from_mpi(tiled, &d) == MG_DT_SUCCESS);
+    if (!d) return;
+    EXPECT(form_of(d, 4000, MG_DT_FORM_VECTOR) == MPI_COMBINER_VECTOR);
+    EXPECT(form_of(d, 4000, MG_DT_FORM_RESIZED) == MPI_COMBINER_CONTIGUOUS);
+    EXPECT(form_of(d, 100, MG_DT_FORM_RESIZED) == MPI_COMBINER_VECTOR);
+
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(version, &len);
+    int mpich = strstr(version, "MPICH") && !strstr(version, "Intel") && !strstr(version, "MVAPICH") &&
+                !strstr(version, "Open MPI");
+    unsetenv("MPIGUIDE_DT_FORM");
+    EXPECT(form_of(d, 4000, -1) == (mpich ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_VECTOR));
+    EXPECT(form_of(d, 4000, MG_DT_FORM_AUTO) == form_of(d, 4000, -1));
+    setenv("MPIGUIDE_DT_FORM", "resized", 1);
+    EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_CONTIGUOUS);
+    setenv("MPIGUIDE_DT_FORM", "vector", 1);
+    EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_VECTOR);
+    unsetenv("MPIGUIDE_DT_FORM");
+    mg_dt_free(d);
+    MPI_Type_free(&tiled);
+    MPI_Type_free(&two);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -188,6 +250,7 @@ int main(int argc, char **argv)
     empty_type();
     to_mpi_negative_byte_stride();
     large_count_constructors();
+    to_mpi_forms();
     MPI_Finalize();
     if (failures)
         fprintf(stderr, "test_dt_errors: %d failure(s)\n", failures);
