@@ -88,18 +88,22 @@ MG_DT_API int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out);
  * map, lb and extent): VECTOR, every repetition of the normal form as
  * MPI_Type_vector/hvector; RESIZED, the outermost repetitions (of the type,
  * and of each member of an outermost struct) as MPI_Type_contiguous of their
- * element resized to the stride, as an array of a resized type is built.
- * MPI libraries differ in which they move fastest (docs/dt-engine.md has the
+ * element resized to the stride, as an array of a resized type is built;
+ * LIST, all blocks in one MPI_Type_create_hindexed(_block) list where the
+ * type has one element type and many small blocks (else VECTOR). MPI
+ * libraries differ in which they move fastest (docs/dt-engine.md has the
  * measurements); AUTO, what mg_dt_to_mpi builds, is MPIGUIDE_DT_FORM=vector|
- * resized from the environment if set, else the form measured best for the
- * MPI library running (MPI_Get_library_version): RESIZED for MPICH, VECTOR
- * for the others. */
-enum { MG_DT_FORM_AUTO = 0, MG_DT_FORM_VECTOR, MG_DT_FORM_RESIZED };
+ * resized|list from the environment if set, else what was measured best for
+ * the MPI library running (MPI_Get_library_version) and the type: LIST for
+ * many small blocks (on MPICH only below 8 KiB), else RESIZED on MPICH and
+ * VECTOR on the others. */
+enum { MG_DT_FORM_AUTO = 0, MG_DT_FORM_VECTOR, MG_DT_FORM_RESIZED, MG_DT_FORM_LIST };
 MG_DT_API int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out);
 
 /* The normalized form of one element (mg_dt_describe) or of `count` elements
- * (count-aware, as mg_dt_to_mpi builds it) in the type notation. Returns
- * MG_DT_ERR_TRUNCATED (text cut, still NUL-terminated) if len is too small. */
+ * (count-aware: mg_dt_to_mpi's type map, in the VECTOR form) in the type
+ * notation. Returns MG_DT_ERR_TRUNCATED (text cut, still NUL-terminated) if
+ * len is too small. */
 MG_DT_API int mg_dt_describe(const mg_dt *t, char *buf, size_t len);
 MG_DT_API int mg_dt_describe_count(const mg_dt *t, MPI_Count count, char *buf, size_t len);
 

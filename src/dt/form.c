@@ -1,22 +1,30 @@
 /* Which form mg_dt_to_mpi builds (dt.h: MG_DT_FORM_*). The choice per MPI
  * family comes from the DT-GL4-BEST measurements in docs/dt-engine.md: MPICH
  * moves a large count of a resized element several times faster than a
- * vector of as many blocks; Open MPI and Intel MPI the other way round. */
+ * vector of as many blocks, Open MPI and Intel MPI the other way round; all
+ * three move many small blocks fastest as one index list, MPICH only in
+ * messages of a few kB. */
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>
 
-int mg__auto_form(void)
+/* MPICH: index lists below this many bytes, resized arrays above */
+#define MG_MPICH_LIST_BELOW 8192
+
+mg_form_policy mg__auto_form(void)
 {
     const char *env = getenv("MPIGUIDE_DT_FORM");
-    if (env && !strcmp(env, "resized")) return MG_DT_FORM_RESIZED;
-    if (env && !strcmp(env, "vector")) return MG_DT_FORM_VECTOR;
+    if (env && !strcmp(env, "resized")) return (mg_form_policy){MG_DT_FORM_RESIZED, 0};
+    if (env && !strcmp(env, "vector")) return (mg_form_policy){MG_DT_FORM_VECTOR, 0};
+    if (env && !strcmp(env, "list")) return (mg_form_policy){MG_DT_FORM_LIST, 0};
+    mg_form_policy others = {MG_DT_FORM_VECTOR, -1};
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
-    if (MPI_Get_library_version(version, &len) != MPI_SUCCESS) return MG_DT_FORM_VECTOR;
+    if (MPI_Get_library_version(version, &len) != MPI_SUCCESS) return others;
     version[len < (int)sizeof version ? len : (int)sizeof version - 1] = '\0';
     /* Intel MPI and MVAPICH report MPICH's version too: test them first */
-    if (strstr(version, "Intel") || strstr(version, "MVAPICH") || strstr(version, "Open MPI")) return MG_DT_FORM_VECTOR;
-    return strstr(version, "MPICH") ? MG_DT_FORM_RESIZED : MG_DT_FORM_VECTOR;
+    if (strstr(version, "Intel") || strstr(version, "MVAPICH") || strstr(version, "Open MPI")) return others;
+    if (strstr(version, "MPICH")) return (mg_form_policy){MG_DT_FORM_RESIZED, MG_MPICH_LIST_BELOW};
+    return others;
 }

@@ -124,9 +124,19 @@ int mg__repeat(const mg_dt *t, MPI_Count count, mg_visit fn, void *arg);
 int mg__basic_lookup(const char *s, size_t n, MPI_Datatype *out);
 const char *mg__basic_name(MPI_Datatype t);
 
-/* The form (MG_DT_FORM_VECTOR or _RESIZED) mg_dt_to_mpi builds on the MPI
- * library running (form.c). */
-int mg__auto_form(void);
+/* Call fn(disp, bytes, arg) for every contiguous block of n placed at base,
+ * in typemap order, until fn returns non-zero (walk.c). */
+int mg__walk(const mg_node *n, MPI_Aint base, int (*fn)(MPI_Aint, MPI_Count, void *), void *arg);
+
+/* What MG_DT_FORM_AUTO builds on the MPI library running (form.c): an index
+ * list where one fits (rebuild.c) and the data are below list_below bytes
+ * (-1: any size), else base. MPIGUIDE_DT_FORM forces one form: base is it,
+ * list_below 0. */
+typedef struct {
+    int base;
+    MPI_Count list_below;
+} mg_form_policy;
+mg_form_policy mg__auto_form(void);
 
 /* lb and extent of MPI_Type_contiguous(count, t) as the standard defines them
  * from t's lb and extent: what mg_dt_to_mpi and describe_count give. */

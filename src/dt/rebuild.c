@@ -239,17 +239,127 @@ static int resized_copies(const mg_node *n, MPI_Datatype *out)
     return rc;
 }
 
+/* MG_DT_FORM_LIST: the blocks of a node of one element type as one index
+ * list. Lists longer than MG_LIST_MAX_BLOCKS (their displacements alone
+ * would rival the data) or of blocks above MG_LIST_MAX_COPY bytes on
+ * average (where a vector is as fast) are not built. */
+#define MG_LIST_MAX_BLOCKS ((MPI_Count)1 << 20)
+#define MG_LIST_MAX_COPY   512
+
+/* The element type of every block of n (its size in *esize), or
+ * MPI_DATATYPE_NULL if they differ. */
+static MPI_Datatype sole_elem(const mg_node *n, MPI_Count *esize)
+{
+    *esize = 0;
+    switch (n->kind) {
+    case MG_N_BLOCK:
+    case MG_N_IDX: *esize = n->esize; return n->elem;
+    case MG_N_VEC: return sole_elem(n->kid, esize);
+    case MG_N_SEQ: {
+        MPI_Count sz = 0, ksz;
+        MPI_Datatype e = n->count ? sole_elem(n->kids[0], &sz) : MPI_DATATYPE_NULL;
+        for (MPI_Count i = 1; i < n->count && e != MPI_DATATYPE_NULL; i++)
+            if (sole_elem(n->kids[i], &ksz) != e || ksz != sz) e = MPI_DATATYPE_NULL;
+        *esize = sz;
+        return e;
+    }
+    }
+    return MPI_DATATYPE_NULL;
+}
+
+static int list_fits(const mg_node *n)
+{
+    MPI_Count esize;
+    return n && n->kind != MG_N_BLOCK && n->nblocks >= 2 && n->nblocks <= MG_LIST_MAX_BLOCKS &&
+           n->size / n->nblocks <= MG_LIST_MAX_COPY && sole_elem(n, &esize) != MPI_DATATYPE_NULL && esize > 0;
+}
+
+typedef struct {
+    MPI_Aint *displs;
+    MPI_Count *bytes, n, cap;
+} block_list;
+
+static int add_block(MPI_Aint disp, MPI_Count bytes, void *arg)
+{
+    block_list *l = arg;
+    if (!bytes) return 0; /* not counted in nblocks */
+    if (l->n == l->cap) return 1;
+    l->displs[l->n] = disp;
+    l->bytes[l->n++] = bytes;
+    return 0;
+}
+
+static MPI_Count gcd(MPI_Count a, MPI_Count b)
+{
+    while (b) {
+        MPI_Count r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* Blocks of unequal lengths are cut into pieces of their common divisor
+ * where that adds at most half as many entries again: MPI libraries move a
+ * list of equal blocks (hindexed_block) faster than one of varying lengths
+ * (the row-column layout of Test 11 on Intel MPI, docs/dt-engine.md). */
+static int list_type(const block_list *l, MPI_Datatype e, MPI_Count esize, MPI_Count elems, MPI_Datatype *out)
+{
+    MPI_Count g = 0, m = l->n;
+    for (MPI_Count i = 0; i < m; i++) g = gcd(l->bytes[i] / esize, g); /* blocks are not empty: g >= 1 */
+    if (elems / g <= m + m / 2) {
+        MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(elems / g));
+        if (!d) return MG_DT_ERR_NOMEM;
+        MPI_Count k = 0;
+        for (MPI_Count i = 0; i < m; i++)
+            for (MPI_Aint at = 0; at < l->bytes[i]; at += g * esize) d[k++] = l->displs[i] + at;
+        int rc = ok(MPI_Type_create_hindexed_block((int)k, (int)g, d, e, out));
+        free(d);
+        return rc;
+    }
+    int *lens = malloc(sizeof(int) * (size_t)m);
+    if (!lens) return MG_DT_ERR_NOMEM;
+    for (MPI_Count i = 0; i < m; i++) lens[i] = (int)(l->bytes[i] / esize);
+    int rc = ok(MPI_Type_create_hindexed((int)m, lens, l->displs, e, out));
+    free(lens);
+    return rc;
+}
+
+static int build_list(const mg_node *n, MPI_Datatype *out)
+{
+    MPI_Count esize, m = n->nblocks;
+    MPI_Datatype e = sole_elem(n, &esize);
+    block_list l = {malloc(sizeof(MPI_Aint) * (size_t)m), malloc(sizeof(MPI_Count) * (size_t)m), 0, m};
+    int rc = l.displs && l.bytes ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
+    /* nblocks counts the blocks walk sees; were it not so, a vector form */
+    if (!rc && (mg__walk(n, 0, add_block, &l) || l.n != m))
+        rc = build(n, out);
+    else if (!rc)
+        rc = list_type(&l, e, esize, n->size / esize, out);
+    free(l.displs);
+    free(l.bytes);
+    return rc;
+}
+
 static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
 {
     const rebuild_ctx *r = arg;
     MPI_Datatype *out = r->out;
     MPI_Datatype body = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL;
+    int form = r->form;
+    if (form == MG_DT_FORM_AUTO) {
+        mg_form_policy p = mg__auto_form();
+        int small = p.list_below < 0 || (n && n->size < p.list_below);
+        form = p.list_below && small && list_fits(n) ? MG_DT_FORM_LIST : p.base;
+    }
     int rc;
     if (!n)
         rc = ok(MPI_Type_contiguous(0, MPI_BYTE, &body));
-    else if (r->form == MG_DT_FORM_RESIZED && resized_fits(n))
+    else if (form == MG_DT_FORM_LIST && list_fits(n))
+        rc = build_list(n, &body);
+    else if (form == MG_DT_FORM_RESIZED && resized_fits(n))
         rc = resized_copies(n, &body);
-    else if (r->form == MG_DT_FORM_RESIZED && n->kind == MG_N_SEQ)
+    else if (form == MG_DT_FORM_RESIZED && n->kind == MG_N_SEQ)
         rc = build_seq(n, 1, &body);
     else
         rc = build(n, &body);
@@ -275,8 +385,8 @@ int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *o
 {
     if (!t || !out || count < 0) return MG_DT_ERR_ARG;
     *out = MPI_DATATYPE_NULL;
-    if (form == MG_DT_FORM_AUTO) form = mg__auto_form();
-    if (form != MG_DT_FORM_VECTOR && form != MG_DT_FORM_RESIZED) return MG_DT_ERR_ARG;
+    if (form != MG_DT_FORM_AUTO && form != MG_DT_FORM_VECTOR && form != MG_DT_FORM_RESIZED && form != MG_DT_FORM_LIST)
+        return MG_DT_ERR_ARG;
     rebuild_ctx r = {t, count, form, out};
     return mg__repeat(t, count, rebuild_visit, &r);
 }

@@ -4,19 +4,19 @@
 typedef int (*walk_fn)(MPI_Aint, MPI_Count, void *);
 
 /* Recursion follows the nesting of the normal form, which is shallow. */
-static int walk(const mg_node *n, MPI_Aint base, walk_fn fn, void *arg)
+int mg__walk(const mg_node *n, MPI_Aint base, walk_fn fn, void *arg)
 {
     int rc = 0;
     switch (n->kind) {
     case MG_N_BLOCK: return fn(base, n->size, arg);
     case MG_N_VEC:
-        for (MPI_Count i = 0; i < n->count && !rc; i++) rc = walk(n->kid, base + (MPI_Aint)i * n->stride, fn, arg);
+        for (MPI_Count i = 0; i < n->count && !rc; i++) rc = mg__walk(n->kid, base + (MPI_Aint)i * n->stride, fn, arg);
         return rc;
     case MG_N_IDX:
         for (MPI_Count i = 0; i < n->count && !rc; i++) rc = fn(base + n->displs[i], n->lens[i] * n->esize, arg);
         return rc;
     case MG_N_SEQ:
-        for (MPI_Count i = 0; i < n->count && !rc; i++) rc = walk(n->kids[i], base + n->displs[i], fn, arg);
+        for (MPI_Count i = 0; i < n->count && !rc; i++) rc = mg__walk(n->kids[i], base + n->displs[i], fn, arg);
         return rc;
     }
     return rc;
@@ -30,7 +30,7 @@ typedef struct {
 static int walk_visit(const mg_node *n, MPI_Aint disp, void *arg)
 {
     const walk_ctx *w = arg;
-    return n ? walk(n, disp, w->fn, w->arg) : 0;
+    return n ? mg__walk(n, disp, w->fn, w->arg) : 0;
 }
 
 int mg_dt_walk(const mg_dt *t, MPI_Count count, walk_fn fn, void *arg)

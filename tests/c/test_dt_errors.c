@@ -84,6 +84,7 @@ static void bad_input(void)
     EXPECT(mg_dt_to_mpi(d, -3, &nt) == MG_DT_ERR_ARG);
     EXPECT(mg_dt_to_mpi(d, 1, NULL) == MG_DT_ERR_ARG);
     EXPECT(mg_dt_to_mpi_form(d, 1, 77, &nt) == MG_DT_ERR_ARG && nt == MPI_DATATYPE_NULL);
+    EXPECT(mg_dt_to_mpi_form(d, 1, MG_DT_FORM_LIST + 1, &nt) == MG_DT_ERR_ARG);
     EXPECT(mg_dt_to_mpi_form(NULL, 1, MG_DT_FORM_VECTOR, &nt) == MG_DT_ERR_ARG);
     mg_dt_free(d);
     mg_dt_free(NULL);
@@ -208,10 +209,112 @@ static int form_of(mg_dt *d, MPI_Count count, int form)
     return comb;
 }
 
+/* The body of an mg_dt_to_mpi result as a list: its combiner, and for an
+ * hindexed_block its entries, block length, element and displacements
+ * (*step apart from 0, or -1 if not evenly spaced). */
+static int list_body(MPI_Datatype t, int *entries, int *blocklen, MPI_Datatype *elem, MPI_Aint *step)
+{
+    int ni, na, nd, comb;
+    MPI_Datatype inner;
+    MPI_Aint bounds[2];
+    int dummy[1];
+    MPI_Type_get_contents(t, 0, 2, 1, dummy, bounds, &inner);
+    MPI_Type_get_envelope(inner, &ni, &na, &nd, &comb);
+    *entries = *blocklen = -1;
+    if (comb == MPI_COMBINER_HINDEXED_BLOCK) {
+        int *ints = malloc(sizeof(int) * (size_t)ni);
+        MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)na);
+        MPI_Type_get_contents(inner, ni, na, 1, ints, aints, elem);
+        *entries = ints[0];
+        *blocklen = ints[1];
+        *step = na > 1 ? aints[1] - aints[0] : 0;
+        for (int i = 0; i < na; i++)
+            if (aints[i] != *step * i) *step = -1;
+        free(ints);
+        free(aints);
+    }
+    if (comb != MPI_COMBINER_NAMED) MPI_Type_free(&inner);
+    return comb;
+}
+
+static int list_of(mg_dt *d, MPI_Count count, int *entries, int *blocklen, MPI_Datatype *elem, MPI_Aint *step)
+{
+    MPI_Datatype nt = MPI_DATATYPE_NULL;
+    EXPECT(mg_dt_to_mpi_form(d, count, MG_DT_FORM_LIST, &nt) == MG_DT_SUCCESS);
+    int comb = nt != MPI_DATATYPE_NULL ? list_body(nt, entries, blocklen, elem, step) : -1;
+    if (nt != MPI_DATATYPE_NULL) MPI_Type_free(&nt);
+    return comb;
+}
+
+static mg_dt *engine_type(MPI_Datatype t)
+{
+    mg_dt *d = NULL;
+    MPI_Type_commit(&t);
+    EXPECT(mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS);
+    MPI_Type_free(&t);
+    return d;
+}
+
+/* MG_DT_FORM_LIST: many small blocks of one element type become one
+ * hindexed_block list (blocks of unequal length cut into equal pieces where
+ * that adds at most half as many entries), else an hindexed list; mixed
+ * element types and large blocks stay vectors. */
+static void to_mpi_list(void)
+{
+    MPI_Datatype two, t, e;
+    MPI_Type_contiguous(2, MPI_INT, &two);
+    MPI_Type_create_resized(two, 0, 16, &t);
+    mg_dt *tiled = engine_type(t);
+    int n, len;
+    MPI_Aint step;
+    EXPECT(list_of(tiled, 4000, &n, &len, &e, &step) == MPI_COMBINER_HINDEXED_BLOCK);
+    EXPECT(n == 4000 && len == 2 && e == MPI_INT && step == 16);
+
+    int lens21[2] = {2, 1}, lens31[2] = {3, 1}, displs[2] = {0, 4};
+    MPI_Datatype idx, r;
+    MPI_Type_indexed(2, lens21, displs, MPI_INT, &idx);
+    MPI_Type_create_resized(idx, 0, 32, &r);
+    mg_dt *d21 = engine_type(r);
+    EXPECT(list_of(d21, 100, &n, &len, &e, &step) == MPI_COMBINER_HINDEXED_BLOCK);
+    EXPECT(n == 300 && len == 1 && e == MPI_INT && step == -1);
+    MPI_Type_free(&idx);
+    MPI_Type_indexed(2, lens31, displs, MPI_INT, &idx);
+    MPI_Type_create_resized(idx, 0, 32, &r);
+    mg_dt *d31 = engine_type(r);
+    EXPECT(list_of(d31, 100, &n, &len, &e, &step) == MPI_COMBINER_HINDEXED);
+    MPI_Type_free(&idx);
+
+    MPI_Datatype vi, vd, st, parts[2];
+    MPI_Type_vector(100, 1, 4, MPI_INT, &vi);
+    MPI_Type_vector(100, 1, 2, MPI_DOUBLE, &vd);
+    int ones[2] = {1, 1};
+    MPI_Aint sd[2] = {0, 4096};
+    parts[0] = vi;
+    parts[1] = vd;
+    MPI_Type_create_struct(2, ones, sd, parts, &st);
+    mg_dt *dmixed = engine_type(st);
+    EXPECT(list_of(dmixed, 1, &n, &len, &e, &step) == MPI_COMBINER_STRUCT);
+    MPI_Type_free(&vi);
+    MPI_Type_free(&vd);
+
+    MPI_Datatype wide;
+    MPI_Type_vector(100, 200, 400, MPI_INT, &wide); /* 800-byte blocks */
+    mg_dt *dwide = engine_type(wide);
+    EXPECT(list_of(dwide, 1, &n, &len, &e, &step) == MPI_COMBINER_VECTOR);
+
+    mg_dt_free(tiled);
+    mg_dt_free(d21);
+    mg_dt_free(d31);
+    mg_dt_free(dmixed);
+    mg_dt_free(dwide);
+    MPI_Type_free(&two);
+}
+
 /* The forms of mg_dt_to_mpi (dt.h): many small copies (4000 x 8 bytes)
- * become a vector or a contiguous array of a resized block; few copies
- * (100 x 8 bytes) stay a vector in either form; the default follows the MPI
- * library and MPIGUIDE_DT_FORM overrides it. */
+ * become a vector, a contiguous array of a resized block or a list; few
+ * copies (100 x 8 bytes) stay a vector in the resized form; the default
+ * follows the MPI library (MPICH: a list below 8 KiB, resized above; the
+ * others a list) and MPIGUIDE_DT_FORM overrides it. */
 static void to_mpi_forms(void)
 {
     MPI_Datatype two, tiled;
@@ -224,6 +327,7 @@ static void to_mpi_forms(void)
     EXPECT(form_of(d, 4000, MG_DT_FORM_VECTOR) == MPI_COMBINER_VECTOR);
     EXPECT(form_of(d, 4000, MG_DT_FORM_RESIZED) == MPI_COMBINER_CONTIGUOUS);
     EXPECT(form_of(d, 100, MG_DT_FORM_RESIZED) == MPI_COMBINER_VECTOR);
+    EXPECT(form_of(d, 4000, MG_DT_FORM_LIST) == MPI_COMBINER_HINDEXED_BLOCK);
 
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
@@ -231,12 +335,15 @@ static void to_mpi_forms(void)
     int mpich = strstr(version, "MPICH") && !strstr(version, "Intel") && !strstr(version, "MVAPICH") &&
                 !strstr(version, "Open MPI");
     unsetenv("MPIGUIDE_DT_FORM");
-    EXPECT(form_of(d, 4000, -1) == (mpich ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_VECTOR));
+    EXPECT(form_of(d, 4000, -1) == (mpich ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_HINDEXED_BLOCK));
+    EXPECT(form_of(d, 100, -1) == MPI_COMBINER_HINDEXED_BLOCK);
     EXPECT(form_of(d, 4000, MG_DT_FORM_AUTO) == form_of(d, 4000, -1));
     setenv("MPIGUIDE_DT_FORM", "resized", 1);
     EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_CONTIGUOUS);
     setenv("MPIGUIDE_DT_FORM", "vector", 1);
     EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_VECTOR);
+    setenv("MPIGUIDE_DT_FORM", "list", 1);
+    EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_HINDEXED_BLOCK);
     unsetenv("MPIGUIDE_DT_FORM");
     mg_dt_free(d);
     MPI_Type_free(&tiled);
@@ -251,6 +358,7 @@ int main(int argc, char **argv)
     to_mpi_negative_byte_stride();
     large_count_constructors();
     to_mpi_forms();
+    to_mpi_list();
     MPI_Finalize();
     if (failures)
         fprintf(stderr, "test_dt_errors: %d failure(s)\n", failures);
