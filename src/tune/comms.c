@@ -33,9 +33,8 @@ static int record_key = MPI_KEYVAL_INVALID;
 static mg_hmap records = MG_HMAP_INIT;
 static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER; /* one maker per communicator */
 /* Each thread keeps the record of the communicator of its last call (loops
- * call on one communicator); a record's deletion changes `deleted`, which
- * drops every thread's kept record. */
-static _Atomic unsigned deleted;
+ * call on one communicator); a record's deletion changes mg_hmap_deletions,
+ * which drops every thread's kept record. */
 static _Thread_local struct {
     MPI_Comm comm;
     unsigned deleted;
@@ -47,7 +46,6 @@ static int delete_record(MPI_Comm comm, int key, void *value, void *extra)
     (void)key, (void)extra;
     comm_record *r = value;
     mg_hmap_take(&records, MG_HANDLE_KEY(comm));
-    atomic_fetch_add_explicit(&deleted, 1, memory_order_release);
     int rc = r->shadow != MPI_COMM_NULL ? PMPI_Comm_free(&r->shadow) : MPI_SUCCESS;
     free(r);
     return rc;
@@ -86,7 +84,7 @@ MPI_Comm mg_tune__probe_comm(void) { return probe; }
 static comm_record *record(MPI_Comm comm)
 {
     if (comm == MPI_COMM_NULL) return NULL;
-    unsigned gen = atomic_load_explicit(&deleted, memory_order_acquire);
+    unsigned gen = atomic_load_explicit(&mg_hmap_deletions, memory_order_acquire);
     if (kept.r && kept.comm == comm && kept.deleted == gen) return kept.r;
     comm_record *r = mg_hmap_get(&records, MG_HANDLE_KEY(comm));
     if (r) kept.comm = comm, kept.deleted = gen, kept.r = r;

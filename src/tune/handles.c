@@ -7,6 +7,8 @@
 
 #include <stdlib.h>
 
+_Atomic unsigned mg_hmap_deletions;
+
 #define EMPTY          ((uintptr_t)0)
 #define GONE           UINTPTR_MAX
 #define FIRST_CAPACITY 256
@@ -114,6 +116,7 @@ void *mg_hmap_take(mg_hmap *m, uintptr_t key)
         atomic_store_explicit(&s->key, GONE, memory_order_release);
     }
     pthread_mutex_unlock(&m->lock);
+    atomic_fetch_add_explicit(&mg_hmap_deletions, 1, memory_order_release);
     return value;
 }
 
@@ -127,4 +130,5 @@ void mg_hmap_clear(mg_hmap *m)
         free(t);
     }
     pthread_mutex_unlock(&m->lock);
+    atomic_fetch_add_explicit(&mg_hmap_deletions, 1, memory_order_release);
 }

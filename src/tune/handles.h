@@ -34,6 +34,11 @@ typedef struct {
         k_;                                                               \
     })
 
+/* Changed by every mg_hmap_take and mg_hmap_clear, of any map: what a thread
+ * keeps from its last lookups (comms.c, types.c, intercept.c) stays valid
+ * while this is unchanged, since a value is only freed after its take. */
+extern _Atomic unsigned mg_hmap_deletions;
+
 void *mg_hmap_get(mg_hmap *m, uintptr_t key);
 /* 0, or -1 if memory ran out (the handle then stays uncached). */
 int mg_hmap_put(mg_hmap *m, uintptr_t key, void *value);

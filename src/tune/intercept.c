@@ -12,7 +12,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "call.h"
 #include "comms.h"
+#include "handles.h"
 #include "lifecycle.h"
+#include "types.h"
 
 /* What the calling thread's last call of each collective ran. initial-exec:
  * no __tls_get_addr call per collective in the shared library (it is loaded at
@@ -94,32 +96,56 @@ typedef struct {
  * without a mock-up being considered (counted and labelled here), 1 with the
  * implementation to try in *ch. Most calls end here, before an mg_call is
  * built. Lock-free. */
+/* Each thread's last call per collective and what decide() made of it: a
+ * loop that repeats one call skips the look-ups. Valid while the hot word,
+ * the profile set and every record (mg_hmap_deletions) are what they were. */
+typedef struct {
+    MPI_Comm comm;
+    MPI_Datatype type;
+    MPI_Count n, bytes;
+    const mg_tune_live *live;
+    unsigned h, gen;
+    int impl, size; /* size 0: nothing remembered */
+} memo;
+static _Thread_local memo memos[MG_NCOLLS] __attribute__((tls_model("initial-exec")));
+
 static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, int per_rank, mg_choice *ch)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     mg_tune_mode mode = MG_HOT_MODE(h);
     int count = (h & MG_HOT_COUNT) != 0;
     if (!(h & MG_HOT_ON) || comm == MPI_COMM_NULL) return 0;
-    const mg_comm_info *info = mg_tune__comm_info(comm);
-    if (!info) return 0; /* not a communicator: the native call says so */
-    if (info->inter) {
-        /* intercommunicators: other semantics, and arguments we must not read; not counted */
-        last_impl[coll] = mode == MG_TUNE_OFF ? label_default : "native";
-        return 0;
-    }
-    int impl = 0;
-    if (mode == MG_TUNE_FORCED) impl = atomic_load_explicit(&mg_tune_hot.forced[coll], memory_order_relaxed);
-    const mg_tune_profile *profile = mode == MG_TUNE_TUNED ? mg_tune__comm_profile(info, coll) : NULL;
-    /* tuned mode without a profile of (collective, size), and mode off, choose nothing: the
-     * size of the message is only needed for the counter */
+    unsigned gen = atomic_load_explicit(&mg_hmap_deletions, memory_order_acquire);
+    const mg_tune_live *live = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
+    memo *m = &memos[coll];
+    int impl = 0, size;
     MPI_Count bytes = 0;
-    if (count || impl > 0 || profile) {
-        if (per_rank && __builtin_mul_overflow(n, (MPI_Count)info->size, &n)) n = -1;
-        bytes = n >= 0 ? mg_type_bytes(n, type) : -1;
-        if (profile && bytes > 0) impl = mg_tune__profile_impl(profile, bytes);
+    if (m->size && m->comm == comm && m->type == type && m->n == n && m->h == h && m->gen == gen && m->live == live) {
+        impl = m->impl, size = m->size, bytes = m->bytes;
+    } else {
+        const mg_comm_info *info = mg_tune__comm_info(comm);
+        if (!info) return 0; /* not a communicator: the native call says so */
+        if (info->inter) {
+            /* intercommunicators: other semantics, and arguments we must not read; not counted */
+            last_impl[coll] = mode == MG_TUNE_OFF ? label_default : "native";
+            return 0;
+        }
+        if (mode == MG_TUNE_FORCED) impl = atomic_load_explicit(&mg_tune_hot.forced[coll], memory_order_relaxed);
+        const mg_tune_profile *profile = mode == MG_TUNE_TUNED ? mg_tune__comm_profile(info, coll) : NULL;
+        /* tuned mode without a profile of (collective, size), and mode off, choose nothing: the
+         * size of the message is only needed for the counter */
+        if (count || impl > 0 || profile) {
+            MPI_Count key = n;
+            if (per_rank && __builtin_mul_overflow(n, (MPI_Count)info->size, &key)) key = -1;
+            bytes = key >= 0 ? mg_type_bytes(key, type) : -1;
+            if (profile && bytes > 0) impl = mg_tune__profile_impl(profile, bytes);
+        }
+        size = info->size;
+        /* the forced choice may change without the hot word: not remembered */
+        if (mode != MG_TUNE_FORCED) *m = (memo){comm, type, n, bytes, live, h, gen, impl, size};
     }
     if (impl > 0) {
-        *ch = (mg_choice){impl, info->size};
+        *ch = (mg_choice){impl, size};
         return 1;
     }
     if (count) mg_tune__count(coll, bytes, 0);
@@ -171,6 +197,7 @@ MG_TUNE_API int MPI_Init(int *argc, char ***argv)
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) {
         mg_tune__comms_start();
+        mg_tune__types_start();
         mg_tune__start();
     }
     return rc;
@@ -181,6 +208,7 @@ MG_TUNE_API int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS) {
         mg_tune__comms_start();
+        mg_tune__types_start();
         mg_tune__start();
     }
     return rc;
@@ -190,6 +218,7 @@ MG_TUNE_API int MPI_Finalize(void)
 {
     mg_tune__stop();
     mg_tune__comms_stop();
+    mg_tune__types_stop();
     return PMPI_Finalize();
 }
 

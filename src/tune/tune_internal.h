@@ -20,12 +20,14 @@
  *   mock-ups   mockups/     one file per collective; common.c, their helpers;
  *                           reduction_rule.c, which reductions they may take
  *   pools      pool.c       the pools and the leases on them (the mock-ups' memory)
+ *   types      types.c      what is kept per datatype: its size, without an MPI
+ *                           call after the first (types.h; mg_type_bytes)
  *   bottom     warn.c       warnings
- *              handles.c    the handle map: what is cached per communicator (and type)
+ *              handles.c    the handle map: what is cached per communicator and type
  *
  * Headers: mockups/mockup_api.h is the mock-ups' API and the only project
  * header a mock-up includes; this header declares everything below the
- * lifecycle, layer by layer; handles.h, lifecycle.h, comms.h and call.h their layers, for
+ * lifecycle, layer by layer; handles.h, types.h, lifecycle.h, comms.h and call.h their layers, for
  * the layers above (and the tests) only. Each stateful file owns its state, a
  * static struct with its own lock (lifecycle.c, report.c, pool.c, warn.c,
  * each handle map; comms.c's two handles are written at MPI_Init and MPI_Finalize only); the one global is the

@@ -10,18 +10,28 @@
  *     also after a fifth thread read the counters all along;
  *   - mg_tune__comm_info: size and inter flag of MPI_COMM_WORLD, MPI_COMM_SELF,
  *     a split and an intercommunicator; after MPI_Comm_free the record is gone,
- *     and a new communicator (which may reuse the freed handle) gets its own.
+ *     and a new communicator (which may reuse the freed handle) gets its own;
+ *   - mg_tune__type_size (src/tune/types.c): predefined and derived types, a
+ *     type freed and another made in its place (MPICH reuses the handle), a
+ *     dup outliving its original, a type never freed (MPI_Finalize drops its
+ *     record: the sanitizer builds see any leak), mg_type_bytes' overflow;
+ *   - the per-thread memo of decide() (src/tune/intercept.c): a type freed and
+ *     another made with the same handle is counted with its own size, and a
+ *     profile's choice follows the new size (mode tuned).
  * Run under mpiexec -n 2 (the intercommunicator needs two processes). */
 #define _POSIX_C_SOURCE 200809L
 #include "comms.h"
 #include "handles.h"
 #include "mpiguide/tune.h"
 #include "tune_internal.h"
+#include "types.h"
 
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static int failures;
 #define CHECK(cond, ...)                                         \
@@ -179,6 +189,103 @@ static void comm_records(int rank, int size)
     CHECK(mg_tune__comm_info(MPI_COMM_NULL) == NULL, "MPI_COMM_NULL has a record");
 }
 
+static void type_records(void)
+{
+    CHECK(mg_tune__type_size(MPI_INT) == 4 && mg_tune__type_size(MPI_INT) == 4, "MPI_INT");
+    CHECK(mg_tune__type_size(MPI_DOUBLE) == 8, "MPI_DOUBLE");
+    CHECK(mg_tune__type_size(MPI_2INT) == 8, "MPI_2INT");
+    MPI_Datatype f90; /* predefined: no attribute can be set on it */
+    int f90_size = 0;
+    if (MPI_Type_create_f90_real(6, MPI_UNDEFINED, &f90) == MPI_SUCCESS && MPI_Type_size(f90, &f90_size) == MPI_SUCCESS)
+        CHECK(mg_tune__type_size(f90) == f90_size && mg_tune__type_size(f90) == f90_size, "f90 real: %lld, not %d",
+              (long long)mg_tune__type_size(f90), f90_size);
+    MPI_Datatype kept_type;
+    MPI_Type_contiguous(5, MPI_SHORT, &kept_type); /* never freed */
+    MPI_Type_commit(&kept_type);
+    int reused = 0;
+    MPI_Datatype last = MPI_DATATYPE_NULL;
+    for (int round = 1; round <= 200; round++) {
+        MPI_Datatype t, d;
+        MPI_Type_contiguous(round, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        reused += t == last;
+        MPI_Count got = mg_tune__type_size(t);
+        CHECK(got == 4 * round, "round %d: size %lld, expected %d", round, (long long)got, 4 * round);
+        CHECK(mg_tune__type_size(kept_type) == 10, "round %d: the kept type", round);
+        CHECK(mg_tune__type_size(t) == 4 * round, "round %d: second lookup", round);
+        MPI_Type_dup(t, &d);
+        MPI_Type_free(&t);
+        CHECK(mg_tune__type_size(d) == 4 * round, "round %d: the dup of a freed type", round);
+        CHECK(mg_type_bytes(3, d) == 12 * round, "round %d: mg_type_bytes", round);
+        last = d;
+        MPI_Type_free(&d);
+    }
+    CHECK(mg_type_bytes((MPI_Count)1 << 62, MPI_INT) == -1, "mg_type_bytes does not see the overflow");
+    CHECK(mg_type_bytes(-1, MPI_INT) == -1 && mg_type_bytes(1, MPI_DATATYPE_NULL) == -1, "bad arguments");
+    printf("type records: %d of 199 new types had the handle of the last freed one\n", reused);
+}
+
+/* contiguous(n, MPI_INT), committed: made right after a free, it gets the
+ * freed type's handle in MPICH and Open MPI (the last freed first). */
+static MPI_Datatype ints_type(int n)
+{
+    MPI_Datatype t;
+    MPI_Type_contiguous(n, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+static void remembered_calls(int rank, int size)
+{
+    int buf[8] = {0};
+    mg_tune_set_mode(MG_TUNE_OFF);
+    mg_tune_set_counting(MG_TUNE_COUNT_ALWAYS);
+    mg_tune__counters_reset();
+    MPI_Datatype t = ints_type(3), old = t;
+    for (int i = 0; i < 3; i++) MPI_Bcast(buf, 1, t, 0, MPI_COMM_SELF);
+    MPI_Type_free(&t);
+    t = ints_type(5);
+    int same = t == old;
+    for (int i = 0; i < 2; i++) MPI_Bcast(buf, 1, t, 0, MPI_COMM_SELF);
+    CHECK(mg_tune__counted(MG_COLL_BCAST, 12, 0) == 3 && mg_tune__counted(MG_COLL_BCAST, 20, 0) == 2,
+          "counted 12 bytes x %llu and 20 bytes x %llu, expected 3 and 2 (same handle: %d)",
+          (unsigned long long)mg_tune__counted(MG_COLL_BCAST, 12, 0),
+          (unsigned long long)mg_tune__counted(MG_COLL_BCAST, 20, 0), same);
+    MPI_Type_free(&t);
+    mg_tune_set_counting(MG_TUNE_COUNT_AUTO);
+    mg_tune__counters_reset();
+
+    char dir[64] = "", name[128], text[256];
+    if (rank == 0 && !mkdtemp(strcpy(dir, "/tmp/mg_memo_XXXXXX"))) dir[0] = '\0';
+    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    CHECK(dir[0], "no temporary directory");
+    if (!dir[0]) return;
+    if (rank == 0) {
+        snprintf(name, sizeof name, "%s/bcast_%d.prof", dir, size);
+        snprintf(text, sizeof text, "# mpiguide tune profile 1\ncollective bcast\nprocs %d\n1 16 bcast_as_allgatherv\n",
+                 size);
+        FILE *f = fopen(name, "w");
+        if (f) fputs(text, f), fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(mg_tune_load_profiles(dir) == MG_TUNE_SUCCESS && mg_tune_set_mode(MG_TUNE_TUNED) == MG_TUNE_SUCCESS,
+          "profile not loaded");
+    t = ints_type(3);
+    for (int i = 0; i < 3; i++) {
+        MPI_Bcast(buf, 1, t, 0, MPI_COMM_WORLD);
+        CHECK(!strcmp(mg_tune_last_impl("bcast"), "bcast_as_allgatherv"), "12 bytes ran %s",
+              mg_tune_last_impl("bcast"));
+    }
+    MPI_Type_free(&t);
+    t = ints_type(5);
+    MPI_Bcast(buf, 1, t, 0, MPI_COMM_WORLD);
+    CHECK(!strcmp(mg_tune_last_impl("bcast"), "default"), "20 bytes ran %s", mg_tune_last_impl("bcast"));
+    MPI_Type_free(&t);
+    mg_tune_set_mode(MG_TUNE_OFF);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) remove(name), rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     serial();
@@ -189,6 +296,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     counters();
     if (size >= 2) comm_records(rank, size);
+    type_records();
+    if (size >= 2) remembered_calls(rank, size);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("%s: %d failure(s)\n", all ? "FAIL" : "PASS", all);

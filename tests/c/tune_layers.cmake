@@ -17,6 +17,7 @@ endif()
 
 # bottom to top, as in tune_internal.h; every mockups/*.c is in the mock-ups layer
 set(layer_bottom warn handles)
+set(layer_types types)
 set(layer_pools pool)
 set(mockup_helpers common reduction_rule) # what every mock-up may use
 set(layer_mockups ${mockup_helpers})
@@ -26,7 +27,7 @@ set(layer_lifecycle lifecycle)
 set(layer_comms comms)
 set(layer_call call)
 set(layer_top api intercept)
-set(layers bottom pools mockups catalog middle lifecycle comms call top)
+set(layers bottom types pools mockups catalog middle lifecycle comms call top)
 string(REPLACE "|" ";" SOURCES "${SOURCES}")
 foreach(src IN LISTS SOURCES)
   if(src MATCHES "(^|/)mockups/([^/]+)\\.c$")

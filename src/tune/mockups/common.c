@@ -6,15 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-MPI_Count mg_type_bytes(MPI_Count count, MPI_Datatype type)
-{
-    if (count < 0 || type == MPI_DATATYPE_NULL) return -1;
-    MPI_Count size = 0, r;
-    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size == MPI_UNDEFINED || size < 0) return -1;
-    if (__builtin_mul_overflow(count, size, &r)) return -1;
-    return r;
-}
-
 int mg_fits_int(MPI_Count n) { return n >= 0 && n <= INT_MAX; }
 
 /* Envelope and contents of a type with at most 3 ints, 2 addresses, no large

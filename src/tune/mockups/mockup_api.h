@@ -168,10 +168,12 @@ typedef struct {
 extern const mg_coll_mockups mg_allgather_mockups, mg_allreduce_mockups, mg_alltoall_mockups, mg_bcast_mockups,
     mg_gather_mockups, mg_reduce_mockups, mg_reduce_scatter_block_mockups, mg_scan_mockups, mg_scatter_mockups;
 
+/* Size in bytes of count x type, or -1 if it overflows MPI_Count or the size
+ * is undefined (types.c: cached per type). */
+MPI_Count mg_type_bytes(MPI_Count count, MPI_Datatype type);
+
 /* ---- helpers (mockups/common.c) ---- */
 
-/* Size in bytes of count x type, or -1 if it overflows MPI_Count. */
-MPI_Count mg_type_bytes(MPI_Count count, MPI_Datatype type);
 /* 1 if every inner count of a composition fits an int (the mock-ups call the int PMPI functions). */
 int mg_fits_int(MPI_Count n);
 /* 1 if count x type is one gap-free run of count x size bytes in typemap order,

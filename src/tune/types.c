@@ -1,0 +1,148 @@
+/* The library's record of each datatype a call carries: its size, found
+ * without an MPI call after the first call with the type.
+ *
+ * A predefined type's record lives until MPI_Finalize. A derived type's record
+ * is an attribute of the type: MPI runs its delete callback whenever the type
+ * is freed (by MPI_Type_free from C or Fortran, or inside the library), and
+ * the callback drops the record before the handle can name another type.
+ * Types made before MPI_Init or by the MPI library itself get their record at
+ * the first call that carries them, like any other. */
+#define _POSIX_C_SOURCE 200809L
+#include "types.h"
+#include "handles.h"
+#include "mockups/mockup_api.h"
+
+#include <stdlib.h>
+
+typedef struct type_record type_record;
+struct type_record {
+    MPI_Count size; /* -1: MPI_UNDEFINED */
+    MPI_Datatype type;
+    int named;                /* predefined (and f90 types): no attribute */
+    type_record *prev, *next; /* every live record, for mg_tune__types_stop */
+};
+
+static int record_key = MPI_KEYVAL_INVALID;
+static mg_hmap records = MG_HMAP_INIT;
+/* One maker at a time, across its MPI calls; the list's lock is never held
+ * across an MPI call, so the delete callback (run inside MPI, perhaps under
+ * the MPI library's own lock) takes only that one and the map's. */
+static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t listing = PTHREAD_MUTEX_INITIALIZER;
+static type_record *live;
+/* Each thread keeps the record of its last type (loops send one type); any
+ * record's deletion changes mg_hmap_deletions, which drops every thread's
+ * kept one. */
+static _Thread_local struct {
+    MPI_Datatype type;
+    unsigned deleted;
+    type_record *r;
+} kept __attribute__((tls_model("initial-exec")));
+
+static void link_record(type_record *r)
+{
+    pthread_mutex_lock(&listing);
+    r->prev = NULL;
+    r->next = live;
+    if (live) live->prev = r;
+    live = r;
+    pthread_mutex_unlock(&listing);
+}
+
+static void drop(type_record *r)
+{
+    mg_hmap_take(&records, MG_HANDLE_KEY(r->type));
+    pthread_mutex_lock(&listing);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        live = r->next;
+    if (r->next) r->next->prev = r->prev;
+    pthread_mutex_unlock(&listing);
+    free(r);
+}
+
+static int delete_record(MPI_Datatype type, int key, void *value, void *extra)
+{
+    (void)type, (void)key, (void)extra;
+    drop(value);
+    return MPI_SUCCESS;
+}
+
+void mg_tune__types_start(void)
+{
+    if (PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, delete_record, &record_key, NULL) != MPI_SUCCESS)
+        record_key = MPI_KEYVAL_INVALID;
+}
+
+void mg_tune__types_stop(void)
+{
+    for (;;) {
+        pthread_mutex_lock(&listing);
+        type_record *r = live;
+        pthread_mutex_unlock(&listing);
+        if (!r) break;
+        /* the callback drops a derived type's record; MPI_Finalize need not */
+        if (r->named || PMPI_Type_delete_attr(r->type, record_key) != MPI_SUCCESS) drop(r);
+    }
+    if (record_key != MPI_KEYVAL_INVALID) PMPI_Type_free_keyval(&record_key);
+    mg_hmap_clear(&records);
+}
+
+/* The record of type, made by the first call that asks (NULL if memory ran
+ * out or the library is not started: then ask MPI). *size_rc is MPI's error
+ * if the size could not be had. */
+static type_record *make(MPI_Datatype type, int *size_rc)
+{
+    type_record *r = NULL;
+    int found = 0, ni, na, nd, combiner;
+    pthread_mutex_lock(&making);
+    if ((*size_rc = PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner)) != MPI_SUCCESS) goto out;
+    /* predefined: never freed (the f90 types too), and no attribute may be set on them */
+    int named = combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
+                combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
+    if (!named && PMPI_Type_get_attr(type, record_key, &r, &found) != MPI_SUCCESS) goto out;
+    if (!found) {
+        MPI_Count size;
+        if ((*size_rc = PMPI_Type_size_x(type, &size)) != MPI_SUCCESS || !(r = malloc(sizeof *r))) goto out;
+        *r = (type_record){size == MPI_UNDEFINED ? -1 : size, type, named, NULL, NULL};
+        link_record(r); /* before the callback can see it */
+        if (!named && PMPI_Type_set_attr(type, record_key, r) != MPI_SUCCESS) {
+            drop(r);
+            r = NULL;
+            goto out;
+        }
+    }
+    /* found but not in the map: an earlier insertion ran out of memory */
+    if (mg_hmap_put(&records, MG_HANDLE_KEY(type), r) != 0) r = NULL;
+out:
+    pthread_mutex_unlock(&making);
+    return r;
+}
+
+MPI_Count mg_tune__type_size(MPI_Datatype type)
+{
+    unsigned gen = atomic_load_explicit(&mg_hmap_deletions, memory_order_acquire);
+    if (kept.r && kept.type == type && kept.deleted == gen) return kept.r->size;
+    type_record *r = mg_hmap_get(&records, MG_HANDLE_KEY(type));
+    int rc = MPI_SUCCESS;
+    if (!r && record_key != MPI_KEYVAL_INVALID) r = make(type, &rc);
+    if (r) {
+        kept.type = type, kept.deleted = gen, kept.r = r;
+        return r->size;
+    }
+    /* without a record, nothing tells when the handle names another type:
+     * drop what every thread kept (intercept.c remembers sizes too) */
+    atomic_fetch_add_explicit(&mg_hmap_deletions, 1, memory_order_release);
+    MPI_Count size;
+    if (rc != MPI_SUCCESS || PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size == MPI_UNDEFINED) return -1;
+    return size;
+}
+
+MPI_Count mg_type_bytes(MPI_Count count, MPI_Datatype type)
+{
+    if (count < 0 || type == MPI_DATATYPE_NULL) return -1;
+    MPI_Count size = mg_tune__type_size(type), r;
+    if (size < 0 || __builtin_mul_overflow(count, size, &r)) return -1;
+    return r;
+}
