@@ -90,12 +90,6 @@ typedef struct {
     int size;
 } mg_choice;
 
-/* The first half of the choice, from the call's key alone (n elements of
- * type: the message the profiles are keyed by, mg_tune__message_bytes; times
- * the communicator's size where per_rank): 0 when the call runs natively
- * without a mock-up being considered (counted and labelled here), 1 with the
- * implementation to try in *ch. Most calls end here, before an mg_call is
- * built. Lock-free. */
 /* Each thread's last call per collective and what decide() made of it: a
  * loop that repeats one call skips the look-ups. Valid while the hot word,
  * the profile set and every record (mg_hmap_deletions) are what they were. */
@@ -109,6 +103,12 @@ typedef struct {
 } memo;
 static _Thread_local memo memos[MG_NCOLLS] __attribute__((tls_model("initial-exec")));
 
+/* The first half of the choice, from the call's key alone (n elements of
+ * type: the message the profiles are keyed by, mg_tune__message_bytes; times
+ * the communicator's size where per_rank): 0 when the call runs natively
+ * without a mock-up being considered (counted and labelled here), 1 with the
+ * implementation to try in *ch. Most calls end here, before an mg_call is
+ * built. Lock-free. */
 static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, int per_rank, mg_choice *ch)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
