@@ -191,23 +191,13 @@ static void node(text *o, const mg_node *n)
 
 #define MG_LCM_MAX (1 << 20) /* beyond this, the bounds count as unknown */
 
-static MPI_Count gcd(MPI_Count a, MPI_Count b)
-{
-    while (b) {
-        MPI_Count r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 /* lcm of l and the element sizes of n; 0 when it exceeds MG_LCM_MAX. */
 static MPI_Count esize_lcm(const mg_node *n, MPI_Count l)
 {
     if (!l) return 0;
     switch (n->kind) {
     case MG_N_BLOCK:
-    case MG_N_IDX: l = l / gcd(l, n->esize) * n->esize; return l > MG_LCM_MAX ? 0 : l;
+    case MG_N_IDX: l = l / mg__gcd(l, n->esize) * n->esize; return l > MG_LCM_MAX ? 0 : l;
     case MG_N_VEC: return esize_lcm(n->kid, l);
     case MG_N_SEQ:
         for (MPI_Count i = 0; i < n->count && l; i++) l = esize_lcm(n->kids[i], l);

@@ -145,6 +145,16 @@ void mg__count_bounds(const mg_dt *t, MPI_Count count, MPI_Aint *lb, MPI_Aint *e
 /* Overflow-checked arithmetic; return 0 on overflow. */
 static inline int mg__mul(MPI_Count a, MPI_Count b, MPI_Count *r) { return !__builtin_mul_overflow(a, b, r); }
 static inline int mg__add(MPI_Count a, MPI_Count b, MPI_Count *r) { return !__builtin_add_overflow(a, b, r); }
+/* Greatest common divisor; mg__gcd(x, 0) = x. */
+static inline MPI_Count mg__gcd(MPI_Count a, MPI_Count b)
+{
+    while (b) {
+        MPI_Count r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
 
 #define MG_TRY(x)                             \
     do {                                      \

@@ -289,16 +289,6 @@ static int add_block(MPI_Aint disp, MPI_Count bytes, void *arg)
     return 0;
 }
 
-static MPI_Count gcd(MPI_Count a, MPI_Count b)
-{
-    while (b) {
-        MPI_Count r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 /* Blocks of unequal lengths are cut into pieces of their common divisor
  * where that adds at most half as many entries again: MPI libraries move a
  * list of equal blocks (hindexed_block) faster than one of varying lengths
@@ -306,7 +296,7 @@ static MPI_Count gcd(MPI_Count a, MPI_Count b)
 static int list_type(const block_list *l, MPI_Datatype e, MPI_Count esize, MPI_Count elems, MPI_Datatype *out)
 {
     MPI_Count g = 0, m = l->n;
-    for (MPI_Count i = 0; i < m; i++) g = gcd(l->bytes[i] / esize, g); /* blocks are not empty: g >= 1 */
+    for (MPI_Count i = 0; i < m; i++) g = mg__gcd(l->bytes[i] / esize, g); /* blocks are not empty: g >= 1 */
     if (elems / g <= m + m / 2) {
         MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(elems / g));
         if (!d) return MG_DT_ERR_NOMEM;
