@@ -32,14 +32,6 @@ static MPI_Comm probe = MPI_COMM_NULL;
 static int record_key = MPI_KEYVAL_INVALID;
 static mg_hmap records = MG_HMAP_INIT;
 static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER; /* one maker per communicator */
-/* Each thread keeps the record of the communicator of its last call (loops
- * call on one communicator); a record's deletion changes mg_hmap_deletions,
- * which drops every thread's kept record. */
-static _Thread_local struct {
-    MPI_Comm comm;
-    unsigned deleted;
-    comm_record *r;
-} kept __attribute__((tls_model("initial-exec")));
 
 static int delete_record(MPI_Comm comm, int key, void *value, void *extra)
 {
@@ -84,10 +76,7 @@ MPI_Comm mg_tune__probe_comm(void) { return probe; }
 static comm_record *record(MPI_Comm comm)
 {
     if (comm == MPI_COMM_NULL) return NULL;
-    unsigned gen = atomic_load_explicit(&mg_hmap_deletions, memory_order_acquire);
-    if (kept.r && kept.comm == comm && kept.deleted == gen) return kept.r;
     comm_record *r = mg_hmap_get(&records, MG_HANDLE_KEY(comm));
-    if (r) kept.comm = comm, kept.deleted = gen, kept.r = r;
     if (r || record_key == MPI_KEYVAL_INVALID) return r;
     pthread_mutex_lock(&making);
     int found = 0;

@@ -35,8 +35,9 @@ typedef struct {
     })
 
 /* Changed by every mg_hmap_take and mg_hmap_clear, of any map: what a thread
- * keeps from its last lookups (comms.c, types.c, intercept.c) stays valid
- * while this is unchanged, since a value is only freed after its take. */
+ * remembers of its last lookups (intercept.c's memo of each collective's last
+ * call) stays valid while this is unchanged, since a value is only freed
+ * after its take. */
 extern _Atomic unsigned mg_hmap_deletions;
 
 void *mg_hmap_get(mg_hmap *m, uintptr_t key);

@@ -30,14 +30,6 @@ static mg_hmap records = MG_HMAP_INIT;
 static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t listing = PTHREAD_MUTEX_INITIALIZER;
 static type_record *live;
-/* Each thread keeps the record of its last type (loops send one type); any
- * record's deletion changes mg_hmap_deletions, which drops every thread's
- * kept one. */
-static _Thread_local struct {
-    MPI_Datatype type;
-    unsigned deleted;
-    type_record *r;
-} kept __attribute__((tls_model("initial-exec")));
 
 static void link_record(type_record *r)
 {
@@ -122,17 +114,12 @@ out:
 
 MPI_Count mg_tune__type_size(MPI_Datatype type)
 {
-    unsigned gen = atomic_load_explicit(&mg_hmap_deletions, memory_order_acquire);
-    if (kept.r && kept.type == type && kept.deleted == gen) return kept.r->size;
     type_record *r = mg_hmap_get(&records, MG_HANDLE_KEY(type));
     int rc = MPI_SUCCESS;
     if (!r && record_key != MPI_KEYVAL_INVALID) r = make(type, &rc);
-    if (r) {
-        kept.type = type, kept.deleted = gen, kept.r = r;
-        return r->size;
-    }
+    if (r) return r->size;
     /* without a record, nothing tells when the handle names another type:
-     * drop what every thread kept (intercept.c remembers sizes too) */
+     * drop what every thread remembered of its calls (intercept.c) */
     atomic_fetch_add_explicit(&mg_hmap_deletions, 1, memory_order_release);
     MPI_Count size;
     if (rc != MPI_SUCCESS || PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size == MPI_UNDEFINED) return -1;
