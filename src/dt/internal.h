@@ -34,6 +34,8 @@ struct mg_node {
     mg_node **kids;    /* SEQ (children may be shared) */
     MPI_Count *prefix; /* IDX, SEQ of the compiled program: packed bytes before entry i, count + 1 entries */
     int fixed;         /* IDX: all lens equal */
+    int own_lists;     /* IDX: displs and lens are this node's alone (normalization may rewrite them in place) */
+    int merges;        /* IDX: a block is empty or ends where the next begins */
     /* derived by mg__finish */
     MPI_Count size;    /* packed bytes */
     MPI_Count nblocks; /* contiguous blocks */
@@ -108,6 +110,36 @@ mg_node *mg__seq(mg_arena *a, MPI_Count count);
 /* Compute size, nblocks, bounds and depth from the children. */
 int mg__finish(mg_arena *a, mg_node *n);
 int mg__node_equal(const mg_node *x, const mg_node *y);
+
+/* What mg__finish derives for an IDX, accumulated block by block so that a
+ * list of millions of blocks is measured in the pass that fills it. Few
+ * accumulators (they must stay in registers): the bounds include empty blocks
+ * and the flags share a word; mg__idx_stats_set takes one more pass over the
+ * rare lists that merge (they may have empty blocks). */
+enum { MG_IDX_UNEVEN = 1, MG_IDX_MERGES = 2, MG_IDX_OVERFLOW = 4 };
+typedef struct {
+    MPI_Count elems, first_len;
+    MPI_Aint lo, hi, prev_end; /* prev_end: where the previous block ends */
+    unsigned flags;
+} mg_idx_stats;
+/* Before the first block (d0, len0) of a list. */
+static inline void mg__idx_stats_init(mg_idx_stats *st, MPI_Aint d0, MPI_Count len0)
+{
+    *st = (mg_idx_stats){.first_len = len0, .prev_end = d0 ^ 1, .lo = PTRDIFF_MAX, .hi = PTRDIFF_MIN};
+}
+static inline void mg__idx_stats_add(mg_idx_stats *st, MPI_Aint d, MPI_Count len, MPI_Count esize)
+{
+    MPI_Count bytes;
+    MPI_Aint end;
+    unsigned over = __builtin_add_overflow(st->elems, len, &st->elems) | __builtin_mul_overflow(len, esize, &bytes) |
+                    __builtin_add_overflow(d, bytes, &end);
+    st->flags |= (unsigned)(len != st->first_len) * MG_IDX_UNEVEN |
+                 (unsigned)((len == 0) | (d == st->prev_end)) * MG_IDX_MERGES | over * MG_IDX_OVERFLOW;
+    st->prev_end = end;
+    st->lo = d < st->lo ? d : st->lo;
+    st->hi = end > st->hi ? end : st->hi;
+}
+int mg__idx_stats_set(mg_node *n, mg_idx_stats st); /* by value: the accumulator stays in registers */
 
 int mg__decode(mg_arena *a, MPI_Datatype type, mg_node **out);
 /* Rewrite to the normal form; *disp receives the displacement the result

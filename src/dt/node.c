@@ -101,6 +101,7 @@ mg_node *mg__idx(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count coun
     /* every caller writes all entries */
     n->displs = alloc_filled(a, sizeof(MPI_Aint) * (size_t)(count ? count : 1));
     n->lens = alloc_filled(a, sizeof(MPI_Count) * (size_t)(count ? count : 1));
+    n->own_lists = 1;
     return n->displs && n->lens ? n : NULL;
 }
 
@@ -111,6 +112,33 @@ mg_node *mg__seq(mg_arena *a, MPI_Count count)
     n->displs = mg__alloc(a, sizeof(MPI_Aint) * (size_t)(count ? count : 1));
     n->kids = mg__alloc(a, sizeof(mg_node *) * (size_t)(count ? count : 1));
     return n->displs && n->kids ? n : NULL;
+}
+
+int mg__idx_stats_set(mg_node *n, mg_idx_stats st)
+{
+    if ((st.flags & MG_IDX_OVERFLOW) || !mg__mul(st.elems, n->esize, &n->size)) return MG_DT_ERR_OVERFLOW;
+    MPI_Aint lo = st.lo, hi = st.hi;
+    MPI_Count empties = 0;
+    if (st.flags & MG_IDX_MERGES) { /* bounds of the blocks that hold data only */
+        lo = PTRDIFF_MAX;
+        hi = PTRDIFF_MIN;
+        for (MPI_Count i = 0; i < n->count; i++) {
+            if (!n->lens[i]) {
+                empties++;
+                continue;
+            }
+            MPI_Aint d = n->displs[i], end = d + n->lens[i] * n->esize;
+            lo = d < lo ? d : lo;
+            hi = end > hi ? end : hi;
+        }
+    }
+    n->fixed = !(st.flags & MG_IDX_UNEVEN);
+    n->merges = !!(st.flags & MG_IDX_MERGES);
+    n->nblocks = n->count - empties;
+    n->tlb = n->nblocks ? lo : 0;
+    n->tub = n->nblocks ? hi : 0;
+    n->depth = 1;
+    return MG_DT_SUCCESS;
 }
 
 /* Widen [lo, hi) by a piece [plo, phi) that holds data. */
@@ -147,30 +175,10 @@ int mg__finish(mg_arena *a, mg_node *n)
         return MG_DT_SUCCESS;
     }
     case MG_N_IDX: {
-        /* one tight pass: index lists can hold millions of blocks */
-        MPI_Count elems = 0, blocks = 0, len = n->count ? n->lens[0] : 0;
-        MPI_Aint lo = 0, hi = 0;
-        int fixed = 1;
-        for (MPI_Count i = 0; i < n->count; i++) {
-            MPI_Count l = n->lens[i];
-            fixed &= l == len;
-            if (!l) continue;
-            MPI_Aint d = n->displs[i], e;
-            MPI_Count bytes;
-            if (__builtin_add_overflow(elems, l, &elems) || !mg__mul(l, n->esize, &bytes) ||
-                __builtin_add_overflow(d, bytes, &e))
-                return MG_DT_ERR_OVERFLOW;
-            if (!blocks || d < lo) lo = d;
-            if (!blocks || e > hi) hi = e;
-            blocks++;
-        }
-        if (!mg__mul(elems, n->esize, &n->size)) return MG_DT_ERR_OVERFLOW;
-        n->fixed = fixed;
-        n->nblocks = blocks;
-        n->tlb = blocks ? lo : 0;
-        n->tub = blocks ? hi : 0;
-        n->depth = 1;
-        return MG_DT_SUCCESS;
+        mg_idx_stats st;
+        mg__idx_stats_init(&st, n->count ? n->displs[0] : 0, n->count ? n->lens[0] : 0);
+        for (MPI_Count i = 0; i < n->count; i++) mg__idx_stats_add(&st, n->displs[i], n->lens[i], n->esize);
+        return mg__idx_stats_set(n, st);
     }
     case MG_N_SEQ: {
         MPI_Count total = 0, blocks = 0;
@@ -201,8 +209,8 @@ int mg__node_equal(const mg_node *x, const mg_node *y)
     case MG_N_VEC: return x->stride == y->stride && mg__node_equal(x->kid, y->kid);
     case MG_N_IDX:
         return x->elem == y->elem && x->esize == y->esize &&
-               !memcmp(x->displs, y->displs, sizeof(MPI_Aint) * (size_t)x->count) &&
-               !memcmp(x->lens, y->lens, sizeof(MPI_Count) * (size_t)x->count);
+               (x->displs == y->displs || !memcmp(x->displs, y->displs, sizeof(MPI_Aint) * (size_t)x->count)) &&
+               (x->lens == y->lens || !memcmp(x->lens, y->lens, sizeof(MPI_Count) * (size_t)x->count));
     case MG_N_SEQ:
         if (memcmp(x->displs, y->displs, sizeof(MPI_Aint) * (size_t)x->count)) return 0;
         for (MPI_Count i = 0; i < x->count; i++)

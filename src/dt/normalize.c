@@ -17,10 +17,12 @@ typedef struct {
     piece *p;
     MPI_Count len, cap;
 } plist;
+/* A list of blocks as two arrays (those of an IDX node, or scratch): block i
+ * holds len[i] elements at d[i]. */
 typedef struct {
-    MPI_Aint d;
-    MPI_Count len;
-} run; /* len in elements */
+    MPI_Aint *d;
+    MPI_Count *len;
+} runs;
 
 static int norm(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp);
 static int seq_rules(mg_arena *a, plist *pl, mg_node **out, MPI_Aint *disp);
@@ -64,34 +66,48 @@ static int is_leaf(const mg_node *n) { return n->kind == MG_N_BLOCK || n->kind =
 
 /* ---- IDX: a list of blocks of one element type ---- */
 
-static int make_idx(mg_arena *a, MPI_Datatype e, MPI_Count esz, const run *r, MPI_Count m, MPI_Aint base, mg_node **out)
+/* An IDX of m blocks from r starting at block `first`, displaced by -base.
+ * share: r's arrays may become the node's own lists as they are (nothing else
+ * will write them), which saves a copy of lists of millions of blocks. */
+static int make_idx(mg_arena *a, MPI_Datatype e, MPI_Count esz, const runs *r, MPI_Count first, MPI_Count m,
+                    MPI_Aint base, int share, mg_node **out)
 {
+    if (share && first == 0 && base == 0) {
+        mg_node *n = mg__alloc(a, sizeof *n);
+        if (!n) return MG_DT_ERR_NOMEM;
+        *n = (mg_node){.kind = MG_N_IDX, .elem = e, .esize = esz, .count = m, .displs = r->d, .lens = r->len};
+        return finished(a, n, out);
+    }
     mg_node *n = mg__idx(a, e, esz, m);
     if (!n) return MG_DT_ERR_NOMEM;
     for (MPI_Count i = 0; i < m; i++) {
-        n->displs[i] = r[i].d - base;
-        n->lens[i] = r[i].len;
+        n->displs[i] = r->d[first + i] - base;
+        n->lens[i] = r->len[first + i];
     }
     return finished(a, n, out);
 }
 
 /* Length of the arithmetic run of equal-length blocks starting at i. */
-static MPI_Count arith_run(const run *r, MPI_Count m, MPI_Count i)
+static MPI_Count arith_run(const runs *r, MPI_Count m, MPI_Count i)
 {
-    if (i + 1 >= m || r[i + 1].len != r[i].len) return 1;
-    MPI_Aint s = r[i + 1].d - r[i].d;
+    const MPI_Aint *d = r->d;
+    const MPI_Count *len = r->len;
+    if (i + 1 >= m || len[i + 1] != len[i]) return 1;
+    MPI_Aint s = d[i + 1] - d[i];
     MPI_Count j = i + 1;
-    while (j + 1 < m && r[j + 1].len == r[i].len && r[j + 1].d - r[j].d == s) j++;
+    while (j + 1 < m && len[j + 1] == len[i] && d[j + 1] - d[j] == s) j++;
     return j - i + 1;
 }
 
-/* Smallest period q (2..16) with r[i+q] = r[i] shifted by a constant; 0 if none. */
-static MPI_Count find_period(const run *r, MPI_Count m, MPI_Aint *shift)
+/* Smallest period q (2..16) with block i+q = block i shifted by a constant; 0 if none. */
+static MPI_Count find_period(const runs *r, MPI_Count m, MPI_Aint *shift)
 {
+    const MPI_Aint *d = r->d;
+    const MPI_Count *len = r->len;
     for (MPI_Count q = 2; q <= 16 && 2 * q <= m; q++) {
-        MPI_Aint p = r[q].d - r[0].d;
+        MPI_Aint p = d[q] - d[0];
         MPI_Count i = 0;
-        while (i + q < m && r[i + q].len == r[i].len && r[i + q].d - r[i].d == p) i++;
+        while (i + q < m && len[i + q] == len[i] && d[i + q] - d[i] == p) i++;
         if (i + q >= m) {
             *shift = p;
             return q;
@@ -100,31 +116,41 @@ static MPI_Count find_period(const run *r, MPI_Count m, MPI_Aint *shift)
     return 0;
 }
 
-/* r is modified (merged in place). split: allow the piecewise rule, which hands
- * the pieces to seq_rules; seq_rules calls back with split = 0. */
-static int norm_runs(mg_arena *a, MPI_Datatype e, MPI_Count esz, run *r, MPI_Count m, int split, mg_node **out,
-                     MPI_Aint *disp)
+/* Drop empty blocks; merge a block with the next when it ends where the next
+ * begins (the bytes stay in the same order, now in one block). In place;
+ * returns the blocks left. */
+static MPI_Count merge_runs(runs *r, MPI_Count m, MPI_Count esz)
 {
-    /* Drop empty blocks; merge a block with the next when it ends where the
-     * next begins (the bytes stay in the same order, now in one block). */
-    MPI_Count k = 0;
+    MPI_Aint *d = r->d;
+    MPI_Count *len = r->len, k = 0;
     for (MPI_Count i = 0; i < m; i++) {
-        if (r[i].len == 0) continue;
-        if (k && r[k - 1].d + r[k - 1].len * esz == r[i].d)
-            r[k - 1].len += r[i].len;
-        else
-            r[k++] = r[i];
+        if (len[i] == 0) continue;
+        if (k && d[k - 1] + len[k - 1] * esz == d[i]) {
+            len[k - 1] += len[i];
+        } else {
+            d[k] = d[i];
+            len[k] = len[i];
+            k++;
+        }
     }
-    m = k;
+    return k;
+}
+
+/* The normal form of the blocks of r, which are merged already (merge_runs).
+ * share: make_idx may keep r's arrays. split: allow the piecewise rule, which
+ * hands the pieces to seq_rules; seq_rules calls back with split = 0. */
+static int norm_runs(mg_arena *a, MPI_Datatype e, MPI_Count esz, const runs *r, MPI_Count m, int share, int split,
+                     mg_node **out, MPI_Aint *disp)
+{
     *disp = 0;
     *out = NULL;
     if (m == 0) return MG_DT_SUCCESS;
     mg_node *blk;
     if (arith_run(r, m, 0) == m) {
         /* Equal blocks at a constant distance are a vector (same order: i-th block is copy i). */
-        MG_TRY(new_block(a, e, esz, r[0].len, &blk));
-        *disp = r[0].d;
-        return new_vec(a, m, m > 1 ? r[1].d - r[0].d : 0, blk, out);
+        MG_TRY(new_block(a, e, esz, r->len[0], &blk));
+        *disp = r->d[0];
+        return new_vec(a, m, m > 1 ? r->d[1] - r->d[0] : 0, blk, out);
     }
     MPI_Aint shift;
     MPI_Count q = find_period(r, m, &shift);
@@ -133,18 +159,18 @@ static int norm_runs(mg_arena *a, MPI_Datatype e, MPI_Count esz, run *r, MPI_Cou
         MPI_Count reps = m / q, rest = m - reps * q;
         mg_node *period, *v;
         MPI_Aint vd;
-        MG_TRY(make_idx(a, e, esz, r, q, r[0].d, &period));
+        MG_TRY(make_idx(a, e, esz, r, 0, q, r->d[0], 0, &period));
         MG_TRY(finished(a, mg__vec(a, reps, shift, period), &v));
         MG_TRY(norm(a, v, &v, &vd));
         if (!rest) {
             *out = v;
-            *disp = vd + r[0].d;
+            *disp = vd + r->d[0];
             return MG_DT_SUCCESS;
         }
         mg_node *tail;
         plist pl = {0};
-        int rc = make_idx(a, e, esz, r + reps * q, rest, 0, &tail);
-        if (rc == MG_DT_SUCCESS) rc = plist_push(&pl, vd + r[0].d, v);
+        int rc = make_idx(a, e, esz, r, reps * q, rest, 0, 0, &tail);
+        if (rc == MG_DT_SUCCESS) rc = plist_push(&pl, vd + r->d[0], v);
         if (rc == MG_DT_SUCCESS) rc = plist_push(&pl, 0, tail);
         if (rc == MG_DT_SUCCESS) rc = seq_rules(a, &pl, out, disp);
         free(pl.p);
@@ -152,28 +178,68 @@ static int norm_runs(mg_arena *a, MPI_Datatype e, MPI_Count esz, run *r, MPI_Cou
     }
     if (split) {
         /* Piecewise regular: a short list of vectors (each run keeps its order). */
-        MPI_Count runs = 0;
-        for (MPI_Count i = 0; i < m; i += arith_run(r, m, i)) runs++;
-        if (runs * 4 <= m) {
+        MPI_Count nruns = 0;
+        for (MPI_Count i = 0; i < m && nruns * 4 <= m; i += arith_run(r, m, i)) nruns++;
+        if (nruns * 4 <= m) {
             plist pl = {0};
             int rc = MG_DT_SUCCESS;
             for (MPI_Count i = 0, len; i < m && rc == MG_DT_SUCCESS; i += len) {
                 len = arith_run(r, m, i);
                 mg_node *v;
-                rc = new_block(a, e, esz, r[i].len, &blk);
-                if (rc == MG_DT_SUCCESS) rc = new_vec(a, len, len > 1 ? r[i + 1].d - r[i].d : 0, blk, &v);
-                if (rc == MG_DT_SUCCESS) rc = plist_push(&pl, r[i].d, v);
+                rc = new_block(a, e, esz, r->len[i], &blk);
+                if (rc == MG_DT_SUCCESS) rc = new_vec(a, len, len > 1 ? r->d[i + 1] - r->d[i] : 0, blk, &v);
+                if (rc == MG_DT_SUCCESS) rc = plist_push(&pl, r->d[i], v);
             }
             if (rc == MG_DT_SUCCESS) rc = seq_rules(a, &pl, out, disp);
             free(pl.p);
             return rc;
         }
     }
-    return make_idx(a, e, esz, r, m, 0, out);
+    return make_idx(a, e, esz, r, 0, m, 0, share, out);
+}
+
+/* Scratch lists of m blocks (free with runs_free). */
+static int runs_alloc(runs *r, MPI_Count m)
+{
+    r->d = malloc(sizeof(MPI_Aint) * (size_t)(m ? m : 1));
+    r->len = malloc(sizeof(MPI_Count) * (size_t)(m ? m : 1));
+    return r->d && r->len ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
+}
+
+static void runs_free(runs *r)
+{
+    free(r->d);
+    free(r->len);
+}
+
+/* The normal form of an IDX node. Its lists are read where nothing merges,
+ * rewritten in place where the node owns them (a node fresh from decoding,
+ * which nothing reads after its normalization), and copied otherwise. */
+static int norm_idx(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp)
+{
+    runs r = {n->displs, n->lens};
+    MPI_Count m = n->count;
+    int own = n->own_lists;
+    n->own_lists = 0; /* the result may share them */
+    if (!n->merges) return norm_runs(a, n->elem, n->esize, &r, m, 1, 1, out, disp);
+    if (own) {
+        m = merge_runs(&r, m, n->esize);
+        return norm_runs(a, n->elem, n->esize, &r, m, 1, 1, out, disp);
+    }
+    runs c;
+    int rc = runs_alloc(&c, m);
+    if (rc == MG_DT_SUCCESS) {
+        memcpy(c.d, r.d, sizeof(MPI_Aint) * (size_t)m);
+        memcpy(c.len, r.len, sizeof(MPI_Count) * (size_t)m);
+        m = merge_runs(&c, m, n->esize);
+        rc = norm_runs(a, n->elem, n->esize, &c, m, 0, 1, out, disp);
+    }
+    runs_free(&c);
+    return rc;
 }
 
 /* Leaf pieces (BLOCK, IDX) as one run list; mixed element types become bytes. */
-static int leaves_to_runs(const plist *pl, MPI_Datatype *e, MPI_Count *esz, run **out, MPI_Count *m)
+static int leaves_to_runs(const plist *pl, MPI_Datatype *e, MPI_Count *esz, runs *r, MPI_Count *m)
 {
     MPI_Count total = 0;
     *e = pl->p[0].n->elem;
@@ -186,20 +252,22 @@ static int leaves_to_runs(const plist *pl, MPI_Datatype *e, MPI_Count *esz, run 
             *esz = 1;
         }
     }
-    run *r = malloc(sizeof(run) * (size_t)(total ? total : 1));
-    if (!r) return MG_DT_ERR_NOMEM;
+    MG_TRY(runs_alloc(r, total));
     MPI_Count k = 0;
     for (MPI_Count i = 0; i < pl->len; i++) {
         const mg_node *n = pl->p[i].n;
         MPI_Count scale = n->esize / *esz;
         if (n->kind == MG_N_BLOCK) {
-            r[k++] = (run){pl->p[i].d, n->count * scale};
+            r->d[k] = pl->p[i].d;
+            r->len[k++] = n->count * scale;
         } else {
-            for (MPI_Count j = 0; j < n->count; j++) r[k++] = (run){pl->p[i].d + n->displs[j], n->lens[j] * scale};
+            for (MPI_Count j = 0; j < n->count; j++, k++) {
+                r->d[k] = pl->p[i].d + n->displs[j];
+                r->len[k] = n->lens[j] * scale;
+            }
         }
     }
-    *out = r;
-    *m = k;
+    *m = merge_runs(r, k, *esz);
     return MG_DT_SUCCESS;
 }
 
@@ -207,10 +275,10 @@ static int leaves(mg_arena *a, const plist *pl, int split, mg_node **out, MPI_Ai
 {
     MPI_Datatype e;
     MPI_Count esz, m;
-    run *r;
-    MG_TRY(leaves_to_runs(pl, &e, &esz, &r, &m));
-    int rc = norm_runs(a, e, esz, r, m, split, out, disp);
-    free(r);
+    runs r = {0};
+    int rc = leaves_to_runs(pl, &e, &esz, &r, &m);
+    if (rc == MG_DT_SUCCESS) rc = norm_runs(a, e, esz, &r, m, 0, split, out, disp);
+    runs_free(&r);
     return rc;
 }
 
@@ -486,14 +554,7 @@ static int norm(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp)
         if (n->count) *out = n;
         break;
     case MG_N_VEC: rc = norm_vec(a, n, out, disp); break;
-    case MG_N_IDX: {
-        run *r = malloc(sizeof(run) * (size_t)(n->count ? n->count : 1));
-        if (!r) return MG_DT_ERR_NOMEM;
-        for (MPI_Count i = 0; i < n->count; i++) r[i] = (run){n->displs[i], n->lens[i]};
-        rc = norm_runs(a, n->elem, n->esize, r, n->count, 1, out, disp);
-        free(r);
-        break;
-    }
+    case MG_N_IDX: rc = norm_idx(a, n, out, disp); break;
     default: rc = norm_seq(a, n, out, disp); break;
     }
     if (rc) return rc;
@@ -526,6 +587,7 @@ static mg_node *renew(mg_arena *a, const mg_node *n)
     mg_node *c = mg__alloc(a, sizeof *c);
     if (!c) return NULL;
     *c = *n;
+    c->own_lists = 0;
     c->norm = NULL;
     c->norm_disp = 0;
     c->normalized = 0;

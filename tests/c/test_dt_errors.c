@@ -1,5 +1,6 @@
-/* The engine on bad input (error codes, no crash) and on the MPI-4 large-count
- * constructors where the stack has them. */
+/* The engine on bad input (error codes, no crash), on the MPI-4 large-count
+ * constructors where the stack has them, on long index lists and on the forms
+ * mg_dt_to_mpi hands back. */
 #define _POSIX_C_SOURCE 200809L
 #include "mpiguide/dt.h"
 #include <stdio.h>
@@ -15,7 +16,6 @@ static int failures;
         }                                                                       \
     } while (0)
 
-#if defined(MPICH) || defined(I_MPI_VERSION) /* used by large_count_constructors only */
 /* Engine pack of count elements == MPI_Pack. */
 static int same_as_mpi_pack(MPI_Datatype t, int count)
 {
@@ -40,7 +40,6 @@ static int same_as_mpi_pack(MPI_Datatype t, int count)
     free(mine);
     return ok;
 }
-#endif
 
 static void bad_input(void)
 {
@@ -350,6 +349,78 @@ static void to_mpi_forms(void)
     MPI_Type_free(&two);
 }
 
+/* MPI_Pack of count elements of a and of one b from the same memory agree. */
+static int same_packs(MPI_Datatype a, int count, MPI_Datatype b)
+{
+    MPI_Aint tlb, text, lb, ext;
+    MPI_Type_get_true_extent(a, &tlb, &text);
+    MPI_Type_get_extent(a, &lb, &ext);
+    MPI_Aint span = text + (count - 1) * ext;
+    unsigned char *buf = malloc((size_t)span + 1);
+    for (MPI_Aint i = 0; i < span; i++) buf[i] = (unsigned char)(i * 13 + 5);
+    int sa, sb, pa = 0, pb = 0;
+    MPI_Pack_size(count, a, MPI_COMM_SELF, &sa);
+    MPI_Pack_size(1, b, MPI_COMM_SELF, &sb);
+    char *ra = malloc((size_t)sa + 1), *rb = malloc((size_t)sb + 1);
+    MPI_Pack(buf - tlb, count, a, ra, sa, &pa, MPI_COMM_SELF);
+    MPI_Pack(buf - tlb, 1, b, rb, sb, &pb, MPI_COMM_SELF);
+    int ok = pa == pb && !memcmp(ra, rb, (size_t)pa);
+    free(buf);
+    free(ra);
+    free(rb);
+    return ok;
+}
+
+/* Long index lists, which the engine fills, measures and merges in place:
+ * empty blocks (also at the lowest address), blocks touching the next one,
+ * equal blocks, inside a vector and a struct. The expected block count is
+ * computed here independently. */
+static void long_lists(void)
+{
+    enum { N = 3000 };
+    int lens[N], displs[N], fixed[N];
+    MPI_Aint bytes[N];
+    int expect = 0, end = -1;
+    for (int k = 0, d = 40; k < N; k++) {
+        lens[k] = (k * 7) % 5; /* 0..4, zeros included */
+        displs[k] = d;
+        fixed[k] = 3 * k + (k % 4 == 3 ? 9 : 0) * (k / 4);
+        d += lens[k] + (k % 3 == 0 ? 0 : 2); /* every third block touches the next */
+        if (lens[k] && displs[k] != end) expect++;
+        if (lens[k]) end = displs[k] + lens[k];
+    }
+    displs[0] = -1000; /* lens[0] = 0: an empty block below all data */
+    for (int k = 0; k < N; k++) bytes[k] = (MPI_Aint)displs[k] * (MPI_Aint)sizeof(int);
+    MPI_Datatype idx, hidx, blk, vec, st;
+    MPI_Type_indexed(N, lens, displs, MPI_INT, &idx);
+    MPI_Type_create_hindexed(N, lens, bytes, MPI_INT, &hidx);
+    MPI_Type_create_indexed_block(N, 2, fixed, MPI_INT, &blk);
+    MPI_Type_commit(&idx);
+    MPI_Type_create_hvector(3, 1, 40000, idx, &vec);
+    MPI_Datatype members[2] = {idx, blk};
+    int one[2] = {1, 1};
+    MPI_Aint at[2] = {0, 80000};
+    MPI_Type_create_struct(2, one, at, members, &st);
+    MPI_Datatype all[] = {idx, hidx, blk, vec, st};
+    const MPI_Count blocks[] = {expect, expect, 0, 3 * (MPI_Count)expect, 0};
+    for (int i = 0; i < 5; i++) {
+        MPI_Datatype t = all[i], norm;
+        MPI_Type_commit(&t);
+        mg_dt *d = NULL;
+        EXPECT(mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS);
+        if (!d) continue;
+        if (blocks[i]) EXPECT(mg_dt_blocks(d) == blocks[i]);
+        EXPECT(same_as_mpi_pack(t, 1));
+        EXPECT(same_as_mpi_pack(t, 3));
+        EXPECT(mg_dt_to_mpi(d, 2, &norm) == MG_DT_SUCCESS);
+        MPI_Type_commit(&norm);
+        EXPECT(same_packs(t, 2, norm));
+        MPI_Type_free(&norm);
+        mg_dt_free(d);
+    }
+    for (int i = 0; i < 5; i++) MPI_Type_free(&all[i]);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -359,6 +430,7 @@ int main(int argc, char **argv)
     large_count_constructors();
     to_mpi_forms();
     to_mpi_list();
+    long_lists();
     MPI_Finalize();
     if (failures)
         fprintf(stderr, "test_dt_errors: %d failure(s)\n", failures);
