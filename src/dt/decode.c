@@ -209,11 +209,11 @@ static inline __attribute__((always_inline)) int fill_list(mg_node *x, const con
  * function of its own so that its accumulators get registers (inlined into
  * the decoder they were kept on the stack, 2x slower). */
 typedef int (*fill_fn)(mg_node *x, const contents *ct, MPI_Count per, MPI_Aint ext);
-#define FILL(large, blocked, bytes)                                                                           \
-    static __attribute__((noinline)) int fill_##large##blocked##bytes(mg_node *x, const contents *ct,        \
-                                                                      MPI_Count per, MPI_Aint ext)           \
-    {                                                                                                       \
-        return fill_list(x, ct, per, ext, large, blocked, bytes);                                           \
+#define FILL(large, blocked, bytes)                                                                                  \
+    static __attribute__((noinline)) int fill_##large##blocked##bytes(mg_node *x, const contents *ct, MPI_Count per, \
+                                                                      MPI_Aint ext)                                  \
+    {                                                                                                                \
+        return fill_list(x, ct, per, ext, large, blocked, bytes);                                                    \
     }
 FILL(0, 0, 0)
 FILL(0, 0, 1)

@@ -37,6 +37,7 @@ int mg_dt_from_mpi(MPI_Datatype type, mg_dt **out)
         }
     }
     t->whole = t->root && t->root->depth <= MG_WHOLE_MAX_DEPTH;
+    t->dense = t->root && t->root->kind == MG_N_BLOCK && ext == t->root->size;
     t->size = size;
     t->lb = lb;
     t->extent = ext;

@@ -91,6 +91,7 @@ struct mg_dt {
     MPI_Aint disp; /* origin of root relative to the buffer address */
     mg_rotation rot;
     int whole; /* whole streams go to mg__whole (holds data, not too deep) */
+    int dense; /* holds data, and count elements are one block: the stream is the memory */
     MPI_Count size;
     MPI_Aint lb, extent; /* as MPI reports them */
     MPI_Aint tlb, textent;

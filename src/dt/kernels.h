@@ -78,6 +78,24 @@ MG_INLINE void mg__move(int pack, unsigned char *user, unsigned char *stream, si
         mg__copy(user, stream, b);
 }
 
+/* Two blocks of b bytes, s1 apart in user memory, back to back in the stream.
+ * Packed blocks of up to 8 bytes are staged so that the stream gets one store
+ * for both: such loops are bound by stores (the Block layout's rows of two
+ * 8-byte blocks packed 1.24x slower than a hand loop that the compiler had
+ * vectorized this way). */
+MG_INLINE void mg__move_pair(int pack, unsigned char *user, ptrdiff_t s1, unsigned char *stream, size_t b)
+{
+    if (pack && __builtin_constant_p(b) && b <= 8) {
+        unsigned char row[16];
+        memcpy(row, user, b);
+        memcpy(row + b, user + s1, b);
+        memcpy(stream, row, 2 * b);
+        return;
+    }
+    mg__move(pack, user, stream, b);
+    mg__move(pack, user + s1, stream + b, b);
+}
+
 /* BODY with the block length B: a constant for the common lengths, a loop-
  * invariant variable for the rest (small and large variants kept apart so that
  * neither loop tests the length per block). */
@@ -140,11 +158,7 @@ MG_INLINE void mg__strided2(int pack, unsigned char *user, ptrdiff_t s2, unsigne
 {
     unsigned char *end = stream + rows * c1 * b;
     if (c1 == 2) {
-        MG_WITH_BLOCK(
-            b, for (; stream != end; user += s2, stream += 2 * B) {
-                mg__move(pack, user, stream, B);
-                mg__move(pack, user + s1, stream + B, B);
-            })
+        MG_WITH_BLOCK(b, for (; stream != end; user += s2, stream += 2 * B) mg__move_pair(pack, user, s1, stream, B))
         return;
     }
     MG_WITH_BLOCK(

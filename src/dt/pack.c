@@ -362,18 +362,12 @@ static void cursor_release(mg_dt_cursor *c)
 
 /* mg_dt_pack and mg_dt_unpack: bytes [offset, offset + *actual) of the stream
  * of count elements, between user memory and the stream. A complete stream
- * goes to the whole-buffer executor; a piece of one to a cursor. */
-static int transfer(const mg_dt *t, char *user, char *stream, MPI_Count count, MPI_Count offset, MPI_Count max,
-                    MPI_Count *actual, int pack)
+ * goes to the whole-buffer executor (inlined below); anything else comes here,
+ * a piece of a stream to a cursor. */
+static __attribute__((noinline)) int transfer_rest(const mg_dt *t, char *user, char *stream, MPI_Count count,
+                                                   MPI_Count offset, MPI_Count max, MPI_Count *actual, int pack)
 {
     MPI_Count total;
-    /* the common case first: a whole stream, checked in few branches */
-    if (__builtin_expect(t && actual && user && stream && offset == 0 && count > 0 && t->whole, 1) &&
-        mg__mul(count, t->size, &total) && max >= total) {
-        mg__whole(t, count, user, stream, pack);
-        *actual = total;
-        return MG_DT_SUCCESS;
-    }
     if (!actual || max < 0) return MG_DT_ERR_ARG;
     *actual = 0;
     if (!t || count < 0 || offset < 0) return MG_DT_ERR_ARG;
@@ -382,7 +376,7 @@ static int transfer(const mg_dt *t, char *user, char *stream, MPI_Count count, M
     MPI_Count want = min_count(max, total - offset);
     if (want == 0) return MG_DT_SUCCESS;
     if (!user || !stream) return MG_DT_ERR_ARG;
-    if (t->root->kind == MG_N_BLOCK && t->extent == t->root->size) { /* contiguous: the stream is the memory */
+    if (t->dense) {
         mg__move(pack, (uc *)user + t->disp + offset, (uc *)stream, (size_t)want);
         *actual = want;
         return MG_DT_SUCCESS;
@@ -392,6 +386,24 @@ static int transfer(const mg_dt *t, char *user, char *stream, MPI_Count count, M
     *actual = pack ? run_pack(&c, user, stream, want) : run_unpack(&c, user, stream, want);
     cursor_release(&c);
     return MG_DT_SUCCESS;
+}
+
+/* The common case in few branches and without the cursor's stack frame: a
+ * whole stream, copied at once where the stream is the memory. */
+MG_INLINE int transfer(const mg_dt *t, char *user, char *stream, MPI_Count count, MPI_Count offset, MPI_Count max,
+                       MPI_Count *actual, int pack)
+{
+    MPI_Count total;
+    if (__builtin_expect(t && actual && user && stream && offset == 0 && count > 0 && t->whole, 1) &&
+        mg__mul(count, t->size, &total) && max >= total) {
+        if (t->dense)
+            mg__move(pack, (uc *)user + t->disp, (uc *)stream, (size_t)total);
+        else
+            mg__whole(t, count, user, stream, pack);
+        *actual = total;
+        return MG_DT_SUCCESS;
+    }
+    return transfer_rest(t, user, stream, count, offset, max, actual, pack);
 }
 
 int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,
