@@ -58,6 +58,12 @@ MG_DT_API MPI_Count mg_dt_lb(const mg_dt *t);
 /* Number of contiguous blocks of one element after normalization. */
 MG_DT_API MPI_Count mg_dt_blocks(const mg_dt *t);
 
+/* 1 if all basic elements of t are of one type, so that the types
+ * mg_dt_to_mpi builds carry t's type signature; 0 if t mixes element types,
+ * which the normal form merges into bytes where they touch (the same bytes,
+ * but another signature: such a type must not meet a typed peer). */
+MG_DT_API int mg_dt_same_signature(const mg_dt *t);
+
 /* Pack bytes [offset, offset + *actual) of the stream of `incount` elements read
  * from inbuf; *actual = min(max_bytes, incount * size - offset). */
 MG_DT_API int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,

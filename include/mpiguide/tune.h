@@ -37,7 +37,9 @@ typedef enum { MG_TUNE_OFF = 0, MG_TUNE_FORCED = 1, MG_TUNE_TUNED = 2 } mg_tune_
 MG_TUNE_API int mg_tune_set_mode(mg_tune_mode mode);
 MG_TUNE_API mg_tune_mode mg_tune_get_mode(void);
 
-/* Forced mode: which implementation a collective uses ("default" resets). */
+/* Forced mode: which implementation a collective uses ("default" resets);
+ * collective "datatypes": how calls with derived datatypes move their data
+ * ("native", "normalized", "pack"; "default" resets). */
 MG_TUNE_API int mg_tune_force(const char *collective, const char *impl);
 
 /* Tuned mode: (re)load every profile in a directory; malformed files are

@@ -2,6 +2,29 @@
 #include "internal.h"
 #include <stdlib.h>
 
+/* Whether every leaf of the decoded tree n that holds data has the element
+ * type *elem (set by the first such leaf). */
+static int one_element(const mg_node *n, MPI_Datatype *elem, MPI_Count *esize, int *seen)
+{
+    if (!n->size) return 1;
+    switch (n->kind) {
+    case MG_N_BLOCK:
+    case MG_N_IDX:
+        if (!*seen) {
+            *seen = 1;
+            *elem = n->elem;
+            *esize = n->esize;
+        }
+        return n->elem == *elem && n->esize == *esize;
+    case MG_N_VEC: return one_element(n->kid, elem, esize, seen);
+    case MG_N_SEQ:
+        for (MPI_Count i = 0; i < n->count; i++)
+            if (!one_element(n->kids[i], elem, esize, seen)) return 0;
+        return 1;
+    }
+    return 0;
+}
+
 int mg_dt_from_mpi(MPI_Datatype type, mg_dt **out)
 {
     if (!out || type == MPI_DATATYPE_NULL) return MG_DT_ERR_ARG;
@@ -17,6 +40,12 @@ int mg_dt_from_mpi(MPI_Datatype type, mg_dt **out)
         rc = MG_DT_ERR_MPI;
     mg_node *tree = NULL;
     if (!rc) rc = mg__decode(t->arena, type, &tree);
+    if (!rc) {
+        MPI_Datatype elem = MPI_DATATYPE_NULL;
+        MPI_Count esize = 0;
+        int seen = 0;
+        t->one_elem = one_element(tree, &elem, &esize, &seen);
+    }
     if (!rc) rc = mg__normalize(t->arena, tree, &t->root, &t->disp);
     /* The decoded data must be exactly what MPI says the type holds. */
     if (!rc && (t->root ? t->root->size : 0) != size) rc = MG_DT_ERR_UNSUPPORTED;
@@ -57,6 +86,7 @@ void mg_dt_free(mg_dt *t)
 MPI_Count mg_dt_size(const mg_dt *t) { return t ? t->size : 0; }
 MPI_Count mg_dt_extent(const mg_dt *t) { return t ? t->extent : 0; }
 MPI_Count mg_dt_lb(const mg_dt *t) { return t ? t->lb : 0; }
+int mg_dt_same_signature(const mg_dt *t) { return t ? t->one_elem : 0; }
 MPI_Count mg_dt_blocks(const mg_dt *t) { return t && t->root ? t->root->nblocks : 0; }
 
 void mg__count_bounds(const mg_dt *t, MPI_Count count, MPI_Aint *lb, MPI_Aint *extent)

@@ -90,8 +90,9 @@ struct mg_dt {
     mg_node *root; /* NULL when the type holds no data */
     MPI_Aint disp; /* origin of root relative to the buffer address */
     mg_rotation rot;
-    int whole; /* whole streams go to mg__whole (holds data, not too deep) */
-    int dense; /* holds data, and count elements are one block: the stream is the memory */
+    int whole;    /* whole streams go to mg__whole (holds data, not too deep) */
+    int dense;    /* holds data, and count elements are one block: the stream is the memory */
+    int one_elem; /* every basic element is of one type (mg_dt_same_signature) */
     MPI_Count size;
     MPI_Aint lb, extent; /* as MPI reports them */
     MPI_Aint tlb, textent;
@@ -123,7 +124,7 @@ typedef struct {
     MPI_Aint lo, hi, prev_end; /* prev_end: where the previous block ends */
     unsigned flags;
 } mg_idx_stats;
-/* Before the first block (d0, len0) of a list. */
+/* Before the first block (d0, len0) of a list (prev_end: anything but d0). */
 static inline void mg__idx_stats_init(mg_idx_stats *st, MPI_Aint d0, MPI_Count len0)
 {
     *st = (mg_idx_stats){.first_len = len0, .prev_end = d0 ^ 1, .lo = PTRDIFF_MAX, .hi = PTRDIFF_MIN};

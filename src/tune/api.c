@@ -3,6 +3,7 @@
  * changes in lifecycle.c, the names from the catalog. */
 #define _POSIX_C_SOURCE 200809L
 #include "lifecycle.h"
+#include <string.h>
 
 int mg_tune_set_mode(mg_tune_mode mode)
 {
@@ -15,6 +16,12 @@ mg_tune_mode mg_tune_get_mode(void) { return mg_tune__mode(); }
 
 int mg_tune_force(const char *collective, const char *impl)
 {
+    if (collective && impl && strcmp(collective, MG_TUNE_DATATYPES) == 0) {
+        int s = mg_tune__dts_index(impl);
+        if (s < 0) return MG_TUNE_ERR_ARG;
+        mg_tune__set_dt_forced((mg_dts)s);
+        return MG_TUNE_SUCCESS;
+    }
     int c = mg_tune__public_coll_index(collective);
     if (c < 0) return MG_TUNE_ERR_ARG;
     int i = mg_tune__impl_index((mg_coll)c, impl);

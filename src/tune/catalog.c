@@ -77,3 +77,14 @@ const char *mg_tune__coll_list(char *buf, size_t len)
     for (int i = 0; i < MG_NCOLLS; i++) append(buf, len, &at, tables[i]->name);
     return buf;
 }
+
+static const char *const dts_names[MG_NDTS] = {"default", "native", "normalized", "pack"};
+
+int mg_tune__dts_index(const char *name)
+{
+    for (int s = 0; s < MG_NDTS; s++)
+        if (strcmp(name, dts_names[s]) == 0) return s;
+    return -1;
+}
+
+const char *mg_tune__dts_name(mg_dts s) { return s >= 0 && s < MG_NDTS ? dts_names[s] : "?"; }

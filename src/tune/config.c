@@ -84,7 +84,7 @@ static int parse_chunk(const char *s, MPI_Count *out)
     return 0;
 }
 
-int mg_tune__parse_force(const char *spec, int *forced, const char *where)
+int mg_tune__parse_force(const char *spec, mg_tune_config *cfg, const char *where)
 {
     char *copy = strdup(spec), *save = NULL, list[512];
     if (!copy) return 1;
@@ -103,9 +103,22 @@ int mg_tune__parse_force(const char *spec, int *forced, const char *where)
         }
         *eq = '\0';
         char *coll = trim(entry), *impl = trim(eq + 1);
+        if (strcmp(coll, MG_TUNE_DATATYPES) == 0) {
+            int s = mg_tune__dts_index(impl);
+            if (s < 0) {
+                mg_tune__warn("%s: force entry '%s=%s': unknown strategy '%s' for derived datatypes (strategies: "
+                              "default, native, normalized, pack); this entry is ignored",
+                              where, coll, impl, impl);
+                bad++;
+            } else {
+                cfg->dt_forced = (mg_dts)s;
+            }
+            continue;
+        }
         int c = mg_tune__coll_index(coll);
         if (c < 0) {
-            mg_tune__warn("%s: force entry '%s=%s': unknown collective '%s' (collectives: %s); this entry is ignored",
+            mg_tune__warn("%s: force entry '%s=%s': unknown collective '%s' (collectives: %s; " MG_TUNE_DATATYPES
+                          " for calls with derived datatypes); this entry is ignored",
                           where, coll, impl, coll, mg_tune__coll_list(list, sizeof list));
             bad++;
             continue;
@@ -120,7 +133,7 @@ int mg_tune__parse_force(const char *spec, int *forced, const char *where)
             bad++;
             continue;
         }
-        forced[c] = i;
+        cfg->forced[c] = i;
     }
     free(copy);
     return bad;
@@ -155,7 +168,7 @@ static int apply_key(const char *path, const char *where, const char *key, const
         ok = parse_mode(val, &cfg->mode) == 0;
         expected = "off, forced or tuned";
     } else if (strcmp(key, "force") == 0) {
-        return mg_tune__parse_force(val, cfg->forced, where);
+        return mg_tune__parse_force(val, cfg, where);
     } else if (strcmp(key, "profiles") == 0 || strcmp(key, "report") == 0) {
         ok = *val != '\0';
         expected = "a path";
@@ -259,7 +272,8 @@ static int read_environment(mg_tune_config *cfg)
     }
     if ((v = env("MPIGUIDE_TUNE_FORCE")) != NULL) {
         memset(cfg->forced, 0, sizeof cfg->forced); /* the variable replaces the file's force */
-        problems += mg_tune__parse_force(v, cfg->forced, "MPIGUIDE_TUNE_FORCE");
+        cfg->dt_forced = MG_DTS_DEFAULT;
+        problems += mg_tune__parse_force(v, cfg, "MPIGUIDE_TUNE_FORCE");
     }
     if ((v = env("MPIGUIDE_TUNE_PROFILES")) != NULL) set_string(&cfg->profiles, strdup(v));
     if ((v = env("MPIGUIDE_TUNE_REPORT")) != NULL) set_string(&cfg->report, strdup(v));

@@ -33,6 +33,7 @@ static void publish(void)
 {
     for (int c = 0; c < MG_NCOLLS; c++)
         atomic_store_explicit(&mg_tune_hot.forced[c], life.cfg.forced[c], memory_order_relaxed);
+    atomic_store_explicit(&mg_tune_hot.dt_forced, (int)life.cfg.dt_forced, memory_order_relaxed);
     atomic_store_explicit(&mg_tune_hot.msg_cap, life.cfg.msg_pool_bytes, memory_order_relaxed);
     atomic_store_explicit(&mg_tune_hot.int_cap, life.cfg.int_pool_bytes, memory_order_relaxed);
     atomic_store_explicit(&mg_tune_hot.chunk, (int)life.cfg.chunk, memory_order_relaxed);
@@ -202,6 +203,16 @@ void mg_tune__set_forced(mg_coll coll, int impl)
     mg_tune__ensure_configured();
     lock();
     life.cfg.forced[coll] = impl;
+    life.api_used = 1;
+    publish();
+    unlock();
+}
+
+void mg_tune__set_dt_forced(mg_dts strategy)
+{
+    mg_tune__ensure_configured();
+    lock();
+    life.cfg.dt_forced = strategy;
     life.api_used = 1;
     publish();
     unlock();

@@ -30,6 +30,7 @@ typedef struct mg_tune_live {
 typedef struct {
     _Atomic unsigned word;           /* MG_HOT_ON | MG_HOT_COUNT | mode << MG_HOT_MODE_SHIFT */
     _Atomic int forced[MG_NCOLLS];   /* the forced implementation per collective */
+    _Atomic int dt_forced;           /* the forced strategy of calls with derived datatypes (mg_dts) */
     _Atomic size_t msg_cap, int_cap; /* the pools' configured capacities */
     _Atomic int chunk;               /* C of the round-robin mock-ups (1 to INT_MAX) */
     _Atomic int regroup;             /* allow_regrouping */
@@ -54,6 +55,7 @@ int mg_tune__lookup(mg_coll coll, int procs, MPI_Count bytes);
 void mg_tune__set_mode(mg_tune_mode mode);
 mg_tune_mode mg_tune__mode(void);
 void mg_tune__set_forced(mg_coll coll, int impl);
+void mg_tune__set_dt_forced(mg_dts strategy);
 /* Loads dir's profiles and puts them in use; MG_TUNE_ERR_PROFILE if a file was
  * skipped or dir cannot be read, MG_TUNE_ERR_NOMEM. */
 int mg_tune__use_profiles(const char *dir);

@@ -4,7 +4,10 @@
  * pool, then warn). The test tune_layers checks this on the built objects.
  *
  *   top        api.c        the control API (mg_tune_* of mpiguide/tune.h)
- *              intercept.c  the MPI_ entry points and mg_tune_last_impl
+ *              intercept.c  the MPI_ entry points of the collectives and mg_tune_last_impl
+ *              datatypes/entry.c  the MPI_ entry points of the datatype strategies
+ *   datatypes  datatypes/strategy.c  how one side of a call with a derived
+ *                           datatype moves its data (datatypes/strategy.h)
  *   call       call.c       what a call's arguments say: its message sizes, and
  *                           whether they are erroneous on this rank (call.h)
  *   comms      comms.c      the library's own communicators: the probe
@@ -21,7 +24,8 @@
  *                           reduction_rule.c, which reductions they may take
  *   pools      pool.c       the pools and the leases on them (the mock-ups' memory)
  *   types      types.c      what is kept per datatype: its size, without an MPI
- *                           call after the first (types.h; mg_type_bytes)
+ *                           call after the first (types.h; mg_type_bytes), and
+ *                           the plan of the datatype strategies
  *   bottom     warn.c       warnings
  *              handles.c    the handle map: what is cached per communicator and type
  *
@@ -98,12 +102,25 @@ const char *mg_tune__impl_label(mg_coll coll, int impl);
 const char *mg_tune__impl_list(mg_coll coll, char *buf, size_t len);
 const char *mg_tune__coll_list(char *buf, size_t len);
 
+/* How a call that carries a derived datatype moves it (src/tune/datatypes/):
+ * DEFAULT leaves the choice to the mode (native unless a profile says
+ * otherwise), NATIVE the call as made, NORMALIZED the call made with normal(t)
+ * (mg_dt_to_mpi: same type map and signature), PACK the engine packing into a
+ * pooled buffer, the transfer as MPI_PACKED and the engine unpacking. */
+typedef enum { MG_DTS_DEFAULT = 0, MG_DTS_NATIVE, MG_DTS_NORMALIZED, MG_DTS_PACK, MG_NDTS } mg_dts;
+/* The strategy of a name ("default", "native", "normalized", "pack"); -1 if unknown. */
+int mg_tune__dts_index(const char *name);
+const char *mg_tune__dts_name(mg_dts s);
+/* What MPIGUIDE_TUNE_FORCE calls them: "datatypes". */
+#define MG_TUNE_DATATYPES "datatypes"
+
 /* ---- config.c ---- */
 
 /* The configuration: defaults, then the configuration file, then the environment. */
 typedef struct {
     mg_tune_mode mode;
     int forced[MG_NCOLLS]; /* implementation index per collective (forced mode) */
+    mg_dts dt_forced;      /* strategy of calls with derived datatypes (forced mode) */
     char *profiles;        /* directory or NULL */
     size_t msg_pool_bytes; /* pool capacities: the need-vs-capacity rule uses these */
     size_t int_pool_bytes;
@@ -118,9 +135,10 @@ void mg_tune__config_defaults(mg_tune_config *cfg);
  * number of problems. */
 int mg_tune__config_read(mg_tune_config *cfg);
 void mg_tune__config_free(mg_tune_config *cfg);
-/* "allgather=allgather_as_gather_bcast,bcast=default" into forced[]; `where`
- * names the source in warnings. Returns the number of bad entries. */
-int mg_tune__parse_force(const char *spec, int *forced, const char *where);
+/* "allgather=allgather_as_gather_bcast,bcast=default,datatypes=pack" into
+ * cfg's forced[] and dt_forced; `where` names the source in warnings. Returns
+ * the number of bad entries. */
+int mg_tune__parse_force(const char *spec, mg_tune_config *cfg, const char *where);
 
 /* ---- profile.c ---- */
 

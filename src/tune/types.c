@@ -1,5 +1,6 @@
 /* The library's record of each datatype a call carries: its size, found
- * without an MPI call after the first call with the type.
+ * without an MPI call after the first call with the type, whether the library
+ * saw it committed, and the plan of the datatype strategies.
  *
  * A predefined type's record lives until MPI_Finalize. A derived type's record
  * is an attribute of the type: MPI runs its delete callback whenever the type
@@ -12,15 +13,26 @@
 #include "handles.h"
 #include "mockups/mockup_api.h"
 
+#include "mpiguide/dt.h"
 #include <stdlib.h>
 
 typedef struct type_record type_record;
 struct type_record {
     MPI_Count size; /* -1: MPI_UNDEFINED */
     MPI_Datatype type;
-    int named;                /* predefined (and f90 types): no attribute */
-    type_record *prev, *next; /* every live record, for mg_tune__types_stop */
+    int named;                    /* predefined (and f90 types): no attribute */
+    _Atomic int committed;        /* MPI_Type_commit or MPI_Type_dup said so */
+    _Atomic(mg_type_plan *) plan; /* NULL: not asked yet; &no_plan: the calls stay native */
+    type_record *prev, *next;     /* every live record, for mg_tune__types_stop */
 };
+
+_Thread_local int mg_tune__inner_call;
+static mg_type_plan no_plan;
+/* Plans whose last holder let go: freed outside MPI's callbacks (freeing their
+ * normal type inside the delete callback of another type's MPI_Type_free
+ * would re-enter the MPI library), at the next plan made or at the stop. */
+static _Atomic(mg_type_plan *) dead;
+static pthread_mutex_t planning = PTHREAD_MUTEX_INITIALIZER;
 
 static int record_key = MPI_KEYVAL_INVALID;
 static mg_hmap records = MG_HMAP_INIT;
@@ -41,8 +53,35 @@ static void link_record(type_record *r)
     pthread_mutex_unlock(&listing);
 }
 
+void mg_tune__plan_hold(const mg_type_plan *p)
+{
+    atomic_fetch_add_explicit(&((mg_type_plan *)p)->refs, 1, memory_order_relaxed);
+}
+
+void mg_tune__plan_release(const mg_type_plan *p)
+{
+    mg_type_plan *q = (mg_type_plan *)p;
+    if (!q || q == &no_plan || atomic_fetch_sub_explicit(&q->refs, 1, memory_order_acq_rel) != 1) return;
+    q->next_dead = atomic_load_explicit(&dead, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&dead, &q->next_dead, q, memory_order_release, memory_order_relaxed))
+        ;
+}
+
+static void bury_dead(void)
+{
+    mg_type_plan *p = atomic_exchange_explicit(&dead, NULL, memory_order_acquire);
+    while (p) {
+        mg_type_plan *next = p->next_dead;
+        mg_dt_free(p->dt);
+        if (p->normal != MPI_DATATYPE_NULL) PMPI_Type_free(&p->normal);
+        free(p);
+        p = next;
+    }
+}
+
 static void drop(type_record *r)
 {
+    mg_tune__plan_release(atomic_load_explicit(&r->plan, memory_order_acquire));
     mg_hmap_take(&records, MG_HANDLE_KEY(r->type));
     pthread_mutex_lock(&listing);
     if (r->prev)
@@ -79,6 +118,7 @@ void mg_tune__types_stop(void)
     }
     if (record_key != MPI_KEYVAL_INVALID) PMPI_Type_free_keyval(&record_key);
     mg_hmap_clear(&records);
+    bury_dead();
 }
 
 /* The record of type, made by the first call that asks (NULL if memory ran
@@ -97,7 +137,7 @@ static type_record *make(MPI_Datatype type, int *size_rc)
     if (!found) {
         MPI_Count size;
         if ((*size_rc = PMPI_Type_size_x(type, &size)) != MPI_SUCCESS || !(r = malloc(sizeof *r))) goto out;
-        *r = (type_record){size == MPI_UNDEFINED ? -1 : size, type, named, NULL, NULL};
+        *r = (type_record){.size = size == MPI_UNDEFINED ? -1 : size, .type = type, .named = named};
         link_record(r); /* before the callback can see it */
         if (!named && PMPI_Type_set_attr(type, record_key, r) != MPI_SUCCESS) {
             drop(r);
@@ -112,11 +152,72 @@ out:
     return r;
 }
 
-MPI_Count mg_tune__type_size(MPI_Datatype type)
+/* The record of type, made if there is none yet (NULL: see make). */
+static type_record *record_of(MPI_Datatype type, int *rc)
 {
     type_record *r = mg_hmap_get(&records, MG_HANDLE_KEY(type));
-    int rc = MPI_SUCCESS;
-    if (!r && record_key != MPI_KEYVAL_INVALID) r = make(type, &rc);
+    *rc = MPI_SUCCESS;
+    if (!r && record_key != MPI_KEYVAL_INVALID) r = make(type, rc);
+    return r;
+}
+
+void mg_tune__type_committed(MPI_Datatype type)
+{
+    int rc;
+    type_record *r = record_of(type, &rc);
+    if (r && !r->named) atomic_store_explicit(&r->committed, 1, memory_order_release);
+}
+
+int mg_tune__type_is_committed(MPI_Datatype type)
+{
+    type_record *r = mg_hmap_get(&records, MG_HANDLE_KEY(type));
+    return r && atomic_load_explicit(&r->committed, memory_order_acquire);
+}
+
+/* The plan of a committed derived type (planning held): &no_plan where the
+ * calls stay native. */
+static mg_type_plan *make_plan(MPI_Datatype type)
+{
+    mg_dt *dt = NULL;
+    mg_tune__inner_call = 1;
+    int ok = mg_dt_from_mpi(type, &dt) == MG_DT_SUCCESS && mg_dt_size(dt) > 0 &&
+             /* count elements in one block: nothing to repair */
+             !(mg_dt_blocks(dt) == 1 && mg_dt_extent(dt) == mg_dt_size(dt));
+    mg_type_plan *p = ok ? calloc(1, sizeof *p) : NULL;
+    if (p) {
+        atomic_init(&p->refs, 1);
+        p->dt = dt;
+        p->size = mg_dt_size(dt);
+        p->normal = MPI_DATATYPE_NULL;
+        if (mg_dt_same_signature(dt) && mg_dt_to_mpi(dt, 1, &p->normal) != MG_DT_SUCCESS) p->normal = MPI_DATATYPE_NULL;
+    } else {
+        mg_dt_free(dt);
+    }
+    mg_tune__inner_call = 0;
+    return p ? p : &no_plan;
+}
+
+const mg_type_plan *mg_tune__type_plan(MPI_Datatype type)
+{
+    type_record *r = mg_hmap_get(&records, MG_HANDLE_KEY(type));
+    if (!r || !atomic_load_explicit(&r->committed, memory_order_acquire)) return NULL;
+    mg_type_plan *p = atomic_load_explicit(&r->plan, memory_order_acquire);
+    if (!p) {
+        pthread_mutex_lock(&planning);
+        bury_dead();
+        if (!(p = atomic_load_explicit(&r->plan, memory_order_acquire))) {
+            p = make_plan(type);
+            atomic_store_explicit(&r->plan, p, memory_order_release);
+        }
+        pthread_mutex_unlock(&planning);
+    }
+    return p == &no_plan ? NULL : p;
+}
+
+MPI_Count mg_tune__type_size(MPI_Datatype type)
+{
+    int rc;
+    type_record *r = record_of(type, &rc);
     if (r) return r->size;
     /* without a record, nothing tells when the handle names another type:
      * drop what every thread remembered of its calls (intercept.c) */

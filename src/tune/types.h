@@ -13,4 +13,33 @@ void mg_tune__types_stop(void);
  * datatype (MPI raised that error, as the native call would). */
 MPI_Count mg_tune__type_size(MPI_Datatype type);
 
+/* MPI_Type_commit and MPI_Type_dup said type is committed (after their
+ * success; the dup's original must have been committed): only such types get
+ * a plan. Types committed elsewhere (by a Fortran binding that bypasses the C
+ * one, say) have none, and their calls stay native. */
+void mg_tune__type_committed(MPI_Datatype type);
+int mg_tune__type_is_committed(MPI_Datatype type);
+
+/* What the datatype strategies use of a committed derived type, built by the
+ * first call that asks and kept until the type is freed and no operation that
+ * holds it is pending. */
+typedef struct mg_type_plan {
+    _Atomic int refs;    /* the record's, and one per pending operation */
+    struct mg_dt *dt;    /* the engine's description */
+    MPI_Datatype normal; /* normal(t): one element with t's lb and extent and t's
+                          * signature; MPI_DATATYPE_NULL where t mixes element types */
+    MPI_Count size;      /* bytes of one element */
+    struct mg_type_plan *next_dead;
+} mg_type_plan;
+/* The plan of type; NULL when the calls with it stay native: predefined,
+ * contiguous (count elements are one block), not committed (as far as the
+ * library saw), or not decodable. Lock-free once built. */
+const mg_type_plan *mg_tune__type_plan(MPI_Datatype type);
+/* A pending operation keeps the plan it uses (MPI allows freeing the type meanwhile). */
+void mg_tune__plan_hold(const mg_type_plan *p);
+void mg_tune__plan_release(const mg_type_plan *p);
+/* Set while the library itself makes MPI calls that must not be intercepted
+ * as the application's (the plan's own MPI_Type_commit). */
+extern _Thread_local int mg_tune__inner_call;
+
 #endif

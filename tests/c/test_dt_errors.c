@@ -421,6 +421,36 @@ static void long_lists(void)
     for (int i = 0; i < 5; i++) MPI_Type_free(&all[i]);
 }
 
+/* mg_dt_same_signature of the type `text` (notation) is `expect`. */
+static int signature_kept(const char *text, int expect)
+{
+    MPI_Datatype t;
+    char err[256];
+    if (mg_dt_parse(text, &t, err, sizeof err) != MG_DT_SUCCESS) {
+        fprintf(stderr, "%s: %s\n", text, err);
+        return 0;
+    }
+    MPI_Type_commit(&t);
+    mg_dt *d = NULL;
+    int ok = mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS && mg_dt_same_signature(d) == expect;
+    if (!ok) fprintf(stderr, "mg_dt_same_signature(%s) != %d\n", text, expect);
+    mg_dt_free(d);
+    MPI_Type_free(&t);
+    return ok;
+}
+
+static void same_signature(void)
+{
+    EXPECT(signature_kept("vector(count=3, block=2, stride=5, int)", 1));
+    EXPECT(signature_kept("struct(blocks=[1, 2], displs=[0, 8], types=[int, int])", 1));
+    EXPECT(signature_kept("struct(blocks=[1, 1], displs=[0, 4], types=[int, float])", 0));
+    EXPECT(signature_kept("struct(blocks=[1, 1], displs=[0, 8], types=[int, double])", 0));
+    EXPECT(signature_kept("struct(blocks=[0, 3], displs=[0, 8], types=[double, int])", 1)); /* no doubles */
+    EXPECT(signature_kept("double_int", 0));
+    EXPECT(signature_kept("contig(count=5, byte)", 1));
+    EXPECT(signature_kept("struct(blocks=[4, 1], displs=[0, 4], types=[byte, int])", 0));
+}
+
 /* Engine pack of count elements == MPI_Pack, into an output that starts
  * `skew` bytes past an aligned address (streams of several MB take the
  * non-temporal path, which aligns its stores itself). */
@@ -482,6 +512,7 @@ int main(int argc, char **argv)
     to_mpi_list();
     long_lists();
     big_streams();
+    same_signature();
     MPI_Finalize();
     if (failures)
         fprintf(stderr, "test_dt_errors: %d failure(s)\n", failures);

@@ -113,12 +113,17 @@ static void check_config_variants(void)
     setenv("MPIGUIDE_TUNE_CHUNK", "32", 1);
 
     /* force strings */
-    int forced[MG_NCOLLS] = {0};
+    mg_tune_config forced = {0};
     char spec[256];
-    snprintf(spec, sizeof spec, " allgather = %s ,bcast=default,,scan", mockup("allgather", 1));
-    EXPECT(mg_tune__parse_force(spec, forced, "test") == 1);
-    EXPECT(forced[MG_COLL_ALLGATHER] == impl_of(MG_COLL_ALLGATHER, mockup("allgather", 1)));
+    snprintf(spec, sizeof spec, " allgather = %s ,bcast=default,,scan, datatypes = pack", mockup("allgather", 1));
+    EXPECT(mg_tune__parse_force(spec, &forced, "test") == 1);
+    EXPECT(forced.forced[MG_COLL_ALLGATHER] == impl_of(MG_COLL_ALLGATHER, mockup("allgather", 1)));
+    EXPECT(forced.dt_forced == MG_DTS_PACK);
     EXPECT_WARNING("mpiguide-tune: warning: test: force entry 'scan': expected COLLECTIVE=IMPLEMENTATION");
+    EXPECT(mg_tune__parse_force("datatypes=packed,datatypes=normalized", &forced, "test") == 1);
+    EXPECT(forced.dt_forced == MG_DTS_NORMALIZED);
+    EXPECT_WARNING("mpiguide-tune: warning: test: force entry 'datatypes=packed': unknown strategy 'packed' for "
+                   "derived datatypes (strategies: default, native, normalized, pack); this entry is ignored");
 
     /* the public API's argument checks */
     EXPECT(mg_tune_force("allgather", "no_such_mockup") == MG_TUNE_ERR_ARG);

@@ -1,0 +1,65 @@
+/* The intercepted MPI functions of the datatype strategies (datatypes/
+ * strategy.h): MPI_Type_commit and MPI_Type_dup, which tell the library which
+ * types are committed, and the blocking point-to-point calls. A call whose
+ * datatypes are predefined, contiguous or stay native is the native call with
+ * the same arguments. */
+#define _POSIX_C_SOURCE 200809L
+#include "strategy.h"
+
+MG_TUNE_API int MPI_Type_commit(MPI_Datatype *type)
+{
+    int rc = PMPI_Type_commit(type);
+    if (rc == MPI_SUCCESS && !mg_tune__inner_call) mg_tune__type_committed(*type);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    int rc = PMPI_Type_dup(oldtype, newtype);
+    if (rc == MPI_SUCCESS && mg_tune__type_is_committed(oldtype)) mg_tune__type_committed(*newtype);
+    return rc;
+}
+
+/* MPI_Send, MPI_Ssend, MPI_Rsend. */
+#define DEF_SEND(NAME, PNAME)                                                                                 \
+    MG_TUNE_API int NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
+    {                                                                                                         \
+        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, dest, tag, comm);                       \
+        mg_dt_side x;                                                                                         \
+        mg_tune__dt_side(&x, comm, dest, buf, count, datatype, 1);                                            \
+        int rc = PNAME(x.buf, x.count, x.type, dest, tag, comm);                                              \
+        mg_tune__dt_finish(&x, rc, NULL);                                                                     \
+        return rc;                                                                                            \
+    }
+DEF_SEND(MPI_Send, PMPI_Send)
+DEF_SEND(MPI_Ssend, PMPI_Ssend)
+DEF_SEND(MPI_Rsend, PMPI_Rsend)
+
+MG_TUNE_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Status *status)
+{
+    if (!mg_tune__dt_active()) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+    mg_dt_side x;
+    mg_tune__dt_side(&x, comm, source, buf, count, datatype, 0);
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Recv(x.buf, x.count, x.type, source, tag, comm, st);
+    mg_tune__dt_finish(&x, rc, st);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Status *status)
+{
+    if (!mg_tune__dt_active())
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                             comm, status);
+    mg_dt_side s, r;
+    mg_tune__dt_side(&s, comm, dest, sendbuf, sendcount, sendtype, 1);
+    mg_tune__dt_side(&r, comm, source, recvbuf, recvcount, recvtype, 0);
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Sendrecv(s.buf, s.count, s.type, dest, sendtag, r.buf, r.count, r.type, source, recvtag, comm, st);
+    mg_tune__dt_finish(&s, rc, NULL);
+    mg_tune__dt_finish(&r, rc, st);
+    return rc;
+}

@@ -1,0 +1,81 @@
+/* The datatype strategies of one side of a call (strategy.h).
+ *
+ * NORMALIZED hands the native call normal(t) in place of t: the same type map,
+ * lb, extent and signature, so either side may use it whatever the other does.
+ * PACK hands it the engine's stream as MPI_PACKED: a message sent with any
+ * type may be received as MPI_PACKED and one sent as MPI_PACKED may be
+ * received with any type of the same signature (the stream is what MPI_Pack
+ * writes on a homogeneous system), so PACK too mixes with anything. A
+ * receive's status then counts the bytes that arrived, which is what
+ * MPI_Get_count and MPI_Get_elements read with the application's type. */
+#define _POSIX_C_SOURCE 200809L
+#include "strategy.h"
+#include "../comms.h"
+#include "../lifecycle.h"
+#include "mpiguide/dt.h"
+#include <limits.h>
+
+int mg_tune__dt_active(void)
+{
+    unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
+    if (!(h & MG_HOT_ON) || MG_HOT_MODE(h) != MG_TUNE_FORCED) return 0;
+    int s = atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
+    return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK;
+}
+
+static void native(mg_dt_side *x)
+{
+    x->s = MG_DTS_NATIVE;
+    x->buf = x->user;
+    x->count = (int)x->ucount;
+    x->type = x->utype;
+}
+
+void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, MPI_Count count, MPI_Datatype type,
+                      int send)
+{
+    *x = (mg_dt_side){.send = send, .user = (void *)buf, .ucount = count, .utype = type};
+    native(x);
+    if (count <= 0 || peer == MPI_PROC_NULL || !mg_tune__dt_active()) return;
+    const mg_comm_info *info = mg_tune__comm_info(comm);
+    if (!info || info->inter) return;
+    const mg_type_plan *p = mg_tune__type_plan(type);
+    MPI_Count bytes;
+    if (!p || __builtin_mul_overflow(count, p->size, &bytes) || bytes > INT_MAX) return;
+    mg_dts s = (mg_dts)atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
+    if (s == MG_DTS_NORMALIZED && p->normal != MPI_DATATYPE_NULL) {
+        x->s = s;
+        x->plan = p;
+        x->type = p->normal;
+        return;
+    }
+    if (s != MG_DTS_PACK) return;
+    mg_lease *l = mg_lease_acquire((size_t)bytes, 0);
+    void *stream = l ? mg_lease_msg(l, (size_t)bytes) : NULL;
+    MPI_Count done = 0;
+    if (!stream ||
+        (send && (mg_dt_pack(p->dt, buf, count, 0, stream, bytes, &done) != MG_DT_SUCCESS || done != bytes))) {
+        if (l) mg_lease_release(l);
+        return;
+    }
+    x->s = s;
+    x->plan = p;
+    x->lease = l;
+    x->buf = stream;
+    x->count = (int)bytes;
+    x->type = MPI_PACKED;
+}
+
+void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st)
+{
+    if (x->s != MG_DTS_PACK) return;
+    int cls = MPI_SUCCESS, got = 0;
+    if (rc != MPI_SUCCESS) PMPI_Error_class(rc, &cls);
+    if (!x->send && (cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE) &&
+        PMPI_Get_count(st, MPI_PACKED, &got) == MPI_SUCCESS && got > 0) {
+        MPI_Count done;
+        mg_dt_unpack(x->plan->dt, x->buf, got, 0, x->user, x->ucount, &done);
+    }
+    mg_lease_release(x->lease);
+    x->lease = NULL;
+}

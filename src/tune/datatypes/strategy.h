@@ -1,0 +1,42 @@
+/* datatypes/strategy.c: how one side of a call with a derived datatype moves
+ * its data (layer datatypes, tune_internal.h). For the entry points only. */
+#ifndef MG_TUNE_DT_STRATEGY_H
+#define MG_TUNE_DT_STRATEGY_H
+
+#include "../tune_internal.h"
+#include "../types.h"
+
+/* One side (send or receive) of a call: what the native call is given in
+ * place of the application's buffer, count and type. */
+typedef struct {
+    mg_dts s; /* NATIVE, NORMALIZED or PACK */
+    int send;
+    const mg_type_plan *plan;
+    void *user; /* the application's buffer, count and type */
+    MPI_Count ucount;
+    MPI_Datatype utype;
+    void *buf; /* what the native call gets */
+    int count;
+    MPI_Datatype type;
+    mg_lease *lease; /* PACK: the stream's memory */
+} mg_dt_side;
+
+/* The calls with derived datatypes are looked at (else they go straight to
+ * the native call): the library runs and a strategy other than native may be
+ * forced. One atomic load or two. */
+int mg_tune__dt_active(void);
+
+/* The side of count x type at buf, with the strategy the configuration gives
+ * it; NATIVE where no other applies (peer MPI_PROC_NULL, predefined,
+ * contiguous or uncommitted types, intercommunicators, an empty side, a
+ * stream of more than INT_MAX bytes, out of memory). send: the data are read
+ * now (PACK packs them). */
+void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, MPI_Count count, MPI_Datatype type,
+                      int send);
+
+/* After the native call: a PACK receive unpacks what arrived (rc MPI_SUCCESS,
+ * or truncated: the bytes that were received). st: the call's status (never
+ * MPI_STATUS_IGNORE here). Every side is finished, whatever rc was. */
+void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st);
+
+#endif
