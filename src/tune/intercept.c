@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "call.h"
 #include "comms.h"
+#include "datatypes/pending.h"
 #include "handles.h"
 #include "lifecycle.h"
 #include "types.h"
@@ -216,6 +217,7 @@ MG_TUNE_API int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 
 MG_TUNE_API int MPI_Finalize(void)
 {
+    mg_tune__dt_progress_orphans(1); /* while their memory is still the library's */
     mg_tune__stop();
     mg_tune__comms_stop();
     mg_tune__types_stop();

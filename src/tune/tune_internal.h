@@ -5,8 +5,11 @@
  *
  *   top        api.c        the control API (mg_tune_* of mpiguide/tune.h)
  *              intercept.c  the MPI_ entry points of the collectives and mg_tune_last_impl
- *              datatypes/entry.c  the MPI_ entry points of the datatype strategies
- *   datatypes  datatypes/strategy.c  how one side of a call with a derived
+ *              datatypes/entry.c, datatypes/requests.c  the MPI_ entry points of
+ *                           the datatype strategies
+ *   pending    datatypes/pending.c  the packed sides of requests, finished by the
+ *                           completion calls (datatypes/pending.h)
+ *   strategy   datatypes/strategy.c  how one side of a call with a derived
  *                           datatype moves its data (datatypes/strategy.h)
  *   call       call.c       what a call's arguments say: its message sizes, and
  *                           whether they are erroneous on this rank (call.h)

@@ -76,11 +76,137 @@ static int seen_equal(const seen *a, const seen *b)
            a->elements == b->elements && a->len == b->len && !memcmp(a->bytes, b->bytes, a->len);
 }
 
+/* How the receiver completes: the blocking call, or a request finished by
+ * one of the completion calls (some with a second, native, receive of one int
+ * on tag + 1 in the same call), or a matched probe. */
+enum { R_RECV, R_WAIT, R_TEST, R_WAITALL, R_WAITALL_IGNORE, R_WAITANY, R_TESTSOME, R_PERSISTENT, R_MRECV, R_IMRECV };
+/* How the sender sends. */
+enum { S_SEND, S_ISEND, S_PERSISTENT, S_FREED };
+
 /* How the sender sends: sendcount elements of stype (or of MPI_INT ints). */
 typedef struct {
     const char *what;
     int sendcount, recvcount, any, ints; /* any: ANY_SOURCE/ANY_TAG; ints: send MPI_INT */
+    int send_how, recv_how;
 } exchange;
+
+static int with_int(int recv_how)
+{
+    return recv_how == R_WAITALL || recv_how == R_WAITALL_IGNORE || recv_how == R_WAITANY || recv_how == R_TESTSOME;
+}
+
+/* The sender's data: new for every case, the same for its runs (nothing left
+ * in a pool from an earlier case can pass for it). */
+static int case_seed;
+
+static void send_side(MPI_Datatype t, const exchange *e, int tag, MPI_Comm comm)
+{
+    MPI_Datatype st = e->ints ? MPI_INT : t;
+    buffer b = buffer_new(st, e->sendcount, 0);
+    pattern(&b, case_seed);
+    MPI_Request r;
+    switch (e->send_how) {
+    case S_SEND: EXPECT(MPI_Send(b.at, e->sendcount, st, 1, tag, comm) == MPI_SUCCESS); break;
+    case S_ISEND:
+        EXPECT(MPI_Isend(b.at, e->sendcount, st, 1, tag, comm, &r) == MPI_SUCCESS);
+        EXPECT(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && r == MPI_REQUEST_NULL);
+        break;
+    case S_PERSISTENT:
+        pattern(&b, case_seed + 1);
+        EXPECT(MPI_Send_init(b.at, e->sendcount, st, 1, tag, comm, &r) == MPI_SUCCESS);
+        pattern(&b, case_seed); /* packed at the start, not at the init */
+        EXPECT(MPI_Start(&r) == MPI_SUCCESS && MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        EXPECT(r != MPI_REQUEST_NULL && MPI_Request_free(&r) == MPI_SUCCESS);
+        break;
+    case S_FREED: /* the buffer stays until the receiver has it */
+        EXPECT(MPI_Isend(b.at, e->sendcount, st, 1, tag, comm, &r) == MPI_SUCCESS);
+        EXPECT(MPI_Request_free(&r) == MPI_SUCCESS && r == MPI_REQUEST_NULL);
+        break;
+    }
+    if (with_int(e->recv_how)) {
+        int v = 4242;
+        EXPECT(MPI_Send(&v, 1, MPI_INT, 1, tag + 1, comm) == MPI_SUCCESS);
+    }
+    if (e->send_how == S_FREED) MPI_Barrier(comm);
+    free(b.base);
+}
+
+static int recv_side(MPI_Datatype t, const exchange *e, int tag, MPI_Comm comm, buffer *b, MPI_Status *status)
+{
+    int src = e->any ? MPI_ANY_SOURCE : 0, tg = e->any ? MPI_ANY_TAG : tag, rc = MPI_SUCCESS, v = 0, flag = 0;
+    MPI_Request r[2];
+    MPI_Status st2[2];
+    MPI_Message m;
+    if (with_int(e->recv_how)) EXPECT(MPI_Irecv(&v, 1, MPI_INT, 0, tag + 1, comm, &r[1]) == MPI_SUCCESS);
+    switch (e->recv_how) {
+    case R_RECV: rc = MPI_Recv(b->at, e->recvcount, t, src, tg, comm, status); break;
+    case R_WAIT:
+        EXPECT(MPI_Irecv(b->at, e->recvcount, t, src, tg, comm, &r[0]) == MPI_SUCCESS);
+        rc = MPI_Wait(&r[0], status);
+        break;
+    case R_TEST:
+        EXPECT(MPI_Irecv(b->at, e->recvcount, t, src, tg, comm, &r[0]) == MPI_SUCCESS);
+        while (!flag) rc = MPI_Test(&r[0], &flag, status);
+        break;
+    case R_WAITALL:
+    case R_WAITALL_IGNORE: /* the data's receive second, behind the int's */
+        EXPECT(MPI_Irecv(b->at, e->recvcount, t, src, e->any ? MPI_ANY_TAG : tag, comm, &r[0]) == MPI_SUCCESS);
+        {
+            MPI_Request both[2] = {r[1], r[0]};
+            rc = MPI_Waitall(2, both, e->recv_how == R_WAITALL ? st2 : MPI_STATUSES_IGNORE);
+            /* on an error, a library may return before the other receive is done (MPI_ERR_PENDING) */
+            if (both[0] != MPI_REQUEST_NULL) MPI_Wait(&both[0], MPI_STATUS_IGNORE);
+            if (e->recv_how == R_WAITALL) {
+                *status = st2[1];
+                if (rc == MPI_ERR_IN_STATUS) rc = st2[1].MPI_ERROR;
+            } else {
+                memset(status, 0, sizeof *status); /* what the test compares: bytes and rc only */
+            }
+        }
+        break;
+    case R_WAITANY:
+    case R_TESTSOME:
+        EXPECT(MPI_Irecv(b->at, e->recvcount, t, src, tg == MPI_ANY_TAG ? tag : tg, comm, &r[0]) == MPI_SUCCESS);
+        for (int left = 2; left > 0;) {
+            int idx[2], n = 0, one;
+            MPI_Status sts[2];
+            if (e->recv_how == R_WAITANY) {
+                int rca = MPI_Waitany(2, r, &one, &sts[0]);
+                idx[0] = one, n = 1;
+                if (one == 0) rc = rca;
+            } else {
+                int rcs = MPI_Testsome(2, r, &n, idx, sts);
+                for (int k = 0; k < n; k++)
+                    if (idx[k] == 0) rc = rcs == MPI_ERR_IN_STATUS ? sts[k].MPI_ERROR : rcs;
+            }
+            for (int k = 0; k < n; k++)
+                if (idx[k] == 0) *status = sts[k];
+            left -= n;
+        }
+        break;
+    case R_PERSISTENT:
+        EXPECT(MPI_Recv_init(b->at, e->recvcount, t, src, tg, comm, &r[0]) == MPI_SUCCESS);
+        EXPECT(MPI_Startall(1, r) == MPI_SUCCESS);
+        rc = MPI_Wait(&r[0], status);
+        EXPECT(r[0] != MPI_REQUEST_NULL && MPI_Request_free(&r[0]) == MPI_SUCCESS);
+        break;
+    case R_MRECV:
+        EXPECT(MPI_Mprobe(src, tg, comm, &m, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        rc = MPI_Mrecv(b->at, e->recvcount, t, &m, status);
+        break;
+    case R_IMRECV:
+        EXPECT(MPI_Mprobe(src, tg, comm, &m, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        EXPECT(MPI_Imrecv(b->at, e->recvcount, t, &m, &r[0]) == MPI_SUCCESS);
+        rc = MPI_Wait(&r[0], status);
+        break;
+    }
+    if (with_int(e->recv_how) && e->recv_how != R_WAITALL && e->recv_how != R_WAITALL_IGNORE &&
+        e->recv_how != R_WAITANY && e->recv_how != R_TESTSOME)
+        MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+    if (with_int(e->recv_how)) EXPECT(v == 4242);
+    if (e->send_how == S_FREED) MPI_Barrier(comm);
+    return rc;
+}
 
 /* Rank 0 sends, rank 1 receives with the strategies given; returns what rank 1 saw. */
 static seen run(MPI_Datatype t, const exchange *e, int send_strategy, int recv_strategy, MPI_Comm comm)
@@ -89,23 +215,20 @@ static seen run(MPI_Datatype t, const exchange *e, int send_strategy, int recv_s
     int tag = 17;
     if (rank == 0) {
         force(send_strategy);
-        MPI_Datatype st = e->ints ? MPI_INT : t;
-        buffer b = buffer_new(st, e->sendcount, 0);
-        pattern(&b, 3);
-        EXPECT(MPI_Send(b.at, e->sendcount, st, 1, tag, comm) == MPI_SUCCESS);
-        free(b.base);
+        send_side(t, e, tag, comm);
     } else if (rank == 1) {
         force(recv_strategy);
         buffer b = buffer_new(t, e->recvcount, 0xA5);
         MPI_Status status;
         memset(&status, 0x5A, sizeof status);
-        int rc =
-            MPI_Recv(b.at, e->recvcount, t, e->any ? MPI_ANY_SOURCE : 0, e->any ? MPI_ANY_TAG : tag, comm, &status);
+        int rc = recv_side(t, e, tag, comm, &b, &status);
         MPI_Error_class(rc, &s.rc_class);
         s.source = status.MPI_SOURCE;
         s.tag = status.MPI_TAG;
-        MPI_Get_count(&status, t, &s.count);
-        MPI_Get_elements(&status, t, &s.elements);
+        if (e->recv_how != R_WAITALL_IGNORE) {
+            MPI_Get_count(&status, t, &s.count);
+            MPI_Get_elements(&status, t, &s.elements);
+        }
         s.bytes = b.base;
         s.len = b.len;
     }
@@ -117,6 +240,7 @@ static seen run(MPI_Datatype t, const exchange *e, int send_strategy, int recv_s
 /* Every strategy pair on one exchange, against native/native. */
 static void exchanges(const typ *ty, const exchange *e, MPI_Comm comm)
 {
+    case_seed++;
     seen ref = run(ty->t, e, 0, 0, comm);
     for (int a = 0; a < NSTRAT; a++)
         for (int b = 0; b < NSTRAT; b++) {
@@ -167,6 +291,88 @@ static void ring(const typ *ty, int count)
     force(0);
 }
 
+/* A packed receive that is cancelled before anything arrives leaves the
+ * buffer alone and says it was cancelled, as the native one does. */
+static void cancelled(const typ *ty, MPI_Comm comm)
+{
+    if (rank == 1)
+        for (int s = 0; s < NSTRAT; s++) {
+            force(s);
+            buffer b = buffer_new(ty->t, 7, 0xA5);
+            MPI_Request r;
+            MPI_Status st;
+            int flag = 0, untouched = 1;
+            EXPECT(MPI_Irecv(b.at, 7, ty->t, 0, 99, comm, &r) == MPI_SUCCESS);
+            EXPECT(MPI_Cancel(&r) == MPI_SUCCESS && MPI_Wait(&r, &st) == MPI_SUCCESS);
+            EXPECT(MPI_Test_cancelled(&st, &flag) == MPI_SUCCESS && flag);
+            for (size_t i = 0; i < b.len; i++) untouched &= b.base[i] == 0xA5;
+            EXPECT(untouched || (fprintf(stderr, "%s, %s: cancelled receive wrote\n", ty->name, strategies[s]), 0));
+            free(b.base);
+        }
+    force(0);
+    MPI_Barrier(comm);
+}
+
+/* What rank 1 receives (7 elements, tag 21) when it frees the receive's type
+ * (a dup of ty) before the message arrives (free_type), or frees the request
+ * itself and learns of the arrival from a later message (free_request). */
+static unsigned char *freed_early(const typ *ty, int strategy, int free_type, MPI_Comm comm, size_t *len)
+{
+    unsigned char *bytes = NULL;
+    case_seed++;
+    if (rank == 0) {
+        MPI_Barrier(comm);
+        buffer b = buffer_new(ty->t, 7, 0);
+        pattern(&b, case_seed);
+        int done = 1;
+        EXPECT(MPI_Send(b.at, 7, ty->t, 1, 21, comm) == MPI_SUCCESS);
+        EXPECT(MPI_Send(&done, 1, MPI_INT, 1, 22, comm) == MPI_SUCCESS);
+        free(b.base);
+    } else if (rank == 1) {
+        force(strategy);
+        MPI_Datatype d;
+        MPI_Type_dup(ty->t, &d);
+        buffer b = buffer_new(ty->t, 7, 0xA5);
+        MPI_Request r;
+        MPI_Status st;
+        int done = 0, count = -1;
+        EXPECT(MPI_Irecv(b.at, 7, d, 0, 21, comm, &r) == MPI_SUCCESS);
+        if (free_type) EXPECT(MPI_Type_free(&d) == MPI_SUCCESS);
+        if (!free_type) EXPECT(MPI_Request_free(&r) == MPI_SUCCESS && r == MPI_REQUEST_NULL);
+        MPI_Barrier(comm);
+        EXPECT(MPI_Recv(&done, 1, MPI_INT, 0, 22, comm, MPI_STATUS_IGNORE) == MPI_SUCCESS && done == 1);
+        if (free_type) {
+            EXPECT(MPI_Wait(&r, &st) == MPI_SUCCESS && MPI_Get_count(&st, ty->t, &count) == MPI_SUCCESS && count == 7);
+        } else {
+            MPI_Type_free(&d);
+        }
+        bytes = b.base;
+        *len = b.len;
+    }
+    force(0);
+    MPI_Barrier(comm);
+    return bytes;
+}
+
+static void freed(const typ *ty, MPI_Comm comm)
+{
+    for (int free_type = 0; free_type < 2; free_type++) {
+        size_t n = 0, m = 0;
+        unsigned char *ref = freed_early(ty, 0, free_type, comm, &n);
+        for (int s = 1; s < NSTRAT; s++) {
+            case_seed--; /* the same data as the native run */
+            unsigned char *got = freed_early(ty, s, free_type, comm, &m);
+            if (rank == 1 && (n != m || memcmp(ref, got, n))) {
+                fprintf(stderr, "rank 1: %s: %s freed early: %s differs from native\n", ty->name,
+                        free_type ? "type" : "request", strategies[s]);
+                failures++;
+            }
+            free(got);
+        }
+        free(ref);
+    }
+}
+
 static MPI_Datatype committed(MPI_Datatype t)
 {
     MPI_Type_commit(&t);
@@ -179,9 +385,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     EXPECT(mg_tune_set_mode(MG_TUNE_FORCED) == MG_TUNE_SUCCESS);
+    /* ranks 0 and 1 exchange; the others join the ring only */
     MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &comm);
+    if (comm != MPI_COMM_NULL) MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    /* completion calls raise errors on the default handler in some libraries (MPICH's MPI_Waitall) */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 
     MPI_Datatype vec, idx, gap, neg, sub, contig, two;
     MPI_Type_vector(3, 2, 5, MPI_INT, &vec);
@@ -205,29 +415,54 @@ int main(int argc, char **argv)
     int ntypes = (int)(sizeof types / sizeof types[0]);
 
     static const int counts[] = {0, 1, 7, 300};
+    static const struct {
+        const char *what;
+        int send_how, recv_how;
+    } ways[] = {{"MPI_Send/MPI_Recv", S_SEND, R_RECV},
+                {"MPI_Isend+MPI_Wait/MPI_Irecv+MPI_Wait", S_ISEND, R_WAIT},
+                {"MPI_Send_init+MPI_Start/MPI_Recv_init+MPI_Startall", S_PERSISTENT, R_PERSISTENT},
+                {"MPI_Isend+MPI_Request_free/MPI_Irecv+MPI_Test", S_FREED, R_TEST},
+                {"MPI_Send/MPI_Waitall with a native receive", S_SEND, R_WAITALL},
+                {"MPI_Send/MPI_Waitall, statuses ignored", S_SEND, R_WAITALL_IGNORE},
+                {"MPI_Send/MPI_Waitany with a native receive", S_SEND, R_WAITANY},
+                {"MPI_Send/MPI_Testsome with a native receive", S_SEND, R_TESTSOME},
+                {"MPI_Send/MPI_Mprobe+MPI_Mrecv", S_SEND, R_MRECV},
+                {"MPI_Send/MPI_Mprobe+MPI_Imrecv", S_SEND, R_IMRECV}};
+    int nways = (int)(sizeof ways / sizeof ways[0]);
     for (int i = 0; i < ntypes; i++) {
-        for (int c = 0; c < 4; c++) {
-            exchange e = {"same count", counts[c], counts[c], 0, 0};
-            exchanges(&types[i], &e, comm);
-        }
-        exchange shorter = {"short message", 3, 7, 0, 0}, any = {"ANY_SOURCE/ANY_TAG", 7, 7, 1, 0},
-                 truncated = {"truncation", 8, 7, 0, 0};
-        exchanges(&types[i], &shorter, comm);
-        exchanges(&types[i], &any, comm);
-        exchanges(&types[i], &truncated, comm);
-        if (types[i].of_ints) {
-            /* 7 ints: the last element partly filled (MPI_Get_count undefined) */
-            exchange partial = {"partial element", 7, 7, 0, 1};
-            exchanges(&types[i], &partial, comm);
-        }
         ring(&types[i], 7);
         ring(&types[i], 0);
+        if (comm == MPI_COMM_NULL) continue;
+        cancelled(&types[i], comm);
+        freed(&types[i], comm);
+        for (int w = 0; w < nways; w++)
+            for (int c = 0; c < 4; c++) {
+                exchange e = {ways[w].what, counts[c], counts[c], 0, 0, ways[w].send_how, ways[w].recv_how};
+                exchanges(&types[i], &e, comm);
+            }
+        for (int w = 0; w < nways; w++) {
+            exchange shorter = {"short message", 3, 7, 0, 0, ways[w].send_how, ways[w].recv_how},
+                     truncated = {"truncation", 8, 7, 0, 0, ways[w].send_how, ways[w].recv_how};
+            exchanges(&types[i], &shorter, comm);
+            exchanges(&types[i], &truncated, comm);
+        }
+        exchange any = {"ANY_SOURCE/ANY_TAG", 7, 7, 1, 0, S_SEND, R_RECV},
+                 any_wait = {"ANY_SOURCE/ANY_TAG, MPI_Wait", 7, 7, 1, 0, S_ISEND, R_WAIT};
+        exchanges(&types[i], &any, comm);
+        exchanges(&types[i], &any_wait, comm);
+        if (types[i].of_ints) {
+            /* 7 ints: the last element partly filled (MPI_Get_count undefined) */
+            exchange partial = {"partial element", 7, 7, 0, 1, S_SEND, R_RECV},
+                     partial_wait = {"partial element, MPI_Wait", 7, 7, 0, 1, S_ISEND, R_WAIT};
+            exchanges(&types[i], &partial, comm);
+            exchanges(&types[i], &partial_wait, comm);
+        }
     }
 
     for (int i = 0; i < ntypes - 1; i++) MPI_Type_free(&types[i].t);
     MPI_Type_free(&st);
     MPI_Type_free(&two);
-    MPI_Comm_free(&comm);
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf(all ? "test_tune_datatypes: %d failure(s)\n" : "test_tune_datatypes: ok\n", all);

@@ -1,10 +1,11 @@
 /* The intercepted MPI functions of the datatype strategies (datatypes/
  * strategy.h): MPI_Type_commit and MPI_Type_dup, which tell the library which
- * types are committed, and the blocking point-to-point calls. A call whose
+ * types are committed, and the blocking point-to-point calls (requests.c has
+ * the others). A call whose
  * datatypes are predefined, contiguous or stay native is the native call with
  * the same arguments. */
 #define _POSIX_C_SOURCE 200809L
-#include "strategy.h"
+#include "pending.h"
 
 MG_TUNE_API int MPI_Type_commit(MPI_Datatype *type)
 {
@@ -26,9 +27,10 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     {                                                                                                         \
         if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, dest, tag, comm);                       \
         mg_dt_side x;                                                                                         \
-        mg_tune__dt_side(&x, comm, dest, buf, count, datatype, 1);                                            \
+        mg_tune__dt_side(&x, comm, dest, buf, count, datatype, MG_DT_SEND);                                   \
         int rc = PNAME(x.buf, x.count, x.type, dest, tag, comm);                                              \
         mg_tune__dt_finish(&x, rc, NULL);                                                                     \
+        mg_tune__dt_progress_orphans(0);                                                                      \
         return rc;                                                                                            \
     }
 DEF_SEND(MPI_Send, PMPI_Send)
@@ -40,10 +42,11 @@ MG_TUNE_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source
 {
     if (!mg_tune__dt_active()) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
     mg_dt_side x;
-    mg_tune__dt_side(&x, comm, source, buf, count, datatype, 0);
+    mg_tune__dt_side(&x, comm, source, buf, count, datatype, MG_DT_RECV);
     MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = PMPI_Recv(x.buf, x.count, x.type, source, tag, comm, st);
     mg_tune__dt_finish(&x, rc, st);
+    mg_tune__dt_progress_orphans(0);
     return rc;
 }
 
@@ -55,11 +58,12 @@ MG_TUNE_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype se
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                              comm, status);
     mg_dt_side s, r;
-    mg_tune__dt_side(&s, comm, dest, sendbuf, sendcount, sendtype, 1);
-    mg_tune__dt_side(&r, comm, source, recvbuf, recvcount, recvtype, 0);
+    mg_tune__dt_side(&s, comm, dest, sendbuf, sendcount, sendtype, MG_DT_SEND);
+    mg_tune__dt_side(&r, comm, source, recvbuf, recvcount, recvtype, MG_DT_RECV);
     MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = PMPI_Sendrecv(s.buf, s.count, s.type, dest, sendtag, r.buf, r.count, r.type, source, recvtag, comm, st);
     mg_tune__dt_finish(&s, rc, NULL);
     mg_tune__dt_finish(&r, rc, st);
+    mg_tune__dt_progress_orphans(0);
     return rc;
 }

@@ -32,8 +32,9 @@ static void native(mg_dt_side *x)
 }
 
 void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, MPI_Count count, MPI_Datatype type,
-                      int send)
+                      int how)
 {
+    int send = how != MG_DT_RECV;
     *x = (mg_dt_side){.send = send, .user = (void *)buf, .ucount = count, .utype = type};
     native(x);
     if (count <= 0 || peer == MPI_PROC_NULL || !mg_tune__dt_active()) return;
@@ -53,8 +54,8 @@ void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, M
     mg_lease *l = mg_lease_acquire((size_t)bytes, 0);
     void *stream = l ? mg_lease_msg(l, (size_t)bytes) : NULL;
     MPI_Count done = 0;
-    if (!stream ||
-        (send && (mg_dt_pack(p->dt, buf, count, 0, stream, bytes, &done) != MG_DT_SUCCESS || done != bytes))) {
+    if (!stream || (how == MG_DT_SEND &&
+                    (mg_dt_pack(p->dt, buf, count, 0, stream, bytes, &done) != MG_DT_SUCCESS || done != bytes))) {
         if (l) mg_lease_release(l);
         return;
     }
@@ -66,16 +67,32 @@ void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, M
     x->type = MPI_PACKED;
 }
 
-void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st)
+void mg_tune__dt_unpack(mg_dt_side *x, int rc, const MPI_Status *st)
 {
-    if (x->s != MG_DTS_PACK) return;
+    if (x->s != MG_DTS_PACK || x->send) return;
     int cls = MPI_SUCCESS, got = 0;
     if (rc != MPI_SUCCESS) PMPI_Error_class(rc, &cls);
-    if (!x->send && (cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE) &&
-        PMPI_Get_count(st, MPI_PACKED, &got) == MPI_SUCCESS && got > 0) {
+    if ((cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE) && PMPI_Get_count(st, MPI_PACKED, &got) == MPI_SUCCESS &&
+        got > 0) {
         MPI_Count done;
         mg_dt_unpack(x->plan->dt, x->buf, got, 0, x->user, x->ucount, &done);
     }
-    mg_lease_release(x->lease);
+}
+
+void mg_tune__dt_repack(mg_dt_side *x)
+{
+    MPI_Count done;
+    if (x->s == MG_DTS_PACK && x->send) mg_dt_pack(x->plan->dt, x->user, x->ucount, 0, x->buf, x->count, &done);
+}
+
+void mg_tune__dt_release(mg_dt_side *x)
+{
+    if (x->lease) mg_lease_release(x->lease);
     x->lease = NULL;
+}
+
+void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st)
+{
+    mg_tune__dt_unpack(x, rc, st);
+    mg_tune__dt_release(x);
 }

@@ -1,5 +1,5 @@
 /* datatypes/strategy.c: how one side of a call with a derived datatype moves
- * its data (layer datatypes, tune_internal.h). For the entry points only. */
+ * its data (layer strategy, tune_internal.h). For the entry points only. */
 #ifndef MG_TUNE_DT_STRATEGY_H
 #define MG_TUNE_DT_STRATEGY_H
 
@@ -29,14 +29,19 @@ int mg_tune__dt_active(void);
 /* The side of count x type at buf, with the strategy the configuration gives
  * it; NATIVE where no other applies (peer MPI_PROC_NULL, predefined,
  * contiguous or uncommitted types, intercommunicators, an empty side, a
- * stream of more than INT_MAX bytes, out of memory). send: the data are read
- * now (PACK packs them). */
+ * stream of more than INT_MAX bytes, out of memory). */
+enum { MG_DT_RECV, MG_DT_SEND /* packs the data now */, MG_DT_SEND_LATER /* persistent: at every start */ };
 void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, MPI_Count count, MPI_Datatype type,
-                      int send);
+                      int how);
 
-/* After the native call: a PACK receive unpacks what arrived (rc MPI_SUCCESS,
- * or truncated: the bytes that were received). st: the call's status (never
- * MPI_STATUS_IGNORE here). Every side is finished, whatever rc was. */
+/* A PACK receive unpacks what arrived (rc MPI_SUCCESS, or truncated: the bytes
+ * that were received) as st says (never MPI_STATUS_IGNORE here). */
+void mg_tune__dt_unpack(mg_dt_side *x, int rc, const MPI_Status *st);
+/* A PACK send packs the application's data (again). */
+void mg_tune__dt_repack(mg_dt_side *x);
+/* The side's memory goes back. */
+void mg_tune__dt_release(mg_dt_side *x);
+/* After a blocking call: unpack (a receive), release. */
 void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st);
 
 #endif

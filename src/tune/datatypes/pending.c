@@ -1,0 +1,143 @@
+/* Requests with a packed side (pending.h). Only PACK needs this: a normalized
+ * side hands MPI a type of its own, which MPI keeps alive for the operation
+ * even if the plan is freed meanwhile.
+ *
+ * The entry of a request is found by its handle in a lock-free map; the
+ * completion calls save the handles before the native call (it sets them to
+ * MPI_REQUEST_NULL) and finish the entries after it. A request freed with
+ * MPI_Request_free is not freed natively: it becomes an orphan the library
+ * tests at the end of later calls, so that a receive is unpacked as soon as
+ * the library can see it complete, and waits for (sends) or cancels
+ * (receives that never arrived) at MPI_Finalize. */
+#define _POSIX_C_SOURCE 200809L
+#include "pending.h"
+#include "../handles.h"
+#include "mpiguide/dt.h"
+#include <stdlib.h>
+
+typedef struct entry entry;
+struct entry {
+    mg_dt_side x;
+    MPI_Request req;
+    int persistent, unpacked;
+    entry *next_orphan;
+};
+
+static mg_hmap entries = MG_HMAP_INIT;
+static _Atomic int npending; /* entries and orphans */
+static pthread_mutex_t orphans_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(entry *) orphans; /* written under orphans_mu */
+
+int mg_tune__dt_any_pending(void) { return atomic_load_explicit(&npending, memory_order_acquire) != 0; }
+
+int mg_tune__dt_tracked(MPI_Request req) { return mg_hmap_get(&entries, MG_HANDLE_KEY(req)) != NULL; }
+
+int mg_tune__dt_track(MPI_Request req, mg_dt_side *x, int persistent)
+{
+    entry *e = malloc(sizeof *e);
+    if (!e) return -1;
+    *e = (entry){.x = *x, .req = req, .persistent = persistent};
+    mg_tune__plan_hold(x->plan);
+    atomic_fetch_add_explicit(&npending, 1, memory_order_acq_rel);
+    if (mg_hmap_put(&entries, MG_HANDLE_KEY(req), e) != 0) {
+        atomic_fetch_sub_explicit(&npending, 1, memory_order_acq_rel);
+        mg_tune__plan_release(x->plan);
+        free(e);
+        return -1;
+    }
+    return 0;
+}
+
+static void unpack(entry *e, int rc, const MPI_Status *st)
+{
+    int cancelled = 0;
+    if (e->x.send || e->unpacked) return;
+    PMPI_Test_cancelled(st, &cancelled);
+    if (!cancelled) mg_tune__dt_unpack(&e->x, rc, st);
+    e->unpacked = 1;
+}
+
+static void release(entry *e)
+{
+    mg_tune__dt_release(&e->x);
+    mg_tune__plan_release(e->x.plan);
+    atomic_fetch_sub_explicit(&npending, 1, memory_order_acq_rel);
+    free(e);
+}
+
+void mg_tune__dt_before_start(MPI_Request req)
+{
+    entry *e = mg_hmap_get(&entries, MG_HANDLE_KEY(req));
+    if (!e) return;
+    e->unpacked = 0;
+    if (e->x.send) mg_tune__dt_repack(&e->x);
+}
+
+void mg_tune__dt_completed(MPI_Request saved, MPI_Request now, int rc, const MPI_Status *st)
+{
+    entry *e = rc == MPI_ERR_PENDING ? NULL : mg_hmap_get(&entries, MG_HANDLE_KEY(saved)); /* pending: not done */
+    if (!e) return;
+    unpack(e, rc, st);
+    if (now == MPI_REQUEST_NULL && !e->persistent) {
+        mg_hmap_take(&entries, MG_HANDLE_KEY(saved));
+        release(e);
+    }
+}
+
+void mg_tune__dt_peeked(MPI_Request req, const MPI_Status *st)
+{
+    entry *e = mg_hmap_get(&entries, MG_HANDLE_KEY(req));
+    if (e) unpack(e, MPI_SUCCESS, st);
+}
+
+int mg_tune__dt_free(MPI_Request *req)
+{
+    entry *e = mg_hmap_take(&entries, MG_HANDLE_KEY(*req));
+    if (!e) return PMPI_Request_free(req);
+    if (e->persistent) { /* an inactive persistent request: nothing is in flight */
+        int rc = PMPI_Request_free(req);
+        release(e);
+        return rc;
+    }
+    pthread_mutex_lock(&orphans_mu);
+    e->next_orphan = atomic_load_explicit(&orphans, memory_order_relaxed);
+    atomic_store_explicit(&orphans, e, memory_order_release);
+    pthread_mutex_unlock(&orphans_mu);
+    *req = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+void mg_tune__dt_progress_orphans(int wait)
+{
+    if (!atomic_load_explicit(&orphans, memory_order_acquire)) return;
+    pthread_mutex_lock(&orphans_mu);
+    entry *list = atomic_exchange_explicit(&orphans, NULL, memory_order_acq_rel);
+    pthread_mutex_unlock(&orphans_mu);
+    entry *keep = NULL;
+    while (list) {
+        entry *e = list, *next = e->next_orphan;
+        MPI_Status st;
+        int done = 0, rc = PMPI_Test(&e->req, &done, &st);
+        if (!done && wait) {
+            if (!e->x.send) PMPI_Cancel(&e->req); /* a receive that never arrived */
+            rc = PMPI_Wait(&e->req, &st);
+            done = 1;
+        }
+        if (done) {
+            unpack(e, rc, &st);
+            release(e);
+        } else {
+            e->next_orphan = keep;
+            keep = e;
+        }
+        list = next;
+    }
+    if (keep) {
+        pthread_mutex_lock(&orphans_mu);
+        entry *last = keep;
+        while (last->next_orphan) last = last->next_orphan;
+        last->next_orphan = atomic_load_explicit(&orphans, memory_order_relaxed);
+        atomic_store_explicit(&orphans, keep, memory_order_release);
+        pthread_mutex_unlock(&orphans_mu);
+    }
+}

@@ -1,0 +1,249 @@
+/* The intercepted nonblocking, persistent and matched-probe calls of the
+ * datatype strategies, and the completion calls that finish their packed
+ * sides (pending.h). Completion calls go straight to the native ones while no
+ * request has a packed side. */
+#define _POSIX_C_SOURCE 200809L
+#include "pending.h"
+#include <stdlib.h>
+
+/* The side x goes with the new request req: if it cannot be tracked (out of
+ * memory), the operation is completed here, so nothing is lost. */
+static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
+{
+    if (x->s != MG_DTS_PACK) return rc;
+    if (rc != MPI_SUCCESS) {
+        mg_tune__dt_release(x);
+        return rc;
+    }
+    if (mg_tune__dt_track(*req, x, persistent) != 0) {
+        MPI_Status st;
+        int wrc = persistent ? MPI_SUCCESS : PMPI_Wait(req, &st);
+        mg_tune__dt_finish(x, wrc, &st);
+        if (persistent) PMPI_Request_free(req);
+        return persistent ? MPI_ERR_NO_MEM : wrc;
+    }
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+#define DEF_ISEND(NAME, PNAME, HOW, PERSISTENT)                                                               \
+    MG_TUNE_API int NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
+                         MPI_Request *request)                                                                \
+    {                                                                                                         \
+        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, dest, tag, comm, request);              \
+        mg_dt_side x;                                                                                         \
+        mg_tune__dt_side(&x, comm, dest, buf, count, datatype, HOW);                                          \
+        return started(PNAME(x.buf, x.count, x.type, dest, tag, comm, request), request, &x, PERSISTENT);     \
+    }
+DEF_ISEND(MPI_Isend, PMPI_Isend, MG_DT_SEND, 0)
+DEF_ISEND(MPI_Issend, PMPI_Issend, MG_DT_SEND, 0)
+DEF_ISEND(MPI_Send_init, PMPI_Send_init, MG_DT_SEND_LATER, 1)
+
+#define DEF_IRECV(NAME, PNAME, PERSISTENT)                                                                  \
+    MG_TUNE_API int NAME(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,   \
+                         MPI_Request *request)                                                              \
+    {                                                                                                       \
+        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, source, tag, comm, request);          \
+        mg_dt_side x;                                                                                       \
+        mg_tune__dt_side(&x, comm, source, buf, count, datatype, MG_DT_RECV);                               \
+        return started(PNAME(x.buf, x.count, x.type, source, tag, comm, request), request, &x, PERSISTENT); \
+    }
+DEF_IRECV(MPI_Irecv, PMPI_Irecv, 0)
+DEF_IRECV(MPI_Recv_init, PMPI_Recv_init, 1)
+
+/* A matched message has no communicator argument: the strategy's checks of
+ * the communicator were made when the message was probed (MPI_COMM_WORLD stands in). */
+MG_TUNE_API int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+    if (!mg_tune__dt_active() || *message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)
+        return PMPI_Mrecv(buf, count, datatype, message, status);
+    mg_dt_side x;
+    mg_tune__dt_side(&x, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Mrecv(x.buf, x.count, x.type, message, st);
+    mg_tune__dt_finish(&x, rc, st);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+    if (!mg_tune__dt_active() || *message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)
+        return PMPI_Imrecv(buf, count, datatype, message, request);
+    mg_dt_side x;
+    mg_tune__dt_side(&x, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);
+    return started(PMPI_Imrecv(x.buf, x.count, x.type, message, request), request, &x, 0);
+}
+
+MG_TUNE_API int MPI_Start(MPI_Request *request)
+{
+    if (mg_tune__dt_any_pending()) mg_tune__dt_before_start(*request);
+    return PMPI_Start(request);
+}
+
+MG_TUNE_API int MPI_Startall(int count, MPI_Request requests[])
+{
+    if (mg_tune__dt_any_pending())
+        for (int i = 0; i < count; i++) mg_tune__dt_before_start(requests[i]);
+    return PMPI_Startall(count, requests);
+}
+
+MG_TUNE_API int MPI_Request_free(MPI_Request *request)
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Request_free(request);
+    return mg_tune__dt_free(request);
+}
+
+MG_TUNE_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status(request, flag, status);
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Request_get_status(request, flag, st);
+    if (rc == MPI_SUCCESS && *flag) mg_tune__dt_peeked(request, st);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Wait(request, status);
+    MPI_Request saved = *request;
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Wait(request, st);
+    mg_tune__dt_completed(saved, *request, rc, st);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Test(request, flag, status);
+    MPI_Request saved = *request;
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Test(request, flag, st);
+    if (*flag) mg_tune__dt_completed(saved, *request, rc, st);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+/* The handles of an array completion call before it runs, and statuses where
+ * the application ignores them (a packed receive needs its byte count). */
+typedef struct {
+    MPI_Request local_req[16], *saved;
+    MPI_Status local_st[16], *st;
+} arrays;
+
+static int arrays_get(arrays *a, int n, const MPI_Request *reqs, MPI_Status *statuses)
+{
+    a->saved = n <= 16 ? a->local_req : malloc(sizeof(MPI_Request) * (size_t)n);
+    a->st = statuses != MPI_STATUSES_IGNORE ? statuses : n <= 16 ? a->local_st : malloc(sizeof(MPI_Status) * (size_t)n);
+    if (!a->saved || !a->st) return -1;
+    for (int i = 0; i < n; i++) a->saved[i] = reqs[i];
+    return 0;
+}
+
+static void arrays_free(arrays *a, const MPI_Status *statuses)
+{
+    if (a->saved && a->saved != a->local_req) free(a->saved);
+    if (a->st && a->st != statuses && a->st != a->local_st) free(a->st);
+}
+
+/* The return code of request i of an array call that returned rc. */
+static int rc_of(int rc, const MPI_Status *st) { return rc == MPI_ERR_IN_STATUS ? st->MPI_ERROR : rc; }
+
+/* Without memory for the arrays, the call waits for each request in turn. */
+MG_TUNE_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Waitall(count, requests, statuses);
+    arrays a;
+    int rc;
+    if (arrays_get(&a, count, requests, statuses) != 0) {
+        rc = MPI_SUCCESS;
+        for (int i = 0; i < count && rc == MPI_SUCCESS; i++)
+            rc = MPI_Wait(&requests[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
+    } else {
+        rc = PMPI_Waitall(count, requests, a.st);
+        for (int i = 0; i < count; i++) mg_tune__dt_completed(a.saved[i], requests[i], rc_of(rc, &a.st[i]), &a.st[i]);
+    }
+    arrays_free(&a, statuses);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Testall(count, requests, flag, statuses);
+    arrays a;
+    if (arrays_get(&a, count, requests, statuses) != 0) {
+        arrays_free(&a, statuses);
+        *flag = 0; /* not now: the application tests again */
+        return MPI_SUCCESS;
+    }
+    int rc = PMPI_Testall(count, requests, flag, a.st);
+    if (*flag)
+        for (int i = 0; i < count; i++) mg_tune__dt_completed(a.saved[i], requests[i], rc_of(rc, &a.st[i]), &a.st[i]);
+    arrays_free(&a, statuses);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+/* Waitany and Testany: one status. */
+static int any(int wait, int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    arrays a;
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    if (arrays_get(&a, count, requests, MPI_STATUSES_IGNORE) != 0) {
+        arrays_free(&a, MPI_STATUSES_IGNORE);
+        return MPI_ERR_NO_MEM;
+    }
+    int done = 1,
+        rc = wait ? PMPI_Waitany(count, requests, index, st) : PMPI_Testany(count, requests, index, &done, st);
+    if (flag) *flag = done;
+    if (done && *index != MPI_UNDEFINED) mg_tune__dt_completed(a.saved[*index], requests[*index], rc, st);
+    arrays_free(&a, MPI_STATUSES_IGNORE);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Waitany(count, requests, index, status);
+    return any(1, count, requests, index, NULL, status);
+}
+
+MG_TUNE_API int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Testany(count, requests, index, flag, status);
+    return any(0, count, requests, index, flag, status);
+}
+
+/* Waitsome and Testsome. */
+static int some(int wait, int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    arrays a;
+    if (arrays_get(&a, incount, requests, statuses) != 0) {
+        arrays_free(&a, statuses);
+        return MPI_ERR_NO_MEM;
+    }
+    int rc = wait ? PMPI_Waitsome(incount, requests, outcount, indices, a.st)
+                  : PMPI_Testsome(incount, requests, outcount, indices, a.st);
+    if (*outcount != MPI_UNDEFINED)
+        for (int k = 0; k < *outcount; k++) {
+            int i = indices[k];
+            mg_tune__dt_completed(a.saved[i], requests[i], rc_of(rc, &a.st[k]), &a.st[k]);
+        }
+    arrays_free(&a, statuses);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    return some(1, incount, requests, outcount, indices, statuses);
+}
+
+MG_TUNE_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    return some(0, incount, requests, outcount, indices, statuses);
+}
