@@ -6,8 +6,11 @@
 #include "pending.h"
 #include <stdlib.h>
 
-/* The side x goes with the new request req: if it cannot be tracked (out of
- * memory), the operation is completed here, so nothing is lost. */
+/* The side x goes with the new request req. If it cannot be tracked (out of
+ * memory), a nonblocking operation is completed here, so nothing is lost,
+ * and a persistent request is freed: the caller makes it again natively
+ * (MG_REDO). */
+#define MG_REDO (-1)
 static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
 {
     if (x->s != MG_DTS_PACK) return rc;
@@ -16,11 +19,15 @@ static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
         return rc;
     }
     if (mg_tune__dt_track(*req, x, persistent) != 0) {
+        if (persistent) {
+            PMPI_Request_free(req);
+            mg_tune__dt_release(x);
+            return MG_REDO;
+        }
         MPI_Status st;
-        int wrc = persistent ? MPI_SUCCESS : PMPI_Wait(req, &st);
+        int wrc = PMPI_Wait(req, &st);
         mg_tune__dt_finish(x, wrc, &st);
-        if (persistent) PMPI_Request_free(req);
-        return persistent ? MPI_ERR_NO_MEM : wrc;
+        return wrc;
     }
     mg_tune__dt_progress_orphans(0);
     return rc;
@@ -33,20 +40,22 @@ static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
         if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, dest, tag, comm, request);              \
         mg_dt_side x;                                                                                         \
         mg_tune__dt_side(&x, comm, dest, buf, count, datatype, HOW);                                          \
-        return started(PNAME(x.buf, x.count, x.type, dest, tag, comm, request), request, &x, PERSISTENT);     \
+        int rc = started(PNAME(x.buf, x.count, x.type, dest, tag, comm, request), request, &x, PERSISTENT);   \
+        return rc == MG_REDO ? PNAME(buf, count, datatype, dest, tag, comm, request) : rc;                    \
     }
 DEF_ISEND(MPI_Isend, PMPI_Isend, MG_DT_SEND, 0)
 DEF_ISEND(MPI_Issend, PMPI_Issend, MG_DT_SEND, 0)
 DEF_ISEND(MPI_Send_init, PMPI_Send_init, MG_DT_SEND_LATER, 1)
 
-#define DEF_IRECV(NAME, PNAME, PERSISTENT)                                                                  \
-    MG_TUNE_API int NAME(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,   \
-                         MPI_Request *request)                                                              \
-    {                                                                                                       \
-        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, source, tag, comm, request);          \
-        mg_dt_side x;                                                                                       \
-        mg_tune__dt_side(&x, comm, source, buf, count, datatype, MG_DT_RECV);                               \
-        return started(PNAME(x.buf, x.count, x.type, source, tag, comm, request), request, &x, PERSISTENT); \
+#define DEF_IRECV(NAME, PNAME, PERSISTENT)                                                                    \
+    MG_TUNE_API int NAME(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,     \
+                         MPI_Request *request)                                                                \
+    {                                                                                                         \
+        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, source, tag, comm, request);            \
+        mg_dt_side x;                                                                                         \
+        mg_tune__dt_side(&x, comm, source, buf, count, datatype, MG_DT_RECV);                                 \
+        int rc = started(PNAME(x.buf, x.count, x.type, source, tag, comm, request), request, &x, PERSISTENT); \
+        return rc == MG_REDO ? PNAME(buf, count, datatype, source, tag, comm, request) : rc;                  \
     }
 DEF_IRECV(MPI_Irecv, PMPI_Irecv, 0)
 DEF_IRECV(MPI_Recv_init, PMPI_Recv_init, 1)
