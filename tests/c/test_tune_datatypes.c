@@ -373,6 +373,38 @@ static void freed(const typ *ty, MPI_Comm comm)
     }
 }
 
+/* A receive at MPI_BOTTOM with absolute addresses gets what the native one
+ * gets, whatever is forced (such calls stay native). */
+static void bottom(MPI_Comm comm)
+{
+    for (int s = 0; s < NSTRAT; s++) {
+        int a[5], b[3], got_a[5], got_b[3];
+        for (int i = 0; i < 8; i++) (i < 5 ? a : b)[i < 5 ? i : i - 5] = 100 * s + i;
+        if (rank == 0) {
+            int all[8];
+            memcpy(all, a, sizeof a);
+            memcpy(all + 5, b, sizeof b);
+            EXPECT(MPI_Send(all, 8, MPI_INT, 1, 31, comm) == MPI_SUCCESS);
+        } else if (rank == 1) {
+            force(s);
+            memset(got_a, 0, sizeof got_a);
+            memset(got_b, 0, sizeof got_b);
+            int blens[2] = {5, 3};
+            MPI_Aint at[2];
+            MPI_Get_address(got_a, &at[0]);
+            MPI_Get_address(got_b, &at[1]);
+            MPI_Datatype abs;
+            MPI_Type_create_hindexed(2, blens, at, MPI_INT, &abs);
+            MPI_Type_commit(&abs);
+            EXPECT(MPI_Recv(MPI_BOTTOM, 1, abs, 0, 31, comm, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+            EXPECT(!memcmp(got_a, a, sizeof a) && !memcmp(got_b, b, sizeof b));
+            MPI_Type_free(&abs);
+        }
+        force(0);
+        MPI_Barrier(comm);
+    }
+}
+
 static MPI_Datatype committed(MPI_Datatype t)
 {
     MPI_Type_commit(&t);
@@ -429,6 +461,7 @@ int main(int argc, char **argv)
                 {"MPI_Send/MPI_Mprobe+MPI_Mrecv", S_SEND, R_MRECV},
                 {"MPI_Send/MPI_Mprobe+MPI_Imrecv", S_SEND, R_IMRECV}};
     int nways = (int)(sizeof ways / sizeof ways[0]);
+    if (comm != MPI_COMM_NULL) bottom(comm);
     for (int i = 0; i < ntypes; i++) {
         ring(&types[i], 7);
         ring(&types[i], 0);

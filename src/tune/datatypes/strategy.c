@@ -37,7 +37,8 @@ void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, M
     int send = how != MG_DT_RECV;
     *x = (mg_dt_side){.send = send, .user = (void *)buf, .ucount = count, .utype = type};
     native(x);
-    if (count <= 0 || peer == MPI_PROC_NULL || !mg_tune__dt_active()) return;
+    /* MPI_BOTTOM: absolute addresses, which the engine does not take */
+    if (count <= 0 || peer == MPI_PROC_NULL || buf == MPI_BOTTOM || !mg_tune__dt_active()) return;
     const mg_comm_info *info = mg_tune__comm_info(comm);
     if (!info || info->inter) return;
     const mg_type_plan *p = mg_tune__type_plan(type);

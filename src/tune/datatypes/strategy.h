@@ -27,7 +27,7 @@ typedef struct {
 int mg_tune__dt_active(void);
 
 /* The side of count x type at buf, with the strategy the configuration gives
- * it; NATIVE where no other applies (peer MPI_PROC_NULL, predefined,
+ * it; NATIVE where no other applies (peer MPI_PROC_NULL, buf MPI_BOTTOM, predefined,
  * contiguous or uncommitted types, intercommunicators, an empty side, a
  * stream of more than INT_MAX bytes, out of memory). */
 enum { MG_DT_RECV, MG_DT_SEND /* packs the data now */, MG_DT_SEND_LATER /* persistent: at every start */ };
