@@ -11,7 +11,12 @@
  *   tuned-miss   mode tuned with a profile of (collective, communicator size)
  *                whose ranges do not cover the call (the full look-up)
  *   off-report   mode off with a report requested (every call is counted)
- * The first four do not count calls (no report requested), as in an
+ *   forced-pack  mode forced with datatypes=pack (the datatype strategies look
+ *                at every point-to-point call; these calls' types stay native)
+ * and MPI_Sendrecv of one int (to itself on MPI_COMM_SELF, around the ring on
+ * MPI_COMM_WORLD) with MPI_INT and with a committed derived type of one int
+ * (MPI_Type_contiguous: contiguous, so it stays native under every strategy).
+ * All but off-report do not count calls (no report requested), as in an
  * application configured by the environment without MPIGUIDE_TUNE_REPORT.
  * The sides run in interleaved rounds (A, B, C, D, A, B, ...; the order rotates
  * each round) of --calls calls each; each side's time per call is the median
@@ -33,11 +38,12 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { S_PMPI, S_OFF, S_TUNED_NONE, S_TUNED_MISS, S_OFF_COUNT, NSIDES };
-static const char *const side_names[NSIDES] = {"pmpi", "off", "tuned-none", "tuned-miss", "off-report"};
+enum { S_PMPI, S_OFF, S_TUNED_NONE, S_TUNED_MISS, S_OFF_COUNT, S_FORCED_PACK, NSIDES };
+static const char *const side_names[NSIDES] = {"pmpi", "off", "tuned-none", "tuned-miss", "off-report", "forced-pack"};
 
-enum { OP_BCAST, OP_ALLREDUCE, NOPS };
-static const char *const op_names[NOPS] = {"MPI_Bcast", "MPI_Allreduce"};
+enum { OP_BCAST, OP_ALLREDUCE, OP_SENDRECV, OP_SENDRECV_DT, NOPS };
+static const char *const op_names[NOPS] = {"MPI_Bcast", "MPI_Allreduce", "MPI_Sendrecv", "MPI_Sendrecv/dt"};
+static MPI_Datatype one_int; /* derived, contiguous */
 
 static char profile_dir[64];
 
@@ -67,8 +73,11 @@ static int enter_side(int side)
      * the report at any time); an application configured by the environment
      * counts only with a report, so only the off-report side counts. */
     mg_tune_set_counting(side == S_OFF_COUNT ? MG_TUNE_COUNT_ALWAYS : MG_TUNE_COUNT_NEVER);
+    int rc = mg_tune_force("datatypes", side == S_FORCED_PACK ? "pack" : "default");
+    if (rc) return rc;
     switch (side) {
     case S_OFF: return mg_tune_set_mode(MG_TUNE_OFF);
+    case S_FORCED_PACK: return mg_tune_set_mode(MG_TUNE_FORCED);
     case S_TUNED_NONE:
     case S_TUNED_MISS: {
         /* an empty directory: no profiles; the other one: ranges that miss 4 bytes */
@@ -91,11 +100,21 @@ static double run_round(int side, int op, MPI_Comm comm, long calls)
             for (long i = 0; i < calls; i++) PMPI_Bcast(&v, 1, MPI_INT, 0, comm);
         else
             for (long i = 0; i < calls; i++) MPI_Bcast(&v, 1, MPI_INT, 0, comm);
-    } else {
+    } else if (op == OP_ALLREDUCE) {
         if (side == S_PMPI)
             for (long i = 0; i < calls; i++) PMPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, comm);
         else
             for (long i = 0; i < calls; i++) MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, comm);
+    } else {
+        int me, n;
+        MPI_Comm_rank(comm, &me);
+        MPI_Comm_size(comm, &n);
+        int to = (me + 1) % n, from = (me + n - 1) % n;
+        MPI_Datatype t = op == OP_SENDRECV ? MPI_INT : one_int;
+        if (side == S_PMPI)
+            for (long i = 0; i < calls; i++) PMPI_Sendrecv(&v, 1, t, to, 0, &r, 1, t, from, 0, comm, MPI_STATUS_IGNORE);
+        else
+            for (long i = 0; i < calls; i++) MPI_Sendrecv(&v, 1, t, to, 0, &r, 1, t, from, 0, comm, MPI_STATUS_IGNORE);
     }
     return (now_ns() - t0) / (double)calls;
 }
@@ -151,10 +170,11 @@ static void remove_profiles(void)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: mg_tuneoverhead [--calls N] [--rounds R] [--comm self|world|both]\n"
-                 "Time per call that libmpiguide-tune adds to MPI_Bcast and MPI_Allreduce of one int that stay\n"
-                 "native: PMPI_ directly vs the interceptor in mode off, in mode tuned without profiles\n"
-                 "(tuned-none), in mode tuned with a profile that does not cover the call (tuned-miss), and in mode\n"
-                 "off with a report requested (off-report: every call counted).\n"
+                 "Time per call that libmpiguide-tune adds to MPI_Bcast, MPI_Allreduce and MPI_Sendrecv (MPI_INT\n"
+                 "and a derived contiguous type) of one int that stay native: PMPI_ directly vs the interceptor in\n"
+                 "mode off, in mode tuned without profiles (tuned-none), in mode tuned with a profile that does not\n"
+                 "cover the call (tuned-miss), in mode off with a report requested (off-report: every call\n"
+                 "counted) and in mode forced with datatypes=pack (forced-pack).\n"
                  "  --calls N    calls per round and side (default 100000)\n"
                  "  --rounds R   interleaved rounds; each side's median over them is shown (default 21)\n"
                  "  --comm C     communicators: self, world or both (default both; world needs -n >= 2)\n"
@@ -219,6 +239,8 @@ int main(int argc, char **argv)
     }
     if (size == 1) use_world = 0;
     write_profiles(size);
+    MPI_Type_contiguous(1, MPI_INT, &one_int);
+    MPI_Type_commit(&one_int);
 
     double *t = malloc(sizeof(double) * (size_t)rounds * NSIDES);
     if (!t) MPI_Abort(MPI_COMM_WORLD, 2);
@@ -262,6 +284,7 @@ int main(int argc, char **argv)
     }
     mg_tune_set_mode(MG_TUNE_OFF);
     mg_tune_set_counting(MG_TUNE_COUNT_NEVER); /* no report at MPI_Finalize from the off-report side */
+    MPI_Type_free(&one_int);
     free(t);
     PMPI_Barrier(MPI_COMM_WORLD);
     remove_profiles();

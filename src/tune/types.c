@@ -161,11 +161,14 @@ static type_record *record_of(MPI_Datatype type, int *rc)
     return r;
 }
 
+_Atomic unsigned mg_tune__commits;
+
 void mg_tune__type_committed(MPI_Datatype type)
 {
     int rc;
     type_record *r = record_of(type, &rc);
     if (r && !r->named) atomic_store_explicit(&r->committed, 1, memory_order_release);
+    atomic_fetch_add_explicit(&mg_tune__commits, 1, memory_order_release);
 }
 
 int mg_tune__type_is_committed(MPI_Datatype type)

@@ -18,6 +18,10 @@ MPI_Count mg_tune__type_size(MPI_Datatype type);
  * a plan. Types committed elsewhere (by a Fortran binding that bypasses the C
  * one, say) have none, and their calls stay native. */
 void mg_tune__type_committed(MPI_Datatype type);
+/* Changed by every mg_tune__type_committed: with mg_hmap_deletions, what a
+ * thread remembers of mg_tune__type_plan's answers stays valid while both are
+ * unchanged. */
+extern _Atomic unsigned mg_tune__commits;
 int mg_tune__type_is_committed(MPI_Datatype type);
 
 /* What the datatype strategies use of a committed derived type, built by the

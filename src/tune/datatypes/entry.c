@@ -43,7 +43,8 @@ MG_TUNE_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source
     if (!mg_tune__dt_active()) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
     mg_dt_side x;
     mg_tune__dt_side(&x, comm, source, buf, count, datatype, MG_DT_RECV);
-    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    /* a status of our own only where it is read */
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE && x.s == MG_DTS_PACK ? &own : status;
     int rc = PMPI_Recv(x.buf, x.count, x.type, source, tag, comm, st);
     mg_tune__dt_finish(&x, rc, st);
     mg_tune__dt_progress_orphans(0);
@@ -60,7 +61,8 @@ MG_TUNE_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype se
     mg_dt_side s, r;
     mg_tune__dt_side(&s, comm, dest, sendbuf, sendcount, sendtype, MG_DT_SEND);
     mg_tune__dt_side(&r, comm, source, recvbuf, recvcount, recvtype, MG_DT_RECV);
-    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    /* a status of our own only where it is read */
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE && r.s == MG_DTS_PACK ? &own : status;
     int rc = PMPI_Sendrecv(s.buf, s.count, s.type, dest, sendtag, r.buf, r.count, r.type, source, recvtag, comm, st);
     mg_tune__dt_finish(&s, rc, NULL);
     mg_tune__dt_finish(&r, rc, st);

@@ -68,7 +68,8 @@ MG_TUNE_API int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Messa
         return PMPI_Mrecv(buf, count, datatype, message, status);
     mg_dt_side x;
     mg_tune__dt_side(&x, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);
-    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    /* a status of our own only where it is read */
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE && x.s == MG_DTS_PACK ? &own : status;
     int rc = PMPI_Mrecv(x.buf, x.count, x.type, message, st);
     mg_tune__dt_finish(&x, rc, st);
     mg_tune__dt_progress_orphans(0);

@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "strategy.h"
 #include "../comms.h"
+#include "../handles.h"
 #include "../lifecycle.h"
 #include "mpiguide/dt.h"
 #include <limits.h>
@@ -21,6 +22,32 @@ int mg_tune__dt_active(void)
     if (!(h & MG_HOT_ON) || MG_HOT_MODE(h) != MG_TUNE_FORCED) return 0;
     int s = atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
     return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK;
+}
+
+/* Each thread's last two answers of mg_tune__type_plan (the two sides of a
+ * call): a loop of calls with predefined types asks no map. Valid while no
+ * record was deleted (a handle may name another type) and no type was
+ * committed (a type may have become eligible). */
+typedef struct {
+    MPI_Datatype type;
+    const mg_type_plan *plan;
+    unsigned deletions, commits;
+    int valid;
+} plan_memo;
+static _Thread_local plan_memo memos[2] __attribute__((tls_model("initial-exec")));
+static _Thread_local int memo_next __attribute__((tls_model("initial-exec")));
+
+static const mg_type_plan *plan_of(MPI_Datatype type)
+{
+    unsigned d = atomic_load_explicit(&mg_hmap_deletions, memory_order_acquire);
+    unsigned c = atomic_load_explicit(&mg_tune__commits, memory_order_acquire);
+    for (int i = 0; i < 2; i++)
+        if (memos[i].valid && memos[i].type == type && memos[i].deletions == d && memos[i].commits == c)
+            return memos[i].plan;
+    const mg_type_plan *p = mg_tune__type_plan(type);
+    memos[memo_next] = (plan_memo){type, p, d, c, 1};
+    memo_next ^= 1;
+    return p;
 }
 
 static void native(mg_dt_side *x)
@@ -39,11 +66,12 @@ void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, M
     native(x);
     /* MPI_BOTTOM: absolute addresses, which the engine does not take */
     if (count <= 0 || peer == MPI_PROC_NULL || buf == MPI_BOTTOM || !mg_tune__dt_active()) return;
-    const mg_comm_info *info = mg_tune__comm_info(comm);
-    if (!info || info->inter) return;
-    const mg_type_plan *p = mg_tune__type_plan(type);
+    /* the type first: most calls carry predefined types, which have no plan */
+    const mg_type_plan *p = plan_of(type);
     MPI_Count bytes;
     if (!p || __builtin_mul_overflow(count, p->size, &bytes) || bytes > INT_MAX) return;
+    const mg_comm_info *info = mg_tune__comm_info(comm);
+    if (!info || info->inter) return;
     mg_dts s = (mg_dts)atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
     if (s == MG_DTS_NORMALIZED && p->normal != MPI_DATATYPE_NULL) {
         x->s = s;
