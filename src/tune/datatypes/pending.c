@@ -30,8 +30,6 @@ static _Atomic(entry *) orphans; /* written under orphans_mu */
 
 int mg_tune__dt_any_pending(void) { return atomic_load_explicit(&npending, memory_order_acquire) != 0; }
 
-int mg_tune__dt_tracked(MPI_Request req) { return mg_hmap_get(&entries, MG_HANDLE_KEY(req)) != NULL; }
-
 int mg_tune__dt_track(MPI_Request req, mg_dt_side *x, int persistent)
 {
     entry *e = malloc(sizeof *e);

@@ -37,7 +37,4 @@ int mg_tune__dt_free(MPI_Request *req);
  * MPI_Finalize. */
 void mg_tune__dt_progress_orphans(int wait);
 
-/* The packed side of req, NULL if none (for the tests). */
-int mg_tune__dt_tracked(MPI_Request req);
-
 #endif
