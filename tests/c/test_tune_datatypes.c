@@ -7,10 +7,14 @@
  * native calls; so do short messages, partial elements, truncation (with
  * MPI_ERRORS_RETURN), MPI_ANY_SOURCE/MPI_ANY_TAG and MPI_Sendrecv in a ring.
  * The native result of each case is measured first, with the library forced
- * to native on both sides. Run with 2 to 4 processes. */
+ * to native on both sides. Under MPI_THREAD_MULTIPLE, two threads per rank
+ * exchange packed messages of one fresh type at once (their first calls race
+ * to make its plan), checked against MPI_Pack + MPI_Unpack. Run with 2 to 4
+ * processes. */
 #define _POSIX_C_SOURCE 200809L
 #include "mpiguide/tune.h"
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -405,6 +409,85 @@ static void bottom(MPI_Comm comm)
     }
 }
 
+/* Two threads on ranks 0 and 1, each with its own communicator, exchange
+ * THREAD_ROUNDS messages of the same type (packed, Isend/Irecv + Wait); the
+ * receiver checks each against the native pack and unpack of the same data. */
+enum { THREAD_ROUNDS = 40, THREAD_COUNT = 5 };
+typedef struct {
+    MPI_Comm comm;
+    MPI_Datatype t;
+    int id, bad;
+} thread_arg;
+
+static void *exchange_thread(void *p)
+{
+    thread_arg *a = p;
+    for (int round = 0; round < THREAD_ROUNDS; round++) {
+        int seed = 1000 * a->id + round;
+        buffer out = buffer_new(a->t, THREAD_COUNT, 0);
+        pattern(&out, seed);
+        MPI_Request r;
+        if (rank == 0) {
+            MPI_Isend(out.at, THREAD_COUNT, a->t, 1, round, a->comm, &r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else {
+            buffer in = buffer_new(a->t, THREAD_COUNT, 0xA5), want = buffer_new(a->t, THREAD_COUNT, 0xA5);
+            MPI_Status st;
+            int n = 0, psize, pos = 0, upos = 0;
+            MPI_Irecv(in.at, THREAD_COUNT, a->t, 0, round, a->comm, &r);
+            MPI_Wait(&r, &st);
+            MPI_Pack_size(THREAD_COUNT, a->t, MPI_COMM_SELF, &psize);
+            char *packed = malloc((size_t)psize);
+            MPI_Pack(out.at, THREAD_COUNT, a->t, packed, psize, &pos, MPI_COMM_SELF);
+            MPI_Unpack(packed, pos, &upos, want.at, THREAD_COUNT, a->t, MPI_COMM_SELF);
+            MPI_Get_count(&st, a->t, &n);
+            if (n != THREAD_COUNT || memcmp(in.base, want.base, in.len)) a->bad++;
+            free(packed);
+            free(in.base);
+            free(want.base);
+        }
+        free(out.base);
+    }
+    return NULL;
+}
+
+static void threads(void)
+{
+    int provided;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) return;
+    thread_arg args[2];
+    for (int i = 0; i < 2; i++) { /* collective: every rank */
+        args[i] = (thread_arg){.id = i};
+        MPI_Comm_dup(MPI_COMM_WORLD, &args[i].comm);
+    }
+    if (rank > 1) {
+        for (int i = 0; i < 2; i++) MPI_Comm_free(&args[i].comm);
+        return;
+    }
+    force(2); /* pack */
+    MPI_Datatype t;
+    int blens[3] = {2, 1, 3}, displs[3] = {0, 5, 9};
+    MPI_Type_indexed(3, blens, displs, MPI_INT, &t); /* no plan yet: both threads' first calls make it */
+    MPI_Type_commit(&t);
+    pthread_t tid[2];
+    for (int i = 0; i < 2; i++) {
+        args[i].t = t;
+        pthread_create(&tid[i], NULL, exchange_thread, &args[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(tid[i], NULL);
+        if (args[i].bad) {
+            fprintf(stderr, "rank %d: thread %d: %d of %d packed messages differ from MPI_Pack + MPI_Unpack\n", rank, i,
+                    args[i].bad, THREAD_ROUNDS);
+            failures++;
+        }
+        MPI_Comm_free(&args[i].comm);
+    }
+    MPI_Type_free(&t);
+    force(0);
+}
+
 static MPI_Datatype committed(MPI_Datatype t)
 {
     MPI_Type_commit(&t);
@@ -413,7 +496,8 @@ static MPI_Datatype committed(MPI_Datatype t)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     EXPECT(mg_tune_set_mode(MG_TUNE_FORCED) == MG_TUNE_SUCCESS);
@@ -492,6 +576,7 @@ int main(int argc, char **argv)
         }
     }
 
+    threads();
     for (int i = 0; i < ntypes - 1; i++) MPI_Type_free(&types[i].t);
     MPI_Type_free(&st);
     MPI_Type_free(&two);
