@@ -3,8 +3,11 @@
  * even if the plan is freed meanwhile.
  *
  * The entry of a request is found by its handle in a lock-free map; the
- * completion calls save the handles before the native call (it sets them to
- * MPI_REQUEST_NULL) and finish the entries after it. A request freed with
+ * completion calls take the entries of their requests before the native call
+ * and finish those very entries after it. A handle MPI has freed can name a
+ * new request of another thread before its old entry is gone, so entries of
+ * one handle form a list, newest (the live request's) first, and an entry
+ * leaves it by identity. A request freed with
  * MPI_Request_free is not freed natively: it becomes an orphan the library
  * tests at the end of later calls, so that a receive is unpacked as soon as
  * the library can see it complete, and waits for (sends) or cancels
@@ -15,16 +18,18 @@
 #include "mpiguide/dt.h"
 #include <stdlib.h>
 
-typedef struct entry entry;
-struct entry {
+typedef struct mg_dt_pending entry;
+struct mg_dt_pending {
     mg_dt_side x;
     MPI_Request req;
     int persistent, unpacked;
+    entry *older; /* the next entry of the same handle */
     entry *next_orphan;
 };
 
 static mg_hmap entries = MG_HMAP_INIT;
-static _Atomic int npending; /* entries and orphans */
+static pthread_mutex_t lists_mu = PTHREAD_MUTEX_INITIALIZER; /* changes of the lists of one handle */
+static _Atomic int npending;                                 /* entries and orphans */
 static pthread_mutex_t orphans_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(entry *) orphans; /* written under orphans_mu */
 
@@ -37,13 +42,41 @@ int mg_tune__dt_track(MPI_Request req, mg_dt_side *x, int persistent)
     *e = (entry){.x = *x, .req = req, .persistent = persistent};
     mg_tune__plan_hold(x->plan);
     atomic_fetch_add_explicit(&npending, 1, memory_order_acq_rel);
-    if (mg_hmap_put(&entries, MG_HANDLE_KEY(req), e) != 0) {
+    pthread_mutex_lock(&lists_mu);
+    e->older = mg_hmap_get(&entries, MG_HANDLE_KEY(req));
+    int rc = mg_hmap_put(&entries, MG_HANDLE_KEY(req), e);
+    pthread_mutex_unlock(&lists_mu);
+    if (rc != 0) {
         atomic_fetch_sub_explicit(&npending, 1, memory_order_acq_rel);
         mg_tune__plan_release(x->plan);
         free(e);
         return -1;
     }
     return 0;
+}
+
+/* e leaves the list of its handle. */
+static void unlink_entry(entry *e)
+{
+    uintptr_t key = MG_HANDLE_KEY(e->req);
+    pthread_mutex_lock(&lists_mu);
+    entry *head = mg_hmap_get(&entries, key);
+    if (head == e) {
+        /* the older entries are of completed requests whose callers still hold
+         * them: if memory runs out here they just stay out of the map */
+        mg_hmap_take(&entries, key);
+        if (e->older) mg_hmap_put(&entries, key, e->older);
+    } else {
+        entry *p = head;
+        while (p && p->older != e) p = p->older;
+        if (p) p->older = e->older;
+    }
+    pthread_mutex_unlock(&lists_mu);
+}
+
+mg_dt_pending *mg_tune__dt_pending_of(MPI_Request req)
+{
+    return req == MPI_REQUEST_NULL ? NULL : mg_hmap_get(&entries, MG_HANDLE_KEY(req));
 }
 
 static void unpack(entry *e, int rc, const MPI_Status *st)
@@ -65,33 +98,33 @@ static void release(entry *e)
 
 void mg_tune__dt_before_start(MPI_Request req)
 {
-    entry *e = mg_hmap_get(&entries, MG_HANDLE_KEY(req));
+    entry *e = mg_tune__dt_pending_of(req);
     if (!e) return;
     e->unpacked = 0;
     if (e->x.send) mg_tune__dt_repack(&e->x);
 }
 
-void mg_tune__dt_completed(MPI_Request saved, MPI_Request now, int rc, const MPI_Status *st)
+void mg_tune__dt_completed(entry *e, MPI_Request now, int rc, const MPI_Status *st)
 {
-    entry *e = rc == MPI_ERR_PENDING ? NULL : mg_hmap_get(&entries, MG_HANDLE_KEY(saved)); /* pending: not done */
-    if (!e) return;
+    if (!e || rc == MPI_ERR_PENDING) return; /* pending: not done */
     unpack(e, rc, st);
     if (now == MPI_REQUEST_NULL && !e->persistent) {
-        mg_hmap_take(&entries, MG_HANDLE_KEY(saved));
+        unlink_entry(e);
         release(e);
     }
 }
 
 void mg_tune__dt_peeked(MPI_Request req, const MPI_Status *st)
 {
-    entry *e = mg_hmap_get(&entries, MG_HANDLE_KEY(req));
+    entry *e = mg_tune__dt_pending_of(req);
     if (e) unpack(e, MPI_SUCCESS, st);
 }
 
 int mg_tune__dt_free(MPI_Request *req)
 {
-    entry *e = mg_hmap_take(&entries, MG_HANDLE_KEY(*req));
+    entry *e = mg_tune__dt_pending_of(*req);
     if (!e) return PMPI_Request_free(req);
+    unlink_entry(e);
     if (e->persistent) { /* an inactive persistent request: nothing is in flight */
         int rc = PMPI_Request_free(req);
         release(e);

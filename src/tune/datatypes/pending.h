@@ -15,15 +15,21 @@ int mg_tune__dt_any_pending(void);
  * (out of memory) x is finished at once: the caller must then have waited. */
 int mg_tune__dt_track(MPI_Request req, mg_dt_side *x, int persistent);
 
+/* The packed side of the live request req, NULL if it has none. A completion
+ * call takes it before the native call: once MPI frees req, another thread
+ * may get the same handle for a new request at once. */
+typedef struct mg_dt_pending mg_dt_pending;
+mg_dt_pending *mg_tune__dt_pending_of(MPI_Request req);
+
 /* Before the native MPI_Start/MPI_Startall of req: a persistent packed send
  * packs the application's data again. */
 void mg_tune__dt_before_start(MPI_Request req);
 
-/* After the native completion call said the operation of saved (the handle
- * as it was before the call) is complete with status st and return code rc:
- * a packed receive unpacks (not if cancelled), and a request that is gone
- * (now MPI_REQUEST_NULL) lets its side go. */
-void mg_tune__dt_completed(MPI_Request saved, MPI_Request now, int rc, const MPI_Status *st);
+/* After the native completion call said the operation of p (taken before the
+ * call) is complete with status st and return code rc: a packed receive
+ * unpacks (not if cancelled), and a request that is gone (now
+ * MPI_REQUEST_NULL) lets its side go. */
+void mg_tune__dt_completed(mg_dt_pending *p, MPI_Request now, int rc, const MPI_Status *st);
 
 /* MPI_Request_get_status said the operation is complete: unpack once. */
 void mg_tune__dt_peeked(MPI_Request req, const MPI_Status *st);

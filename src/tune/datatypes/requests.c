@@ -116,10 +116,10 @@ MG_TUNE_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Statu
 MG_TUNE_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     if (!mg_tune__dt_any_pending()) return PMPI_Wait(request, status);
-    MPI_Request saved = *request;
-    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    mg_dt_pending *p = mg_tune__dt_pending_of(*request);
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE && p ? &own : status;
     int rc = PMPI_Wait(request, st);
-    mg_tune__dt_completed(saved, *request, rc, st);
+    mg_tune__dt_completed(p, *request, rc, st);
     mg_tune__dt_progress_orphans(0);
     return rc;
 }
@@ -127,33 +127,34 @@ MG_TUNE_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 MG_TUNE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     if (!mg_tune__dt_any_pending()) return PMPI_Test(request, flag, status);
-    MPI_Request saved = *request;
-    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    mg_dt_pending *p = mg_tune__dt_pending_of(*request);
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE && p ? &own : status;
     int rc = PMPI_Test(request, flag, st);
-    if (*flag) mg_tune__dt_completed(saved, *request, rc, st);
+    if (*flag) mg_tune__dt_completed(p, *request, rc, st);
     mg_tune__dt_progress_orphans(0);
     return rc;
 }
 
-/* The handles of an array completion call before it runs, and statuses where
- * the application ignores them (a packed receive needs its byte count). */
+/* The packed sides of an array completion call's requests, taken before it
+ * runs, and statuses where the application ignores them (a packed receive
+ * needs its byte count). */
 typedef struct {
-    MPI_Request local_req[16], *saved;
+    mg_dt_pending *local_p[16], **p;
     MPI_Status local_st[16], *st;
 } arrays;
 
 static int arrays_get(arrays *a, int n, const MPI_Request *reqs, MPI_Status *statuses)
 {
-    a->saved = n <= 16 ? a->local_req : malloc(sizeof(MPI_Request) * (size_t)n);
+    a->p = n <= 16 ? a->local_p : malloc(sizeof(mg_dt_pending *) * (size_t)n);
     a->st = statuses != MPI_STATUSES_IGNORE ? statuses : n <= 16 ? a->local_st : malloc(sizeof(MPI_Status) * (size_t)n);
-    if (!a->saved || !a->st) return -1;
-    for (int i = 0; i < n; i++) a->saved[i] = reqs[i];
+    if (!a->p || !a->st) return -1;
+    for (int i = 0; i < n; i++) a->p[i] = mg_tune__dt_pending_of(reqs[i]);
     return 0;
 }
 
 static void arrays_free(arrays *a, const MPI_Status *statuses)
 {
-    if (a->saved && a->saved != a->local_req) free(a->saved);
+    if (a->p && a->p != a->local_p) free(a->p);
     if (a->st && a->st != statuses && a->st != a->local_st) free(a->st);
 }
 
@@ -172,7 +173,7 @@ MG_TUNE_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status status
             rc = MPI_Wait(&requests[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
     } else {
         rc = PMPI_Waitall(count, requests, a.st);
-        for (int i = 0; i < count; i++) mg_tune__dt_completed(a.saved[i], requests[i], rc_of(rc, &a.st[i]), &a.st[i]);
+        for (int i = 0; i < count; i++) mg_tune__dt_completed(a.p[i], requests[i], rc_of(rc, &a.st[i]), &a.st[i]);
     }
     arrays_free(&a, statuses);
     mg_tune__dt_progress_orphans(0);
@@ -190,7 +191,7 @@ MG_TUNE_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_St
     }
     int rc = PMPI_Testall(count, requests, flag, a.st);
     if (*flag)
-        for (int i = 0; i < count; i++) mg_tune__dt_completed(a.saved[i], requests[i], rc_of(rc, &a.st[i]), &a.st[i]);
+        for (int i = 0; i < count; i++) mg_tune__dt_completed(a.p[i], requests[i], rc_of(rc, &a.st[i]), &a.st[i]);
     arrays_free(&a, statuses);
     mg_tune__dt_progress_orphans(0);
     return rc;
@@ -208,7 +209,7 @@ static int any(int wait, int count, MPI_Request requests[], int *index, int *fla
     int done = 1,
         rc = wait ? PMPI_Waitany(count, requests, index, st) : PMPI_Testany(count, requests, index, &done, st);
     if (flag) *flag = done;
-    if (done && *index != MPI_UNDEFINED) mg_tune__dt_completed(a.saved[*index], requests[*index], rc, st);
+    if (done && *index != MPI_UNDEFINED) mg_tune__dt_completed(a.p[*index], requests[*index], rc, st);
     arrays_free(&a, MPI_STATUSES_IGNORE);
     mg_tune__dt_progress_orphans(0);
     return rc;
@@ -239,7 +240,7 @@ static int some(int wait, int incount, MPI_Request requests[], int *outcount, in
     if (*outcount != MPI_UNDEFINED)
         for (int k = 0; k < *outcount; k++) {
             int i = indices[k];
-            mg_tune__dt_completed(a.saved[i], requests[i], rc_of(rc, &a.st[k]), &a.st[k]);
+            mg_tune__dt_completed(a.p[i], requests[i], rc_of(rc, &a.st[k]), &a.st[k]);
         }
     arrays_free(&a, statuses);
     mg_tune__dt_progress_orphans(0);
