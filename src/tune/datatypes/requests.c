@@ -33,32 +33,22 @@ static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
     return rc;
 }
 
-#define DEF_ISEND(NAME, PNAME, HOW, PERSISTENT)                                                               \
-    MG_TUNE_API int NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
-                         MPI_Request *request)                                                                \
-    {                                                                                                         \
-        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, dest, tag, comm, request);              \
-        mg_dt_side x;                                                                                         \
-        mg_tune__dt_side(&x, comm, dest, buf, count, datatype, HOW);                                          \
-        int rc = started(PNAME(x.buf, x.count, x.type, dest, tag, comm, request), request, &x, PERSISTENT);   \
-        return rc == MG_REDO ? PNAME(buf, count, datatype, dest, tag, comm, request) : rc;                    \
+/* Isend, Issend and Send_init (BUFQ const), Irecv and Recv_init. */
+#define DEF_START(NAME, PNAME, BUFQ, HOW, PERSISTENT)                                                        \
+    MG_TUNE_API int NAME(BUFQ void *buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, \
+                         MPI_Request *request)                                                               \
+    {                                                                                                        \
+        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, peer, tag, comm, request);             \
+        mg_dt_side x;                                                                                        \
+        mg_tune__dt_side(&x, comm, peer, buf, count, datatype, HOW);                                         \
+        int rc = started(PNAME(x.buf, x.count, x.type, peer, tag, comm, request), request, &x, PERSISTENT);  \
+        return rc == MG_REDO ? PNAME(buf, count, datatype, peer, tag, comm, request) : rc;                   \
     }
-DEF_ISEND(MPI_Isend, PMPI_Isend, MG_DT_SEND, 0)
-DEF_ISEND(MPI_Issend, PMPI_Issend, MG_DT_SEND, 0)
-DEF_ISEND(MPI_Send_init, PMPI_Send_init, MG_DT_SEND_LATER, 1)
-
-#define DEF_IRECV(NAME, PNAME, PERSISTENT)                                                                    \
-    MG_TUNE_API int NAME(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,     \
-                         MPI_Request *request)                                                                \
-    {                                                                                                         \
-        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, source, tag, comm, request);            \
-        mg_dt_side x;                                                                                         \
-        mg_tune__dt_side(&x, comm, source, buf, count, datatype, MG_DT_RECV);                                 \
-        int rc = started(PNAME(x.buf, x.count, x.type, source, tag, comm, request), request, &x, PERSISTENT); \
-        return rc == MG_REDO ? PNAME(buf, count, datatype, source, tag, comm, request) : rc;                  \
-    }
-DEF_IRECV(MPI_Irecv, PMPI_Irecv, 0)
-DEF_IRECV(MPI_Recv_init, PMPI_Recv_init, 1)
+DEF_START(MPI_Isend, PMPI_Isend, const, MG_DT_SEND, 0)
+DEF_START(MPI_Issend, PMPI_Issend, const, MG_DT_SEND, 0)
+DEF_START(MPI_Send_init, PMPI_Send_init, const, MG_DT_SEND_LATER, 1)
+DEF_START(MPI_Irecv, PMPI_Irecv, , MG_DT_RECV, 0)
+DEF_START(MPI_Recv_init, PMPI_Recv_init, , MG_DT_RECV, 1)
 
 /* A matched message has no communicator argument: the strategy's checks of
  * the communicator were made when the message was probed (MPI_COMM_WORLD stands in). */
