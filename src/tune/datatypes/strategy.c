@@ -65,7 +65,7 @@ void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, M
     *x = (mg_dt_side){.send = send, .user = (void *)buf, .ucount = count, .utype = type};
     native(x);
     /* MPI_BOTTOM: absolute addresses, which the engine does not take */
-    if (count <= 0 || peer == MPI_PROC_NULL || buf == MPI_BOTTOM || !mg_tune__dt_active()) return;
+    if (count <= 0 || peer == MPI_PROC_NULL || buf == MPI_BOTTOM) return;
     /* the type first: most calls carry predefined types, which have no plan */
     const mg_type_plan *p = plan_of(type);
     MPI_Count bytes;
