@@ -6,15 +6,20 @@
 #include "pending.h"
 #include <stdlib.h>
 
-/* The side x goes with the new request req. If it cannot be tracked (out of
- * memory), a nonblocking operation is completed here, so nothing is lost,
- * and a persistent request is freed: the caller makes it again natively
- * (MG_REDO). */
+/* The side x goes with the new request req. A send already complete lets its
+ * side go at once: its request may be one handle shared by every send that
+ * completed at its start (Open MPI hands the same one to two threads), so
+ * only requests still in flight, which are unique, are tracked. If a side
+ * cannot be tracked (out of memory), a nonblocking operation is completed
+ * here, so nothing is lost, and a persistent request is freed: the caller
+ * makes it again natively (MG_REDO). */
 #define MG_REDO (-1)
 static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
 {
     if (x->s != MG_DTS_PACK) return rc;
-    if (rc != MPI_SUCCESS) {
+    int done = 0;
+    if (rc == MPI_SUCCESS && x->send && !persistent) PMPI_Request_get_status(*req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || done) {
         mg_tune__dt_release(x);
         return rc;
     }
