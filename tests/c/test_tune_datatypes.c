@@ -164,7 +164,7 @@ static int recv_side(MPI_Datatype t, const exchange *e, int tag, MPI_Comm comm, 
                 *status = st2[1];
                 if (rc == MPI_ERR_IN_STATUS) rc = st2[1].MPI_ERROR;
             } else {
-                memset(status, 0, sizeof *status); /* what the test compares: bytes and rc only */
+                memset(status, 0, sizeof *status); /* what the test compares: the bytes only */
             }
         }
         break;
@@ -226,10 +226,13 @@ static seen run(MPI_Datatype t, const exchange *e, int send_strategy, int recv_s
         MPI_Status status;
         memset(&status, 0x5A, sizeof status);
         int rc = recv_side(t, e, tag, comm, &b, &status);
-        MPI_Error_class(rc, &s.rc_class);
         s.source = status.MPI_SOURCE;
         s.tag = status.MPI_TAG;
+        /* With statuses ignored, the bytes only: Open MPI 5.0.11's own MPI_Waitall returns
+         * MPI_SUCCESS for a truncated receive in about 1 call of 2000 (MPI_ERR_IN_STATUS otherwise),
+         * so its return cannot be compared with one native run. */
         if (e->recv_how != R_WAITALL_IGNORE) {
+            MPI_Error_class(rc, &s.rc_class);
             MPI_Get_count(&status, t, &s.count);
             MPI_Get_elements(&status, t, &s.elements);
         }
@@ -558,8 +561,11 @@ int main(int argc, char **argv)
                 exchanges(&types[i], &e, comm);
             }
         for (int w = 0; w < nways; w++) {
-            exchange shorter = {"short message", 3, 7, 0, 0, ways[w].send_how, ways[w].recv_how},
-                     truncated = {"truncation", 8, 7, 0, 0, ways[w].send_how, ways[w].recv_how};
+            char short_what[128], trunc_what[128];
+            snprintf(short_what, sizeof short_what, "short message, %s", ways[w].what);
+            snprintf(trunc_what, sizeof trunc_what, "truncation, %s", ways[w].what);
+            exchange shorter = {short_what, 3, 7, 0, 0, ways[w].send_how, ways[w].recv_how},
+                     truncated = {trunc_what, 8, 7, 0, 0, ways[w].send_how, ways[w].recv_how};
             exchanges(&types[i], &shorter, comm);
             exchanges(&types[i], &truncated, comm);
         }
