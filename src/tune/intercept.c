@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "call.h"
 #include "comms.h"
+#include "datatypes/collectives.h"
 #include "datatypes/pending.h"
 #include "handles.h"
 #include "lifecycle.h"
@@ -231,45 +232,71 @@ MG_TUNE_API int MPI_Finalize(void)
 #define MG_CALL(cl) \
     mg_call c = {.coll = (cl), .sendtype = MPI_DATATYPE_NULL, .recvtype = MPI_DATATYPE_NULL, .op = MPI_OP_NULL}
 
-#define DEF_ALLGATHER_LIKE(NAME, PNAME, CNT, COLL)                                                                \
-    MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount, \
-                         MPI_Datatype recvtype, MPI_Comm comm)                                                    \
-    {                                                                                                             \
-        mg_choice ch;                                                                                             \
-        int in_place = sendbuf == MPI_IN_PLACE;                                                                   \
-        if (native_fast(COLL, comm) ||                                                                            \
-            !decide(COLL, comm, in_place ? recvcount : sendcount, in_place ? recvtype : sendtype, 0, &ch))        \
-            return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                       \
-        MG_CALL(COLL);                                                                                            \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;               \
-        c.sendtype = sendtype, c.recvtype = recvtype, c.comm = comm, c.in_place = in_place;                       \
-        mg_need need;                                                                                             \
-        const mg_mockup *m = complete(&c, &ch, &need);                                                            \
-        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                   \
-        return run(&c, m, &need);                                                                                 \
+#define DEF_ALLGATHER_LIKE(NAME, PNAME, CNT, COLL, DT)                                                                \
+    static inline __attribute__((always_inline)) int NAME##_coll(const void *sendbuf, CNT sendcount,                  \
+                                                                 MPI_Datatype sendtype, void *recvbuf, CNT recvcount, \
+                                                                 MPI_Datatype recvtype, MPI_Comm comm)                \
+    {                                                                                                                 \
+        mg_choice ch;                                                                                                 \
+        int in_place = sendbuf == MPI_IN_PLACE;                                                                       \
+        if (native_fast(COLL, comm) ||                                                                                \
+            !decide(COLL, comm, in_place ? recvcount : sendcount, in_place ? recvtype : sendtype, 0, &ch))            \
+            return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                           \
+        MG_CALL(COLL);                                                                                                \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;                   \
+        c.sendtype = sendtype, c.recvtype = recvtype, c.comm = comm, c.in_place = in_place;                           \
+        mg_need need;                                                                                                 \
+        const mg_mockup *m = complete(&c, &ch, &need);                                                                \
+        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                       \
+        return run(&c, m, &need);                                                                                     \
+    }                                                                                                                 \
+    static int NAME##_wide(const void *sb, MPI_Count sc, MPI_Datatype st, void *rb, MPI_Count rc, MPI_Datatype rt,    \
+                           MPI_Comm comm)                                                                             \
+    {                                                                                                                 \
+        return NAME##_coll(sb, (CNT)sc, st, rb, (CNT)rc, rt, comm);                                                   \
+    }                                                                                                                 \
+    MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,     \
+                         MPI_Datatype recvtype, MPI_Comm comm)                                                        \
+    {                                                                                                                 \
+        if (mg_tune__dt_active())                                                                                     \
+            return DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NAME##_wide);                 \
+        return NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                         \
     }
 
-#define DEF_ROOTED(NAME, PNAME, CNT, COLL)                                                                        \
-    MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount, \
-                         MPI_Datatype recvtype, int root, MPI_Comm comm)                                          \
-    {                                                                                                             \
-        mg_choice ch;                                                                                             \
-        /* the key: Gather's send block (recv at an MPI_IN_PLACE root), Scatter's receive block (send at one) */  \
-        int send_side = (COLL) == MG_COLL_SCATTER ? recvbuf == MPI_IN_PLACE : sendbuf != MPI_IN_PLACE;            \
-        if (native_fast(COLL, comm) ||                                                                            \
-            !decide(COLL, comm, send_side ? sendcount : recvcount, send_side ? sendtype : recvtype, 0, &ch))      \
-            return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);                 \
-        MG_CALL(COLL);                                                                                            \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;               \
-        c.sendtype = sendtype, c.recvtype = recvtype, c.root = root, c.comm = comm;                               \
-        if ((COLL) == MG_COLL_SCATTER)                                                                            \
-            c.in_place = recvbuf == MPI_IN_PLACE, c.recvbuf = c.in_place ? NULL : recvbuf;                        \
-        else                                                                                                      \
-            c.in_place = sendbuf == MPI_IN_PLACE;                                                                 \
-        mg_need need;                                                                                             \
-        const mg_mockup *m = complete(&c, &ch, &need);                                                            \
-        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);             \
-        return run(&c, m, &need);                                                                                 \
+#define DEF_ROOTED(NAME, PNAME, CNT, COLL, DT)                                                                        \
+    static inline __attribute__((always_inline)) int NAME##_coll(const void *sendbuf, CNT sendcount,                  \
+                                                                 MPI_Datatype sendtype, void *recvbuf, CNT recvcount, \
+                                                                 MPI_Datatype recvtype, int root, MPI_Comm comm)      \
+    {                                                                                                                 \
+        mg_choice ch;                                                                                                 \
+        /* the key: Gather's send block (recv at an MPI_IN_PLACE root), Scatter's receive block (send at one) */      \
+        int send_side = (COLL) == MG_COLL_SCATTER ? recvbuf == MPI_IN_PLACE : sendbuf != MPI_IN_PLACE;                \
+        if (native_fast(COLL, comm) ||                                                                                \
+            !decide(COLL, comm, send_side ? sendcount : recvcount, send_side ? sendtype : recvtype, 0, &ch))          \
+            return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);                     \
+        MG_CALL(COLL);                                                                                                \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;                   \
+        c.sendtype = sendtype, c.recvtype = recvtype, c.root = root, c.comm = comm;                                   \
+        if ((COLL) == MG_COLL_SCATTER)                                                                                \
+            c.in_place = recvbuf == MPI_IN_PLACE, c.recvbuf = c.in_place ? NULL : recvbuf;                            \
+        else                                                                                                          \
+            c.in_place = sendbuf == MPI_IN_PLACE;                                                                     \
+        mg_need need;                                                                                                 \
+        const mg_mockup *m = complete(&c, &ch, &need);                                                                \
+        if (!m) return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);                 \
+        return run(&c, m, &need);                                                                                     \
+    }                                                                                                                 \
+    static int NAME##_wide(const void *sb, MPI_Count sc, MPI_Datatype st, void *rb, MPI_Count rc, MPI_Datatype rt,    \
+                           int root, MPI_Comm comm)                                                                   \
+    {                                                                                                                 \
+        return NAME##_coll(sb, (CNT)sc, st, rb, (CNT)rc, rt, root, comm);                                             \
+    }                                                                                                                 \
+    MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,     \
+                         MPI_Datatype recvtype, int root, MPI_Comm comm)                                              \
+    {                                                                                                                 \
+        if (mg_tune__dt_active())                                                                                     \
+            return DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NAME##_wide);           \
+        return NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);                   \
     }
 
 /* Allreduce, Scan (no root), Reduce_scatter_block (count is recvcount). */
@@ -308,25 +335,35 @@ MG_TUNE_API int MPI_Finalize(void)
         return run(&c, m, &need);                                                                                   \
     }
 
-#define DEF_BCAST(NAME, PNAME, CNT)                                                                    \
-    MG_TUNE_API int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm)      \
-    {                                                                                                  \
-        mg_choice ch;                                                                                  \
-        if (native_fast(MG_COLL_BCAST, comm) || !decide(MG_COLL_BCAST, comm, count, datatype, 0, &ch)) \
-            return PNAME(buffer, count, datatype, root, comm);                                         \
-        MG_CALL(MG_COLL_BCAST);                                                                        \
-        c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;              \
-        c.sendtype = datatype, c.recvtype = datatype, c.root = root, c.comm = comm;                    \
-        mg_need need;                                                                                  \
-        const mg_mockup *m = complete(&c, &ch, &need);                                                 \
-        if (!m) return PNAME(buffer, count, datatype, root, comm);                                     \
-        return run(&c, m, &need);                                                                      \
+#define DEF_BCAST(NAME, PNAME, CNT)                                                                              \
+    static inline __attribute__((always_inline)) int NAME##_coll(void *buffer, CNT count, MPI_Datatype datatype, \
+                                                                 int root, MPI_Comm comm)                        \
+    {                                                                                                            \
+        mg_choice ch;                                                                                            \
+        if (native_fast(MG_COLL_BCAST, comm) || !decide(MG_COLL_BCAST, comm, count, datatype, 0, &ch))           \
+            return PNAME(buffer, count, datatype, root, comm);                                                   \
+        MG_CALL(MG_COLL_BCAST);                                                                                  \
+        c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;                        \
+        c.sendtype = datatype, c.recvtype = datatype, c.root = root, c.comm = comm;                              \
+        mg_need need;                                                                                            \
+        const mg_mockup *m = complete(&c, &ch, &need);                                                           \
+        if (!m) return PNAME(buffer, count, datatype, root, comm);                                               \
+        return run(&c, m, &need);                                                                                \
+    }                                                                                                            \
+    static int NAME##_wide(void *b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm comm)                        \
+    {                                                                                                            \
+        return NAME##_coll(b, (CNT)n, t, root, comm);                                                            \
+    }                                                                                                            \
+    MG_TUNE_API int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm)                \
+    {                                                                                                            \
+        if (mg_tune__dt_active()) return mg_tune__dt_bcast(buffer, count, datatype, root, comm, NAME##_wide);    \
+        return NAME##_coll(buffer, count, datatype, root, comm);                                                 \
     }
 
-DEF_ALLGATHER_LIKE(MPI_Allgather, PMPI_Allgather, int, MG_COLL_ALLGATHER)
-DEF_ALLGATHER_LIKE(MPI_Alltoall, PMPI_Alltoall, int, MG_COLL_ALLTOALL)
-DEF_ROOTED(MPI_Gather, PMPI_Gather, int, MG_COLL_GATHER)
-DEF_ROOTED(MPI_Scatter, PMPI_Scatter, int, MG_COLL_SCATTER)
+DEF_ALLGATHER_LIKE(MPI_Allgather, PMPI_Allgather, int, MG_COLL_ALLGATHER, mg_tune__dt_allgather)
+DEF_ALLGATHER_LIKE(MPI_Alltoall, PMPI_Alltoall, int, MG_COLL_ALLTOALL, mg_tune__dt_alltoall)
+DEF_ROOTED(MPI_Gather, PMPI_Gather, int, MG_COLL_GATHER, mg_tune__dt_gather)
+DEF_ROOTED(MPI_Scatter, PMPI_Scatter, int, MG_COLL_SCATTER, mg_tune__dt_scatter)
 DEF_REDUCTION(MPI_Allreduce, PMPI_Allreduce, int, MG_COLL_ALLREDUCE)
 DEF_REDUCTION(MPI_Scan, PMPI_Scan, int, MG_COLL_SCAN)
 DEF_REDUCTION(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block, int, MG_COLL_REDUCE_SCATTER_BLOCK)
@@ -334,10 +371,10 @@ DEF_REDUCE(MPI_Reduce, PMPI_Reduce, int)
 DEF_BCAST(MPI_Bcast, PMPI_Bcast, int)
 
 #ifdef MG_HAVE_MPI_LARGE_COUNT
-DEF_ALLGATHER_LIKE(MPI_Allgather_c, PMPI_Allgather_c, MPI_Count, MG_COLL_ALLGATHER)
-DEF_ALLGATHER_LIKE(MPI_Alltoall_c, PMPI_Alltoall_c, MPI_Count, MG_COLL_ALLTOALL)
-DEF_ROOTED(MPI_Gather_c, PMPI_Gather_c, MPI_Count, MG_COLL_GATHER)
-DEF_ROOTED(MPI_Scatter_c, PMPI_Scatter_c, MPI_Count, MG_COLL_SCATTER)
+DEF_ALLGATHER_LIKE(MPI_Allgather_c, PMPI_Allgather_c, MPI_Count, MG_COLL_ALLGATHER, mg_tune__dt_allgather)
+DEF_ALLGATHER_LIKE(MPI_Alltoall_c, PMPI_Alltoall_c, MPI_Count, MG_COLL_ALLTOALL, mg_tune__dt_alltoall)
+DEF_ROOTED(MPI_Gather_c, PMPI_Gather_c, MPI_Count, MG_COLL_GATHER, mg_tune__dt_gather)
+DEF_ROOTED(MPI_Scatter_c, PMPI_Scatter_c, MPI_Count, MG_COLL_SCATTER, mg_tune__dt_scatter)
 DEF_REDUCTION(MPI_Allreduce_c, PMPI_Allreduce_c, MPI_Count, MG_COLL_ALLREDUCE)
 DEF_REDUCTION(MPI_Scan_c, PMPI_Scan_c, MPI_Count, MG_COLL_SCAN)
 DEF_REDUCTION(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c, MPI_Count, MG_COLL_REDUCE_SCATTER_BLOCK)

@@ -7,6 +7,10 @@
  *              intercept.c  the MPI_ entry points of the collectives and mg_tune_last_impl
  *              datatypes/entry.c, datatypes/requests.c  the MPI_ entry points of
  *                           the datatype strategies
+ *   dtcoll     datatypes/collectives.c  the datatype strategies of the
+ *                           collectives: around intercept.c's collectives, and
+ *                           the entry points of the v forms and
+ *                           MPI_Neighbor_alltoallw (datatypes/collectives.h)
  *   pending    datatypes/pending.c  the packed sides of requests, finished by the
  *                           completion calls (datatypes/pending.h)
  *   strategy   datatypes/strategy.c  how one side of a call with a derived

@@ -69,3 +69,28 @@ MG_TUNE_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype se
     mg_tune__dt_progress_orphans(0);
     return rc;
 }
+
+/* One buffer both ways: a packed send is in its stream before anything is
+ * received, so with PACK on either side the call is an MPI_Sendrecv. */
+MG_TUNE_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                     int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!mg_tune__dt_active())
+        return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+    mg_dt_side s, r;
+    mg_tune__dt_side(&s, comm, dest, buf, count, datatype, MG_DT_SEND);
+    mg_tune__dt_side(&r, comm, source, buf, count, datatype, MG_DT_RECV);
+    int rc;
+    if (s.s != MG_DTS_PACK && r.s != MG_DTS_PACK) {
+        /* one side may stay native at MPI_PROC_NULL: the other's type serves both */
+        rc = PMPI_Sendrecv_replace(buf, count, s.s == MG_DTS_NORMALIZED ? s.type : r.type, dest, sendtag, source,
+                                   recvtag, comm, status);
+    } else {
+        MPI_Status own, *st = status == MPI_STATUS_IGNORE && r.s == MG_DTS_PACK ? &own : status;
+        rc = PMPI_Sendrecv(s.buf, s.count, s.type, dest, sendtag, r.buf, r.count, r.type, source, recvtag, comm, st);
+        mg_tune__dt_finish(&r, rc, st);
+    }
+    mg_tune__dt_finish(&s, rc, NULL);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}

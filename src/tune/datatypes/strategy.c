@@ -16,14 +16,6 @@
 #include "mpiguide/dt.h"
 #include <limits.h>
 
-int mg_tune__dt_active(void)
-{
-    unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
-    if (!(h & MG_HOT_ON) || MG_HOT_MODE(h) != MG_TUNE_FORCED) return 0;
-    int s = atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
-    return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK;
-}
-
 /* Each thread's last two answers of mg_tune__type_plan (the two sides of a
  * call): a loop of calls with predefined types asks no map. Valid while no
  * record was deleted (a handle may name another type) and no type was
@@ -124,4 +116,36 @@ void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st)
 {
     mg_tune__dt_unpack(x, rc, st);
     mg_tune__dt_release(x);
+}
+
+mg_dts mg_tune__dt_coll_strategy(MPI_Comm comm)
+{
+    mg_dts s = (mg_dts)atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
+    if (s != MG_DTS_NORMALIZED && s != MG_DTS_PACK) return MG_DTS_NATIVE;
+    const mg_comm_info *info = comm == MPI_COMM_NULL ? NULL : mg_tune__comm_info(comm);
+    return info && !info->inter ? s : MG_DTS_NATIVE;
+}
+
+MPI_Datatype mg_tune__dt_normal(MPI_Datatype type)
+{
+    const mg_type_plan *p = plan_of(type);
+    return p && p->normal != MPI_DATATYPE_NULL ? p->normal : type;
+}
+
+int mg_tune__dt_put(const void *buf, MPI_Count count, MPI_Datatype type, void *stream, MPI_Comm comm)
+{
+    const mg_type_plan *p = count > 0 ? plan_of(type) : NULL;
+    if (!p) return mg_call_pack(buf, count, type, stream, comm);
+    MPI_Count done;
+    return mg_dt_pack(p->dt, buf, count, 0, stream, count * p->size, &done) == MG_DT_SUCCESS ? MPI_SUCCESS
+                                                                                             : MPI_ERR_INTERN;
+}
+
+int mg_tune__dt_get(const void *stream, void *buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm)
+{
+    const mg_type_plan *p = count > 0 ? plan_of(type) : NULL;
+    if (!p) return mg_call_unpack(stream, buf, count, type, comm);
+    MPI_Count done;
+    return mg_dt_unpack(p->dt, stream, count * p->size, 0, buf, count, &done) == MG_DT_SUCCESS ? MPI_SUCCESS
+                                                                                               : MPI_ERR_INTERN;
 }

@@ -3,6 +3,7 @@
 #ifndef MG_TUNE_DT_STRATEGY_H
 #define MG_TUNE_DT_STRATEGY_H
 
+#include "../lifecycle.h"
 #include "../tune_internal.h"
 #include "../types.h"
 
@@ -24,7 +25,13 @@ typedef struct {
 /* The calls with derived datatypes are looked at (else they go straight to
  * the native call): the library runs and a strategy other than native may be
  * forced. One atomic load or two. */
-int mg_tune__dt_active(void);
+static inline int mg_tune__dt_active(void)
+{
+    unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
+    if (!(h & MG_HOT_ON) || MG_HOT_MODE(h) != MG_TUNE_FORCED) return 0;
+    int s = atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
+    return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK;
+}
 
 /* The side of count x type at buf, with the strategy the configuration gives
  * it; NATIVE where no other applies (peer MPI_PROC_NULL, buf MPI_BOTTOM, predefined,
@@ -44,5 +51,22 @@ void mg_tune__dt_repack(mg_dt_side *x);
 void mg_tune__dt_release(mg_dt_side *x);
 /* After a blocking call: unpack (a receive), release. */
 void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st);
+
+/* ---- collectives ----
+ * NORMALIZED is a local choice: each rank hands the native call normal(t) of
+ * its own types. PACK is not: every rank of the call passes MPI_PACKED, so it
+ * is chosen from what all ranks share (the configuration, the communicator
+ * and the message's bytes), and a rank whose types need no packing passes its
+ * contiguous bytes as they lie. */
+
+/* The strategy of a collective on comm: NATIVE, NORMALIZED, or PACK on an
+ * intracommunicator. Callers have seen mg_tune__dt_active(). */
+mg_dts mg_tune__dt_coll_strategy(MPI_Comm comm);
+/* normal(t) where t has one, else t. */
+MPI_Datatype mg_tune__dt_normal(MPI_Datatype type);
+/* count x type at buf to the stream (count x size bytes) and back: the
+ * engine where the type has a plan, else a copy or MPI_Pack (mg_call_pack). */
+int mg_tune__dt_put(const void *buf, MPI_Count count, MPI_Datatype type, void *stream, MPI_Comm comm);
+int mg_tune__dt_get(const void *stream, void *buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm);
 
 #endif
