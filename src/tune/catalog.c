@@ -88,3 +88,31 @@ int mg_tune__dts_index(const char *name)
 }
 
 const char *mg_tune__dts_name(mg_dts s) { return s >= 0 && s < MG_NDTS ? dts_names[s] : "?"; }
+
+static const char *const dtop_names[MG_NDTOPS] = {"MPI_Send",
+                                                  "MPI_Ssend",
+                                                  "MPI_Rsend",
+                                                  "MPI_Recv",
+                                                  "MPI_Sendrecv:send",
+                                                  "MPI_Sendrecv:recv",
+                                                  "MPI_Sendrecv_replace:send",
+                                                  "MPI_Sendrecv_replace:recv",
+                                                  "MPI_Isend",
+                                                  "MPI_Issend",
+                                                  "MPI_Irecv",
+                                                  "MPI_Send_init",
+                                                  "MPI_Recv_init",
+                                                  "MPI_Mrecv",
+                                                  "MPI_Imrecv",
+                                                  "MPI_Bcast",
+                                                  "MPI_Gather",
+                                                  "MPI_Gatherv",
+                                                  "MPI_Scatter",
+                                                  "MPI_Scatterv",
+                                                  "MPI_Allgather",
+                                                  "MPI_Allgatherv",
+                                                  "MPI_Alltoall",
+                                                  "MPI_Alltoallv",
+                                                  "MPI_Neighbor_alltoallw"};
+
+const char *mg_tune__dtop_name(mg_dtop op) { return op >= 0 && op < MG_NDTOPS ? dtop_names[op] : "?"; }

@@ -1,8 +1,9 @@
-/* Usage counters (per collective, message size and implementation that ran)
- * and the report, in the spirit of 002 Listing 2, as keyed notes of a raw file
+/* Usage counters (per collective, message size and implementation that ran;
+ * per operation with a derived datatype, bytes and strategy) and the report, in the spirit of 002 Listing 2, as keyed notes of a raw file
  * (`#@kind[config]=value`, docs/formats.md), so that a report appended to a
  * raw file is read with it:
  *   #@tune_alg[MPI_Allgather 100 allgather_as_gather_bcast]=25
+ *   #@tune_dt[MPI_Send 3200 pack]=12
  *   #@tune_config[msg_pool_bytes]=67108864
  *   #@tune_config[int_pool_bytes]=262144
  *   #@tune_config[mode]=tuned
@@ -16,13 +17,15 @@
 #include <string.h>
 
 /* One usage counter: calls of a collective with a message size that ran an
- * implementation. Counters never move once made (the table holds pointers). */
+ * implementation, or of an operation with a derived datatype that took a
+ * strategy. Counters never move once made (the table holds pointers). */
 typedef struct {
     uint64_t calls; /* under mu */
     MPI_Count bytes;
-    int coll;
-    int impl; /* an implementation index, MG_TUNE_NATIVE included */
+    int coll; /* a collective, or MG_NCOLLS + an mg_dtop */
+    int impl; /* an implementation index, MG_TUNE_NATIVE included, or an mg_dts */
 } counter;
+enum { NKEYS = MG_NCOLLS + MG_NDTOPS };
 
 /* Each thread counts a repeated call (same collective, size and
  * implementation as its last one) in a cell of its own, without a lock or a
@@ -36,7 +39,7 @@ struct cells {
         MPI_Count bytes;
         int impl;
         _Atomic uint64_t pending; /* written by the owning thread only */
-    } last[MG_NCOLLS];
+    } last[NKEYS];
     cells *next;
 };
 
@@ -90,12 +93,12 @@ static uint64_t calls_of(const counter *e)
 {
     uint64_t n = e->calls;
     for (const cells *t = counters.threads; t; t = t->next)
-        for (int k = 0; k < MG_NCOLLS; k++)
+        for (int k = 0; k < NKEYS; k++)
             if (t->last[k].c == e) n += atomic_load_explicit(&t->last[k].pending, memory_order_relaxed);
     return n;
 }
 
-void mg_tune__count(mg_coll coll, MPI_Count bytes, int impl)
+static void count(int coll, MPI_Count bytes, int impl)
 {
     cells *mine = my_cells;
     if (mine && mine->last[coll].c && mine->last[coll].bytes == bytes && mine->last[coll].impl == impl) {
@@ -129,13 +132,27 @@ void mg_tune__count(mg_coll coll, MPI_Count bytes, int impl)
     if (!e) mg_tune__warn_local("out of memory for the usage counters; the report is incomplete");
 }
 
-uint64_t mg_tune__counted(mg_coll coll, MPI_Count bytes, int impl)
+void mg_tune__count(mg_coll coll, MPI_Count bytes, int impl) { count((int)coll, bytes, impl); }
+
+void mg_tune__count_dt(mg_dtop op, MPI_Count bytes, mg_dts strategy)
+{
+    count(MG_NCOLLS + (int)op, bytes, (int)strategy);
+}
+
+static uint64_t counted(int coll, MPI_Count bytes, int impl)
 {
     pthread_mutex_lock(&counters.mu);
     counter *e = counters.cap ? *find(counters.table, counters.cap, (int)coll, bytes, impl) : NULL;
     uint64_t n = e ? calls_of(e) : 0;
     pthread_mutex_unlock(&counters.mu);
     return n;
+}
+
+uint64_t mg_tune__counted(mg_coll coll, MPI_Count bytes, int impl) { return counted((int)coll, bytes, impl); }
+
+uint64_t mg_tune__counted_dt(mg_dtop op, MPI_Count bytes, mg_dts strategy)
+{
+    return counted(MG_NCOLLS + (int)op, bytes, (int)strategy);
 }
 
 /* mu held: every counter freed, every thread's cells emptied. Only while no
@@ -202,10 +219,17 @@ int mg_tune__report_write(FILE *out, const mg_tune_config *cfg)
     int rc = sorted_rows(&rows, &n);
     if (rc != MG_TUNE_SUCCESS) return rc;
     static const char *const modes[] = {"off", "forced", "tuned"};
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "#@tune_alg[%s %lld %s]=%llu\n", mg_tune__table((mg_coll)rows[i].coll)->mpi_name,
-                (long long)rows[i].bytes, mg_tune__impl_label((mg_coll)rows[i].coll, rows[i].impl),
-                (unsigned long long)rows[i].calls);
+    for (size_t i = 0; i < n; i++) {
+        int c = rows[i].coll;
+        if (c < MG_NCOLLS)
+            fprintf(out, "#@tune_alg[%s %lld %s]=%llu\n", mg_tune__table((mg_coll)c)->mpi_name,
+                    (long long)rows[i].bytes, mg_tune__impl_label((mg_coll)c, rows[i].impl),
+                    (unsigned long long)rows[i].calls);
+        else
+            fprintf(out, "#@tune_dt[%s %lld %s]=%llu\n", mg_tune__dtop_name((mg_dtop)(c - MG_NCOLLS)),
+                    (long long)rows[i].bytes, mg_tune__dts_name((mg_dts)rows[i].impl),
+                    (unsigned long long)rows[i].calls);
+    }
     free(rows);
     fprintf(out, "#@tune_config[msg_pool_bytes]=%zu\n", cfg->msg_pool_bytes);
     fprintf(out, "#@tune_config[int_pool_bytes]=%zu\n", cfg->int_pool_bytes);

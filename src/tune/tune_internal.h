@@ -118,6 +118,38 @@ typedef enum { MG_DTS_DEFAULT = 0, MG_DTS_NATIVE, MG_DTS_NORMALIZED, MG_DTS_PACK
 /* The strategy of a name ("default", "native", "normalized", "pack"); -1 if unknown. */
 int mg_tune__dts_index(const char *name);
 const char *mg_tune__dts_name(mg_dts s);
+/* The operations whose calls the datatype strategies count (the report's
+ * #@tune_dt): the calls, and for the two-sided ones each side. */
+typedef enum {
+    MG_DTOP_SEND,
+    MG_DTOP_SSEND,
+    MG_DTOP_RSEND,
+    MG_DTOP_RECV,
+    MG_DTOP_SENDRECV_SEND,
+    MG_DTOP_SENDRECV_RECV,
+    MG_DTOP_REPLACE_SEND,
+    MG_DTOP_REPLACE_RECV,
+    MG_DTOP_ISEND,
+    MG_DTOP_ISSEND,
+    MG_DTOP_IRECV,
+    MG_DTOP_SEND_INIT,
+    MG_DTOP_RECV_INIT,
+    MG_DTOP_MRECV,
+    MG_DTOP_IMRECV,
+    MG_DTOP_BCAST,
+    MG_DTOP_GATHER,
+    MG_DTOP_GATHERV,
+    MG_DTOP_SCATTER,
+    MG_DTOP_SCATTERV,
+    MG_DTOP_ALLGATHER,
+    MG_DTOP_ALLGATHERV,
+    MG_DTOP_ALLTOALL,
+    MG_DTOP_ALLTOALLV,
+    MG_DTOP_NEIGHBOR_ALLTOALLW,
+    MG_NDTOPS
+} mg_dtop;
+/* "MPI_Send", "MPI_Sendrecv:send", ... */
+const char *mg_tune__dtop_name(mg_dtop op);
 /* What MPIGUIDE_TUNE_FORCE calls them: "datatypes". */
 #define MG_TUNE_DATATYPES "datatypes"
 
@@ -192,6 +224,9 @@ int mg_tune__profile_impl(const mg_tune_profile *p, MPI_Count bytes);
 void mg_tune__count(mg_coll coll, MPI_Count bytes, int impl);
 /* Calls counted for (coll, bytes, impl) (tests). */
 uint64_t mg_tune__counted(mg_coll coll, MPI_Count bytes, int impl);
+/* The same for calls with derived datatypes: operation, this rank's bytes, strategy. */
+void mg_tune__count_dt(mg_dtop op, MPI_Count bytes, mg_dts strategy);
+uint64_t mg_tune__counted_dt(mg_dtop op, MPI_Count bytes, mg_dts strategy);
 void mg_tune__counters_reset(void);
 void mg_tune__counters_free(void);
 /* The report (docs/tuning.md): the counters, then the pools, mode and chunk of cfg. */

@@ -9,7 +9,8 @@
  * subarray, a contiguous type, MPI_INT), with 0, 12 and 36 ints per block,
  * blocks of different sizes (empty ones included) in the v forms, and the
  * root first and last. The native result of each case is measured first,
- * with the library forced to native. Run with 1 to 4 processes. */
+ * with the library forced to native. The report counts these calls. Run with
+ * 1 to 4 processes. */
 #define _POSIX_C_SOURCE 200809L
 #include "mpiguide/tune.h"
 #include <mpi.h>
@@ -227,6 +228,42 @@ static void check(const kase *c)
     free(ref);
 }
 
+/* The report counts calls with derived types per operation, bytes and
+ * strategy (#@tune_dt), and no others: the calls here have a size (72 bytes,
+ * 18 ints) that the cases above never use. Calls are counted: the control
+ * API was used. */
+static void report(void)
+{
+    MPI_Datatype vec = types[0].t; /* 24 bytes */
+    buffer b = buffer_new(vec, 3, 1);
+    int ints[18] = {0};
+    EXPECT(mg_tune_force("datatypes", "pack") == MG_TUNE_SUCCESS);
+    for (int i = 0; i < 3; i++) MPI_Bcast(b.at, 3, vec, 0, MPI_COMM_WORLD);
+    MPI_Bcast(ints, 18, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Sendrecv_replace(b.at, 3, vec, (rank + 1) % size, 6, (rank + size - 1) % size, 6, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+    EXPECT(mg_tune_force("datatypes", "native") == MG_TUNE_SUCCESS);
+    MPI_Bcast(b.at, 3, vec, 0, MPI_COMM_WORLD);
+    free(b.base);
+    FILE *f = tmpfile();
+    EXPECT(f && mg_tune_write_report(f) == MG_TUNE_SUCCESS);
+    if (!f) return;
+    rewind(f);
+    char line[256], text[4096] = "";
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "#@tune_dt[", 10) == 0 && strstr(line, " 72 ") && strlen(text) + strlen(line) < sizeof text)
+            strcat(text, line);
+    fclose(f);
+    const char *want = "#@tune_dt[MPI_Sendrecv_replace:send 72 pack]=1\n"
+                       "#@tune_dt[MPI_Sendrecv_replace:recv 72 pack]=1\n"
+                       "#@tune_dt[MPI_Bcast 72 native]=1\n"
+                       "#@tune_dt[MPI_Bcast 72 pack]=3\n";
+    if (strcmp(text, want)) {
+        fprintf(stderr, "rank %d: the report's #@tune_dt lines are\n%swhere\n%swas expected\n", rank, text, want);
+        failures++;
+    }
+}
+
 static MPI_Datatype committed(MPI_Datatype t)
 {
     MPI_Type_commit(&t);
@@ -277,6 +314,7 @@ int main(int argc, char **argv)
                             check(&c);
                         }
 
+    report();
     EXPECT(mg_tune_force("datatypes", "native") == MG_TUNE_SUCCESS);
     for (int i = 0; i < NTYPES - 1; i++) MPI_Type_free(&types[i].t);
     MPI_Type_free(&two);

@@ -37,6 +37,15 @@ static int size_of(MPI_Comm comm)
     return p;
 }
 
+/* Counts a call of op (this rank's bytes, the strategy decided) where a report
+ * is requested and one of its significant types is a committed derived one. */
+static void count_call(mg_dtop op, MPI_Datatype a, MPI_Datatype b, MPI_Count bytes, mg_dts s)
+{
+    if ((atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT) &&
+        (mg_tune__type_is_committed(a) || mg_tune__type_is_committed(b)))
+        mg_tune__dt_count(op, bytes, s);
+}
+
 /* Where the bytes of count x type at buf lie if they are one run (a receive's
  * are writable), else NULL: they go through a stream. */
 static char *run_of(const void *buf, MPI_Count count, MPI_Datatype type) { return mg_contiguous_run(buf, count, type); }
@@ -79,9 +88,11 @@ static int get_blocks(const char *s, MPI_Count n, void *buf, MPI_Count count, MP
 int mg_tune__dt_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, mg_bcast_fn inner)
 {
     mg_dts s = mg_tune__dt_coll_strategy(comm);
+    MPI_Count n = mg_type_bytes(count, type);
+    if (s == MG_DTS_PACK && (n <= 0 || n > INT_MAX)) s = MG_DTS_NATIVE;
+    count_call(MG_DTOP_BCAST, type, MPI_DATATYPE_NULL, n, s);
     if (s == MG_DTS_NORMALIZED) return inner(buf, count, mg_tune__dt_normal(type), root, comm);
-    MPI_Count n = s == MG_DTS_PACK ? mg_type_bytes(count, type) : 0;
-    if (n <= 0 || n > INT_MAX) return inner(buf, count, type, root, comm);
+    if (s == MG_DTS_NATIVE) return inner(buf, count, type, root, comm);
     char *run = run_of(buf, count, type);
     if (run) return inner(run, n, MPI_PACKED, root, comm);
     int me = rank_of(comm);
@@ -114,15 +125,14 @@ int mg_tune__dt_gather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 {
     mg_dts s = mg_tune__dt_coll_strategy(comm);
     int me = rank_of(comm), p = size_of(comm), at_root = me == root, in_place = sendbuf == MPI_IN_PLACE;
+    /* the receive arguments count at the root only */
+    MPI_Count n = at_root ? mg_type_bytes(recvcount, recvtype) : mg_type_bytes(sendcount, sendtype);
+    if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n))) s = MG_DTS_NATIVE;
+    count_call(MG_DTOP_GATHER, in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL, n, s);
     if (s == MG_DTS_NORMALIZED)
         return inner(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcount,
                      at_root ? mg_tune__dt_normal(recvtype) : recvtype, root, comm);
-    /* the receive arguments count at the root only */
-    MPI_Count n = s != MG_DTS_PACK ? 0
-                  : at_root        ? mg_type_bytes(recvcount, recvtype)
-                                   : mg_type_bytes(sendcount, sendtype);
-    if (n <= 0 || !mg_fits_int_product(p, n))
-        return inner(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (s == MG_DTS_NATIVE) return inner(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     char *rrun = at_root ? run_of(recvbuf, (MPI_Count)p * recvcount, recvtype) : NULL, *rst = NULL;
     size_t total = (size_t)n + (at_root && !rrun ? (size_t)p * (size_t)n : 0);
     mg_lease *l = NULL;
@@ -143,15 +153,14 @@ int mg_tune__dt_scatter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 {
     mg_dts s = mg_tune__dt_coll_strategy(comm);
     int me = rank_of(comm), p = size_of(comm), at_root = me == root, in_place = recvbuf == MPI_IN_PLACE;
+    /* the send arguments count at the root only */
+    MPI_Count n = at_root ? mg_type_bytes(sendcount, sendtype) : mg_type_bytes(recvcount, recvtype);
+    if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n))) s = MG_DTS_NATIVE;
+    count_call(MG_DTOP_SCATTER, at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype, n, s);
     if (s == MG_DTS_NORMALIZED)
         return inner(sendbuf, sendcount, at_root ? mg_tune__dt_normal(sendtype) : sendtype, recvbuf, recvcount,
                      in_place ? recvtype : mg_tune__dt_normal(recvtype), root, comm);
-    /* the send arguments count at the root only */
-    MPI_Count n = s != MG_DTS_PACK ? 0
-                  : at_root        ? mg_type_bytes(sendcount, sendtype)
-                                   : mg_type_bytes(recvcount, recvtype);
-    if (n <= 0 || !mg_fits_int_product(p, n))
-        return inner(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (s == MG_DTS_NATIVE) return inner(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     char *rrun = in_place ? NULL : run_of(recvbuf, recvcount, recvtype), *rst = NULL;
     size_t total = (at_root ? (size_t)p * (size_t)n : 0) + (in_place || rrun ? 0 : (size_t)n);
     mg_lease *l = NULL;
@@ -174,16 +183,14 @@ static int all_to(int all, const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, mg_allgather_fn inner)
 {
     mg_dts s = mg_tune__dt_coll_strategy(comm);
-    int in_place = sendbuf == MPI_IN_PLACE;
+    int in_place = sendbuf == MPI_IN_PLACE, me = rank_of(comm), p = size_of(comm);
+    MPI_Count n = in_place ? mg_type_bytes(recvcount, recvtype) : mg_type_bytes(sendcount, sendtype);
+    if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n))) s = MG_DTS_NATIVE;
+    count_call(all ? MG_DTOP_ALLTOALL : MG_DTOP_ALLGATHER, in_place ? MPI_DATATYPE_NULL : sendtype, recvtype, n, s);
     if (s == MG_DTS_NORMALIZED)
         return inner(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcount,
                      mg_tune__dt_normal(recvtype), comm);
-    int me = rank_of(comm), p = size_of(comm);
-    MPI_Count n = s != MG_DTS_PACK ? 0
-                  : in_place       ? mg_type_bytes(recvcount, recvtype)
-                                   : mg_type_bytes(sendcount, sendtype);
-    if (n <= 0 || !mg_fits_int_product(p, n))
-        return inner(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (s == MG_DTS_NATIVE) return inner(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     MPI_Count sblocks = all ? p : 1;
     char *rrun = run_of(recvbuf, (MPI_Count)p * recvcount, recvtype), *rst = NULL;
     size_t total = (in_place ? 0 : (size_t)sblocks * (size_t)n) + (rrun ? 0 : (size_t)p * (size_t)n);
@@ -294,6 +301,8 @@ MG_TUNE_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
     mg_dts s = mg_tune__dt_active() ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
     int me = s == MG_DTS_NATIVE ? -1 : rank_of(comm), at_root = me == root, in_place = sendbuf == MPI_IN_PLACE;
+    count_call(MG_DTOP_GATHERV, in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL,
+               in_place ? 0 : mg_type_bytes(sendcount, sendtype), s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Gatherv(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcounts,
                             displs, at_root ? mg_tune__dt_normal(recvtype) : recvtype, root, comm);
@@ -321,6 +330,8 @@ MG_TUNE_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const 
 {
     mg_dts s = mg_tune__dt_active() ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
     int me = s == MG_DTS_NATIVE ? -1 : rank_of(comm), at_root = me == root, in_place = recvbuf == MPI_IN_PLACE;
+    count_call(MG_DTOP_SCATTERV, at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype,
+               in_place ? 0 : mg_type_bytes(recvcount, recvtype), s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Scatterv(sendbuf, sendcounts, displs, at_root ? mg_tune__dt_normal(sendtype) : sendtype, recvbuf,
                              recvcount, in_place ? recvtype : mg_tune__dt_normal(recvtype), root, comm);
@@ -352,6 +363,8 @@ MG_TUNE_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype 
 {
     mg_dts s = mg_tune__dt_active() ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
     int in_place = sendbuf == MPI_IN_PLACE;
+    count_call(MG_DTOP_ALLGATHERV, in_place ? MPI_DATATYPE_NULL : sendtype, recvtype,
+               in_place ? 0 : mg_type_bytes(sendcount, sendtype), s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Allgatherv(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf,
                                recvcounts, displs, mg_tune__dt_normal(recvtype), comm);
@@ -381,6 +394,13 @@ MG_TUNE_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const
 {
     mg_dts s = mg_tune__dt_active() ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
     int in_place = sendbuf == MPI_IN_PLACE;
+    if (atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT) {
+        /* what this rank receives */
+        int n = size_of(comm);
+        MPI_Count bytes = 0, size = mg_type_bytes(1, recvtype);
+        for (int i = 0; i < n && size > 0; i++) bytes += recvcounts[i] * size;
+        count_call(MG_DTOP_ALLTOALLV, in_place ? MPI_DATATYPE_NULL : sendtype, recvtype, bytes, s);
+    }
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf,
                               recvcounts, rdispls, mg_tune__dt_normal(recvtype), comm);
@@ -478,9 +498,22 @@ MG_TUNE_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts
                                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    mg_dts s = mg_tune__dt_active() ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
-    int in = 0, out = 0;
-    if (s == MG_DTS_NATIVE || sendbuf == MPI_BOTTOM || recvbuf == MPI_BOTTOM || degrees(comm, &in, &out))
+    int active = mg_tune__dt_active();
+    mg_dts s = active ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
+    int in = 0, out = 0, topology = active && degrees(comm, &in, &out) == 0;
+    if (sendbuf == MPI_BOTTOM || recvbuf == MPI_BOTTOM || !topology) s = MG_DTS_NATIVE;
+    if (topology && (atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT)) {
+        /* what this rank receives, if any of its types is derived */
+        MPI_Count bytes = 0;
+        int derived = 0;
+        for (int i = 0; i < in; i++) {
+            bytes += mg_type_bytes(recvcounts[i], recvtypes[i]);
+            derived |= mg_tune__type_is_committed(recvtypes[i]);
+        }
+        for (int i = 0; i < out && !derived; i++) derived = mg_tune__type_is_committed(sendtypes[i]);
+        if (derived) mg_tune__dt_count(MG_DTOP_NEIGHBOR_ALLTOALLW, bytes, s);
+    }
+    if (s == MG_DTS_NATIVE)
         return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                        comm);
     wside ws = {0}, wr = {0};

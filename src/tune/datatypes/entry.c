@@ -22,27 +22,27 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 }
 
 /* MPI_Send, MPI_Ssend, MPI_Rsend. */
-#define DEF_SEND(NAME, PNAME)                                                                                 \
+#define DEF_SEND(NAME, PNAME, OP)                                                                             \
     MG_TUNE_API int NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
     {                                                                                                         \
         if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, dest, tag, comm);                       \
         mg_dt_side x;                                                                                         \
-        mg_tune__dt_side(&x, comm, dest, buf, count, datatype, MG_DT_SEND);                                   \
+        mg_tune__dt_side(&x, OP, comm, dest, buf, count, datatype, MG_DT_SEND);                               \
         int rc = PNAME(x.buf, x.count, x.type, dest, tag, comm);                                              \
         mg_tune__dt_finish(&x, rc, NULL);                                                                     \
         mg_tune__dt_progress_orphans(0);                                                                      \
         return rc;                                                                                            \
     }
-DEF_SEND(MPI_Send, PMPI_Send)
-DEF_SEND(MPI_Ssend, PMPI_Ssend)
-DEF_SEND(MPI_Rsend, PMPI_Rsend)
+DEF_SEND(MPI_Send, PMPI_Send, MG_DTOP_SEND)
+DEF_SEND(MPI_Ssend, PMPI_Ssend, MG_DTOP_SSEND)
+DEF_SEND(MPI_Rsend, PMPI_Rsend, MG_DTOP_RSEND)
 
 MG_TUNE_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                          MPI_Status *status)
 {
     if (!mg_tune__dt_active()) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
     mg_dt_side x;
-    mg_tune__dt_side(&x, comm, source, buf, count, datatype, MG_DT_RECV);
+    mg_tune__dt_side(&x, MG_DTOP_RECV, comm, source, buf, count, datatype, MG_DT_RECV);
     /* a status of our own only where it is read */
     MPI_Status own, *st = status == MPI_STATUS_IGNORE && x.s == MG_DTS_PACK ? &own : status;
     int rc = PMPI_Recv(x.buf, x.count, x.type, source, tag, comm, st);
@@ -59,8 +59,8 @@ MG_TUNE_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype se
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                              comm, status);
     mg_dt_side s, r;
-    mg_tune__dt_side(&s, comm, dest, sendbuf, sendcount, sendtype, MG_DT_SEND);
-    mg_tune__dt_side(&r, comm, source, recvbuf, recvcount, recvtype, MG_DT_RECV);
+    mg_tune__dt_side(&s, MG_DTOP_SENDRECV_SEND, comm, dest, sendbuf, sendcount, sendtype, MG_DT_SEND);
+    mg_tune__dt_side(&r, MG_DTOP_SENDRECV_RECV, comm, source, recvbuf, recvcount, recvtype, MG_DT_RECV);
     /* a status of our own only where it is read */
     MPI_Status own, *st = status == MPI_STATUS_IGNORE && r.s == MG_DTS_PACK ? &own : status;
     int rc = PMPI_Sendrecv(s.buf, s.count, s.type, dest, sendtag, r.buf, r.count, r.type, source, recvtag, comm, st);
@@ -78,8 +78,8 @@ MG_TUNE_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype
     if (!mg_tune__dt_active())
         return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
     mg_dt_side s, r;
-    mg_tune__dt_side(&s, comm, dest, buf, count, datatype, MG_DT_SEND);
-    mg_tune__dt_side(&r, comm, source, buf, count, datatype, MG_DT_RECV);
+    mg_tune__dt_side(&s, MG_DTOP_REPLACE_SEND, comm, dest, buf, count, datatype, MG_DT_SEND);
+    mg_tune__dt_side(&r, MG_DTOP_REPLACE_RECV, comm, source, buf, count, datatype, MG_DT_RECV);
     int rc;
     if (s.s != MG_DTS_PACK && r.s != MG_DTS_PACK) {
         /* one side may stay native at MPI_PROC_NULL: the other's type serves both */

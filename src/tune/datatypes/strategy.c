@@ -50,42 +50,61 @@ static void native(mg_dt_side *x)
     x->type = x->utype;
 }
 
-void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, MPI_Count count, MPI_Datatype type,
-                      int how)
+/* The strategy the configuration gives a call (forced mode: the forced one). */
+static mg_dts configured(void)
+{
+    unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
+    if (MG_HOT_MODE(h) != MG_TUNE_FORCED) return MG_DTS_NATIVE;
+    mg_dts s = (mg_dts)atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
+    return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK ? s : MG_DTS_NATIVE;
+}
+
+void mg_tune__dt_count(mg_dtop op, MPI_Count bytes, mg_dts s)
+{
+    if (atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT) mg_tune__count_dt(op, bytes, s);
+}
+
+void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
+                      MPI_Datatype type, int how)
 {
     int send = how != MG_DT_RECV;
     *x = (mg_dt_side){.send = send, .user = (void *)buf, .ucount = count, .utype = type};
     native(x);
     /* MPI_BOTTOM: absolute addresses, which the engine does not take */
     if (count <= 0 || peer == MPI_PROC_NULL || buf == MPI_BOTTOM) return;
+    mg_dts s = configured();
+    if (s == MG_DTS_NATIVE) {
+        /* only counted: no plan is made */
+        if (mg_tune__type_is_committed(type)) mg_tune__dt_count(op, mg_type_bytes(count, type), s);
+        return;
+    }
     /* the type first: most calls carry predefined types, which have no plan */
     const mg_type_plan *p = plan_of(type);
     MPI_Count bytes;
     if (!p || __builtin_mul_overflow(count, p->size, &bytes) || bytes > INT_MAX) return;
     const mg_comm_info *info = mg_tune__comm_info(comm);
     if (!info || info->inter) return;
-    mg_dts s = (mg_dts)atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
     if (s == MG_DTS_NORMALIZED && p->normal != MPI_DATATYPE_NULL) {
         x->s = s;
         x->plan = p;
         x->type = p->normal;
-        return;
+    } else if (s == MG_DTS_PACK) {
+        mg_lease *l = mg_lease_acquire((size_t)bytes, 0);
+        void *stream = l ? mg_lease_msg(l, (size_t)bytes) : NULL;
+        MPI_Count done = 0;
+        if (!stream || (how == MG_DT_SEND &&
+                        (mg_dt_pack(p->dt, buf, count, 0, stream, bytes, &done) != MG_DT_SUCCESS || done != bytes))) {
+            if (l) mg_lease_release(l);
+        } else {
+            x->s = s;
+            x->plan = p;
+            x->lease = l;
+            x->buf = stream;
+            x->count = (int)bytes;
+            x->type = MPI_PACKED;
+        }
     }
-    if (s != MG_DTS_PACK) return;
-    mg_lease *l = mg_lease_acquire((size_t)bytes, 0);
-    void *stream = l ? mg_lease_msg(l, (size_t)bytes) : NULL;
-    MPI_Count done = 0;
-    if (!stream || (how == MG_DT_SEND &&
-                    (mg_dt_pack(p->dt, buf, count, 0, stream, bytes, &done) != MG_DT_SUCCESS || done != bytes))) {
-        if (l) mg_lease_release(l);
-        return;
-    }
-    x->s = s;
-    x->plan = p;
-    x->lease = l;
-    x->buf = stream;
-    x->count = (int)bytes;
-    x->type = MPI_PACKED;
+    mg_tune__dt_count(op, bytes, x->s);
 }
 
 void mg_tune__dt_unpack(mg_dt_side *x, int rc, const MPI_Status *st)
@@ -120,8 +139,8 @@ void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st)
 
 mg_dts mg_tune__dt_coll_strategy(MPI_Comm comm)
 {
-    mg_dts s = (mg_dts)atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
-    if (s != MG_DTS_NORMALIZED && s != MG_DTS_PACK) return MG_DTS_NATIVE;
+    mg_dts s = configured();
+    if (s == MG_DTS_NATIVE) return s;
     const mg_comm_info *info = comm == MPI_COMM_NULL ? NULL : mg_tune__comm_info(comm);
     return info && !info->inter ? s : MG_DTS_NATIVE;
 }

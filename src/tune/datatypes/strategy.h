@@ -23,24 +23,29 @@ typedef struct {
 } mg_dt_side;
 
 /* The calls with derived datatypes are looked at (else they go straight to
- * the native call): the library runs and a strategy other than native may be
- * forced. One atomic load or two. */
+ * the native call): the library runs, and calls are counted or a strategy
+ * other than native may be forced. One atomic load or two. */
 static inline int mg_tune__dt_active(void)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
-    if (!(h & MG_HOT_ON) || MG_HOT_MODE(h) != MG_TUNE_FORCED) return 0;
+    if (!(h & MG_HOT_ON)) return 0;
+    if (h & MG_HOT_COUNT) return 1;
+    if (MG_HOT_MODE(h) != MG_TUNE_FORCED) return 0;
     int s = atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
     return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK;
 }
 
 /* The side of count x type at buf, with the strategy the configuration gives
- * it; NATIVE where no other applies (peer MPI_PROC_NULL, buf MPI_BOTTOM, predefined,
+ * it, counted as op where a report is requested (calls with committed derived
+ * types only); NATIVE where no other applies (peer MPI_PROC_NULL, buf MPI_BOTTOM, predefined,
  * contiguous or uncommitted types, intercommunicators, an empty side, a
  * stream of more than INT_MAX bytes, out of memory). Callers have seen
  * mg_tune__dt_active(). */
 enum { MG_DT_RECV, MG_DT_SEND /* packs the data now */, MG_DT_SEND_LATER /* persistent: at every start */ };
-void mg_tune__dt_side(mg_dt_side *x, MPI_Comm comm, int peer, const void *buf, MPI_Count count, MPI_Datatype type,
-                      int how);
+void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
+                      MPI_Datatype type, int how);
+/* Counts a call of op with this rank's bytes and strategy where a report is requested. */
+void mg_tune__dt_count(mg_dtop op, MPI_Count bytes, mg_dts s);
 
 /* A PACK receive unpacks what arrived (rc MPI_SUCCESS, or truncated: the bytes
  * that were received) as st says (never MPI_STATUS_IGNORE here). */
