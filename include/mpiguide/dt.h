@@ -112,6 +112,10 @@ MG_DT_API int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_D
  * len is too small. */
 MG_DT_API int mg_dt_describe(const mg_dt *t, char *buf, size_t len);
 MG_DT_API int mg_dt_describe_count(const mg_dt *t, MPI_Count count, char *buf, size_t len);
+/* The constructors of the normalized form from the outside in, joined by '/'
+ * ("resized/hvector/indexed"; up to the first struct): the shape datatype
+ * profiles of libmpiguide-tune match. The same on every stack. */
+MG_DT_API int mg_dt_shape(const mg_dt *t, char *buf, size_t len);
 
 /* The compiled loop program of `count` elements, one primitive per line. */
 MG_DT_API int mg_dt_program(const mg_dt *t, MPI_Count count, char *buf, size_t len);

@@ -92,6 +92,8 @@ static int explain(MPI_Datatype type, MPI_Count count)
     char *buf = malloc(cap);
     mg_dt_describe(t, buf, cap);
     printf("normalized:  %s\n", buf);
+    mg_dt_shape(t, buf, cap);
+    printf("shape:       %s   (what a datatype profile's rules match, docs/tuning.md)\n", buf);
     mg_dt_describe_count(t, count, buf, cap);
     printf("count=%-6lld %s\n", (long long)count, buf);
     mg_dt_program(t, count, buf, cap);

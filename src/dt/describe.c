@@ -266,6 +266,29 @@ int mg_dt_describe(const mg_dt *t, char *buf, size_t len)
     return finish(&o);
 }
 
+int mg_dt_shape(const mg_dt *t, char *buf, size_t len)
+{
+    if (!t || !buf || !len) return MG_DT_ERR_ARG;
+    /* the description's lists are shortened, so its constructors fit */
+    char text[4096];
+    mg_dt_describe(t, text, sizeof text);
+    buf[0] = '\0';
+    size_t at = 0;
+    for (const char *c = text; *c; c++) {
+        if (!(*c >= 'a' && *c <= 'z') || (c > text && ((c[-1] >= 'a' && c[-1] <= 'z') || c[-1] == '_'))) continue;
+        size_t n = strspn(c, "abcdefghijklmnopqrstuvwxyz_");
+        if (c[n] != '(') continue;
+        int w = snprintf(buf + at, len - at, "%s%.*s", at ? "/" : "", (int)n, c);
+        if (w < 0 || (size_t)w >= len - at) {
+            buf[at] = '\0';
+            return MG_DT_ERR_TRUNCATED;
+        }
+        at += (size_t)w;
+        if (n == 6 && strncmp(c, "struct", 6) == 0) break;
+    }
+    return MG_DT_SUCCESS;
+}
+
 typedef struct {
     text o;
     MPI_Aint lb, extent;

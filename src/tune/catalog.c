@@ -3,6 +3,7 @@
  * Immutable, so it needs no lock. */
 #define _POSIX_C_SOURCE 200809L
 #include "tune_internal.h"
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -116,3 +117,50 @@ static const char *const dtop_names[MG_NDTOPS] = {"MPI_Send",
                                                   "MPI_Neighbor_alltoallw"};
 
 const char *mg_tune__dtop_name(mg_dtop op) { return op >= 0 && op < MG_NDTOPS ? dtop_names[op] : "?"; }
+
+static const char *const dtclass_names[MG_NDTCS] = {"send",     "recv",       "bcast",     "gather",
+                                                    "scatter",  "allgather",  "alltoall",  "gatherv",
+                                                    "scatterv", "allgatherv", "alltoallv", "neighbor_alltoallw"};
+
+mg_dtclass mg_tune__dtclass_of(mg_dtop op)
+{
+    switch (op) {
+    case MG_DTOP_SEND:
+    case MG_DTOP_SSEND:
+    case MG_DTOP_RSEND:
+    case MG_DTOP_SENDRECV_SEND:
+    case MG_DTOP_REPLACE_SEND:
+    case MG_DTOP_ISEND:
+    case MG_DTOP_ISSEND:
+    case MG_DTOP_SEND_INIT: return MG_DTC_SEND;
+    case MG_DTOP_BCAST: return MG_DTC_BCAST;
+    case MG_DTOP_GATHER: return MG_DTC_GATHER;
+    case MG_DTOP_GATHERV: return MG_DTC_GATHERV;
+    case MG_DTOP_SCATTER: return MG_DTC_SCATTER;
+    case MG_DTOP_SCATTERV: return MG_DTC_SCATTERV;
+    case MG_DTOP_ALLGATHER: return MG_DTC_ALLGATHER;
+    case MG_DTOP_ALLGATHERV: return MG_DTC_ALLGATHERV;
+    case MG_DTOP_ALLTOALL: return MG_DTC_ALLTOALL;
+    case MG_DTOP_ALLTOALLV: return MG_DTC_ALLTOALLV;
+    case MG_DTOP_NEIGHBOR_ALLTOALLW: return MG_DTC_NEIGHBOR_ALLTOALLW;
+    default: return MG_DTC_RECV;
+    }
+}
+
+int mg_tune__dtclass_index(const char *name)
+{
+    for (int c = 0; c < MG_NDTCS; c++)
+        if (strcmp(name, dtclass_names[c]) == 0) return c;
+    return -1;
+}
+
+const char *mg_tune__dtclass_name(mg_dtclass c) { return c >= 0 && c < MG_NDTCS ? dtclass_names[c] : "?"; }
+
+const char *mg_tune__dtclass_list(char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int c = 0; c < MG_NDTCS && at < len; c++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", c ? ", " : "", dtclass_names[c]);
+    return buf;
+}

@@ -221,7 +221,7 @@ void mg_tune__set_dt_forced(mg_dts strategy)
 int mg_tune__use_profiles(const char *dir)
 {
     mg_tune__ensure_configured();
-    mg_tune_profiles ps = {0, NULL};
+    mg_tune_profiles ps = {0};
     int nbad = 0, rc = mg_tune__profiles_load(dir, &ps, &nbad);
     mg_tune_live *l = live_new(&ps);
     if (!l && rc == MG_TUNE_SUCCESS) rc = MG_TUNE_ERR_NOMEM;

@@ -150,6 +150,28 @@ typedef enum {
 } mg_dtop;
 /* "MPI_Send", "MPI_Sendrecv:send", ... */
 const char *mg_tune__dtop_name(mg_dtop op);
+/* What a datatype profile is for ('datatypes NAME'): all sends, all receives
+ * of the point-to-point calls, or one collective. */
+typedef enum {
+    MG_DTC_SEND,
+    MG_DTC_RECV,
+    MG_DTC_BCAST,
+    MG_DTC_GATHER,
+    MG_DTC_SCATTER,
+    MG_DTC_ALLGATHER,
+    MG_DTC_ALLTOALL,
+    MG_DTC_GATHERV, /* from here on: no size all ranks know, so no pack */
+    MG_DTC_SCATTERV,
+    MG_DTC_ALLGATHERV,
+    MG_DTC_ALLTOALLV,
+    MG_DTC_NEIGHBOR_ALLTOALLW,
+    MG_NDTCS
+} mg_dtclass;
+mg_dtclass mg_tune__dtclass_of(mg_dtop op);
+/* By name ("send", "bcast", "neighbor_alltoallw"); -1 if unknown. */
+int mg_tune__dtclass_index(const char *name);
+const char *mg_tune__dtclass_name(mg_dtclass c);
+const char *mg_tune__dtclass_list(char *buf, size_t len);
 /* What MPIGUIDE_TUNE_FORCE calls them: "datatypes". */
 #define MG_TUNE_DATATYPES "datatypes"
 
@@ -198,10 +220,33 @@ typedef struct {
     char *path;
 } mg_tune_profile;
 
-/* A set of profiles, sorted by (coll, procs), at most one per pair. */
+/* One rule of a datatype profile: calls whose type has the shape (the
+ * constructors of normal(t), types.h; NULL: any type) and whose bytes are in
+ * [from, to] take the strategy. */
+typedef struct {
+    char *shape;
+    MPI_Count from, to;
+    mg_dts s;
+    int line;
+} mg_tune_dt_rule;
+
+/* The datatype profile of one (operation class, communicator size). */
+typedef struct {
+    mg_dtclass op;
+    int procs; /* 0: any size */
+    int procs_line;
+    int nrules;
+    mg_tune_dt_rule *rules; /* in file order */
+    char *path;
+} mg_tune_dt_profile;
+
+/* A set of profiles, sorted by (coll, procs), at most one per pair; and the
+ * datatype profiles, at most one per (operation class, procs). */
 typedef struct {
     int n;
     mg_tune_profile *p;
+    int ndt;
+    mg_tune_dt_profile *dt;
 } mg_tune_profiles;
 
 /* Parses one profile file (either format); on a problem warns once
@@ -217,6 +262,12 @@ void mg_tune__profiles_free(mg_tune_profiles *ps);
 const mg_tune_profile *mg_tune__profiles_get(const mg_tune_profiles *ps, mg_coll coll, int procs);
 /* Implementation index of p's range that covers bytes, -1 if none does. O(log ranges). */
 int mg_tune__profile_impl(const mg_tune_profile *p, MPI_Count bytes);
+/* The datatype profile of (op, procs), else of (op, any size); NULL if none. */
+const mg_tune_dt_profile *mg_tune__dt_profiles_get(const mg_tune_profiles *ps, mg_dtclass op, int procs);
+/* The strategy of the first rule for (shape, bytes): rules of that shape
+ * first, then those of any type; shape NULL: those of any type only.
+ * MG_DTS_DEFAULT if none applies. */
+mg_dts mg_tune__dt_profile_rule(const mg_tune_dt_profile *p, const char *shape, MPI_Count bytes);
 
 /* ---- report.c ---- */
 

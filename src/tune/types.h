@@ -33,6 +33,7 @@ typedef struct mg_type_plan {
     MPI_Datatype normal; /* normal(t): one element with t's lb and extent and t's
                           * signature; MPI_DATATYPE_NULL where t mixes element types */
     MPI_Count size;      /* bytes of one element */
+    char shape[64];      /* the constructors of the engine's normal form, "resized/hvector/indexed" */
     struct mg_type_plan *next_dead;
 } mg_type_plan;
 /* The plan of type; NULL when the calls with it stay native: predefined,

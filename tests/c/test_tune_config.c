@@ -8,6 +8,7 @@
 #include "lifecycle.h"
 #include "mg_size.h"
 #include "mpiguide/tune.h"
+#include "types.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -287,6 +288,103 @@ static void check_profiles(void)
     EXPECT(mg_tune_load_profiles(p) == MG_TUNE_ERR_PROFILE);
     EXPECT(occurrences(warnings(), "this profile is ignored") == (rank == 0 ? 11 : 0));
     EXPECT(mg_tune__lookup(MG_COLL_ALLGATHER, size, 100) == i1);
+}
+
+/* Datatype profiles: rules by shape and bytes, rules for any type after the
+ * shape's, procs "any" behind an exact size; a bad header drops the file, a
+ * bad rule only its line (with file:line). */
+static void check_dt_profiles(void)
+{
+    char text[1024], d[160];
+    snprintf(d, sizeof d, "%s/d", dir);
+    EXPECT(mkdir(d, 0700) == 0);
+    snprintf(text, sizeof text,
+             "# mpiguide tune profile 1\n"
+             "datatypes send\n"
+             "procs %d\n"
+             "resized/hvector/indexed 1 4096 normalized\n"
+             "* 1 100000 pack\n"
+             "vector 0 10 native\n"
+             "vector 5 20 pack         # overlaps line 6\n"
+             "Vector 1 2 pack\n"
+             "vector 30 20 pack\n"
+             "vector 30 40 packed\n"
+             "vector 30 40\n",
+             size);
+    write_file("d/send.prof", text);
+    write_file("d/send_any.prof", "# mpiguide tune profile 1\ndatatypes send\nprocs any\n* 0 10 normalized\n");
+    write_file("d/recv_any.prof", "# mpiguide tune profile 1\ndatatypes recv\nprocs any\nvector 0 99 pack\n");
+    write_file("d/bcast.prof", "# mpiguide tune profile 1\ndatatypes bcast\nprocs any\nvector 0 99 pack\n"
+                               "vector 0 99 normalized\n* 100 200 pack\n");
+    write_file("d/gatherv.prof", "# mpiguide tune profile 1\ndatatypes gatherv\nprocs any\n* 0 99 pack\n");
+    write_file("d/bad_op.prof", "# mpiguide tune profile 1\ndatatypes sendd\nprocs 2\n* 0 9 pack\n");
+    write_file("d/bad_rule_first.prof", "# mpiguide tune profile 1\ndatatypes scatter\n* 0 9 pack\nprocs 2\n");
+    mg_tune_profiles ps;
+    int nbad = -1;
+    EXPECT(mg_tune__profiles_load(d, &ps, &nbad) == MG_TUNE_SUCCESS && nbad == 2 && ps.n == 0 && ps.ndt == 5);
+    const mg_tune_dt_profile *send = mg_tune__dt_profiles_get(&ps, MG_DTC_SEND, size),
+                             *send_any = mg_tune__dt_profiles_get(&ps, MG_DTC_SEND, size + 1),
+                             *recv = mg_tune__dt_profiles_get(&ps, MG_DTC_RECV, size),
+                             *bcast = mg_tune__dt_profiles_get(&ps, MG_DTC_BCAST, size),
+                             *gatherv = mg_tune__dt_profiles_get(&ps, MG_DTC_GATHERV, size);
+    EXPECT(send && send->procs == size && send->nrules == 3);
+    EXPECT(send_any && send_any->procs == 0 && send_any->nrules == 1);
+    EXPECT(recv && recv->nrules == 1 && bcast && bcast->nrules == 2 && gatherv && gatherv->nrules == 0);
+    EXPECT(!mg_tune__dt_profiles_get(&ps, MG_DTC_SCATTER, size));
+    if (send && send_any && recv && bcast) {
+        EXPECT(mg_tune__dt_profile_rule(send, "resized/hvector/indexed", 4096) == MG_DTS_NORMALIZED);
+        EXPECT(mg_tune__dt_profile_rule(send, "resized/hvector/indexed", 4097) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(send, "resized/hvector", 1) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(send, "vector", 10) == MG_DTS_NATIVE);
+        EXPECT(mg_tune__dt_profile_rule(send, "vector", 0) == MG_DTS_NATIVE);
+        EXPECT(mg_tune__dt_profile_rule(send, NULL, 0) == MG_DTS_DEFAULT);
+        EXPECT(mg_tune__dt_profile_rule(send, NULL, 100000) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(send, "vector", 100001) == MG_DTS_DEFAULT);
+        EXPECT(mg_tune__dt_profile_rule(send_any, "vector", 10) == MG_DTS_NORMALIZED);
+        EXPECT(mg_tune__dt_profile_rule(recv, "vector", 99) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(bcast, "vector", 50) == MG_DTS_NORMALIZED);
+        EXPECT(mg_tune__dt_profile_rule(bcast, NULL, 150) == MG_DTS_PACK);
+    }
+    mg_tune__profiles_free(&ps);
+    /* the shape a rule matches: the constructors of normal(t) */
+    MPI_Datatype vec, strided;
+    MPI_Type_vector(5, 1, 3, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, 64, &strided);
+    MPI_Type_commit(&vec);
+    MPI_Type_commit(&strided);
+    const mg_type_plan *pv = mg_tune__type_plan(vec), *ps2 = mg_tune__type_plan(strided);
+    EXPECT(pv && strcmp(pv->shape, "vector") == 0);
+    EXPECT(ps2 && strcmp(ps2->shape, "resized/vector") == 0);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&strided);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:7: range 5 20 of 'vector' overlaps range 0 10 of line 6; "
+                   "this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:8: shape 'Vector' is neither '*' nor constructor names "
+                   "joined by '/' (resized/hvector/indexed); this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:9: '30 20' is not a byte range FROM <= TO of non-negative "
+                   "numbers; this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:10: unknown strategy 'packed' (strategies: native, "
+                   "normalized, pack); this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:11: expected 'SHAPE FROM_BYTES TO_BYTES STRATEGY', found "
+                   "'vector 30 40'; this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/bcast.prof:4: pack in a collective must be chosen alike by every "
+                   "rank: only for shape '*'; this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/gatherv.prof:4: pack needs a message size every rank knows, which "
+                   "gatherv has not; this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/bad_op.prof:2: unknown operation 'sendd' (operations: send, recv, "
+                   "bcast, gather, scatter, allgather, alltoall, gatherv, scatterv, allgatherv, alltoallv, "
+                   "neighbor_alltoallw); this profile is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/bad_rule_first.prof:3: a rule before the 'datatypes OPERATION' and "
+                   "'procs N|any' lines; this profile is ignored\n",
+                   d);
 }
 
 /* ---- real calls: the choice, the counters, the report ---- */
@@ -716,6 +814,7 @@ int main(int argc, char **argv)
     check_config_at_init();
     check_config_variants();
     check_profiles();
+    check_dt_profiles();
     check_calls();
     check_pool();
     check_helpers();

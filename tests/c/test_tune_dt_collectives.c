@@ -9,8 +9,9 @@
  * subarray, a contiguous type, MPI_INT), with 0, 12 and 36 ints per block,
  * blocks of different sizes (empty ones included) in the v forms, and the
  * root first and last. The native result of each case is measured first,
- * with the library forced to native. The report counts these calls. Run with
- * 1 to 4 processes. */
+ * with the library forced to native; tuned mode with datatype profiles
+ * (strategies by size and by shape) must give it too. The report counts these
+ * calls. Run with 1 to 4 processes. */
 #define _POSIX_C_SOURCE 200809L
 #include "mpiguide/tune.h"
 #include <mpi.h>
@@ -27,8 +28,9 @@ static int failures, rank, size;
         }                                                                                      \
     } while (0)
 
-static const char *const strategies[] = {"native", "normalized", "pack"};
-enum { NSTRAT = 3, GUARD = 64, NTYPES = 6 };
+/* the last: tuned mode with the profiles of write_profiles() */
+static const char *const strategies[] = {"native", "normalized", "pack", "tuned"};
+enum { NSTRAT = 4, TUNED = 3, GUARD = 64, NTYPES = 6 };
 
 typedef struct {
     const char *name;
@@ -102,7 +104,12 @@ static int vlayout(const int *ints, const ityp *t, int *counts, int *displs)
  * buffers after the call, one after the other, and the return code in *rc. */
 static unsigned char *run(const kase *c, int strategy, size_t *len, int *rc)
 {
-    EXPECT(mg_tune_force("datatypes", strategies[strategy]) == MG_TUNE_SUCCESS);
+    if (strategy == TUNED) {
+        EXPECT(mg_tune_set_mode(MG_TUNE_TUNED) == MG_TUNE_SUCCESS);
+    } else {
+        EXPECT(mg_tune_set_mode(MG_TUNE_FORCED) == MG_TUNE_SUCCESS);
+        EXPECT(mg_tune_force("datatypes", strategies[strategy]) == MG_TUNE_SUCCESS);
+    }
     const ityp *t = mine(c, rank);
     int n = 12 * c->k / t->ints, p = size, root = c->root, at_root = rank == root;
     int sint[4] = {0}, rint[4] = {0}, scounts[4], sdispls[4], rcounts[4], rdispls[4];
@@ -228,15 +235,53 @@ static void check(const kase *c)
     free(ref);
 }
 
+/* Datatype profiles for tuned mode, in a directory of this rank's: every
+ * strategy somewhere, by size and by shape. */
+static void write_profiles(char *dir)
+{
+    static const char *const profiles[][2] = {{"send", "* 0 1000000000 pack\n"},
+                                              {"recv", "* 0 1000000000 normalized\n"},
+                                              {"bcast", "* 0 100 pack\nvector 0 1000000 normalized\n"},
+                                              {"gather", "* 1 100 pack\n* 101 1000000 normalized\n"},
+                                              {"scatter", "* 1 1000000 pack\n"},
+                                              {"allgather", "* 1 1000000 pack\n"},
+                                              {"alltoall", "vector 0 1000000 normalized\n* 1 1000000 pack\n"},
+                                              {"gatherv", "* 0 1000000 normalized\n"},
+                                              {"scatterv", "subarray 0 1000000 normalized\n"},
+                                              {"allgatherv", "* 0 1000000 normalized\n"},
+                                              {"alltoallv", "* 0 1000000 normalized\n"},
+                                              {"neighbor_alltoallw", "* 0 1000000 normalized\n"}};
+    snprintf(dir, 64, "/tmp/mg_dt_profiles_XXXXXX");
+    EXPECT(mkdtemp(dir) != NULL);
+    for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s.prof", dir, profiles[i][0]);
+        FILE *f = fopen(path, "w");
+        EXPECT(f != NULL);
+        if (!f) continue;
+        fprintf(f, "# mpiguide tune profile 1\ndatatypes %s\nprocs any\n%s", profiles[i][0], profiles[i][1]);
+        fclose(f);
+    }
+    EXPECT(mg_tune_load_profiles(dir) == MG_TUNE_SUCCESS);
+}
+
+static void remove_profiles(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    EXPECT(system(cmd) == 0);
+}
+
 /* The report counts calls with derived types per operation, bytes and
  * strategy (#@tune_dt), and no others: the calls here have a size (72 bytes,
- * 18 ints) that the cases above never use. Calls are counted: the control
+ * 18 ints, and 168) that the cases above never use. Calls are counted: the control
  * API was used. */
 static void report(void)
 {
     MPI_Datatype vec = types[0].t; /* 24 bytes */
     buffer b = buffer_new(vec, 3, 1);
     int ints[18] = {0};
+    EXPECT(mg_tune_set_mode(MG_TUNE_FORCED) == MG_TUNE_SUCCESS);
     EXPECT(mg_tune_force("datatypes", "pack") == MG_TUNE_SUCCESS);
     for (int i = 0; i < 3; i++) MPI_Bcast(b.at, 3, vec, 0, MPI_COMM_WORLD);
     MPI_Bcast(ints, 18, MPI_INT, 0, MPI_COMM_WORLD);
@@ -245,19 +290,27 @@ static void report(void)
     EXPECT(mg_tune_force("datatypes", "native") == MG_TUNE_SUCCESS);
     MPI_Bcast(b.at, 3, vec, 0, MPI_COMM_WORLD);
     free(b.base);
+    /* tuned: the profile's rule for vectors above 100 bytes */
+    b = buffer_new(vec, 7, 1);
+    EXPECT(mg_tune_set_mode(MG_TUNE_TUNED) == MG_TUNE_SUCCESS);
+    MPI_Bcast(b.at, 7, vec, 0, MPI_COMM_WORLD);
+    EXPECT(mg_tune_set_mode(MG_TUNE_FORCED) == MG_TUNE_SUCCESS);
+    free(b.base);
     FILE *f = tmpfile();
     EXPECT(f && mg_tune_write_report(f) == MG_TUNE_SUCCESS);
     if (!f) return;
     rewind(f);
     char line[256], text[4096] = "";
     while (fgets(line, sizeof line, f))
-        if (strncmp(line, "#@tune_dt[", 10) == 0 && strstr(line, " 72 ") && strlen(text) + strlen(line) < sizeof text)
+        if (strncmp(line, "#@tune_dt[", 10) == 0 && (strstr(line, " 72 ") || strstr(line, " 168 ")) &&
+            strlen(text) + strlen(line) < sizeof text)
             strcat(text, line);
     fclose(f);
     const char *want = "#@tune_dt[MPI_Sendrecv_replace:send 72 pack]=1\n"
                        "#@tune_dt[MPI_Sendrecv_replace:recv 72 pack]=1\n"
                        "#@tune_dt[MPI_Bcast 72 native]=1\n"
-                       "#@tune_dt[MPI_Bcast 72 pack]=3\n";
+                       "#@tune_dt[MPI_Bcast 72 pack]=3\n"
+                       "#@tune_dt[MPI_Bcast 168 normalized]=1\n";
     if (strcmp(text, want)) {
         fprintf(stderr, "rank %d: the report's #@tune_dt lines are\n%swhere\n%swas expected\n", rank, text, want);
         failures++;
@@ -298,6 +351,8 @@ int main(int argc, char **argv)
     types[4] = (ityp){"contiguous", committed(contig), 4};
     types[5] = (ityp){"MPI_INT", MPI_INT, 1};
 
+    char profiles[64];
+    write_profiles(profiles);
     static const int ks[] = {0, 1, 3};
     for (int coll = 0; coll < NCOLL; coll++)
         for (int ti = 0; ti < NTYPES; ti++)
@@ -315,6 +370,7 @@ int main(int argc, char **argv)
                         }
 
     report();
+    remove_profiles(profiles);
     EXPECT(mg_tune_force("datatypes", "native") == MG_TUNE_SUCCESS);
     for (int i = 0; i < NTYPES - 1; i++) MPI_Type_free(&types[i].t);
     MPI_Type_free(&two);

@@ -46,6 +46,9 @@ static void count_call(mg_dtop op, MPI_Datatype a, MPI_Datatype b, MPI_Count byt
         mg_tune__dt_count(op, bytes, s);
 }
 
+/* The type whose shape a datatype profile looks at: the first derived one. */
+static MPI_Datatype derived_of(MPI_Datatype a, MPI_Datatype b) { return mg_tune__type_is_committed(a) ? a : b; }
+
 /* Where the bytes of count x type at buf lie if they are one run (a receive's
  * are writable), else NULL: they go through a stream. */
 static char *run_of(const void *buf, MPI_Count count, MPI_Datatype type) { return mg_contiguous_run(buf, count, type); }
@@ -87,8 +90,8 @@ static int get_blocks(const char *s, MPI_Count n, void *buf, MPI_Count count, MP
 
 int mg_tune__dt_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, mg_bcast_fn inner)
 {
-    mg_dts s = mg_tune__dt_coll_strategy(comm);
     MPI_Count n = mg_type_bytes(count, type);
+    mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_BCAST, comm, n, 1, type);
     if (s == MG_DTS_PACK && (n <= 0 || n > INT_MAX)) s = MG_DTS_NATIVE;
     count_call(MG_DTOP_BCAST, type, MPI_DATATYPE_NULL, n, s);
     if (s == MG_DTS_NORMALIZED) return inner(buf, count, mg_tune__dt_normal(type), root, comm);
@@ -123,10 +126,12 @@ static const void *send_side(const void *buf, MPI_Count count, MPI_Datatype type
 int mg_tune__dt_gather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                        MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, mg_rooted_fn inner)
 {
-    mg_dts s = mg_tune__dt_coll_strategy(comm);
     int me = rank_of(comm), p = size_of(comm), at_root = me == root, in_place = sendbuf == MPI_IN_PLACE;
     /* the receive arguments count at the root only */
     MPI_Count n = at_root ? mg_type_bytes(recvcount, recvtype) : mg_type_bytes(sendcount, sendtype);
+    mg_dts s = mg_tune__dt_coll_strategy(
+        MG_DTOP_GATHER, comm, n, 1,
+        derived_of(in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL));
     if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n))) s = MG_DTS_NATIVE;
     count_call(MG_DTOP_GATHER, in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL, n, s);
     if (s == MG_DTS_NORMALIZED)
@@ -151,10 +156,12 @@ int mg_tune__dt_gather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 int mg_tune__dt_scatter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                         MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, mg_rooted_fn inner)
 {
-    mg_dts s = mg_tune__dt_coll_strategy(comm);
     int me = rank_of(comm), p = size_of(comm), at_root = me == root, in_place = recvbuf == MPI_IN_PLACE;
     /* the send arguments count at the root only */
     MPI_Count n = at_root ? mg_type_bytes(sendcount, sendtype) : mg_type_bytes(recvcount, recvtype);
+    mg_dts s = mg_tune__dt_coll_strategy(
+        MG_DTOP_SCATTER, comm, n, 1,
+        derived_of(at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype));
     if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n))) s = MG_DTS_NATIVE;
     count_call(MG_DTOP_SCATTER, at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype, n, s);
     if (s == MG_DTS_NORMALIZED)
@@ -182,9 +189,10 @@ int mg_tune__dt_scatter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 static int all_to(int all, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, mg_allgather_fn inner)
 {
-    mg_dts s = mg_tune__dt_coll_strategy(comm);
     int in_place = sendbuf == MPI_IN_PLACE, me = rank_of(comm), p = size_of(comm);
     MPI_Count n = in_place ? mg_type_bytes(recvcount, recvtype) : mg_type_bytes(sendcount, sendtype);
+    mg_dts s = mg_tune__dt_coll_strategy(all ? MG_DTOP_ALLTOALL : MG_DTOP_ALLGATHER, comm, n, 1,
+                                         derived_of(in_place ? MPI_DATATYPE_NULL : sendtype, recvtype));
     if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n))) s = MG_DTS_NATIVE;
     count_call(all ? MG_DTOP_ALLTOALL : MG_DTOP_ALLGATHER, in_place ? MPI_DATATYPE_NULL : sendtype, recvtype, n, s);
     if (s == MG_DTS_NORMALIZED)
@@ -299,15 +307,17 @@ static size_t vside_need(const vside *v) { return v->base ? 0 : (size_t)v->total
 MG_TUNE_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    mg_dts s = mg_tune__dt_active() ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
-    int me = s == MG_DTS_NATIVE ? -1 : rank_of(comm), at_root = me == root, in_place = sendbuf == MPI_IN_PLACE;
-    count_call(MG_DTOP_GATHERV, in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL,
-               in_place ? 0 : mg_type_bytes(sendcount, sendtype), s);
+    if (!mg_tune__dt_active())
+        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+    int me = rank_of(comm), at_root = me == root, in_place = sendbuf == MPI_IN_PLACE;
+    MPI_Datatype st = in_place ? MPI_DATATYPE_NULL : sendtype, rt = at_root ? recvtype : MPI_DATATYPE_NULL;
+    MPI_Count n = in_place ? 0 : mg_type_bytes(sendcount, sendtype);
+    mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_GATHERV, comm, n, 0, derived_of(st, rt));
+    count_call(MG_DTOP_GATHERV, st, rt, n, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Gatherv(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcounts,
                             displs, at_root ? mg_tune__dt_normal(recvtype) : recvtype, root, comm);
     int p = s == MG_DTS_PACK ? size_of(comm) : 0;
-    MPI_Count n = in_place ? 0 : mg_type_bytes(sendcount, sendtype);
     vside r = {0};
     if (s != MG_DTS_PACK || n < 0 || n > INT_MAX ||
         (at_root && vside_plan(&r, recvbuf, recvcounts, displs, recvtype, p)))
@@ -328,15 +338,17 @@ MG_TUNE_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 MG_TUNE_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    mg_dts s = mg_tune__dt_active() ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
-    int me = s == MG_DTS_NATIVE ? -1 : rank_of(comm), at_root = me == root, in_place = recvbuf == MPI_IN_PLACE;
-    count_call(MG_DTOP_SCATTERV, at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype,
-               in_place ? 0 : mg_type_bytes(recvcount, recvtype), s);
+    if (!mg_tune__dt_active())
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    int me = rank_of(comm), at_root = me == root, in_place = recvbuf == MPI_IN_PLACE;
+    MPI_Datatype st = at_root ? sendtype : MPI_DATATYPE_NULL, rt = in_place ? MPI_DATATYPE_NULL : recvtype;
+    MPI_Count n = in_place ? 0 : mg_type_bytes(recvcount, recvtype);
+    mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_SCATTERV, comm, n, 0, derived_of(st, rt));
+    count_call(MG_DTOP_SCATTERV, st, rt, n, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Scatterv(sendbuf, sendcounts, displs, at_root ? mg_tune__dt_normal(sendtype) : sendtype, recvbuf,
                              recvcount, in_place ? recvtype : mg_tune__dt_normal(recvtype), root, comm);
     int p = s == MG_DTS_PACK ? size_of(comm) : 0;
-    MPI_Count n = in_place ? 0 : mg_type_bytes(recvcount, recvtype);
     vside v = {0};
     if (s != MG_DTS_PACK || n < 0 || n > INT_MAX ||
         (at_root && vside_plan(&v, sendbuf, sendcounts, displs, sendtype, p)))
@@ -361,15 +373,17 @@ MG_TUNE_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const 
 MG_TUNE_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    mg_dts s = mg_tune__dt_active() ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
+    if (!mg_tune__dt_active())
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     int in_place = sendbuf == MPI_IN_PLACE;
-    count_call(MG_DTOP_ALLGATHERV, in_place ? MPI_DATATYPE_NULL : sendtype, recvtype,
-               in_place ? 0 : mg_type_bytes(sendcount, sendtype), s);
+    MPI_Datatype st = in_place ? MPI_DATATYPE_NULL : sendtype;
+    MPI_Count n = in_place ? 0 : mg_type_bytes(sendcount, sendtype);
+    mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_ALLGATHERV, comm, n, 0, derived_of(st, recvtype));
+    count_call(MG_DTOP_ALLGATHERV, st, recvtype, n, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Allgatherv(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf,
                                recvcounts, displs, mg_tune__dt_normal(recvtype), comm);
     int me = s == MG_DTS_PACK ? rank_of(comm) : 0, p = s == MG_DTS_PACK ? size_of(comm) : 0;
-    MPI_Count n = in_place ? 0 : mg_type_bytes(sendcount, sendtype);
     vside r;
     if (s != MG_DTS_PACK || n < 0 || n > INT_MAX || vside_plan(&r, recvbuf, recvcounts, displs, recvtype, p))
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
@@ -392,19 +406,19 @@ MG_TUNE_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const
                               void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                               MPI_Comm comm)
 {
-    mg_dts s = mg_tune__dt_active() ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
-    int in_place = sendbuf == MPI_IN_PLACE;
-    if (atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT) {
-        /* what this rank receives */
-        int n = size_of(comm);
-        MPI_Count bytes = 0, size = mg_type_bytes(1, recvtype);
-        for (int i = 0; i < n && size > 0; i++) bytes += recvcounts[i] * size;
-        count_call(MG_DTOP_ALLTOALLV, in_place ? MPI_DATATYPE_NULL : sendtype, recvtype, bytes, s);
-    }
+    if (!mg_tune__dt_active())
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    int in_place = sendbuf == MPI_IN_PLACE, np = size_of(comm);
+    MPI_Datatype st = in_place ? MPI_DATATYPE_NULL : sendtype;
+    /* what this rank receives */
+    MPI_Count bytes = 0, size = mg_type_bytes(1, recvtype);
+    for (int i = 0; i < np && size > 0; i++) bytes += recvcounts[i] * size;
+    mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_ALLTOALLV, comm, bytes, 0, derived_of(st, recvtype));
+    count_call(MG_DTOP_ALLTOALLV, st, recvtype, bytes, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf,
                               recvcounts, rdispls, mg_tune__dt_normal(recvtype), comm);
-    int p = s == MG_DTS_PACK ? size_of(comm) : 0;
+    int p = np;
     vside v = {0}, r;
     if (s != MG_DTS_PACK || (!in_place && vside_plan(&v, sendbuf, sendcounts, sdispls, sendtype, p)) ||
         vside_plan(&r, recvbuf, recvcounts, rdispls, recvtype, p))
@@ -498,21 +512,21 @@ MG_TUNE_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts
                                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    int active = mg_tune__dt_active();
-    mg_dts s = active ? mg_tune__dt_coll_strategy(comm) : MG_DTS_NATIVE;
-    int in = 0, out = 0, topology = active && degrees(comm, &in, &out) == 0;
-    if (sendbuf == MPI_BOTTOM || recvbuf == MPI_BOTTOM || !topology) s = MG_DTS_NATIVE;
-    if (topology && (atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT)) {
-        /* what this rank receives, if any of its types is derived */
-        MPI_Count bytes = 0;
-        int derived = 0;
-        for (int i = 0; i < in; i++) {
-            bytes += mg_type_bytes(recvcounts[i], recvtypes[i]);
-            derived |= mg_tune__type_is_committed(recvtypes[i]);
-        }
-        for (int i = 0; i < out && !derived; i++) derived = mg_tune__type_is_committed(sendtypes[i]);
-        if (derived) mg_tune__dt_count(MG_DTOP_NEIGHBOR_ALLTOALLW, bytes, s);
+    int in = 0, out = 0;
+    if (!mg_tune__dt_active() || degrees(comm, &in, &out) != 0)
+        return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                       comm);
+    /* what this rank receives; its first derived type */
+    MPI_Count bytes = 0;
+    MPI_Datatype derived = MPI_DATATYPE_NULL;
+    for (int i = 0; i < in; i++) {
+        bytes += mg_type_bytes(recvcounts[i], recvtypes[i]);
+        derived = derived_of(derived, recvtypes[i]);
     }
+    for (int i = 0; i < out; i++) derived = derived_of(derived, sendtypes[i]);
+    mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_NEIGHBOR_ALLTOALLW, comm, bytes, 0, derived);
+    if (sendbuf == MPI_BOTTOM || recvbuf == MPI_BOTTOM) s = MG_DTS_NATIVE;
+    count_call(MG_DTOP_NEIGHBOR_ALLTOALLW, derived, MPI_DATATYPE_NULL, bytes, s);
     if (s == MG_DTS_NATIVE)
         return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                        comm);

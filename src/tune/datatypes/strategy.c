@@ -50,13 +50,28 @@ static void native(mg_dt_side *x)
     x->type = x->utype;
 }
 
-/* The strategy the configuration gives a call (forced mode: the forced one). */
+/* The strategy the mode gives a call: the forced one (forced mode), DEFAULT
+ * (tuned mode: the profiles decide per call), else NATIVE. */
 static mg_dts configured(void)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
+    if (MG_HOT_MODE(h) == MG_TUNE_TUNED) {
+        const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
+        return l && l->ps.ndt > 0 ? MG_DTS_DEFAULT : MG_DTS_NATIVE;
+    }
     if (MG_HOT_MODE(h) != MG_TUNE_FORCED) return MG_DTS_NATIVE;
     mg_dts s = (mg_dts)atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
     return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK ? s : MG_DTS_NATIVE;
+}
+
+/* Tuned mode: what the datatype profile of (op, procs) says for shape (NULL:
+ * the rules for any type only) and bytes; NATIVE if nothing. */
+static mg_dts profiled(mg_dtop op, int procs, const char *shape, MPI_Count bytes)
+{
+    const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
+    const mg_tune_dt_profile *p = l ? mg_tune__dt_profiles_get(&l->ps, mg_tune__dtclass_of(op), procs) : NULL;
+    mg_dts s = p ? mg_tune__dt_profile_rule(p, shape, bytes) : MG_DTS_DEFAULT;
+    return s == MG_DTS_DEFAULT ? MG_DTS_NATIVE : s;
 }
 
 void mg_tune__dt_count(mg_dtop op, MPI_Count bytes, mg_dts s)
@@ -84,6 +99,7 @@ void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const 
     if (!p || __builtin_mul_overflow(count, p->size, &bytes) || bytes > INT_MAX) return;
     const mg_comm_info *info = mg_tune__comm_info(comm);
     if (!info || info->inter) return;
+    if (s == MG_DTS_DEFAULT) s = profiled(op, info->size, p->shape, bytes);
     if (s == MG_DTS_NORMALIZED && p->normal != MPI_DATATYPE_NULL) {
         x->s = s;
         x->plan = p;
@@ -137,12 +153,18 @@ void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st)
     mg_tune__dt_release(x);
 }
 
-mg_dts mg_tune__dt_coll_strategy(MPI_Comm comm)
+mg_dts mg_tune__dt_coll_strategy(mg_dtop op, MPI_Comm comm, MPI_Count bytes, int shared, MPI_Datatype type)
 {
     mg_dts s = configured();
     if (s == MG_DTS_NATIVE) return s;
     const mg_comm_info *info = comm == MPI_COMM_NULL ? NULL : mg_tune__comm_info(comm);
-    return info && !info->inter ? s : MG_DTS_NATIVE;
+    if (!info || info->inter) return MG_DTS_NATIVE;
+    if (s != MG_DTS_DEFAULT) return s;
+    /* tuned: PACK as all ranks decide it, else what this rank's type asks for */
+    if (shared && bytes >= 0 && profiled(op, info->size, NULL, bytes) == MG_DTS_PACK) return MG_DTS_PACK;
+    const mg_type_plan *p = type != MPI_DATATYPE_NULL ? plan_of(type) : NULL;
+    s = p ? profiled(op, info->size, p->shape, bytes) : MG_DTS_NATIVE;
+    return s == MG_DTS_PACK ? MG_DTS_NATIVE : s;
 }
 
 MPI_Datatype mg_tune__dt_normal(MPI_Datatype type)

@@ -23,13 +23,18 @@ typedef struct {
 } mg_dt_side;
 
 /* The calls with derived datatypes are looked at (else they go straight to
- * the native call): the library runs, and calls are counted or a strategy
- * other than native may be forced. One atomic load or two. */
+ * the native call): the library runs, and calls are counted, a strategy
+ * other than native may be forced, or datatype profiles are in use. One
+ * atomic load or two. */
 static inline int mg_tune__dt_active(void)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     if (!(h & MG_HOT_ON)) return 0;
     if (h & MG_HOT_COUNT) return 1;
+    if (MG_HOT_MODE(h) == MG_TUNE_TUNED) {
+        const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
+        return l && l->ps.ndt > 0;
+    }
     if (MG_HOT_MODE(h) != MG_TUNE_FORCED) return 0;
     int s = atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
     return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK;
@@ -64,9 +69,12 @@ void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st);
  * and the message's bytes), and a rank whose types need no packing passes its
  * contiguous bytes as they lie. */
 
-/* The strategy of a collective on comm: NATIVE, NORMALIZED, or PACK on an
- * intracommunicator. Callers have seen mg_tune__dt_active(). */
-mg_dts mg_tune__dt_coll_strategy(MPI_Comm comm);
+/* The strategy of a collective op on comm (NATIVE, NORMALIZED, or PACK on an
+ * intracommunicator), for this rank's bytes and type (the first significant
+ * one that is derived; tuned mode: its shape). `shared`: every rank has the
+ * same bytes, so PACK may be chosen by size (by a profile's rules for any
+ * type; never by shape). Callers have seen mg_tune__dt_active(). */
+mg_dts mg_tune__dt_coll_strategy(mg_dtop op, MPI_Comm comm, MPI_Count bytes, int shared, MPI_Datatype type);
 /* normal(t) where t has one, else t. */
 MPI_Datatype mg_tune__dt_normal(MPI_Datatype type);
 /* count x type at buf to the stream (count x size bytes) and back: the
