@@ -30,9 +30,10 @@
  *   mock-ups   mockups/     one file per collective; common.c, their helpers;
  *                           reduction_rule.c, which reductions they may take
  *   pools      pool.c       the pools and the leases on them (the mock-ups' memory)
- *   types      types.c      what is kept per datatype: its size, without an MPI
- *                           call after the first (types.h; mg_type_bytes), and
- *                           the plan of the datatype strategies
+ *   types      types.c      what is kept per datatype: its size and whether it is
+ *                           one contiguous run, without an MPI call after the
+ *                           first (types.h; mg_type_bytes, mg_type_contiguous),
+ *                           and the plan of the datatype strategies
  *   bottom     warn.c       warnings
  *              handles.c    the handle map: what is cached per communicator and type
  *

@@ -1,6 +1,7 @@
-/* The library's record of each datatype a call carries: its size, found
- * without an MPI call after the first call with the type, whether the library
- * saw it committed, and the plan of the datatype strategies.
+/* The library's record of each datatype a call carries: its size and whether
+ * it is one contiguous run (mg_type_contiguous), found without an MPI call
+ * after the first call that asks, whether the library saw it committed, and
+ * the plan of the datatype strategies.
  *
  * A predefined type's record lives until MPI_Finalize. A derived type's record
  * is an attribute of the type: MPI runs its delete callback whenever the type
@@ -18,7 +19,9 @@
 
 typedef struct type_record type_record;
 struct type_record {
-    MPI_Count size; /* -1: MPI_UNDEFINED */
+    MPI_Count size;       /* -1: MPI_UNDEFINED */
+    _Atomic int run;      /* mg_type_contiguous's answer (RUN_*), found by the first call that asks */
+    _Atomic MPI_Aint tlb; /* with it: the true lower bound */
     MPI_Datatype type;
     int named;                    /* predefined (and f90 types): no attribute */
     _Atomic int committed;        /* MPI_Type_commit or MPI_Type_dup said so */
@@ -229,6 +232,121 @@ MPI_Count mg_tune__type_size(MPI_Datatype type)
     MPI_Count size;
     if (rc != MPI_SUCCESS || PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size == MPI_UNDEFINED) return -1;
     return size;
+}
+
+/* Envelope and contents of a type with at most 3 ints, 2 addresses, no large
+ * counts and one inner type (the combiners recognized below); 0 otherwise. */
+static int small_contents(MPI_Datatype t, int *comb, int ints[3], MPI_Aint aints[2], MPI_Datatype *inner)
+{
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    MPI_Count ni, na, nc, nd, unused[1];
+    if (PMPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, comb) != MPI_SUCCESS) return 0;
+    if (*comb == MPI_COMBINER_NAMED) return 1;
+    if (nc != 0 || ni > 3 || na > 2 || nd != 1) return 0;
+    if (PMPI_Type_get_contents_c(t, ni, na, 0, nd, ints, aints, unused, inner) != MPI_SUCCESS) return 0;
+#else
+    int ni, na, nd;
+    if (PMPI_Type_get_envelope(t, &ni, &na, &nd, comb) != MPI_SUCCESS) return 0;
+    if (*comb == MPI_COMBINER_NAMED) return 1;
+    if (ni > 3 || na > 2 || nd != 1) return 0;
+    if (PMPI_Type_get_contents(t, ni, na, nd, ints, aints, inner) != MPI_SUCCESS) return 0;
+#endif
+    return 1;
+}
+
+static int is_named(MPI_Datatype t)
+{
+    int comb = MPI_COMBINER_NAMED;
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    MPI_Count ni, na, nc, nd;
+    PMPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &comb);
+#else
+    int ni, na, nd;
+    PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+#endif
+    return comb == MPI_COMBINER_NAMED;
+}
+
+/* 1 if one element of t is a gap-free run of size bytes in typemap order
+ * starting at its true lower bound. Conservative: 0 when not sure. */
+static int one_run(MPI_Datatype t, int depth)
+{
+    int comb, ints[3] = {0, 0, 0};
+    MPI_Aint aints[2] = {0, 0};
+    MPI_Datatype inner = MPI_DATATYPE_NULL;
+    MPI_Count size, lb, ext, tlb, text;
+    if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS || size == MPI_UNDEFINED) return 0;
+    if (size == 0) return 1;
+    if (PMPI_Type_get_true_extent_x(t, &tlb, &text) != MPI_SUCCESS || text != size) return 0;
+    if (depth > 16 || !small_contents(t, &comb, ints, aints, &inner)) return 0;
+    /* A predefined type with size == true extent: one block (pair types like
+     * MPI_SHORT_INT have a hole and were rejected above). */
+    if (comb == MPI_COMBINER_NAMED) return 1;
+
+    int r = 0, inner_run = one_run(inner, depth + 1);
+    MPI_Count isize = 0;
+    int ok = inner_run && PMPI_Type_size_x(inner, &isize) == MPI_SUCCESS &&
+             PMPI_Type_get_extent_x(inner, &lb, &ext) == MPI_SUCCESS;
+    /* copies of inner back to back are one run iff its extent is its size */
+    int packs_tight = ok && ext == isize;
+    switch (comb) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED: r = inner_run; break;
+    case MPI_COMBINER_CONTIGUOUS: r = ok && (ints[0] <= 1 || packs_tight); break;
+    case MPI_COMBINER_VECTOR: /* count, blocklength, stride (in extents) */
+        r = ok && ((ints[0] <= 1 && ints[1] <= 1) || (packs_tight && (ints[0] <= 1 || ints[1] == ints[2])));
+        break;
+    case MPI_COMBINER_HVECTOR: /* count, blocklength; stride in bytes */
+        r = ok && ((ints[0] <= 1 && ints[1] <= 1) ||
+                   (packs_tight && (ints[0] <= 1 || aints[0] == (MPI_Aint)ints[1] * (MPI_Aint)ext)));
+        break;
+    default: r = 0; break;
+    }
+    if (!is_named(inner)) PMPI_Type_free(&inner);
+    return r;
+}
+
+/* What mg_type_contiguous needs of a type of size > 0: RUN_NONE, or one run
+ * starting at *tlb (RUN_DENSE: and elements back to back). */
+enum { RUN_UNKNOWN = 0, RUN_NONE, RUN_ONE, RUN_DENSE };
+static int run_of(MPI_Datatype type, MPI_Count size, MPI_Aint *tlb)
+{
+    MPI_Count lb, ext, t, text;
+    if (PMPI_Type_get_extent_x(type, &lb, &ext) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent_x(type, &t, &text) != MPI_SUCCESS || text != size || !one_run(type, 0))
+        return RUN_NONE;
+    *tlb = (MPI_Aint)t;
+    return ext == size ? RUN_DENSE : RUN_ONE;
+}
+
+int mg_type_contiguous(MPI_Count count, MPI_Datatype type, MPI_Aint *offset)
+{
+    if (offset) *offset = 0;
+    if (count < 0 || type == MPI_DATATYPE_NULL) return 0;
+    int rc;
+    type_record *r = record_of(type, &rc);
+    MPI_Count size;
+    if (r)
+        size = r->size;
+    else if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size == MPI_UNDEFINED)
+        return 0;
+    if (size < 0) return 0;
+    if (count == 0 || size == 0) return 1;
+    MPI_Aint tlb = 0;
+    int run = r ? atomic_load_explicit(&r->run, memory_order_acquire) : RUN_UNKNOWN;
+    if (run == RUN_UNKNOWN) {
+        run = run_of(type, size, &tlb);
+        if (r) {
+            /* racing threads store the same answer */
+            atomic_store_explicit(&r->tlb, tlb, memory_order_relaxed);
+            atomic_store_explicit(&r->run, run, memory_order_release);
+        }
+    } else {
+        tlb = atomic_load_explicit(&r->tlb, memory_order_relaxed);
+    }
+    if (run == RUN_NONE || (count > 1 && run != RUN_DENSE)) return 0;
+    if (offset) *offset = tlb;
+    return 1;
 }
 
 MPI_Count mg_type_bytes(MPI_Count count, MPI_Datatype type)

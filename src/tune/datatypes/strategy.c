@@ -87,16 +87,13 @@ void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const 
     native(x);
     /* MPI_BOTTOM: absolute addresses, which the engine does not take */
     if (count <= 0 || peer == MPI_PROC_NULL || buf == MPI_BOTTOM) return;
-    mg_dts s = configured();
-    if (s == MG_DTS_NATIVE) {
-        /* only counted: no plan is made */
-        if (mg_tune__type_is_committed(type)) mg_tune__dt_count(op, mg_type_bytes(count, type), s);
-        return;
-    }
     /* the type first: most calls carry predefined types, which have no plan */
     const mg_type_plan *p = plan_of(type);
     MPI_Count bytes;
-    if (!p || __builtin_mul_overflow(count, p->size, &bytes) || bytes > INT_MAX) return;
+    mg_dts s;
+    if (!p || __builtin_mul_overflow(count, p->size, &bytes) || bytes > INT_MAX ||
+        (s = configured()) == MG_DTS_NATIVE)
+        return;
     const mg_comm_info *info = mg_tune__comm_info(comm);
     if (!info || info->inter) return;
     if (s == MG_DTS_DEFAULT) s = profiled(op, info->size, p->shape, bytes);

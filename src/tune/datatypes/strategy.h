@@ -23,14 +23,13 @@ typedef struct {
 } mg_dt_side;
 
 /* The calls with derived datatypes are looked at (else they go straight to
- * the native call): the library runs, and calls are counted, a strategy
- * other than native may be forced, or datatype profiles are in use. One
+ * the native call, and are not counted): the library runs, and a strategy
+ * other than native may be forced or datatype profiles are in use. One
  * atomic load or two. */
 static inline int mg_tune__dt_active(void)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     if (!(h & MG_HOT_ON)) return 0;
-    if (h & MG_HOT_COUNT) return 1;
     if (MG_HOT_MODE(h) == MG_TUNE_TUNED) {
         const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
         return l && l->ps.ndt > 0;
@@ -42,7 +41,7 @@ static inline int mg_tune__dt_active(void)
 
 /* The side of count x type at buf, with the strategy the configuration gives
  * it, counted as op where a report is requested (calls with committed derived
- * types only); NATIVE where no other applies (peer MPI_PROC_NULL, buf MPI_BOTTOM, predefined,
+ * types that the strategies look at); NATIVE where no other applies (peer MPI_PROC_NULL, buf MPI_BOTTOM, predefined,
  * contiguous or uncommitted types, intercommunicators, an empty side, a
  * stream of more than INT_MAX bytes, out of memory). Callers have seen
  * mg_tune__dt_active(). */

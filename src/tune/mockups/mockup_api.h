@@ -35,8 +35,9 @@
  *    communicator (the inner calls run on its shadow, whose handler returns
  *    errors unless the application's ends the job).
  *
- * Implemented by: pool.c (the lease), mockups/common.c (the helpers that need
- * more code); the static inline helpers are below. */
+ * Implemented by: pool.c (the lease), types.c (mg_type_bytes and
+ * mg_type_contiguous, cached per type), mockups/common.c (the helpers that
+ * need more code); the static inline helpers are below. */
 #ifndef MG_MOCKUP_API_H
 #define MG_MOCKUP_API_H
 
