@@ -7,11 +7,13 @@
 # name on one line), so that any report line format passes.
 #
 # cmake -DMPIEXEC=... -DNP=... -DAPP=... -DLIB=... -DPRELOAD_FIRST=... -DWORK=...
-#       [-DFORCE=coll=mockup,...] [-DCHUNK=n] -P tune_preload.cmake
+#       [-DFORCE=coll=mockup,...] [-DCHUNK=n] [-DARGS=...] -P tune_preload.cmake
 # PRELOAD_FIRST: libraries that must come before LIB in LD_PRELOAD (the
 # sanitizer runtimes in a sanitizer build: ASan must be the first library).
 # FORCE: MPIGUIDE_TUNE_FORCE (every collective named must show its mock-up in
-# the report); CHUNK: MPIGUIDE_TUNE_CHUNK, if given.
+# the report; datatypes=S: some call with a derived datatype must show
+# strategy S); CHUNK: MPIGUIDE_TUNE_CHUNK, if given; ARGS: the program's
+# arguments (an unmodified driver that checks its own data).
 foreach(v MPIEXEC NP APP LIB WORK)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "tune_preload.cmake: -D${v}=... is missing")
@@ -33,10 +35,11 @@ set(extra_env "")
 if(DEFINED CHUNK)
   set(extra_env "MPIGUIDE_TUNE_CHUNK=${CHUNK}")
 endif()
+separate_arguments(app_args UNIX_COMMAND "${ARGS}")
 execute_process(
   COMMAND ${mpiexec_cmd} -n ${NP} env "LD_PRELOAD=${preload}" MPIGUIDE_TUNE_MODE=forced
-          "MPIGUIDE_TUNE_FORCE=${FORCE}" "MPIGUIDE_TUNE_REPORT=${report}" ${extra_env} "${APP}"
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 100)
+          "MPIGUIDE_TUNE_FORCE=${FORCE}" "MPIGUIDE_TUNE_REPORT=${report}" ${extra_env} "${APP}" ${app_args}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
 message("${out}${err}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "tune_preload: the program failed (exit ${rc})")
@@ -52,6 +55,12 @@ foreach(entry IN LISTS entries)
   string(REGEX REPLACE "^([a-z_]+)=([a-z_]+)$" "\\1;\\2" pair "${entry}")
   list(GET pair 0 coll)
   list(GET pair 1 mockup)
+  if(coll STREQUAL "datatypes")
+    if(NOT text MATCHES "#@tune_dt\\[[^]\n]* ${mockup}\\]=[1-9]")
+      message(FATAL_ERROR "tune_preload: the report has no call with a derived datatype that took ${mockup}")
+    endif()
+    continue()
+  endif()
   string(SUBSTRING "${coll}" 0 1 first_letter)
   string(TOUPPER "${first_letter}" first_letter)
   string(SUBSTRING "${coll}" 1 -1 rest)
