@@ -16,6 +16,9 @@
 #include "mg_options.h"
 #include "mg_size.h"
 #include "mpiguide/dt.h"
+#ifdef MG_DDTBENCH_TUNED
+#include "mpiguide/tune.h"
+#endif
 
 #include <limits.h>
 #include <stdlib.h>
@@ -39,8 +42,11 @@
 
 enum { PAT_PINGPONG, PAT_BCAST, PAT_ALLGATHER, NPATTERNS };
 static const char *const pattern_names[NPATTERNS] = {"pingpong", "bcast", "allgather"};
-enum { MODE_DATATYPE, MODE_PACK, MODE_ENGINE, MODE_NORMALIZED, NMODES };
-static const char *const mode_names[NMODES] = {"datatype", "pack", "engine", "normalized"};
+/* tuned: the datatype mode with libmpiguide-tune in tuned mode and the
+ * profiles of --datatype-profiles (mg_ddtbench_tuned only: it is linked with
+ * the library, which stays off in the other modes) */
+enum { MODE_DATATYPE, MODE_PACK, MODE_ENGINE, MODE_NORMALIZED, MODE_TUNED, NMODES };
+static const char *const mode_names[NMODES] = {"datatype", "pack", "engine", "normalized", "tuned"};
 /* The element types of --type: the catalog's basic types but byte. */
 static const char *const type_names[] = {"int", "char", "short", "double"};
 #define NTYPES (int)(sizeof type_names / sizeof *type_names)
@@ -54,6 +60,7 @@ typedef struct {
 typedef struct {
     /* as given */
     const char *pattern_arg, *layouts_arg, *A_arg, *sizes_arg, *modes_arg, *type_arg, *root_arg, *mem_arg;
+    const char *profiles_arg; /* --datatype-profiles */
     int check_only, corrupt;
     /* read */
     int pattern, root;
@@ -502,11 +509,22 @@ static MPI_Datatype engine_prepare(mg_bench *b, const options *o, const char *cf
         }
     }
     mg_bench_note(b, "normal", cfg, "%s", normal);
+    if (x->dt && mg_dt_shape(x->dt, normal, NORMAL_MAX) == MG_DT_SUCCESS) mg_bench_note(b, "shape", cfg, "%s", normal);
     free(normal);
     modes_error(b, o, cfg, msize, ebad, err);
     for (int i = 0; i < NMODES; i++) bad[i] |= ebad[i];
     return norm;
 }
+
+#ifdef MG_DDTBENCH_TUNED
+/* The library's mode: tuned for the tuned mode, else off. */
+static void tuned(int on)
+{
+    if (mg_tune_set_mode(on ? MG_TUNE_TUNED : MG_TUNE_OFF) != MG_TUNE_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
+}
+#else
+static void tuned(int on) { (void)on; }
+#endif
 
 /* Checks and times every requested mode that is not marked bad. */
 static void run_modes(mg_bench *b, const options *o, const char *cfg, const layout_cfg *g, xfer *x,
@@ -520,11 +538,13 @@ static void run_modes(mg_bench *b, const options *o, const char *cfg, const layo
         x->engine = mode == MODE_ENGINE;
         x->type = mode == MODE_NORMALIZED ? norm : lt->type;
         x->count = mode == MODE_NORMALIZED ? 1 : lt->count;
-        mg_bench_op op = (mode == MODE_DATATYPE || mode == MODE_NORMALIZED) ? dt_ops[o->pattern] : pk_ops[o->pattern];
+        mg_bench_op op = mode == MODE_PACK || mode == MODE_ENGINE ? pk_ops[o->pattern] : dt_ops[o->pattern];
         cnt->checks++;
-        if (!check_mode(b, o, g, x, op, label)) continue;
-        if (!o->check_only && mg_bench_measure(b, label, (size_t)x->msize, op, x) != MPI_SUCCESS)
+        tuned(mode == MODE_TUNED);
+        if (check_mode(b, o, g, x, op, label) && !o->check_only &&
+            mg_bench_measure(b, label, (size_t)x->msize, op, x) != MPI_SUCCESS)
             mg_bench_config_error(b, label, "an MPI call failed during measurement");
+        tuned(0);
     }
 }
 
@@ -614,6 +634,7 @@ static void usage(FILE *out)
             "  --max-memory BYTES    skip configurations whose buffers need more per rank (default " DEFAULT_MEMORY
             "; k/m/g)\n"
             "  --check-only          check the data of every configuration and mode, time nothing\n"
+            "  --datatype-profiles DIR  mode tuned (mg_ddtbench_tuned): libmpiguide-tune's profiles\n"
             "  --corrupt             testing aid: flip one received byte in every check, so that all fail\n",
             mg_join_names(mode_names, NMODES, ", ", m, sizeof m), mg_join_names(type_names, NTYPES, ", ", t, sizeof t));
 }
@@ -791,6 +812,34 @@ static int read_lists(mg_bench *b, options *o)
 /* Driver                                                              */
 /* ------------------------------------------------------------------ */
 
+/* The tuned mode and --datatype-profiles come together, in mg_ddtbench_tuned. */
+static int use_profiles(mg_bench *b, const options *o)
+{
+    int want = 0;
+    for (int i = 0; i < o->nmodes; i++) want |= o->modes[i] == MODE_TUNED;
+#ifdef MG_DDTBENCH_TUNED
+    if (want != (o->profiles_arg != NULL)) {
+        mg_bench_error(b, "the mode tuned and --datatype-profiles DIR come together");
+        return -1;
+    }
+    /* the modes but tuned run natively, and nothing is counted */
+    if (mg_tune_set_counting(MG_TUNE_COUNT_NEVER) != MG_TUNE_SUCCESS) return -1;
+    tuned(0);
+    if (want && mg_tune_load_profiles(o->profiles_arg) != MG_TUNE_SUCCESS) {
+        mg_bench_error(b, "--datatype-profiles %s: the profiles could not all be loaded (see the warnings)",
+                       o->profiles_arg);
+        return -1;
+    }
+#else
+    if (want || o->profiles_arg) {
+        mg_bench_error(b, "the mode tuned and --datatype-profiles need mg_ddtbench_tuned, which is linked with "
+                          "libmpiguide-tune");
+        return -1;
+    }
+#endif
+    return 0;
+}
+
 /* The command line: MG_ARGS_RUN, or the exit status. */
 static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
 {
@@ -804,12 +853,14 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
         {"--root", MG_OPT_VALUE, &o->root_arg, 0, NULL},
         {"--max-memory", MG_OPT_VALUE, &o->mem_arg, 0, NULL},
         {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
+        {"--datatype-profiles", MG_OPT_VALUE, &o->profiles_arg, 0, NULL},
         {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL},
     };
     const mg_cli cli = {"mg_ddtbench", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st != MG_ARGS_RUN) return st;
-    if (read_choices(b, o) != 0 || read_lists(b, o) != 0 || read_layouts(b, o) != 0) return 2;
+    if (read_choices(b, o) != 0 || read_lists(b, o) != 0 || read_layouts(b, o) != 0 || use_profiles(b, o) != 0)
+        return 2;
     if (o->pattern == PAT_PINGPONG && b->size < 2) {
         mg_bench_error(b, "the ping-pong needs at least 2 processes (got %d)", b->size);
         return 2;
@@ -838,6 +889,7 @@ static void write_header(mg_bench *b, const options *o)
     mg_bench_param(b, "max_memory", "%zu", o->max_memory);
     mg_bench_param(b, "check_only", "%d", o->check_only);
     if (o->corrupt) mg_bench_param(b, "corrupt", "1");
+    if (o->profiles_arg) mg_bench_param(b, "datatype_profiles", "%s", o->profiles_arg);
     if (mg_bench_begin(b, "pattern layout A m msize mode") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
