@@ -13,20 +13,12 @@
  * processes. */
 #define _POSIX_C_SOURCE 200809L
 #include "mpiguide/tune.h"
+#include "test_expect.h"
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures, rank, size;
-#define EXPECT(cond)                                                                           \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "rank %d: %s:%d: expected %s\n", rank, __FILE__, __LINE__, #cond); \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
 
 static const char *const strategies[] = {"native", "normalized", "pack"};
 enum { NSTRAT = 3, GUARD = 64 };

@@ -1,21 +1,13 @@
 /* Shared by the libmpiguide-tune tests (one translation unit each): failure
- * counting, files in a per-rank temporary directory, and the warnings the
+ * counting (test_expect.h), files in a per-rank temporary directory, and the warnings the
  * library wrote (rank 0 writes them to warn_file). */
 #ifndef MG_TUNE_TESTKIT_H
 #define MG_TUNE_TESTKIT_H
 
+#include "test_expect.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures, rank, size;
-#define EXPECT(cond)                                                                           \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "rank %d: %s:%d: expected %s\n", rank, __FILE__, __LINE__, #cond); \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
 
 static char dir[64];
 static FILE *warn_file;
