@@ -40,11 +40,11 @@ static inline int mg_tune__dt_active(void)
 }
 
 /* The side of count x type at buf, with the strategy the configuration gives
- * it, counted as op where a report is requested (calls with committed derived
- * types that the strategies look at); NATIVE where no other applies (peer MPI_PROC_NULL, buf MPI_BOTTOM, predefined,
- * contiguous or uncommitted types, intercommunicators, an empty side, a
- * stream of more than INT_MAX bytes, out of memory). Callers have seen
- * mg_tune__dt_active(). */
+ * it (forced, or the datatype profile of op), counted as op where a report is
+ * requested; NATIVE where no other applies (peer MPI_PROC_NULL, buf
+ * MPI_BOTTOM, predefined, contiguous or uncommitted types,
+ * intercommunicators, an empty side, a stream of more than INT_MAX bytes, out
+ * of memory). Callers have seen mg_tune__dt_active(). */
 enum { MG_DT_RECV, MG_DT_SEND /* packs the data now */, MG_DT_SEND_LATER /* persistent: at every start */ };
 void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
                       MPI_Datatype type, int how);
