@@ -1,7 +1,10 @@
 /* The intercepted MPI functions: MPI_Init, MPI_Init_thread, MPI_Finalize and
  * nine blocking collectives (and their MPI-4 large-count forms where the stack
  * has them). Each collective becomes an mg_call, gets an implementation
- * (native, or a mock-up with a lease on the pools) and is counted.
+ * (native, or a mock-up with a lease on the pools) and is counted. Bcast,
+ * Gather, Scatter, Allgather and Alltoall pass through the datatype strategies
+ * first where those are in play (datatypes/collectives.h), and then see
+ * normal(t) or MPI_PACKED in place of the application's types.
  *
  * The choice must be the same on every rank of the call, so it depends only
  * on values all ranks agree on: mode, forced choice and profiles (the same
