@@ -19,17 +19,10 @@
  * Ranges are inclusive byte ranges of mg_call.bytes, sorted at load, and must
  * not overlap. Any problem makes the whole file unusable: one warning
  * "FILE:LINE: what; this profile is ignored", and the collective runs natively
- * for that communicator size.
- *
- * Datatype profiles, in mpiguide's format only:
- *     datatypes send                         # an mg_dtclass name
- *     procs any                              # or a number of processes
- *     resized/hvector/indexed 1 65536 normalized   # shape from_bytes to_bytes strategy
- *     * 65537 1000000000 pack                # "*": any type
- * A bad header line makes the file unusable; a bad rule is warned about
- * ("FILE:LINE: what; this line is ignored") and skipped. */
+ * for that communicator size. Datatype profiles (dt_profile.c) are read from
+ * the same directory. */
 #define _POSIX_C_SOURCE 200809L
-#include "tune_internal.h"
+#include "profile_read.h"
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -37,74 +30,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_TOKENS 4
-
-typedef struct {
-    FILE *f;
-    const char *path;
-    char *buf;
-    size_t cap;
-    int lineno;
-    int ntok;
-    char *tok[MAX_TOKENS + 1]; /* one more to see extra tokens */
-    char raw[200];             /* the line as read, shortened, for messages */
-} reader;
-
-/* Next line with at least one token (comments and blank lines skipped); 0 at the end. */
-static int next_line(reader *r)
-{
-    while (getline(&r->buf, &r->cap, r->f) != -1) {
-        r->lineno++;
-        char *h = strchr(r->buf, '#');
-        if (h) *h = '\0';
-        size_t n = strlen(r->buf);
-        while (n > 0 && isspace((unsigned char)r->buf[n - 1])) r->buf[--n] = '\0';
-        char *s = r->buf;
-        while (isspace((unsigned char)*s)) s++;
-        if (!*s) continue;
-        snprintf(r->raw, sizeof r->raw, "%s", s);
-        r->ntok = 0;
-        char *save = NULL;
-        for (char *t = strtok_r(s, " \t\r\n\v\f", &save); t && r->ntok <= MAX_TOKENS;
-             t = strtok_r(NULL, " \t\r\n\v\f", &save))
-            r->tok[r->ntok++] = t;
-        return 1;
-    }
-    return 0;
-}
-
-static int bad(reader *r, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int bad(reader *r, int line, const char *fmt, ...)
-{
-    char what[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    mg_tune__warn("%s:%d: %s; this profile is ignored", r->path, line > 0 ? line : 1, what);
-    return -1;
-}
-
-/* A whole token as a non-negative number. */
-static int number(const char *s, MPI_Count *out)
-{
-    if (!isdigit((unsigned char)*s)) return -1;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (errno == ERANGE || *end) return -1;
-    *out = (MPI_Count)v;
-    return 0;
-}
-
-static int procs_number(const char *s, int *out)
-{
-    MPI_Count v;
-    if (number(s, &v) != 0 || v < 1 || v > INT_MAX) return -1;
-    *out = (int)v;
-    return 0;
-}
 
 static int add_range(mg_tune_profile *p, int *cap, MPI_Count from, MPI_Count to, int impl, int line)
 {
@@ -127,34 +52,37 @@ static int by_from(const void *a, const void *b)
 }
 
 /* A range line's numbers; -1 after a warning. */
-static int range_numbers(reader *r, MPI_Count *from, MPI_Count *to)
+static int range_numbers(mg_tune_reader *r, MPI_Count *from, MPI_Count *to)
 {
-    if (number(r->tok[0], from) != 0)
-        return bad(r, r->lineno, "range start '%s' is not a non-negative number of bytes", r->tok[0]);
-    if (number(r->tok[1], to) != 0)
-        return bad(r, r->lineno, "range end '%s' is not a non-negative number of bytes", r->tok[1]);
+    if (mg_tune__read_number(r->tok[0], from) != 0)
+        return mg_tune__read_bad(r, r->lineno, "range start '%s' is not a non-negative number of bytes", r->tok[0]);
+    if (mg_tune__read_number(r->tok[1], to) != 0)
+        return mg_tune__read_bad(r, r->lineno, "range end '%s' is not a non-negative number of bytes", r->tok[1]);
     if (*from > *to)
-        return bad(r, r->lineno, "inverted range %s %s (the start is above the end)", r->tok[0], r->tok[1]);
+        return mg_tune__read_bad(r, r->lineno, "inverted range %s %s (the start is above the end)", r->tok[0],
+                                 r->tok[1]);
     return 0;
 }
 
 /* A 'collective NAME' or 'procs N' line; *coll_line or *procs_line records where it was. */
-static int mpiguide_header_line(reader *r, mg_tune_profile *p, int *coll_line, int *procs_line)
+static int mpiguide_header_line(mg_tune_reader *r, mg_tune_profile *p, int *coll_line, int *procs_line)
 {
     char list[1024];
     int is_coll = r->tok[0][0] == 'c';
     int *seen = is_coll ? coll_line : procs_line;
     if (r->ntok != 2)
-        return bad(r, r->lineno, "expected '%s %s', found '%s'", r->tok[0], is_coll ? "NAME" : "N", r->raw);
-    if (*seen != 0) return bad(r, r->lineno, "a second '%s' line (the first is line %d)", r->tok[0], *seen);
+        return mg_tune__read_bad(r, r->lineno, "expected '%s %s', found '%s'", r->tok[0], is_coll ? "NAME" : "N",
+                                 r->raw);
+    if (*seen != 0)
+        return mg_tune__read_bad(r, r->lineno, "a second '%s' line (the first is line %d)", r->tok[0], *seen);
     if (is_coll) {
         int c = mg_tune__coll_index(r->tok[1]);
         if (c < 0)
-            return bad(r, r->lineno, "unknown collective '%s' (collectives: %s)", r->tok[1],
-                       mg_tune__coll_list(list, sizeof list));
+            return mg_tune__read_bad(r, r->lineno, "unknown collective '%s' (collectives: %s)", r->tok[1],
+                                     mg_tune__coll_list(list, sizeof list));
         p->coll = (mg_coll)c;
-    } else if (procs_number(r->tok[1], &p->procs) != 0) {
-        return bad(r, r->lineno, "procs '%s' is not a number of processes >= 1", r->tok[1]);
+    } else if (mg_tune__read_procs(r->tok[1], &p->procs) != 0) {
+        return mg_tune__read_bad(r, r->lineno, "procs '%s' is not a number of processes >= 1", r->tok[1]);
     } else {
         p->procs_line = r->lineno;
     }
@@ -162,55 +90,56 @@ static int mpiguide_header_line(reader *r, mg_tune_profile *p, int *coll_line, i
     return 0;
 }
 
-static int parse_mpiguide(reader *r, mg_tune_profile *p)
+static int parse_mpiguide(mg_tune_reader *r, mg_tune_profile *p)
 {
     int cap = 0, coll_line = 0, procs_line = 0;
     char list[1024];
-    while (next_line(r)) {
+    while (mg_tune__read_line(r)) {
         if (strcmp(r->tok[0], "collective") == 0 || strcmp(r->tok[0], "procs") == 0) {
             if (mpiguide_header_line(r, p, &coll_line, &procs_line) != 0) return -1;
             continue;
         }
         if (r->ntok != 3)
-            return bad(r, r->lineno,
-                       "expected 'collective NAME', 'procs N' or 'FROM_BYTES TO_BYTES IMPLEMENTATION', "
-                       "found '%s'",
-                       r->raw);
-        if (!coll_line) return bad(r, r->lineno, "a range before the 'collective NAME' line");
+            return mg_tune__read_bad(r, r->lineno,
+                                     "expected 'collective NAME', 'procs N' or 'FROM_BYTES TO_BYTES IMPLEMENTATION', "
+                                     "found '%s'",
+                                     r->raw);
+        if (!coll_line) return mg_tune__read_bad(r, r->lineno, "a range before the 'collective NAME' line");
         MPI_Count from, to;
         if (range_numbers(r, &from, &to) != 0) return -1;
         int impl = mg_tune__impl_index(p->coll, r->tok[2]);
         if (impl < 0)
-            return bad(r, r->lineno, "unknown implementation '%s' of %s (implementations: %s)", r->tok[2],
-                       mg_tune__table(p->coll)->name, mg_tune__impl_list(p->coll, list, sizeof list));
-        if (add_range(p, &cap, from, to, impl, r->lineno) != 0) return bad(r, r->lineno, "out of memory");
+            return mg_tune__read_bad(r, r->lineno, "unknown implementation '%s' of %s (implementations: %s)", r->tok[2],
+                                     mg_tune__table(p->coll)->name, mg_tune__impl_list(p->coll, list, sizeof list));
+        if (add_range(p, &cap, from, to, impl, r->lineno) != 0) return mg_tune__read_bad(r, r->lineno, "out of memory");
     }
-    if (!coll_line) return bad(r, r->lineno, "no 'collective NAME' line");
-    if (!procs_line) return bad(r, r->lineno, "no 'procs N' line");
+    if (!coll_line) return mg_tune__read_bad(r, r->lineno, "no 'collective NAME' line");
+    if (!procs_line) return mg_tune__read_bad(r, r->lineno, "no 'procs N' line");
     return 0;
 }
 
 /* The next line must exist; what names it in the message. */
-static int expect_line(reader *r, const char *what)
+static int expect_line(mg_tune_reader *r, const char *what)
 {
-    if (next_line(r)) return 0;
-    return bad(r, r->lineno, "the file ends before %s", what);
+    if (mg_tune__read_line(r)) return 0;
+    return mg_tune__read_bad(r, r->lineno, "the file ends before %s", what);
 }
 
 /* PGMPITuneLib's first two lines: the collective's MPI name and the number of processes. */
-static int pgmpi_header(reader *r, mg_tune_profile *p)
+static int pgmpi_header(mg_tune_reader *r, mg_tune_profile *p)
 {
     if (expect_line(r, "the collective's name (MPI_Allgather, ...)") != 0) return -1;
     int c = mg_tune__coll_index(r->tok[0]);
     if (r->ntok != 1 || c < 0 || strncmp(r->tok[0], "MPI_", 4) != 0)
-        return bad(r, r->lineno,
-                   "expected the first line '# mpiguide tune profile 1' or a PGMPITuneLib profile starting with a "
-                   "collective such as MPI_Allgather, found '%s'",
-                   r->raw);
+        return mg_tune__read_bad(
+            r, r->lineno,
+            "expected the first line '# mpiguide tune profile 1' or a PGMPITuneLib profile starting with a "
+            "collective such as MPI_Allgather, found '%s'",
+            r->raw);
     p->coll = (mg_coll)c;
     if (expect_line(r, "the number of processes") != 0) return -1;
-    if (r->ntok != 1 || procs_number(r->tok[0], &p->procs) != 0)
-        return bad(r, r->lineno, "expected the number of processes (>= 1), found '%s'", r->raw);
+    if (r->ntok != 1 || mg_tune__read_procs(r->tok[0], &p->procs) != 0)
+        return mg_tune__read_bad(r, r->lineno, "expected the number of processes (>= 1), found '%s'", r->raw);
     p->procs_line = r->lineno;
     return 0;
 }
@@ -223,26 +152,27 @@ typedef struct {
     int impls[1000];
 } pgmpi_algs;
 
-static int pgmpi_mockups(reader *r, const mg_tune_profile *p, pgmpi_algs *algs)
+static int pgmpi_mockups(mg_tune_reader *r, const mg_tune_profile *p, pgmpi_algs *algs)
 {
     char list[1024];
     MPI_Count nalg;
     if (expect_line(r, "the number of mock-ups") != 0) return -1;
-    if (r->ntok != 1 || number(r->tok[0], &nalg) != 0 || nalg > 1000)
-        return bad(r, r->lineno, "expected the number of mock-ups, found '%s'", r->raw);
+    if (r->ntok != 1 || mg_tune__read_number(r->tok[0], &nalg) != 0 || nalg > 1000)
+        return mg_tune__read_bad(r, r->lineno, "expected the number of mock-ups, found '%s'", r->raw);
     algs->n = (int)nalg;
     for (int i = 0; i < algs->n; i++) {
         char what[64];
         snprintf(what, sizeof what, "mock-up %d of %d", i + 1, algs->n);
         if (expect_line(r, what) != 0) return -1;
-        if (r->ntok != 2 || number(r->tok[0], &algs->ids[i]) != 0)
-            return bad(r, r->lineno, "expected 'ALG_ID NAME' of %s, found '%s'", what, r->raw);
+        if (r->ntok != 2 || mg_tune__read_number(r->tok[0], &algs->ids[i]) != 0)
+            return mg_tune__read_bad(r, r->lineno, "expected 'ALG_ID NAME' of %s, found '%s'", what, r->raw);
         for (int j = 0; j < i; j++)
-            if (algs->ids[j] == algs->ids[i]) return bad(r, r->lineno, "alg_id %s is declared twice", r->tok[0]);
+            if (algs->ids[j] == algs->ids[i])
+                return mg_tune__read_bad(r, r->lineno, "alg_id %s is declared twice", r->tok[0]);
         algs->impls[i] = mg_tune__impl_index(p->coll, r->tok[1]);
         if (algs->impls[i] < 0)
-            return bad(r, r->lineno, "unknown mock-up '%s' of %s (mpiguide has: %s)", r->tok[1],
-                       mg_tune__table(p->coll)->mpi_name, mg_tune__impl_list(p->coll, list, sizeof list));
+            return mg_tune__read_bad(r, r->lineno, "unknown mock-up '%s' of %s (mpiguide has: %s)", r->tok[1],
+                                     mg_tune__table(p->coll)->mpi_name, mg_tune__impl_list(p->coll, list, sizeof list));
     }
     return 0;
 }
@@ -252,37 +182,39 @@ static int pgmpi_impl(const pgmpi_algs *algs, const char *tok)
 {
     MPI_Count id;
     int impl = -1;
-    if (number(tok, &id) == 0)
+    if (mg_tune__read_number(tok, &id) == 0)
         for (int j = 0; j < algs->n; j++)
             if (algs->ids[j] == id) impl = algs->impls[j];
     return impl;
 }
 
-static int pgmpi_ranges(reader *r, mg_tune_profile *p, const pgmpi_algs *algs)
+static int pgmpi_ranges(mg_tune_reader *r, mg_tune_profile *p, const pgmpi_algs *algs)
 {
     MPI_Count nranges;
     if (expect_line(r, "the number of ranges") != 0) return -1;
-    if (r->ntok != 1 || number(r->tok[0], &nranges) != 0 || nranges > INT_MAX)
-        return bad(r, r->lineno, "expected the number of ranges, found '%s'", r->raw);
+    if (r->ntok != 1 || mg_tune__read_number(r->tok[0], &nranges) != 0 || nranges > INT_MAX)
+        return mg_tune__read_bad(r, r->lineno, "expected the number of ranges, found '%s'", r->raw);
     int cap = 0;
     for (MPI_Count k = 0; k < nranges; k++) {
         char what[80];
         snprintf(what, sizeof what, "range %lld of %lld", (long long)k + 1, (long long)nranges);
         if (expect_line(r, what) != 0) return -1;
         if (r->ntok != 3)
-            return bad(r, r->lineno, "expected 'BYTE_RANGE_START BYTE_RANGE_END ALG_ID' of %s, found '%s'", what,
-                       r->raw);
+            return mg_tune__read_bad(
+                r, r->lineno, "expected 'BYTE_RANGE_START BYTE_RANGE_END ALG_ID' of %s, found '%s'", what, r->raw);
         MPI_Count from, to;
         if (range_numbers(r, &from, &to) != 0) return -1;
         int impl = pgmpi_impl(algs, r->tok[2]);
-        if (impl < 0) return bad(r, r->lineno, "alg_id '%s' is not among the mock-ups declared above", r->tok[2]);
-        if (add_range(p, &cap, from, to, impl, r->lineno) != 0) return bad(r, r->lineno, "out of memory");
+        if (impl < 0)
+            return mg_tune__read_bad(r, r->lineno, "alg_id '%s' is not among the mock-ups declared above", r->tok[2]);
+        if (add_range(p, &cap, from, to, impl, r->lineno) != 0) return mg_tune__read_bad(r, r->lineno, "out of memory");
     }
-    if (next_line(r)) return bad(r, r->lineno, "'%s' after the %lld ranges declared", r->raw, (long long)nranges);
+    if (mg_tune__read_line(r))
+        return mg_tune__read_bad(r, r->lineno, "'%s' after the %lld ranges declared", r->raw, (long long)nranges);
     return 0;
 }
 
-static int parse_pgmpi(reader *r, mg_tune_profile *p)
+static int parse_pgmpi(mg_tune_reader *r, mg_tune_profile *p)
 {
     pgmpi_algs algs;
     algs.n = 0;
@@ -299,42 +231,17 @@ void mg_tune__profile_free(mg_tune_profile *p)
     p->nranges = 0;
 }
 
-/* The first line tells the format: *mine = 1 for mpiguide's (whose version
- * must be 1), else the reader is rewound for PGMPITuneLib's. -1 after a warning. */
-static int read_format(reader *r, int *mine)
-{
-    *mine = 0;
-    if (getline(&r->buf, &r->cap, r->f) == -1) return 0;
-    r->lineno = 1;
-    char *s = r->buf;
-    while (isspace((unsigned char)*s)) s++;
-    const char *magic = "# mpiguide tune profile";
-    if (strncmp(s, magic, strlen(magic)) != 0) {
-        rewind(r->f);
-        r->lineno = 0;
-        return 0;
-    }
-    *mine = 1;
-    char *v = s + strlen(magic), *end;
-    long ver = strtol(v, &end, 10);
-    while (isspace((unsigned char)*end)) end++;
-    if (end == v || *end || ver != 1) {
-        v[strcspn(v, "\r\n")] = '\0';
-        return bad(r, 1, "profile version '%s' is not supported (this library reads version 1)", v + strspn(v, " \t"));
-    }
-    return 0;
-}
-
 /* Sorts the ranges; -1 after a warning if two overlap (named by the later line). */
-static int sort_ranges(reader *r, mg_tune_profile *p)
+static int sort_ranges(mg_tune_reader *r, mg_tune_profile *p)
 {
     if (p->nranges > 1) qsort(p->ranges, (size_t)p->nranges, sizeof *p->ranges, by_from);
     for (int i = 1; i < p->nranges; i++) {
         const mg_tune_range *a = &p->ranges[i - 1], *b = &p->ranges[i];
         if (b->from <= a->to) {
             const mg_tune_range *later = a->line > b->line ? a : b, *earlier = later == a ? b : a;
-            return bad(r, later->line, "range %lld %lld overlaps range %lld %lld of line %d", (long long)later->from,
-                       (long long)later->to, (long long)earlier->from, (long long)earlier->to, earlier->line);
+            return mg_tune__read_bad(r, later->line, "range %lld %lld overlaps range %lld %lld of line %d",
+                                     (long long)later->from, (long long)later->to, (long long)earlier->from,
+                                     (long long)earlier->to, earlier->line);
         }
     }
     return 0;
@@ -343,16 +250,17 @@ static int sort_ranges(reader *r, mg_tune_profile *p)
 int mg_tune__profile_parse(const char *path, mg_tune_profile *out)
 {
     memset(out, 0, sizeof *out);
-    reader r = {.path = path};
+    mg_tune_reader r = {.path = path};
     r.f = fopen(path, "r");
     if (!r.f) {
         mg_tune__warn("%s: cannot open the profile (%s); this profile is ignored", path, strerror(errno));
         return -1;
     }
-    int mine, rc = read_format(&r, &mine);
+    int mine, rc = mg_tune__read_format(&r, &mine);
     if (rc == 0) {
         out->path = strdup(path);
-        rc = out->path ? (mine ? parse_mpiguide(&r, out) : parse_pgmpi(&r, out)) : bad(&r, r.lineno, "out of memory");
+        rc = out->path ? (mine ? parse_mpiguide(&r, out) : parse_pgmpi(&r, out))
+                       : mg_tune__read_bad(&r, r.lineno, "out of memory");
     }
     if (rc == 0) rc = sort_ranges(&r, out);
     free(r.buf);
@@ -361,151 +269,11 @@ int mg_tune__profile_parse(const char *path, mg_tune_profile *out)
     return rc == 0 ? 0 : -1;
 }
 
-/* ---- datatype profiles ---- */
-
-/* 1 if path is in mpiguide's format and its first line says 'datatypes'. */
-static int is_dt_profile(const char *path)
-{
-    reader r = {.path = path};
-    if (!(r.f = fopen(path, "r"))) return 0;
-    int mine = 0, is = read_format(&r, &mine) == 0 && mine && next_line(&r) && strcmp(r.tok[0], "datatypes") == 0;
-    free(r.buf);
-    fclose(r.f);
-    return is;
-}
-
-static void bad_rule(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bad_rule(reader *r, const char *fmt, ...)
-{
-    char what[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    mg_tune__warn("%s:%d: %s; this line is ignored", r->path, r->lineno, what);
-}
-
-/* A shape: "*" or constructor names joined by '/'. */
-static int shape_word(const char *s)
-{
-    if (strcmp(s, "*") == 0) return 1;
-    for (const char *c = s; *c; c++)
-        if (!(islower((unsigned char)*c) || *c == '_' || *c == '/')) return 0;
-    return *s != '\0';
-}
-
-/* One rule line into p (or a warning). */
-static void dt_rule(reader *r, mg_tune_dt_profile *p, int *cap)
-{
-    MPI_Count from, to;
-    if (r->ntok != 4) {
-        bad_rule(r, "expected 'SHAPE FROM_BYTES TO_BYTES STRATEGY', found '%s'", r->raw);
-        return;
-    }
-    if (!shape_word(r->tok[0])) {
-        bad_rule(r, "shape '%s' is neither '*' nor constructor names joined by '/' (resized/hvector/indexed)",
-                 r->tok[0]);
-        return;
-    }
-    if (number(r->tok[1], &from) != 0 || number(r->tok[2], &to) != 0 || from > to) {
-        bad_rule(r, "'%s %s' is not a byte range FROM <= TO of non-negative numbers", r->tok[1], r->tok[2]);
-        return;
-    }
-    int s = mg_tune__dts_index(r->tok[3]);
-    if (s != MG_DTS_NATIVE && s != MG_DTS_NORMALIZED && s != MG_DTS_PACK) {
-        bad_rule(r, "unknown strategy '%s' (strategies: native, normalized, pack)", r->tok[3]);
-        return;
-    }
-    int any = strcmp(r->tok[0], "*") == 0;
-    if (s == MG_DTS_PACK && p->op >= MG_DTC_GATHERV) {
-        bad_rule(r, "pack needs a message size every rank knows, which %s has not", mg_tune__dtclass_name(p->op));
-        return;
-    }
-    if (s == MG_DTS_PACK && p->op >= MG_DTC_BCAST && !any) {
-        bad_rule(r, "pack in a collective must be chosen alike by every rank: only for shape '*'");
-        return;
-    }
-    for (int i = 0; i < p->nrules; i++) {
-        const mg_tune_dt_rule *o = &p->rules[i];
-        if ((o->shape == NULL) == any && (any || strcmp(o->shape, r->tok[0]) == 0) && from <= o->to && o->from <= to) {
-            bad_rule(r, "range %lld %lld of '%s' overlaps range %lld %lld of line %d", (long long)from, (long long)to,
-                     r->tok[0], (long long)o->from, (long long)o->to, o->line);
-            return;
-        }
-    }
-    if (p->nrules == *cap) {
-        int n = *cap ? 2 * *cap : 8;
-        mg_tune_dt_rule *rs = realloc(p->rules, (size_t)n * sizeof *rs);
-        if (!rs) {
-            bad_rule(r, "out of memory");
-            return;
-        }
-        p->rules = rs;
-        *cap = n;
-    }
-    char *shape = any ? NULL : strdup(r->tok[0]);
-    if (!any && !shape) {
-        bad_rule(r, "out of memory");
-        return;
-    }
-    p->rules[p->nrules++] = (mg_tune_dt_rule){shape, from, to, (mg_dts)s, r->lineno};
-}
-
-static void dt_profile_free(mg_tune_dt_profile *p)
-{
-    for (int i = 0; i < p->nrules; i++) free(p->rules[i].shape);
-    free(p->rules);
-    free(p->path);
-    memset(p, 0, sizeof *p);
-}
-
-/* -1 (after a warning) if the header is bad; bad rules are skipped. */
-static int dt_profile_parse(const char *path, mg_tune_dt_profile *p)
-{
-    memset(p, 0, sizeof *p);
-    reader r = {.path = path};
-    if (!(r.f = fopen(path, "r"))) {
-        mg_tune__warn("%s: cannot open the profile (%s); this profile is ignored", path, strerror(errno));
-        return -1;
-    }
-    int mine, rc = read_format(&r, &mine), cap = 0, op_line = 0;
-    char list[512];
-    p->path = strdup(path);
-    if (!p->path) rc = bad(&r, 1, "out of memory");
-    while (rc == 0 && next_line(&r)) {
-        int is_op = strcmp(r.tok[0], "datatypes") == 0;
-        if (is_op || strcmp(r.tok[0], "procs") == 0) {
-            if (r.ntok != 2)
-                rc = bad(&r, r.lineno, "expected '%s %s', found '%s'", r.tok[0], is_op ? "OPERATION" : "N|any", r.raw);
-            else if ((is_op ? op_line : p->procs_line) != 0)
-                rc = bad(&r, r.lineno, "a second '%s' line (the first is line %d)", r.tok[0],
-                         is_op ? op_line : p->procs_line);
-            else if (is_op && mg_tune__dtclass_index(r.tok[1]) < 0)
-                rc = bad(&r, r.lineno, "unknown operation '%s' (operations: %s)", r.tok[1],
-                         mg_tune__dtclass_list(list, sizeof list));
-            else if (!is_op && strcmp(r.tok[1], "any") != 0 && procs_number(r.tok[1], &p->procs) != 0)
-                rc = bad(&r, r.lineno, "procs '%s' is neither a number of processes >= 1 nor 'any'", r.tok[1]);
-            if (is_op) p->op = (mg_dtclass)mg_tune__dtclass_index(r.tok[1]);
-            *(is_op ? &op_line : &p->procs_line) = r.lineno;
-            continue;
-        }
-        if (!op_line || !p->procs_line)
-            rc = bad(&r, r.lineno, "a rule before the 'datatypes OPERATION' and 'procs N|any' lines");
-        else
-            dt_rule(&r, p, &cap);
-    }
-    if (rc == 0 && (!op_line || !p->procs_line)) rc = bad(&r, r.lineno, "no 'datatypes' or 'procs' line");
-    free(r.buf);
-    fclose(r.f);
-    if (rc != 0) dt_profile_free(p);
-    return rc == 0 ? 0 : -1;
-}
-
 /* A datatype profile into out (room for it is there). */
 static void add_dt_profile(const char *path, mg_tune_profiles *out, int *nbad)
 {
     mg_tune_dt_profile p;
-    if (dt_profile_parse(path, &p) != 0) {
+    if (mg_tune__dt_profile_parse(path, &p) != 0) {
         (*nbad)++;
         return;
     }
@@ -515,40 +283,17 @@ static void add_dt_profile(const char *path, mg_tune_profiles *out, int *nbad)
                           "is ignored",
                           path, p.procs_line, mg_tune__dtclass_name(p.op), p.procs ? "these" : "any number of",
                           out->dt[j].path);
-            dt_profile_free(&p);
+            mg_tune__dt_profile_free(&p);
             (*nbad)++;
             return;
         }
     out->dt[out->ndt++] = p;
 }
 
-const mg_tune_dt_profile *mg_tune__dt_profiles_get(const mg_tune_profiles *ps, mg_dtclass op, int procs)
-{
-    const mg_tune_dt_profile *any = NULL;
-    for (int i = 0; i < ps->ndt; i++)
-        if (ps->dt[i].op == op) {
-            if (ps->dt[i].procs == procs) return &ps->dt[i];
-            if (ps->dt[i].procs == 0) any = &ps->dt[i];
-        }
-    return any;
-}
-
-mg_dts mg_tune__dt_profile_rule(const mg_tune_dt_profile *p, const char *shape, MPI_Count bytes)
-{
-    for (int pass = shape ? 0 : 1; pass < 2; pass++)
-        for (int i = 0; i < p->nrules; i++) {
-            const mg_tune_dt_rule *r = &p->rules[i];
-            if ((pass == 0 ? r->shape && strcmp(r->shape, shape) == 0 : !r->shape) && r->from <= bytes &&
-                bytes <= r->to)
-                return r->s;
-        }
-    return MG_DTS_DEFAULT;
-}
-
 void mg_tune__profiles_free(mg_tune_profiles *ps)
 {
     for (int i = 0; i < ps->n; i++) mg_tune__profile_free(&ps->p[i]);
-    for (int i = 0; i < ps->ndt; i++) dt_profile_free(&ps->dt[i]);
+    for (int i = 0; i < ps->ndt; i++) mg_tune__dt_profile_free(&ps->dt[i]);
     free(ps->p);
     free(ps->dt);
     ps->p = NULL;
@@ -632,7 +377,7 @@ int mg_tune__profiles_load(const char *dir, mg_tune_profiles *out, int *nbad)
         ((out->p = calloc(n, sizeof *out->p)) == NULL || (out->dt = calloc(n, sizeof *out->dt)) == NULL))
         rc = MG_TUNE_ERR_NOMEM;
     for (size_t i = 0; rc == MG_TUNE_SUCCESS && i < n; i++)
-        if (is_dt_profile(names[i]))
+        if (mg_tune__is_dt_profile(names[i]))
             add_dt_profile(names[i], out, nbad);
         else
             add_profile(names[i], out, nbad);

@@ -26,6 +26,8 @@
  *   middle     config.c     reads a configuration (no state)
  *              profile.c    parses and searches profile sets (no state)
  *              report.c     the usage counters and the report
+ *   dtprofile  dt_profile.c parses and searches datatype profiles (no state)
+ *   reader     profile_read.c  reads the lines of a profile file (profile_read.h)
  *   catalog    catalog.c    the collectives, their mock-up tables, the names
  *   mock-ups   mockups/     one file per collective; common.c, their helpers;
  *                           reduction_rule.c, which reductions they may take
@@ -249,6 +251,13 @@ typedef struct {
     int ndt;
     mg_tune_dt_profile *dt;
 } mg_tune_profiles;
+
+/* dt_profile.c: a datatype profile file (mpiguide's format whose first line
+ * says 'datatypes'): 1 if path is one. Parsing warns about a bad header and
+ * returns -1, and skips bad rules (each warned with file:line). */
+int mg_tune__is_dt_profile(const char *path);
+int mg_tune__dt_profile_parse(const char *path, mg_tune_dt_profile *p);
+void mg_tune__dt_profile_free(mg_tune_dt_profile *p);
 
 /* Parses one profile file (either format); on a problem warns once
  * ("FILE:LINE: ...; this profile is ignored") and returns -1. */
