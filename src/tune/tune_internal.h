@@ -9,8 +9,8 @@
  *                           the datatype strategies
  *   dtcoll     datatypes/collectives.c  the datatype strategies of the
  *                           collectives: around intercept.c's collectives, and
- *                           the entry points of the v forms and
- *                           MPI_Neighbor_alltoallw (datatypes/collectives.h)
+ *                           the entry points of the v forms (datatypes/collectives.h)
+ *              datatypes/neighbor.c  the entry point of MPI_Neighbor_alltoallw
  *   pending    datatypes/pending.c  the packed sides of requests, finished by the
  *                           completion calls (datatypes/pending.h)
  *   strategy   datatypes/strategy.c  how one side of a call with a derived

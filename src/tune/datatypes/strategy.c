@@ -91,8 +91,7 @@ void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const 
     const mg_type_plan *p = plan_of(type);
     MPI_Count bytes;
     mg_dts s;
-    if (!p || __builtin_mul_overflow(count, p->size, &bytes) || bytes > INT_MAX ||
-        (s = configured()) == MG_DTS_NATIVE)
+    if (!p || __builtin_mul_overflow(count, p->size, &bytes) || bytes > INT_MAX || (s = configured()) == MG_DTS_NATIVE)
         return;
     const mg_comm_info *info = mg_tune__comm_info(comm);
     if (!info || info->inter) return;

@@ -1,0 +1,46 @@
+/* What datatypes/collectives.c and datatypes/neighbor.c share (layer dtcoll). */
+#ifndef MG_TUNE_DT_COLL_UTIL_H
+#define MG_TUNE_DT_COLL_UTIL_H
+
+#include "strategy.h"
+
+static inline int rank_of(MPI_Comm comm)
+{
+    int r = -1;
+    PMPI_Comm_rank(comm, &r);
+    return r;
+}
+
+static inline int size_of(MPI_Comm comm)
+{
+    int p = 0;
+    PMPI_Comm_size(comm, &p);
+    return p;
+}
+
+/* Counts a call of op (this rank's bytes, the strategy decided) where a report
+ * is requested and one of its significant types is a committed derived one. */
+static inline void count_call(mg_dtop op, MPI_Datatype a, MPI_Datatype b, MPI_Count bytes, mg_dts s)
+{
+    if ((atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT) &&
+        (mg_tune__type_is_committed(a) || mg_tune__type_is_committed(b)))
+        mg_tune__dt_count(op, bytes, s);
+}
+
+/* The type whose shape a datatype profile looks at: the first derived one. */
+static inline MPI_Datatype derived_of(MPI_Datatype a, MPI_Datatype b) { return mg_tune__type_is_committed(a) ? a : b; }
+
+/* n bytes from the lease, NULL if out of memory. An empty block's address is
+ * never used, but is not NULL either. */
+static inline char *piece(mg_lease *l, size_t n)
+{
+    if (!l) return NULL;
+    return n > 0 ? (char *)mg_lease_msg(l, n) : (char *)l;
+}
+
+static inline void release(mg_lease *l)
+{
+    if (l) mg_lease_release(l);
+}
+
+#endif
