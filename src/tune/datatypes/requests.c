@@ -38,47 +38,63 @@ static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
     return rc;
 }
 
-/* Isend, Issend and Send_init (BUFQ const), Irecv and Recv_init. */
-#define DEF_START(NAME, PNAME, BUFQ, HOW, PERSISTENT, OP)                                                    \
-    MG_TUNE_API int NAME(BUFQ void *buf, int count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, \
-                         MPI_Request *request)                                                               \
-    {                                                                                                        \
-        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, peer, tag, comm, request);             \
-        mg_dt_side x;                                                                                        \
-        mg_tune__dt_side(&x, OP, comm, peer, buf, count, datatype, HOW);                                     \
-        int rc = started(PNAME(x.buf, x.count, x.type, peer, tag, comm, request), request, &x, PERSISTENT);  \
-        return rc == MG_REDO ? PNAME(buf, count, datatype, peer, tag, comm, request) : rc;                   \
+/* Isend, Issend and Send_init (BUFQ const), Irecv and Recv_init; CNT is the
+ * count type of the entry point. */
+#define DEF_START(NAME, PNAME, BUFQ, HOW, PERSISTENT, OP, CNT)                                                   \
+    MG_TUNE_API int NAME(BUFQ void *buf, CNT count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,     \
+                         MPI_Request *request)                                                                   \
+    {                                                                                                            \
+        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, peer, tag, comm, request);                 \
+        mg_dt_side x;                                                                                            \
+        mg_tune__dt_side(&x, OP, comm, peer, buf, count, datatype, HOW);                                         \
+        int rc = started(PNAME(x.buf, (CNT)x.count, x.type, peer, tag, comm, request), request, &x, PERSISTENT); \
+        return rc == MG_REDO ? PNAME(buf, count, datatype, peer, tag, comm, request) : rc;                       \
     }
-DEF_START(MPI_Isend, PMPI_Isend, const, MG_DT_SEND, 0, MG_DTOP_ISEND)
-DEF_START(MPI_Issend, PMPI_Issend, const, MG_DT_SEND, 0, MG_DTOP_ISSEND)
-DEF_START(MPI_Send_init, PMPI_Send_init, const, MG_DT_SEND_LATER, 1, MG_DTOP_SEND_INIT)
-DEF_START(MPI_Irecv, PMPI_Irecv, , MG_DT_RECV, 0, MG_DTOP_IRECV)
-DEF_START(MPI_Recv_init, PMPI_Recv_init, , MG_DT_RECV, 1, MG_DTOP_RECV_INIT)
 
 /* A matched message has no communicator argument: the strategy's checks of
  * the communicator were made when the message was probed (MPI_COMM_WORLD stands in). */
-MG_TUNE_API int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
-{
-    if (!mg_tune__dt_active() || *message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)
-        return PMPI_Mrecv(buf, count, datatype, message, status);
-    mg_dt_side x;
-    mg_tune__dt_side(&x, MG_DTOP_MRECV, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);
-    /* a status of our own only where it is read */
-    MPI_Status own, *st = status == MPI_STATUS_IGNORE && x.s == MG_DTS_PACK ? &own : status;
-    int rc = PMPI_Mrecv(x.buf, x.count, x.type, message, st);
-    mg_tune__dt_finish(&x, rc, st);
-    mg_tune__dt_progress_orphans(0);
-    return rc;
-}
+#define DEF_MRECV(NAME, PNAME, CNT)                                                                             \
+    MG_TUNE_API int NAME(void *buf, CNT count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) \
+    {                                                                                                           \
+        if (!mg_tune__dt_active() || *message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)           \
+            return PNAME(buf, count, datatype, message, status);                                                \
+        mg_dt_side x;                                                                                           \
+        mg_tune__dt_side(&x, MG_DTOP_MRECV, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);               \
+        /* a status of our own only where it is read */                                                         \
+        MPI_Status own, *st = status == MPI_STATUS_IGNORE && x.s == MG_DTS_PACK ? &own : status;                \
+        int rc = PNAME(x.buf, (CNT)x.count, x.type, message, st);                                               \
+        mg_tune__dt_finish(&x, rc, st);                                                                         \
+        mg_tune__dt_progress_orphans(0);                                                                        \
+        return rc;                                                                                              \
+    }
 
-MG_TUNE_API int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
-{
-    if (!mg_tune__dt_active() || *message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)
-        return PMPI_Imrecv(buf, count, datatype, message, request);
-    mg_dt_side x;
-    mg_tune__dt_side(&x, MG_DTOP_IMRECV, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);
-    return started(PMPI_Imrecv(x.buf, x.count, x.type, message, request), request, &x, 0);
-}
+#define DEF_IMRECV(NAME, PNAME, CNT)                                                                              \
+    MG_TUNE_API int NAME(void *buf, CNT count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) \
+    {                                                                                                             \
+        if (!mg_tune__dt_active() || *message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)             \
+            return PNAME(buf, count, datatype, message, request);                                                 \
+        mg_dt_side x;                                                                                             \
+        mg_tune__dt_side(&x, MG_DTOP_IMRECV, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);                \
+        return started(PNAME(x.buf, (CNT)x.count, x.type, message, request), request, &x, 0);                     \
+    }
+
+DEF_START(MPI_Isend, PMPI_Isend, const, MG_DT_SEND, 0, MG_DTOP_ISEND, int)
+DEF_START(MPI_Issend, PMPI_Issend, const, MG_DT_SEND, 0, MG_DTOP_ISSEND, int)
+DEF_START(MPI_Send_init, PMPI_Send_init, const, MG_DT_SEND_LATER, 1, MG_DTOP_SEND_INIT, int)
+DEF_START(MPI_Irecv, PMPI_Irecv, , MG_DT_RECV, 0, MG_DTOP_IRECV, int)
+DEF_START(MPI_Recv_init, PMPI_Recv_init, , MG_DT_RECV, 1, MG_DTOP_RECV_INIT, int)
+DEF_MRECV(MPI_Mrecv, PMPI_Mrecv, int)
+DEF_IMRECV(MPI_Imrecv, PMPI_Imrecv, int)
+
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+DEF_START(MPI_Isend_c, PMPI_Isend_c, const, MG_DT_SEND, 0, MG_DTOP_ISEND, MPI_Count)
+DEF_START(MPI_Issend_c, PMPI_Issend_c, const, MG_DT_SEND, 0, MG_DTOP_ISSEND, MPI_Count)
+DEF_START(MPI_Send_init_c, PMPI_Send_init_c, const, MG_DT_SEND_LATER, 1, MG_DTOP_SEND_INIT, MPI_Count)
+DEF_START(MPI_Irecv_c, PMPI_Irecv_c, , MG_DT_RECV, 0, MG_DTOP_IRECV, MPI_Count)
+DEF_START(MPI_Recv_init_c, PMPI_Recv_init_c, , MG_DT_RECV, 1, MG_DTOP_RECV_INIT, MPI_Count)
+DEF_MRECV(MPI_Mrecv_c, PMPI_Mrecv_c, MPI_Count)
+DEF_IMRECV(MPI_Imrecv_c, PMPI_Imrecv_c, MPI_Count)
+#endif
 
 MG_TUNE_API int MPI_Start(MPI_Request *request)
 {

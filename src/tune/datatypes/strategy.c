@@ -46,7 +46,7 @@ static void native(mg_dt_side *x)
 {
     x->s = MG_DTS_NATIVE;
     x->buf = x->user;
-    x->count = (int)x->ucount;
+    x->count = x->ucount;
     x->type = x->utype;
 }
 
@@ -112,7 +112,7 @@ void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const 
             x->plan = p;
             x->lease = l;
             x->buf = stream;
-            x->count = (int)bytes;
+            x->count = bytes;
             x->type = MPI_PACKED;
         }
     }

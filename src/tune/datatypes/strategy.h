@@ -16,8 +16,8 @@ typedef struct {
     void *user; /* the application's buffer, count and type */
     MPI_Count ucount;
     MPI_Datatype utype;
-    void *buf; /* what the native call gets */
-    int count;
+    void *buf;       /* what the native call gets */
+    MPI_Count count; /* the application's, or the stream's bytes (at most INT_MAX) */
     MPI_Datatype type;
     mg_lease *lease; /* PACK: the stream's memory */
 } mg_dt_side;
