@@ -47,6 +47,12 @@ static const char *const pattern_names[NPATTERNS] = {"pingpong", "bcast", "allga
  * the library, which stays off in the other modes) */
 enum { MODE_DATATYPE, MODE_PACK, MODE_ENGINE, MODE_NORMALIZED, MODE_TUNED, NMODES };
 static const char *const mode_names[NMODES] = {"datatype", "pack", "engine", "normalized", "tuned"};
+/* the modes this binary lists (--list, --help) */
+#ifdef MG_DDTBENCH_TUNED
+#define MODES_HERE NMODES
+#else
+#define MODES_HERE MODE_TUNED
+#endif
 /* The element types of --type: the catalog's basic types but byte. */
 static const char *const type_names[] = {"int", "char", "short", "double"};
 #define NTYPES (int)(sizeof type_names / sizeof *type_names)
@@ -636,7 +642,7 @@ static void usage(FILE *out)
             "  --check-only          check the data of every configuration and mode, time nothing\n"
             "  --datatype-profiles DIR  mode tuned (mg_ddtbench_tuned): libmpiguide-tune's profiles\n"
             "  --corrupt             testing aid: flip one received byte in every check, so that all fail\n",
-            mg_join_names(mode_names, NMODES, ", ", m, sizeof m), mg_join_names(type_names, NTYPES, ", ", t, sizeof t));
+            mg_join_names(mode_names, MODES_HERE, ", ", m, sizeof m), mg_join_names(type_names, NTYPES, ", ", t, sizeof t));
 }
 
 static void list(mg_json *j, const mg_bench *b)
@@ -645,7 +651,7 @@ static void list(mg_json *j, const mg_bench *b)
     const char *names[MAX_DESCS];
     int nk = mg_layouts_count();
     mg_json_strings(j, "patterns", pattern_names, NPATTERNS);
-    mg_json_strings(j, "modes", mode_names, NMODES);
+    mg_json_strings(j, "modes", mode_names, MODES_HERE);
     mg_json_object(j, "types");
     for (int t = 0; t < MG_LAYOUT_NBASIC; t++) {
         const char *name = mg_layout_basic_name((mg_layout_basic)t);

@@ -30,7 +30,7 @@ def test_explain_notation_with_count(mpich_build):
     r = run_cli(["dt", "explain", "resized(lb=0, extent=16, contig(count=2, int))", "--count", "3"])
     assert r.rc == 0, r.text
     assert "vector(count=3, block=2, stride=4, int)" in r.text
-    assert "shape:       resized/contig " in r.text
+    assert "shape: resized/contig " in r.text
 
 
 def test_explain_bad_type_says_where(mpich_build):
