@@ -23,10 +23,6 @@
 #include <limits.h>
 #include <stdlib.h>
 
-/* Where the bytes of count x type at buf lie if they are one run (a receive's
- * are writable), else NULL: they go through a stream. */
-static char *run_of(const void *buf, MPI_Count count, MPI_Datatype type) { return mg_contiguous_run(buf, count, type); }
-
 /* A stream of n bytes from the lease (acquired at the first). */
 static char *stream(mg_lease **l, size_t total, size_t n)
 {
@@ -57,7 +53,7 @@ int mg_tune__dt_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, M
     count_call(MG_DTOP_BCAST, type, MPI_DATATYPE_NULL, n, s);
     if (s == MG_DTS_NORMALIZED) return inner(buf, count, mg_tune__dt_normal(type), root, comm);
     if (s == MG_DTS_NATIVE) return inner(buf, count, type, root, comm);
-    char *run = run_of(buf, count, type);
+    char *run = mg_contiguous_run(buf, count, type);
     if (run) return inner(run, n, MPI_PACKED, root, comm);
     int me = rank_of(comm);
     mg_lease *l = NULL;
@@ -78,7 +74,7 @@ static const void *send_side(const void *buf, MPI_Count count, MPI_Datatype type
                              size_t total, MPI_Comm comm)
 {
     if (buf == MPI_IN_PLACE || n == 0) return buf;
-    const char *run = run_of(buf, count, type);
+    const char *run = mg_contiguous_run(buf, count, type);
     if (run) return run;
     char *st = stream(l, total, (size_t)n);
     return st && mg_tune__dt_put(buf, count, type, st, comm) == MPI_SUCCESS ? st : NULL;
@@ -99,7 +95,7 @@ int mg_tune__dt_gather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
         return inner(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcount,
                      at_root ? mg_tune__dt_normal(recvtype) : recvtype, root, comm);
     if (s == MG_DTS_NATIVE) return inner(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    char *rrun = at_root ? run_of(recvbuf, (MPI_Count)p * recvcount, recvtype) : NULL, *rst = NULL;
+    char *rrun = at_root ? mg_contiguous_run(recvbuf, (MPI_Count)p * recvcount, recvtype) : NULL, *rst = NULL;
     size_t total = (size_t)n + (at_root && !rrun ? (size_t)p * (size_t)n : 0);
     mg_lease *l = NULL;
     const void *sb = send_side(sendbuf, sendcount, sendtype, n, &l, total, comm);
@@ -129,7 +125,7 @@ int mg_tune__dt_scatter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
         return inner(sendbuf, sendcount, at_root ? mg_tune__dt_normal(sendtype) : sendtype, recvbuf, recvcount,
                      in_place ? recvtype : mg_tune__dt_normal(recvtype), root, comm);
     if (s == MG_DTS_NATIVE) return inner(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    char *rrun = in_place ? NULL : run_of(recvbuf, recvcount, recvtype), *rst = NULL;
+    char *rrun = in_place ? NULL : mg_contiguous_run(recvbuf, recvcount, recvtype), *rst = NULL;
     size_t total = (at_root ? (size_t)p * (size_t)n : 0) + (in_place || rrun ? 0 : (size_t)n);
     mg_lease *l = NULL;
     const void *sb =
@@ -161,7 +157,7 @@ static int all_to(int all, const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
                      mg_tune__dt_normal(recvtype), comm);
     if (s == MG_DTS_NATIVE) return inner(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     MPI_Count sblocks = all ? p : 1;
-    char *rrun = run_of(recvbuf, (MPI_Count)p * recvcount, recvtype), *rst = NULL;
+    char *rrun = mg_contiguous_run(recvbuf, (MPI_Count)p * recvcount, recvtype), *rst = NULL;
     size_t total = (in_place ? 0 : (size_t)sblocks * (size_t)n) + (rrun ? 0 : (size_t)p * (size_t)n);
     mg_lease *l = NULL;
     const void *sb = send_side(sendbuf, sblocks * sendcount, sendtype, sblocks * n, &l, total, comm);
@@ -314,7 +310,7 @@ MG_TUNE_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const 
     if (s != MG_DTS_PACK || n < 0 || n > INT_MAX ||
         (at_root && vside_plan(&v, sendbuf, sendcounts, displs, sendtype, p)))
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    char *rrun = in_place ? NULL : run_of(recvbuf, recvcount, recvtype), *rst = NULL;
+    char *rrun = in_place ? NULL : mg_contiguous_run(recvbuf, recvcount, recvtype), *rst = NULL;
     mg_lease *l = mg_lease_acquire((in_place || rrun ? 0 : (size_t)n) + vside_need(&v),
                                    at_root ? 2 * (size_t)p * sizeof(int) : 0);
     if (!in_place && !rrun) rrun = rst = piece(l, (size_t)n);
@@ -369,17 +365,16 @@ MG_TUNE_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const
 {
     if (!mg_tune__dt_active())
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-    int in_place = sendbuf == MPI_IN_PLACE, np = size_of(comm);
+    int in_place = sendbuf == MPI_IN_PLACE, p = size_of(comm);
     MPI_Datatype st = in_place ? MPI_DATATYPE_NULL : sendtype;
     /* what this rank receives */
     MPI_Count bytes = 0, size = mg_type_bytes(1, recvtype);
-    for (int i = 0; i < np && size > 0; i++) bytes += recvcounts[i] * size;
+    for (int i = 0; i < p && size > 0; i++) bytes += recvcounts[i] * size;
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_ALLTOALLV, comm, bytes, 0, derived_of(st, recvtype));
     count_call(MG_DTOP_ALLTOALLV, st, recvtype, bytes, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf,
                               recvcounts, rdispls, mg_tune__dt_normal(recvtype), comm);
-    int p = np;
     vside v = {0}, r;
     if (s != MG_DTS_PACK || (!in_place && vside_plan(&v, sendbuf, sendcounts, sdispls, sendtype, p)) ||
         vside_plan(&r, recvbuf, recvcounts, rdispls, recvtype, p))

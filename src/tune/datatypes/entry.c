@@ -37,10 +37,6 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         return rc;                                                                                            \
     }
 
-/* A status of our own only where it is read (a packed receive's). */
-#define OWN_STATUS(side, status) \
-    MPI_Status own, *st = (status) == MPI_STATUS_IGNORE && (side).s == MG_DTS_PACK ? &own : (status)
-
 #define DEF_RECV(NAME, PNAME, CNT)                                                                        \
     MG_TUNE_API int NAME(void *buf, CNT count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, \
                          MPI_Status *status)                                                              \
@@ -48,7 +44,7 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, source, tag, comm, status);         \
         mg_dt_side x;                                                                                     \
         mg_tune__dt_side(&x, MG_DTOP_RECV, comm, source, buf, count, datatype, MG_DT_RECV);               \
-        OWN_STATUS(x, status);                                                                            \
+        MG_DT_STATUS(x, status);                                                                          \
         int rc = PNAME(x.buf, (CNT)x.count, x.type, source, tag, comm, st);                               \
         mg_tune__dt_finish(&x, rc, st);                                                                   \
         mg_tune__dt_progress_orphans(0);                                                                  \
@@ -66,7 +62,7 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         mg_dt_side s, r;                                                                                               \
         mg_tune__dt_side(&s, MG_DTOP_SENDRECV_SEND, comm, dest, sendbuf, sendcount, sendtype, MG_DT_SEND);             \
         mg_tune__dt_side(&r, MG_DTOP_SENDRECV_RECV, comm, source, recvbuf, recvcount, recvtype, MG_DT_RECV);           \
-        OWN_STATUS(r, status);                                                                                         \
+        MG_DT_STATUS(r, status);                                                                                       \
         int rc =                                                                                                       \
             PNAME(s.buf, (CNT)s.count, s.type, dest, sendtag, r.buf, (CNT)r.count, r.type, source, recvtag, comm, st); \
         mg_tune__dt_finish(&s, rc, NULL);                                                                              \
@@ -91,7 +87,7 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
             rc = PNAME(buf, count, s.s == MG_DTS_NORMALIZED ? s.type : r.type, dest, sendtag, source, recvtag, comm,  \
                        status);                                                                                       \
         } else {                                                                                                      \
-            OWN_STATUS(r, status);                                                                                    \
+            MG_DT_STATUS(r, status);                                                                                  \
             rc = PSENDRECV(s.buf, (CNT)s.count, s.type, dest, sendtag, r.buf, (CNT)r.count, r.type, source, recvtag,  \
                            comm, st);                                                                                 \
             mg_tune__dt_finish(&r, rc, st);                                                                           \

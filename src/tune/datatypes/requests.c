@@ -52,16 +52,20 @@ static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
     }
 
 /* A matched message has no communicator argument: the strategy's checks of
- * the communicator were made when the message was probed (MPI_COMM_WORLD stands in). */
+ * the communicator were made when the message was probed (MPI_COMM_WORLD
+ * stands in). A message of MPI_PROC_NULL, or none, goes to the native call. */
+static int looked_at(const MPI_Message *message)
+{
+    return mg_tune__dt_active() && *message != MPI_MESSAGE_NO_PROC && *message != MPI_MESSAGE_NULL;
+}
+
 #define DEF_MRECV(NAME, PNAME, CNT)                                                                             \
     MG_TUNE_API int NAME(void *buf, CNT count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) \
     {                                                                                                           \
-        if (!mg_tune__dt_active() || *message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)           \
-            return PNAME(buf, count, datatype, message, status);                                                \
+        if (!looked_at(message)) return PNAME(buf, count, datatype, message, status);                           \
         mg_dt_side x;                                                                                           \
         mg_tune__dt_side(&x, MG_DTOP_MRECV, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);               \
-        /* a status of our own only where it is read */                                                         \
-        MPI_Status own, *st = status == MPI_STATUS_IGNORE && x.s == MG_DTS_PACK ? &own : status;                \
+        MG_DT_STATUS(x, status);                                                                                \
         int rc = PNAME(x.buf, (CNT)x.count, x.type, message, st);                                               \
         mg_tune__dt_finish(&x, rc, st);                                                                         \
         mg_tune__dt_progress_orphans(0);                                                                        \
@@ -71,8 +75,7 @@ static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
 #define DEF_IMRECV(NAME, PNAME, CNT)                                                                              \
     MG_TUNE_API int NAME(void *buf, CNT count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) \
     {                                                                                                             \
-        if (!mg_tune__dt_active() || *message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)             \
-            return PNAME(buf, count, datatype, message, request);                                                 \
+        if (!looked_at(message)) return PNAME(buf, count, datatype, message, request);                            \
         mg_dt_side x;                                                                                             \
         mg_tune__dt_side(&x, MG_DTOP_IMRECV, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);                \
         return started(PNAME(x.buf, (CNT)x.count, x.type, message, request), request, &x, 0);                     \

@@ -60,6 +60,11 @@ void mg_tune__dt_repack(mg_dt_side *x);
 void mg_tune__dt_release(mg_dt_side *x);
 /* After a blocking call: unpack (a receive), release. */
 void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st);
+/* The status the native call of a receive side gets, st: the application's,
+ * or one of our own where the application ignores it but a packed receive
+ * must read it. */
+#define MG_DT_STATUS(side, status) \
+    MPI_Status own_status_, *st = (status) == MPI_STATUS_IGNORE && (side).s == MG_DTS_PACK ? &own_status_ : (status)
 
 /* ---- collectives ----
  * NORMALIZED is a local choice: each rank hands the native call normal(t) of
