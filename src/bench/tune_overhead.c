@@ -12,7 +12,9 @@
  *                whose ranges do not cover the call (the full look-up)
  *   off-report   mode off with a report requested (every call is counted)
  *   forced-pack  mode forced with datatypes=pack (the datatype strategies look
- *                at every point-to-point call; these calls' types stay native)
+ *                at every call; the point-to-point calls' types here stay
+ *                native, while MPI_Bcast passes MPI_PACKED, as every rank of
+ *                a packed collective does)
  * and MPI_Sendrecv of one int (to itself on MPI_COMM_SELF, around the ring on
  * MPI_COMM_WORLD) with MPI_INT and with a committed derived type of one int
  * (MPI_Type_contiguous: contiguous, so it stays native under every strategy).
