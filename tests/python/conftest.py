@@ -29,6 +29,7 @@ from mpiguide.cli import main  # noqa: E402
 from mpiguide.core import build, launch, runner  # noqa: E402
 from mpiguide.core import stacks as stackmod  # noqa: E402
 from mpiguide.suites import SUITES  # noqa: E402
+from mpiguide.suites.ddt.expectations import label as ddt_label  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 MPIGUIDE_EXE = Path(sys.executable).parent / "mpiguide"
@@ -221,3 +222,34 @@ def write_synthetic_run(path: Path, times, runs: int = 5, nrep: int = 5, sizes: 
     path.mkdir(parents=True)
     return save_synthetic_run(path, meta, launches, lambda x: raw_text(
         [(v, s, times(v, s, x.run_index)) for s in sizes for v in VARIANTS], nrep))
+
+
+COLUMNS = "pattern layout A m msize mode rep time_s"
+
+
+def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
+                  skip: dict | None = None, shape=None) -> Path:
+    """A finished ddt run whose raw files hold times(stack, test, layout, mode, A, m, launch, placement=,
+    pattern=) seconds, and shape(layout) as each configuration's #@shape note."""
+    entries = {e["key"]: e for e in params["entries"]}
+
+    def raw_of(x) -> str:
+        e = entries[x.template]
+        lines = ["#@mpiguide_raw=1", "#@driver=ddtbench", f"#@nprocs={e['nprocs']}", COLUMNS]
+        for m in e["sizes"]:
+            for a in e["A"]:
+                for spec in e["layouts"]:
+                    lab = ddt_label(spec)
+                    if skip and (lab, a) in skip:
+                        lines.append(f"#@skip[{e['pattern']} {lab} {a} {m}]={skip[(lab, a)]}")
+                        continue
+                    if shape:
+                        lines.insert(3, f"#@shape[{e['pattern']} {lab} {a} {m}]={shape(lab)}")
+                    for mode in e["modes"]:
+                        t = times(x.stack, e["test"], lab, mode, a, m, x.run_index, placement=e["placement"],
+                                  pattern=e["pattern"])
+                        lines += [f"{e['pattern']} {lab} {a} {m} {m} {mode} {i} {t * (1 + 1e-3 * i):.9e}"
+                                  for i in range(nrep)]
+        return "\n".join([*lines, "#@end=ok"]) + "\n"
+
+    return synthetic_job_run(path, SUITES.get("ddt"), params, stacks, runs, nrep, raw_of)

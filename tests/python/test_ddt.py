@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import only_row, run_cli, run_driver, synthetic_job_run
+from conftest import only_row, run_cli, run_driver, write_ddt_run
 from mpiguide.core import rawfile, runner, stats
 from mpiguide.core.catalog import LAYOUT_NAMES
 from mpiguide.core.errors import MpiguideError
@@ -168,35 +168,7 @@ def test_estimate_grows_with_the_grid():
 
 # ---------------------------------------------------------------- verdicts from recorded data
 
-COLUMNS = "pattern layout A m msize mode rep time_s"
-
-
-def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
-                  skip: dict | None = None) -> Path:
-    """A finished ddt run whose raw files hold times(stack, test, layout, mode, A, m, launch, placement=)
-    seconds."""
-    entries = {e["key"]: e for e in params["entries"]}
-
-    def raw_of(x) -> str:
-        e = entries[x.template]
-        lines = ["#@mpiguide_raw=1", "#@driver=ddtbench", f"#@nprocs={e['nprocs']}", COLUMNS]
-        for m in e["sizes"]:
-            for a in e["A"]:
-                for spec in e["layouts"]:
-                    lab = ddt.label(spec)
-                    if skip and (lab, a) in skip:
-                        lines.append(f"#@skip[{e['pattern']} {lab} {a} {m}]={skip[(lab, a)]}")
-                        continue
-                    for mode in e["modes"]:
-                        t = times(x.stack, e["test"], lab, mode, a, m, x.run_index, placement=e["placement"])
-                        lines += [f"{e['pattern']} {lab} {a} {m} {m} {mode} {i} {t * (1 + 1e-3 * i):.9e}"
-                                  for i in range(nrep)]
-        return "\n".join([*lines, "#@end=ok"]) + "\n"
-
-    return synthetic_job_run(path, JOB, params, stacks, runs, nrep, raw_of)
-
-
-def known_times(stack, test, layout, mode, A, m, launch, placement=None):
+def known_times(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
     """fast keeps every guideline; slow: datatype 2x MPI_Pack (Test 3), contiguous-subtype over tiled 3x
     slower and over block 3x faster (Test 4, both violate ≃), tiled-struct 4x slower (Test 5) at A=2 only,
     and an inconclusive 1.5x for tiled-struct at A=10 (launch medians interleave)."""
@@ -284,7 +256,7 @@ def test_matrix_cells(known_run):
 
 def test_inter_and_intra_node_side_by_side(tmp_path):
     """Test 3 at 2x1 and 1x2 in one run: the datatype is 2x slower than MPI_Pack between nodes only."""
-    def times(stack, test, layout, mode, A, m, launch, placement=None):
+    def times(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
         t = 1e-3 * (1 + 0.01 * launch)
         return 2 * t if mode == "datatype" and placement == "2x1" else t
 

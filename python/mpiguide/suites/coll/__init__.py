@@ -13,6 +13,7 @@ from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.core.tuneflow import add_tune_options
 from mpiguide.suites.coll import analysis, report, workflow
 from mpiguide.suites.ddt.expectations import default_np
 
@@ -99,10 +100,8 @@ class CollSuite(Suite):
                                 "mode), check COLL-GL1..22, monotony and split-robustness, write profiles where a "
                                 "mock-up is faster by the threshold, then measure again with the tuned library. "
                                 "Defaults follow 002: dissemination barrier, nrep estimation, 5 launches.")
-        p.add_argument("--resume", metavar="DIR", help="continue a tune directory (either phase)")
-        p.add_argument("--report", metavar="DIR", help="only rebuild the report of a tune directory")
-        p.add_argument("--threshold", type=float, default=0.10,
-                       help="use a mock-up where it takes at least this fraction less time than native (0.10)")
+        flow = workflow.CollTune(self)
+        add_tune_options(p, flow.command, flow.alternative)
         context.add_run_options(p, self)
         self.add_arguments(p)
-        p.set_defaults(func=lambda args: workflow.run(self, args), sync="dissem", nrep="estimate")
+        p.set_defaults(func=flow.run, sync="dissem", nrep="estimate")

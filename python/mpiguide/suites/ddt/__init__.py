@@ -14,8 +14,9 @@ from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import fmt_duration, int_list, parse_choice_list, parse_sizes
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.core.tuneflow import add_tune_options
 from mpiguide.suites.ddt import expectations as ex
-from mpiguide.suites.ddt import report
+from mpiguide.suites.ddt import report, workflow
 
 
 class DdtSuite(Suite):
@@ -67,7 +68,7 @@ class DdtSuite(Suite):
             A=int_list(args.blocksizes, "--A") if args.blocksizes else None, sizes=sizes,
             patterns=parse_choice_list(args.patterns, ex.PATTERNS, "pattern") if args.patterns else None,
             modes=parse_choice_list(args.modes, ex.MODES, "mode") if args.modes else None,
-            np=nps, basic=args.basic, placements=placements)
+            np=nps, basic=args.basic, placements=placements, every_mode=getattr(args, "every_mode", False))
 
     def params(self, args: argparse.Namespace) -> dict:
         sel = self.selection(args)
@@ -83,9 +84,12 @@ class DdtSuite(Suite):
             args = ["--pattern", e["pattern"], "--layouts", ";".join(e["layouts"]),
                     "--A", ",".join(map(str, e["A"])), "--sizes", ",".join(map(str, e["sizes"])),
                     "--modes", ",".join(e["modes"]), "--type", params["type"]]
+            driver = "mg_ddtbench"
+            if params.get("datatype_profiles"):  # the validation of mpiguide ddt tune
+                driver, args = "mg_ddtbench_tuned", [*args, "--datatype-profiles", params["datatype_profiles"]]
             # runs planned before the placement rename call it launch_layout
             placement = e.get("placement", e.get("launch_layout"))
-            out.append(LaunchTemplate(e["key"], "mg_ddtbench", e["nprocs"], args, placement))
+            out.append(LaunchTemplate(e["key"], driver, e["nprocs"], args, placement))
         return out
 
     def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
@@ -113,6 +117,18 @@ class DdtSuite(Suite):
                        "results/<time>-ddt-report for several)")
         commands.add_verdict_options(p)
         p.set_defaults(func=self._report_command)
+        flow = workflow.DdtTune(self)
+        p = dds.add_parser("tune", help="choose libmpiguide-tune's datatype strategies per stack from the tests, "
+                           "write datatype profiles and validate the tuned library",
+                           description="Measure the selected tests with every mode (datatype, MPI_Pack, engine, "
+                           "normalized), choose per stack, operation, processes, normalized shape and size the "
+                           "strategy of libmpiguide-tune (native, normalized or pack) that is faster by the "
+                           "threshold, write datatype profiles, then run the tests again with the tuned library "
+                           "and report the violations it repairs and its gains.")
+        add_tune_options(p, flow.command, flow.alternative)
+        context.add_run_options(p, self)
+        self.add_arguments(p)
+        p.set_defaults(func=flow.run, every_mode=True)
         p = dds.add_parser("list", help="the 11 tests: layouts, guideline, comparisons and grid")
         p.add_argument("--grid", choices=ex.GRIDS, default="paper")
         p.set_defaults(func=_list_command)

@@ -25,6 +25,7 @@ from mpiguide.core.errors import MpiguideError
 
 PATTERNS = ("pingpong", "bcast", "allgather")
 MODES = ("datatype", "pack", "engine", "normalized")
+TUNED = "tuned"  # the datatype mode under the tuned library (validation of mpiguide ddt tune)
 BASIC_TYPES = {"int": 4, "char": 1, "short": 2, "double": 8}
 GRIDS = ("paper", "quick")
 PRECEDES, SIMILAR = "⪯", "≃"  # compared no slower than reference / both no slower than the other
@@ -263,6 +264,7 @@ class Selection:
     # NODESxPPN of the collective launches, one launch per placement (the ping-pong's follows each:
     # pingpong_placement); none: the run's launcher decides
     placements: list[str] = field(default_factory=list)
+    every_mode: bool = False  # every test measures all MODES, not only those of its comparisons (ddt tune)
 
 
 def _keep_layout(spec: str, wanted: list[str]) -> bool:
@@ -279,7 +281,7 @@ def plan_tests(sel: Selection) -> list[dict]:
         compared = [c for c in t.compared if sel.layouts is None or _keep_layout(c, sel.layouts)]
         if not compared:
             continue
-        modes = [m for m in t.modes if sel.modes is None or m in sel.modes]
+        modes = [m for m in (MODES if sel.every_mode else t.modes) if sel.modes is None or m in sel.modes]
         if "datatype" not in modes:
             continue  # every comparison has the datatype on one side
         comps = [c for c in t.comparisons()

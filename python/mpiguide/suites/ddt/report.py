@@ -19,13 +19,13 @@ from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import NOT_MEASURED, Measured, oversubscription, stack_versions, unfinished
 from mpiguide.core.pairing import paired
 from mpiguide.core.runner import RunDir
-from mpiguide.suites.ddt.expectations import CHARACTERIZE, MODES, PRECEDES, TESTS, Comparison, label
+from mpiguide.suites.ddt.expectations import CHARACTERIZE, MODES, PRECEDES, TESTS, TUNED, Comparison, label
 
 # what both sides of a comparison share
 MATCH = ["stack", "nprocs", "placement", "pattern", "A", "m", "msize"]
 RANK = {stats.VIOLATED: 2, stats.INCONCLUSIVE: 1, stats.PASS: 0}
 PAPER_GUIDELINES = ("DT-GL1", "DT-GL2/3", "DT-GL4")
-VERDICT_COLUMNS = ["test", "guideline", "comparison", "relation", "compared", "compared_mode", "reference",
+VERDICT_COLUMNS = ["test", "template", "guideline", "comparison", "relation", "compared", "compared_mode", "reference",
                    "reference_mode", *MATCH, "verdict", "ratio", "factor", "p_value", "n_a", "n_b"]
 FACTOR_COLUMNS = ["test", "compared", "reference", *MATCH, "time_s", "reference_s", "factor"]
 
@@ -44,6 +44,7 @@ class DdtResult:
     factors: pd.DataFrame
     notes: pd.DataFrame  # skipped configurations: stack, test, pattern, layout, A, m, reason
     errors: pd.DataFrame  # failed data checks
+    shapes: pd.DataFrame  # SHAPE_COLUMNS: the normalized shape of each configuration's type (mg_dt_shape)
     failed: list[str] = field(default_factory=list)  # launches that did not complete
 
 
@@ -100,9 +101,9 @@ def compute_verdicts(df: pd.DataFrame, entries: pd.DataFrame, samples: str, tole
                 continue
             for key, part_a, part_b in paired(a, b, MATCH):
                 reference = str(part_b["layout"].iloc[0]) if c.among else label(c.reference[0])
-                row = {"test": e.test, "guideline": c.guideline, "comparison": comparison_text(c),
-                       "relation": c.relation, "compared": label(c.compared[0]), "compared_mode": c.compared[1],
-                       "reference": reference, "reference_mode": c.reference[1],
+                row = {"test": e.test, "template": e.template, "guideline": c.guideline,
+                       "comparison": comparison_text(c), "relation": c.relation, "compared": label(c.compared[0]),
+                       "compared_mode": c.compared[1], "reference": reference, "reference_mode": c.reference[1],
                        **dict(zip(MATCH, key, strict=True))}
                 row.update(_verdict_row(c, part_a, part_b, samples, tolerance, alpha))
                 rows.append(row)
@@ -136,6 +137,7 @@ def compute_factors(summary: pd.DataFrame, entries: pd.DataFrame) -> pd.DataFram
 # ---------------------------------------------------------------- loading runs
 
 SKIP_COLUMNS = ["stack", "test", "pattern", "layout", "A", "m", "reason"]
+SHAPE_COLUMNS = ["stack", "template", "layout", "A", "m", "shape"]
 
 
 def _skipped(m: Measured, stack_name: dict[str, str], tests: dict[str, int]) -> pd.DataFrame:
@@ -149,6 +151,16 @@ def _skipped(m: Measured, stack_name: dict[str, str], tests: dict[str, int]) -> 
     return pd.DataFrame(rows, columns=SKIP_COLUMNS).drop_duplicates()
 
 
+def _shapes(m: Measured, stack_name: dict[str, str]) -> pd.DataFrame:
+    """`#@shape[pattern layout A m]=shape` of every launch, once per configuration."""
+    rows = []
+    for x, key, shape in m.notes("shape"):
+        parts = key.split()
+        if len(parts) == 4:
+            rows.append((stack_name[x.stack], x.template, parts[1], int(parts[2]), int(parts[3]), shape))
+    return pd.DataFrame(rows, columns=SHAPE_COLUMNS).drop_duplicates(SHAPE_COLUMNS[:-1])
+
+
 def load(rds: list[RunDir]) -> DdtResult:
     """Measurements of every run, stacks renamed `stack@run` where two runs share a stack name; verdicts with
     the first run's analysis settings."""
@@ -160,7 +172,7 @@ def load(rds: list[RunDir]) -> DdtResult:
         for s in rd.meta["stacks_order"]:
             seen[s] = seen.get(s, 0) + 1
     opts = rds[0].meta["analysis"]
-    stacks, versions, entry_rows, frames, notes, errors, failed = [], {}, [], [], [], [], []
+    stacks, versions, entry_rows, frames, notes, errors, failed, shapes = [], {}, [], [], [], [], [], []
     for rd in rds:
         rename = {s: (s if seen[s] == 1 else f"{s}@{rd.meta['run_id']}") for s in rd.meta["stacks_order"]}
         stacks += rename.values()
@@ -183,6 +195,7 @@ def load(rds: list[RunDir]) -> DdtResult:
             errs["stack"] = errs["stack"].map(rename)
             errors.append(errs)
         notes.append(_skipped(measured, rename, tests))
+        shapes.append(_shapes(measured, rename))
         failed += [f"{rd.meta['run_id']}: {x.id}: {x.status} {x.message}" for x in unfinished(rd)]
     entries = pd.DataFrame(entry_rows)
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -194,6 +207,7 @@ def load(rds: list[RunDir]) -> DdtResult:
         factors=compute_factors(summary, entries),
         notes=pd.concat(notes, ignore_index=True) if notes else pd.DataFrame(columns=SKIP_COLUMNS),
         errors=pd.concat(errors, ignore_index=True) if errors else pd.DataFrame(),
+        shapes=pd.concat(shapes, ignore_index=True) if shapes else pd.DataFrame(columns=SHAPE_COLUMNS),
         failed=failed)
 
 
@@ -361,7 +375,8 @@ def charts(r: DdtResult, out: Path) -> list[Path]:
             ref = part[part["layout"] == "contiguous"]
             part = pd.concat([part, ref.assign(panel="Variant 2")], ignore_index=True)
         order = {lab: i for i, lab in enumerate(layouts.get(template, []))}
-        part["order"] = [order.get(lay, len(order)) * len(MODES) + MODES.index(mo)
+        modes = (*MODES, TUNED)
+        part["order"] = [order.get(lay, len(order)) * len(modes) + modes.index(mo)
                          for lay, mo in zip(part["layout"], part["mode"], strict=True)]
         part = part.sort_values("order", kind="stable")
         panels = list(dict.fromkeys(part["panel"]))

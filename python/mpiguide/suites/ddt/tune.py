@@ -1,0 +1,385 @@
+"""`mpiguide ddt tune`'s analysis (docs/tuning.md, "Tuning derived datatypes"):
+from a ddt run that measured every mode, the strategy libmpiguide-tune should
+use per stack, operation, processes, type shape and message size; the datatype
+profiles that say so; and, from the validation run, what the tuned library
+gained and which guideline violations it repaired.
+
+The driver's modes are the library's strategies: `datatype` is the native call,
+`normalized` the call with mpiguide's normalized type, `engine` the engine's
+packing around a contiguous transfer (`pack` in the library). MPI_Pack (mode
+`pack`) is a reference of the guidelines only.
+
+Choices are made per group of configurations the library cannot tell apart: the
+same operation, processes and message bytes, and types of the same normalized
+shape (several layouts and blocksizes share one). A strategy is chosen for the
+group when, over the group's configurations together, it takes at least the
+threshold less time than the native call and the per-launch totals show it
+significantly (one-sided Mann-Whitney U)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mpiguide.core import stats
+from mpiguide.suites.coll.profiles import PROFILE_HEADER
+from mpiguide.suites.ddt.expectations import PRECEDES, TUNED
+from mpiguide.suites.ddt.report import DdtResult
+
+NATIVE, NORMALIZED, PACK = "native", "normalized", "pack"
+STRATEGY = {"datatype": NATIVE, "normalized": NORMALIZED, "engine": PACK}  # driver mode -> library strategy
+MODE = {s: m for m, s in STRATEGY.items()}
+# the library's operations a pattern's measurements stand for; point-to-point costs do not depend on the
+# communicator's size, so its profiles hold for any number of processes
+OPERATIONS = {"pingpong": ("send", "recv"), "bcast": ("bcast",), "allgather": ("allgather",)}
+ANY = "any"
+MAX_BYTES = 2**63 - 1  # the largest MPI_Count: "every larger size" in a profile's last range
+CONFIG = ["stack", "template", "placement", "pattern", "nprocs", "layout", "A", "m", "msize"]
+GROUP = ["stack", "pattern", "procs", "msize"]  # what a profile rule sees, besides the shape
+CHOICE_COLUMNS = [*GROUP, "shape", "configs", "strategy", "native_s", "best", "best_s", "gain", "p_value",
+                  "decision"]
+REPAIRABLE = ("DT-GL2/3", "DT-GL2/3-ENG", "DT-GL4", "DT-GL4-NORM")  # guidelines on the call with the type
+
+
+def procs_key(pattern: str, nprocs: int) -> str:
+    return ANY if pattern == "pingpong" else str(nprocs)
+
+
+def launch_table(r: DdtResult) -> pd.DataFrame:
+    """One row per configuration and launch: the shape, and per strategy the launch median (NaN where the
+    mode was not measured or failed its data check)."""
+    df = r.measurements
+    if df.empty or r.shapes.empty:
+        return pd.DataFrame(columns=[*CONFIG, "shape", "launch", *STRATEGY.values()])
+    df = df[df["mode"].isin(list(STRATEGY))]
+    med = stats.launch_medians(df, [*CONFIG, "mode"])
+    if not r.errors.empty:  # labels "pattern layout A m msize mode"
+        bad = {tuple(c.split()) for c in r.errors["config"]}
+        keys = zip(med["pattern"], med["layout"], med["A"].astype(str), med["m"].astype(str),
+                   med["msize"].astype(str), med["mode"], strict=True)
+        med = med[[k not in bad for k in keys]]
+    wide = med.pivot_table(index=[*CONFIG, "launch"], columns="mode", values="median_s", aggfunc="first")
+    wide = wide.rename(columns=STRATEGY).reindex(columns=list(STRATEGY.values())).reset_index()
+    wide.columns.name = None
+    out = wide.merge(r.shapes, on=["stack", "template", "layout", "A", "m"])
+    out.insert(len(CONFIG), "procs", [procs_key(p, n) for p, n in zip(out["pattern"], out["nprocs"], strict=True)])
+    return out
+
+
+@dataclass(frozen=True)
+class Pick:
+    strategy: str
+    configs: int
+    native_s: float  # mean over launches of the group's total time, natively
+    best: str  # the fastest candidate
+    best_s: float
+    gain: float  # 1 - best / native
+    p_value: float
+    decision: str
+
+
+def pick(part: pd.DataFrame, candidates: tuple[str, ...], threshold: float, alpha: float) -> Pick:
+    """The strategy of a group of configurations (rows: configuration x launch): the candidate with the least
+    total time, if it saves at least `threshold` over native and the launches' totals show it significantly;
+    else native. Candidates missing for a configuration of the group are not considered."""
+    configs = part.groupby(CONFIG, sort=False).ngroups
+    usable = [s for s in candidates if s == NATIVE or part.groupby(CONFIG, sort=False)[s].count().gt(0).all()]
+    rows = part.dropna(subset=usable)
+    complete = rows.groupby("launch")["launch"].transform("size") == configs  # launches measuring all of it
+    totals = rows[complete].groupby("launch")[usable].sum()
+    if totals.empty:
+        return Pick(NATIVE, configs, math.nan, NATIVE, math.nan, math.nan, math.nan, "not measured in full")
+    means = totals.mean()
+    best = str(means.idxmin())
+    native_s, best_s = float(means[NATIVE]), float(means[best])
+    base = dict(configs=configs, native_s=native_s, best=best, best_s=best_s)
+    if best == NATIVE:
+        return Pick(NATIVE, **base, gain=0.0, p_value=math.nan, decision="native is fastest")
+    gain = 1 - best_s / native_s
+    c = stats.compare(totals[NATIVE].to_numpy(), totals[best].to_numpy(), native_s / best_s, 0.0, alpha)
+    if gain < threshold:
+        return Pick(NATIVE, **base, gain=gain, p_value=c.p_value,
+                    decision=f"native: {best} saves {gain:.0%} < {threshold:.0%}")
+    if c.verdict != stats.VIOLATED:
+        return Pick(NATIVE, **base, gain=gain, p_value=c.p_value,
+                    decision=f"native: {best} saves {gain:.0%} but not significantly (p={c.p_value:.2g})")
+    return Pick(best, **base, gain=gain, p_value=c.p_value, decision=f"{best}: saves {gain:.0%}")
+
+
+def choose(r: DdtResult, threshold: float, alpha: float | None = None) -> pd.DataFrame:
+    """One row per (stack, pattern, procs, msize, shape): the strategy the profiles give it (CHOICE_COLUMNS).
+    Shape "*" rows are the collectives' `pack` for every shape: every rank must choose pack alike, from
+    values all have, so a collective packs any type at a size where some measured shape is fastest packed;
+    the shapes measured with another choice there keep it through their own rule."""
+    alp = r.runs[0].meta["analysis"]["alpha"] if alpha is None else alpha
+    t = launch_table(r)
+    rows = []
+    for key, group in t.groupby(GROUP, sort=True):
+        picks = {}
+        for shape, part in group.groupby("shape", sort=True):
+            if key[1] == "pingpong":
+                picks[shape] = pick(part, (NATIVE, NORMALIZED, PACK), threshold, alp)
+            else:
+                every = pick(part, (NATIVE, NORMALIZED, PACK), threshold, alp)
+                picks[shape] = every if every.strategy == PACK else pick(part, (NATIVE, NORMALIZED), threshold, alp)
+        if key[1] != "pingpong" and any(p.strategy == PACK for p in picks.values()):
+            packed = [s for s, p in picks.items() if p.strategy == PACK]
+            rows.append({**dict(zip(GROUP, key, strict=True)), "shape": "*", "configs": 0, "strategy": PACK,
+                         "native_s": math.nan, "best": PACK, "best_s": math.nan, "gain": math.nan,
+                         "p_value": math.nan, "decision": "pack for every shape: fastest for " + ", ".join(packed)})
+        for shape, p in picks.items():
+            rows.append({**dict(zip(GROUP, key, strict=True)), "shape": shape, **asdict(p)})
+    return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
+
+
+# ---------------------------------------------------------------- profiles
+
+def size_ranges(points: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
+    """Inclusive byte ranges covering 0..MAX_BYTES from measured (size, strategy) points: each size stands
+    for the sizes nearer to it than to its neighbours on a log scale; neighbours with the same strategy
+    merge."""
+    points = sorted(points)
+    out: list[tuple[int, int, str]] = []
+    for i, (m, s) in enumerate(points):
+        lo = 0 if i == 0 else out[-1][1] + 1
+        hi = MAX_BYTES if i == len(points) - 1 else max(m, math.isqrt(m * points[i + 1][0]))
+        if out and out[-1][2] == s:
+            out[-1] = (out[-1][0], hi, s)
+        else:
+            out.append((lo, hi, s))
+    return out
+
+
+def profile_rules(choices: pd.DataFrame) -> list[tuple[str, int, int, str]]:
+    """(shape, from, to, strategy) rules of one (stack, pattern, procs). Native ranges need no rule, except
+    in a collective that packs every shape somewhere ("*"), where a measured shape's own choice must win."""
+    rules = []
+    star = choices[choices["shape"] == "*"]
+    keep_native = not star.empty
+    for shape, part in choices[choices["shape"] != "*"].groupby("shape", sort=True):
+        points = list(zip(part["msize"].astype(int), part["strategy"], strict=True))
+        for lo, hi, s in size_ranges(points):
+            if s == PACK and keep_native:
+                continue  # from "*"
+            if s != NATIVE or keep_native:
+                rules.append((shape, lo, hi, s))
+    if keep_native:
+        sizes = sorted(set(choices["msize"].astype(int)))
+        packed = set(star["msize"].astype(int))
+        rules += [("*", lo, hi, s) for lo, hi, s in size_ranges([(m, PACK if m in packed else NATIVE) for m in sizes])
+                  if s == PACK]
+    return rules
+
+
+def profile_text(operation: str, procs: str, rules: list[tuple[str, int, int, str]], origin: str) -> str:
+    lines = [PROFILE_HEADER, f"# {origin}", f"datatypes {operation}", f"procs {procs}",
+             "# shape from_bytes to_bytes strategy"]
+    lines += [f"{shape} {lo} {hi} {s}" for shape, lo, hi, s in rules]
+    return "\n".join(lines) + "\n"
+
+
+def write_profiles(choices: pd.DataFrame, stacks: list[str], out: Path, origin: str) -> list[Path]:
+    """Per stack (every one gets its directory, with no profile where native is best throughout) and
+    operation: dt_<operation>_<procs>.prof with the rules of profile_rules."""
+    written = []
+    for stack in stacks:
+        (out / stack).mkdir(parents=True, exist_ok=True)
+    for (stack, pattern, procs), part in choices.groupby(["stack", "pattern", "procs"], sort=True):
+        rules = profile_rules(part)
+        if not rules:
+            continue
+        for op in OPERATIONS[pattern]:
+            path = out / stack / f"dt_{op}_{'any' if procs == ANY else 'p' + procs}.prof"
+            path.write_text(profile_text(op, procs, rules, origin))
+            written.append(path)
+    return written
+
+
+def rule_for(rules: list[tuple[str, int, int, str]], shape: str, msize: int) -> str:
+    """The strategy the library takes for a call of this shape and size under these rules (dt_profile.c)."""
+    for want in (shape, "*"):
+        for s, lo, hi, strategy in rules:
+            if s == want and lo <= msize <= hi:
+                return strategy
+    return NATIVE
+
+
+# ---------------------------------------------------------------- validation
+
+GAIN_COLUMNS = [*CONFIG, "shape", "strategy", "native_s", "tuned_s", "speedup", "verdict", "p_value", "best_mode",
+                "best_factor", "best_verdict"]
+REPAIR_COLUMNS = ["stack", "test", "guideline", "comparison", "pattern", "nprocs", "placement", "A", "m", "msize",
+                  "slow", "fast", "fast_mode", "strategy", "measured_factor", "native_factor", "tuned_factor",
+                  "tuned_verdict", "repaired"]
+
+
+class Strategies:
+    """What the profiles written from `choices` give each configuration of a run (whose shapes are known)."""
+
+    def __init__(self, choices: pd.DataFrame, shapes: pd.DataFrame):
+        self.rules = {key: profile_rules(part) for key, part in choices.groupby(["stack", "pattern", "procs"])}
+        self.shapes = shapes.set_index(["stack", "template", "layout", "A", "m"])["shape"].to_dict()
+
+    def shape(self, stack: str, template: str, layout: str, A: int, m: int) -> str:
+        return self.shapes.get((stack, template, layout, A, m), "?")
+
+    def of(self, stack: str, template: str, pattern: str, nprocs: int, layout: str, A: int, m: int,
+           msize: int) -> str:
+        """The strategy ("?" if the configuration's shape is unknown)."""
+        shape = self.shapes.get((stack, template, layout, A, m))
+        if shape is None:
+            return "?"
+        return rule_for(self.rules.get((stack, pattern, procs_key(pattern, nprocs)), []), shape, msize)
+
+
+def gains(v: DdtResult, choices: pd.DataFrame, tolerance: float | None = None,
+          alpha: float | None = None) -> pd.DataFrame:
+    """Every configuration of the validation run: the tuned library against the native call (speedup =
+    native / tuned; verdict of `tuned ⪯ native`) and against the fastest of the four modes measured beside
+    it (`tuned ⪯ best`)."""
+    opts = v.runs[0].meta["analysis"]
+    tol = opts["tolerance"] if tolerance is None else tolerance
+    alp = opts["alpha"] if alpha is None else alpha
+    df = v.measurements
+    if df.empty or TUNED not in set(df["mode"]):
+        return pd.DataFrame(columns=GAIN_COLUMNS)
+    strategies = Strategies(choices, v.shapes)
+    rows = []
+    for key, part in df.groupby(CONFIG, sort=True):
+        by_mode = dict(iter(part.groupby("mode", sort=False)))
+        tuned, native = by_mode.get(TUNED), by_mode.get("datatype")
+        if tuned is None or native is None:
+            continue
+        c = stats.compare_samples(tuned, native, opts["samples"], tol, alp)
+        means = {mo: rows_.groupby("launch")["time_s"].median().mean() for mo, rows_ in by_mode.items() if mo != TUNED}
+        best_mode = min(means, key=means.get)
+        b = stats.compare_samples(tuned, by_mode[best_mode], opts["samples"], tol, alp)
+        k = dict(zip(CONFIG, key, strict=True))
+        rows.append({**k, "shape": strategies.shape(k["stack"], k["template"], k["layout"], k["A"], k["m"]),
+                     "strategy": strategies.of(*(k[x] for x in ("stack", "template", "pattern", "nprocs", "layout",
+                                                                 "A", "m", "msize"))),
+                     "native_s": means["datatype"], "tuned_s": float(tuned.groupby("launch")["time_s"].median().mean()),
+                     "speedup": 1 / c.ratio, "verdict": c.verdict, "p_value": c.p_value, "best_mode": best_mode,
+                     "best_factor": b.ratio, "best_verdict": b.verdict})
+    return pd.DataFrame(rows, columns=GAIN_COLUMNS)
+
+
+def repairs(measured: DdtResult, v: DdtResult, choices: pd.DataFrame, tolerance: float | None = None,
+            alpha: float | None = None) -> pd.DataFrame:
+    """Every violation of a guideline on the call with the type (REPAIRABLE) in the measurement, checked in
+    the validation run: the slow side natively against the fast side (native_factor: does it reproduce?) and
+    with the tuned library (`tuned ⪯ fast side`: repaired when it passes). For ≃ the slow side is the one the
+    measurement found slower."""
+    opts = v.runs[0].meta["analysis"]
+    tol = opts["tolerance"] if tolerance is None else tolerance
+    alp = opts["alpha"] if alpha is None else alpha
+    vd = measured.verdicts
+    viol = vd[(vd["verdict"] == stats.VIOLATED) & vd["guideline"].isin(REPAIRABLE)
+              & (vd["compared_mode"] == "datatype")]
+    strategies = Strategies(choices, measured.shapes)
+    groups = {} if v.measurements.empty else dict(iter(v.measurements.groupby(
+        ["stack", "template", "layout", "mode", "A", "m", "msize"], sort=False)))
+    none = pd.DataFrame()
+
+    def rows_of(w, layout: str, mode: str) -> pd.DataFrame:
+        return groups.get((w.stack, w.template, layout, mode, w.A, w.m, w.msize), none)
+
+    rows = []
+    for w in viol.itertuples():
+        swap = w.relation != PRECEDES and w.ratio < 1 and w.reference_mode == "datatype"
+        slow, fast, fast_mode = (w.reference, w.compared, "datatype") if swap else \
+            (w.compared, w.reference, w.reference_mode)
+        row = dict(stack=w.stack, test=w.test, guideline=w.guideline, comparison=w.comparison, pattern=w.pattern,
+                   nprocs=w.nprocs, placement=w.placement, A=w.A, m=w.m, msize=w.msize, slow=slow, fast=fast,
+                   fast_mode=fast_mode,
+                   strategy=strategies.of(w.stack, w.template, w.pattern, w.nprocs, slow, w.A, w.m, w.msize),
+                   measured_factor=w.factor, native_factor=math.nan, tuned_factor=math.nan,
+                   tuned_verdict="not measured", repaired="?")
+        ref, native, tuned = rows_of(w, fast, fast_mode), rows_of(w, slow, "datatype"), rows_of(w, slow, TUNED)
+        if not ref.empty and not native.empty:
+            row["native_factor"] = stats.compare_samples(native, ref, opts["samples"], tol, alp).ratio
+        if not ref.empty and not tuned.empty:
+            c = stats.compare_samples(tuned, ref, opts["samples"], tol, alp)
+            row.update(tuned_factor=c.ratio, tuned_verdict=c.verdict,
+                       repaired={stats.PASS: "yes", stats.VIOLATED: "no"}.get(c.verdict, "unclear"))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
+
+
+@dataclass
+class TuneAnalysis:
+    measured: DdtResult
+    choices: pd.DataFrame
+    threshold: float
+    validated: DdtResult | None = None
+    gains: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=GAIN_COLUMNS))
+    repairs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=REPAIR_COLUMNS))
+
+
+def analyze(m: DdtResult, v: DdtResult | None, threshold: float) -> TuneAnalysis:
+    t = TuneAnalysis(m, choose(m, threshold), threshold, v)
+    if v is not None and not v.measurements.empty:
+        t.gains, t.repairs = gains(v, t.choices), repairs(m, v, t.choices)
+    return t
+
+
+# ---------------------------------------------------------------- summaries
+
+def geomean(x: np.ndarray) -> float:
+    return float(np.exp(np.log(x).mean())) if len(x) else math.nan
+
+
+def gain_summary(g: pd.DataFrame) -> pd.DataFrame:
+    """Per stack and pattern: configurations the profiles tune, their speedups, and the verdicts of
+    `tuned ⪯ native` and `tuned ⪯ best mode` over every configuration."""
+    rows = []
+    for (stack, pattern), part in g.groupby(["stack", "pattern"], sort=False):
+        tuned = part[~part["strategy"].isin([NATIVE, "?"])]
+        sp = tuned["speedup"].to_numpy()
+        rows.append(dict(stack=stack, pattern=pattern, tuned=f"{len(tuned)}/{len(part)}",
+                         speedup_geomean=geomean(sp), speedup_min=float(sp.min()) if len(sp) else math.nan,
+                         speedup_max=float(sp.max()) if len(sp) else math.nan,
+                         slower_than_native=int((part["verdict"] == stats.VIOLATED).sum()),
+                         slower_than_best=int((part["best_verdict"] == stats.VIOLATED).sum())))
+    return pd.DataFrame(rows).set_index(["stack", "pattern"]) if rows else pd.DataFrame()
+
+
+def repair_counts(rep: pd.DataFrame) -> pd.DataFrame:
+    """Per stack and guideline: the measured violations by outcome with the tuned library, and the worst
+    factor before (measurement) and after (tuned, validation)."""
+    if rep.empty:
+        return pd.DataFrame()
+    rows = []
+    for (stack, guideline), part in rep.groupby(["stack", "guideline"], sort=False):
+        counts = part["repaired"].value_counts()
+        rows.append(dict(stack=stack, guideline=guideline, violations=len(part),
+                         repaired=int(counts.get("yes", 0)), not_repaired=int(counts.get("no", 0)),
+                         unclear=int(len(part) - counts.get("yes", 0) - counts.get("no", 0)),
+                         worst_before=float(part["measured_factor"].max()),
+                         worst_after=float(part["tuned_factor"].max())))
+    return pd.DataFrame(rows).set_index(["stack", "guideline"])
+
+
+def console_lines(t: TuneAnalysis) -> list[str]:
+    lines = []
+    ch = t.choices[t.choices["shape"] != "*"]
+    for stack, part in ch.groupby("stack", sort=False):
+        used = part[part["strategy"] != NATIVE]["strategy"].value_counts()
+        lines.append(f"{stack}: {len(part)} (operation, size, shape) point(s): "
+                     + ", ".join(f"{s} {used.get(s, 0)}" for s in (NORMALIZED, PACK))
+                     + f", native {len(part) - used.sum()}")
+    counts = repair_counts(t.repairs)
+    for c in counts.reset_index().itertuples():
+        lines.append(f"{c.stack}: {c.guideline}: {c.repaired} of {c.violations} violation(s) repaired, "
+                     f"{c.not_repaired} not, {c.unclear} unclear; worst x{c.worst_before:.2f} before, "
+                     f"x{c.worst_after:.2f} tuned")
+    for s in gain_summary(t.gains).reset_index().itertuples():
+        speedup = "" if math.isnan(s.speedup_geomean) else \
+            f", speedup geometric mean x{s.speedup_geomean:.2f} (x{s.speedup_min:.2f} to x{s.speedup_max:.2f})"
+        lines.append(f"{s.stack} {s.pattern}: tuned {s.tuned} configuration(s){speedup}; {s.slower_than_native} "
+                     f"significantly slower than native, {s.slower_than_best} than the best mode")
+    return lines

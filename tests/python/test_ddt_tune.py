@@ -1,0 +1,309 @@
+"""`mpiguide ddt tune`: strategy choices, datatype profiles, validation gains and
+repairs from recorded raw data with known outcomes; the written profiles read by
+the real library under LD_PRELOAD; a small real workflow on MPICH."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import only_row, run_cli, write_ddt_run
+from mpiguide.core import launch, runner, stats
+from mpiguide.suites import SUITES
+from mpiguide.suites.ddt import report as ddtreport
+from mpiguide.suites.ddt import tune as dtune
+from mpiguide.suites.ddt.expectations import TUNED
+
+JOB = SUITES.get("ddt")
+MAX = dtune.MAX_BYTES
+SMALL, LARGE = 64000, 2560000
+EDGE = 404771  # isqrt(SMALL * LARGE): the last byte count SMALL stands for
+SHAPES = {"tiled": "resized/contig", "block": "resized/struct", "bucket": "resized/indexed",
+          "alternating": "resized/indexed"}
+
+
+def shape_of(layout: str) -> str:
+    return "resized/vector" if layout.startswith("tiled-struct") else SHAPES[layout]
+
+
+def _params(*extra: str) -> dict:
+    p = argparse.ArgumentParser()
+    JOB.add_arguments(p)
+    args = p.parse_args(["--tests", "3,5", "--A", "2,10", "--sizes", f"{SMALL},{LARGE}", "--patterns",
+                         "pingpong,bcast", "--np", "2", *extra])
+    args.every_mode = True
+    return JOB.params(args)
+
+
+def measured_times(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
+    """fast: native is best everywhere. slow (times in units of t; MPI_Pack always 2):
+    - tiled-struct: native 4, normalized 1, engine 2: normalized everywhere;
+    - bucket, alternating: native 3, engine 1 (and normalized 3): pack, except the broadcast of SMALL where
+      native wins;
+    - tiled at LARGE: engine 0.5 at A=2 and 1.2 at A=10 against native 1 (four configurations of one shape,
+      Tests 3 and 5): pack saves 15% over the four together;
+    - block: engine 7% faster than native, below the 10% threshold: native (a DT-GL2/3-ENG violation left).
+    Every other configuration and mode: native 1, others 1.5."""
+    t = 1e-4 * (1 + 0.01 * launch)
+    if mode == "pack" and stack == "slow":
+        return 2 * t
+    if mode in ("datatype", TUNED) and (stack == "fast" or layout == "tiled" and m == SMALL):
+        return t
+    if stack == "fast":
+        return 1.5 * t
+    small_bcast = pattern == "bcast" and m == SMALL
+    native = {"tiled-struct": 4, "bucket": 3, "alternating": 3}.get(layout.split(":")[0], 1)
+    if small_bcast and layout in ("bucket", "alternating"):
+        native = 1
+    if mode == "datatype":
+        return native * t
+    if layout.startswith("tiled-struct"):
+        return {"normalized": 1, "engine": 2}[mode] * t
+    if layout in ("bucket", "alternating"):
+        return (1.5 if small_bcast else 1 if mode == "engine" else 3) * t
+    if layout == "tiled" and m == LARGE:
+        return ((0.5 if A == 2 else 1.2) if mode == "engine" else 1.5) * t
+    if layout == "block":
+        return (0.93 if mode == "engine" else 1.5) * t
+    return 1.5 * t
+
+
+def validation_times(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
+    """The measurement's times, and the tuned mode as fast as the strategy the profiles choose."""
+    if mode != TUNED or stack == "fast":
+        return measured_times(stack, test, layout, mode, A, m, launch, placement, pattern)
+    small_bcast = pattern == "bcast" and m == SMALL
+    chosen = "datatype"
+    if layout.startswith("tiled-struct"):
+        chosen = "normalized"
+    elif layout in ("bucket", "alternating") and not small_bcast or layout == "tiled" and m == LARGE:
+        chosen = "engine"
+    return measured_times(stack, test, layout, chosen, A, m, launch, placement, pattern)
+
+
+@pytest.fixture(scope="module")
+def known_tune(tmp_path_factory) -> Path:
+    """A tune directory: measurement and validation (with the tuned mode) from the known times."""
+    path = tmp_path_factory.mktemp("ddttune")
+    params = _params()
+    write_ddt_run(path / "measure", params, measured_times, shape=shape_of)
+    vparams = {**params, "entries": [{**e, "modes": [*e["modes"], TUNED]} for e in params["entries"]],
+               "datatype_profiles": "{run_dir}/profiles/{stack}"}
+    write_ddt_run(path / "validate", vparams, validation_times, shape=shape_of)
+    (path / "tune.json").write_text(json.dumps({"threshold": 0.10, "command": ["test"]}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def measured(known_tune) -> ddtreport.DdtResult:
+    return ddtreport.load([runner.RunDir.open(known_tune / "measure")])
+
+
+@pytest.fixture(scope="module")
+def choices(measured) -> pd.DataFrame:
+    return dtune.choose(measured, 0.10)
+
+
+def test_every_mode_is_measured_and_the_validation_runs_the_tuned_driver(known_tune):
+    params = _params()
+    assert all(e["modes"] == ["datatype", "pack", "engine", "normalized"] for e in params["entries"])
+    launches = JOB.launches(dtune_validation_params(params))
+    assert {x.driver for x in launches} == {"mg_ddtbench_tuned"}
+    for x in launches:
+        assert x.args[-2:] == ["--datatype-profiles", "{run_dir}/profiles/{stack}"]
+        assert x.args[x.args.index("--modes") + 1] == "datatype,pack,engine,normalized,tuned"
+    assert {x.driver for x in JOB.launches(params)} == {"mg_ddtbench"}
+
+
+def dtune_validation_params(params: dict) -> dict:
+    from mpiguide.suites.ddt.workflow import DdtTune
+    return DdtTune(JOB).validation_params(params)
+
+
+def test_shapes_are_read_per_configuration(measured):
+    s = measured.shapes
+    assert len(s) == len(s.drop_duplicates(["stack", "template", "layout", "A", "m"]))
+    assert only_row(s, stack="slow", template="t05-pingpong-np2", layout="tiled-struct:S1=1:S2=1", A=2,
+                    m=SMALL)["shape"] == "resized/vector"
+
+
+def test_choices_from_known_times(choices):
+    slow, fast = choices[choices["stack"] == "slow"], choices[choices["stack"] == "fast"]
+    assert (fast["strategy"] == dtune.NATIVE).all() and (fast["decision"] == "native is fastest").all()
+    p2p = slow[slow["pattern"] == "pingpong"]
+    assert set(p2p["procs"]) == {"any"}
+    for m in (SMALL, LARGE):
+        assert only_row(p2p, msize=m, shape="resized/vector")["strategy"] == dtune.NORMALIZED
+        assert only_row(p2p, msize=m, shape="resized/indexed")["strategy"] == dtune.PACK
+        block = only_row(p2p, msize=m, shape="resized/struct")
+        assert block["strategy"] == dtune.NATIVE and block["decision"] == "native: pack saves 7% < 10%"
+    assert only_row(p2p, msize=SMALL, shape="resized/contig")["strategy"] == dtune.NATIVE
+    tiled = only_row(p2p, msize=LARGE, shape="resized/contig")
+    # Tests 3 and 5 at A = 2 and 10: 4 configurations, engine 0.5 + 1.2 per pair against native 1 + 1
+    assert tiled["configs"] == 4 and tiled["strategy"] == dtune.PACK
+    assert tiled["gain"] == pytest.approx(0.15, abs=1e-3) and tiled["p_value"] <= 0.05
+    assert tiled["native_s"] > tiled["best_s"]
+    assert "*" not in set(p2p["shape"])
+    bc = slow[slow["pattern"] == "bcast"]
+    assert set(bc["procs"]) == {"2"}
+    star = only_row(bc, shape="*")
+    assert star["msize"] == LARGE and star["strategy"] == dtune.PACK
+    assert star["decision"] == "pack for every shape: fastest for resized/contig, resized/indexed"
+    assert only_row(bc, msize=SMALL, shape="resized/indexed")["strategy"] == dtune.NATIVE
+    assert only_row(bc, msize=LARGE, shape="resized/vector")["strategy"] == dtune.NORMALIZED
+
+
+def test_size_ranges_cover_every_size_once():
+    assert dtune.size_ranges([(100, "pack")]) == [(0, MAX, "pack")]
+    assert dtune.size_ranges([(LARGE, "pack"), (SMALL, "native")]) == [(0, EDGE, "native"), (EDGE + 1, MAX, "pack")]
+    assert dtune.size_ranges([(1, "a"), (4, "a"), (16, "b"), (64, "a")]) == [(0, 8, "a"), (9, 32, "b"),
+                                                                           (33, MAX, "a")]
+    assert dtune.size_ranges([(0, "a"), (1, "b")]) == [(0, 0, "a"), (1, MAX, "b")]
+
+
+def test_rule_for_follows_the_library_order():
+    rules = [("resized/vector", 0, 10, "native"), ("*", 0, 100, "pack"), ("indexed", 5, 5, "normalized")]
+    assert dtune.rule_for(rules, "resized/vector", 7) == "native"  # the shape's rule before "*"
+    assert dtune.rule_for(rules, "resized/vector", 11) == "pack"
+    assert dtune.rule_for(rules, "indexed", 5) == "normalized"
+    assert dtune.rule_for(rules, "indexed", 101) == "native"  # no rule: native
+
+
+def test_profiles_written(choices, tmp_path):
+    written = dtune.write_profiles(choices, ["fast", "slow"], tmp_path, "test")
+    assert (tmp_path / "fast").is_dir() and not list((tmp_path / "fast").iterdir())
+    assert sorted(p.name for p in written) == ["dt_bcast_p2.prof", "dt_recv_any.prof", "dt_send_any.prof"]
+    send = (tmp_path / "slow" / "dt_send_any.prof").read_text()
+    assert send == (tmp_path / "slow" / "dt_recv_any.prof").read_text().replace("datatypes recv", "datatypes send")
+    assert send.splitlines() == [
+        "# mpiguide tune profile 1", "# test", "datatypes send", "procs any", "# shape from_bytes to_bytes strategy",
+        f"resized/contig {EDGE + 1} {MAX} pack", f"resized/indexed 0 {MAX} pack", f"resized/vector 0 {MAX} normalized"]
+    # a collective packs for every shape or none: the measured shapes keep their own choice by their rules
+    assert (tmp_path / "slow" / "dt_bcast_p2.prof").read_text().splitlines()[2:] == [
+        "datatypes bcast", "procs 2", "# shape from_bytes to_bytes strategy",
+        f"resized/contig 0 {EDGE} native", f"resized/indexed 0 {EDGE} native", f"resized/struct 0 {MAX} native",
+        f"resized/vector 0 {MAX} normalized", f"* {EDGE + 1} {MAX} pack"]
+
+
+def test_gains_of_the_validation(known_tune, measured, choices):
+    v = ddtreport.load([runner.RunDir.open(known_tune / "validate")])
+    g = dtune.gains(v, choices)
+    slow = g[g["stack"] == "slow"]
+    ts = only_row(slow, template="t05-pingpong-np2", layout="tiled-struct:S1=1:S2=1", A=2, m=SMALL)
+    assert ts["strategy"] == dtune.NORMALIZED and ts["speedup"] == pytest.approx(4.0, rel=1e-6)
+    assert ts["verdict"] == stats.PASS and ts["best_mode"] == "normalized" and ts["best_verdict"] == stats.PASS
+    # the price of one choice per shape: tiled at A=10 packs, 1.2x slower than natively
+    t10 = only_row(slow, template="t03-pingpong-np2", layout="tiled", A=10, m=LARGE)
+    assert t10["strategy"] == dtune.PACK and t10["speedup"] == pytest.approx(1 / 1.2, rel=1e-6)
+    assert t10["verdict"] == stats.VIOLATED and t10["best_mode"] == "datatype"
+    block = only_row(slow, template="t03-bcast-np2", layout="block", A=2, m=LARGE)
+    assert block["strategy"] == dtune.NATIVE and block["best_mode"] == "engine"
+    assert block["best_verdict"] == stats.VIOLATED  # 7% slower than the engine: the threshold's price
+    summary = dtune.gain_summary(g)
+    row = summary.loc[("slow", "pingpong")]
+    assert row["slower_than_native"] == 2 and row["speedup_max"] == pytest.approx(4.0, rel=1e-6)
+    assert summary.loc[("fast", "pingpong"), "tuned"] == "0/28"
+
+
+def test_repairs_of_the_measured_violations(known_tune, measured, choices):
+    v = ddtreport.load([runner.RunDir.open(known_tune / "validate")])
+    r = dtune.repairs(measured, v, choices)
+    assert set(r["stack"]) == {"slow"}
+    assert set(r["guideline"]) == {"DT-GL2/3", "DT-GL2/3-ENG", "DT-GL4", "DT-GL4-NORM"}
+    gl4 = only_row(r, guideline="DT-GL4", pattern="pingpong", slow="tiled-struct:S1=1:S2=1", A=2, m=SMALL)
+    assert gl4["fast"] == "tiled" and gl4["strategy"] == dtune.NORMALIZED
+    assert gl4["measured_factor"] == pytest.approx(4.0, rel=1e-6) and gl4["repaired"] == "yes"
+    assert gl4["tuned_factor"] == pytest.approx(1.0, rel=1e-6)
+    pack = only_row(r, guideline="DT-GL2/3", pattern="pingpong", slow="bucket", A=2, m=LARGE)
+    assert pack["fast_mode"] == "pack" and pack["tuned_factor"] == pytest.approx(0.5, rel=1e-6)
+    left = only_row(r, guideline="DT-GL2/3-ENG", pattern="pingpong", slow="block", A=2, m=LARGE)
+    assert left["strategy"] == dtune.NATIVE and left["repaired"] == "no"
+    assert set(r[r["slow"] != "block"]["repaired"]) == {"yes"}
+    counts = dtune.repair_counts(r)
+    assert counts.loc[("slow", "DT-GL2/3-ENG"), "not_repaired"] == len(r[r["slow"] == "block"])
+
+
+def test_resume_writes_the_profiles_and_the_report(known_tune, tmp_path):
+    """Interrupted after the validation run was created but before its profiles were written: the resume
+    writes them (no launch is pending) and the report."""
+    known_tune = shutil.copytree(known_tune, tmp_path / "tune")
+    (known_tune / "validate" / "profiles.partial" / "slow").mkdir(parents=True)
+    res = run_cli(["ddt", "tune", "--resume", str(known_tune)])
+    assert res.rc == 0, res.text
+    assert "3 profile(s) written" in res.text and not (known_tune / "validate" / "profiles.partial").exists()
+    # Tiled-struct (2 layouts) x A 2, 10 x m x ping-pong and broadcast, each 4x slower than Tiled
+    assert "slow: DT-GL4: 16 of 16 violation(s) repaired, 0 not, 0 unclear; worst x4.00 before, x1.00 tuned" \
+        in res.text
+    # Block x A x m x patterns: the engine's 7% is below the threshold
+    assert "slow: DT-GL2/3-ENG: 14 of 22 violation(s) repaired, 8 not" in res.text
+    assert "slow pingpong: tuned 20/28 configuration(s), speedup geometric mean x2.84 (x0.83 to x4.00); 2 " \
+        "significantly slower than native, 6 than the best mode" in res.text
+    assert "fast pingpong: tuned 0/28 configuration(s); 0 significantly slower than native" in res.text
+    for name in ("report.html", "report.md", "verdicts.csv", "matrix.csv", "choices.csv", "gains.csv",
+                 "repairs.csv"):
+        assert (known_tune / name).is_file(), name
+    md = (known_tune / "report.md").read_text()
+    assert f"validate/profiles/slow/dt_send_any.prof | resized/contig {EDGE + 1} {MAX} pack;" in md
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--threshold", "-0.1"], "bad --threshold -0.1"),
+    (["--runs", "2"], "at least 3 launches"),
+    (["--modes", "pack"], "leave no test to run"),
+])
+def test_tune_rejects_bad_options(argv, message, tmp_path):
+    res = run_cli(["ddt", "tune", "--dry-run", "--output", str(tmp_path / "t"), *argv])
+    assert res.rc == 2 and message in res.text, res.text
+
+
+def test_resume_and_report_need_a_tune_directory(tmp_path):
+    for opt in ("--resume", "--report"):
+        res = run_cli(["ddt", "tune", opt, str(tmp_path)])
+        assert res.rc == 2 and "is not a tune directory (no tune.json); start one with mpiguide ddt tune" in res.text
+
+
+def test_the_library_applies_written_profiles(mpich_stack, mpich_build, tmp_path):
+    """Profiles from write_profiles read by the real library, preloaded into the plain ddt driver: the
+    report counts pack for the shape and size chosen and native for the others (the driver checks its
+    data against native transfers, exit 0)."""
+    choices = pd.DataFrame([
+        dict(stack="s", pattern="pingpong", procs="any", msize=3200, shape="resized/vector", strategy="pack"),
+        dict(stack="s", pattern="pingpong", procs="any", msize=3200, shape="resized/contig", strategy="native")])
+    dtune.write_profiles(choices, ["s"], tmp_path, "test")
+    report = tmp_path / "report.txt"
+    env = {**mpich_stack.env(), "MPIGUIDE_TUNE_MODE": "tuned", "MPIGUIDE_TUNE_PROFILES": str(tmp_path / "s"),
+           "MPIGUIDE_TUNE_REPORT": str(report), "LD_PRELOAD": str(mpich_build / "libmpiguide-tune.so")}
+    argv = launch.command(launch.LaunchSpec(), mpich_stack, 2, str(mpich_build / "mg_ddtbench"),
+                          ["--check-only", "--pattern", "pingpong", "--layouts", "tiled;tiled-struct", "--A", "2",
+                           "--sizes", "3200", "--modes", "datatype"])
+    res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    text = report.read_text()
+    assert "warning" not in res.stderr.lower(), res.stderr
+    lines = [x for x in text.splitlines() if x.startswith("#@tune_dt[")]
+    assert any(" 3200 pack]=" in x for x in lines), text
+    assert any(" 3200 native]=" in x for x in lines), text
+    assert os.path.getsize(report) > 0
+
+
+def test_small_real_ddt_tune(mpich_build, tmp_path):
+    out = tmp_path / "tune"
+    res = run_cli(["ddt", "tune", "--stacks", "mpich", "--tests", "5", "--A", "2", "--sizes", "3200", "--runs", "3",
+                   "--nrep", "10", "--output", str(out)])
+    assert res.rc == 0, res.text
+    assert "tune report:" in res.text
+    v = ddtreport.load([runner.RunDir.open(out / "validate")])
+    assert v.errors.empty and not v.failed
+    assert set(v.measurements["mode"]) == {"datatype", "pack", "engine", "normalized", TUNED}
+    assert (out / "validate" / "profiles" / "mpich").is_dir()
+    g = pd.read_csv(out / "gains.csv")
+    assert len(g) == 3 and set(g["layout"]) == {"tiled", "tiled-struct:S1=1:S2=1", "tiled-struct:S1=2:S2=3"}
+    assert g["speedup"].notna().all() and (g["speedup"] > 0).all()
+    assert set(g["shape"]) == {"resized/contig", "resized/vector"}
