@@ -28,6 +28,7 @@ from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import Measured, stack_versions, unfinished
 from mpiguide.core.pairing import paired
 from mpiguide.core.runner import RunDir
+from mpiguide.core.tuneflow import repaired
 
 DEFAULT = "default"
 TUNED = "tuned"
@@ -219,7 +220,7 @@ def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame, tolera
         if mock is not None and tuned is not None:
             c = _compare(tuned, mock, tol, alp)
             row.update(tuned_factor=c.ratio, tuned_verdict=c.verdict,
-                       repaired={stats.PASS: "yes", stats.VIOLATED: "no"}.get(c.verdict, "unclear"))
+                       repaired=repaired(c.verdict))
         rows.append(row)
     return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
 

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.core import stats
+from mpiguide.core.tuneflow import repaired
 from mpiguide.suites.coll.profiles import PROFILE_HEADER
 from mpiguide.suites.ddt.expectations import PRECEDES, TUNED
 from mpiguide.suites.ddt.report import DdtResult
@@ -305,7 +306,7 @@ def repairs(measured: DdtResult, v: DdtResult, choices: pd.DataFrame, tolerance:
         if not ref.empty and not tuned.empty:
             c = stats.compare_samples(tuned, ref, opts["samples"], tol, alp)
             row.update(tuned_factor=c.ratio, tuned_verdict=c.verdict,
-                       repaired={stats.PASS: "yes", stats.VIOLATED: "no"}.get(c.verdict, "unclear"))
+                       repaired=repaired(c.verdict))
         rows.append(row)
     return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
 
