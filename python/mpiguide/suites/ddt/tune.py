@@ -55,7 +55,7 @@ def launch_table(r: DdtResult) -> pd.DataFrame:
     mode was not measured or failed its data check)."""
     df = r.measurements
     if df.empty or r.shapes.empty:
-        return pd.DataFrame(columns=[*CONFIG, "shape", "launch", *STRATEGY.values()])
+        return pd.DataFrame(columns=[*CONFIG, "procs", "launch", *STRATEGY.values(), "shape"])
     df = df[df["mode"].isin(list(STRATEGY))]
     med = stats.launch_medians(df, [*CONFIG, "mode"])
     if not r.errors.empty:  # labels "pattern layout A m msize mode"
