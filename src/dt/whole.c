@@ -179,10 +179,10 @@ static void stream_out(uc *dst, const uc *src, size_t n)
     memcpy(dst, src, n);
 }
 
-static int pack_streamed(const mg_dt *t, MPI_Count count, uc *user, uc *stream)
+MG_NOINLINE int pack_streamed(const mg_dt *t, MPI_Count count, uc *user, uc *stream)
 {
     MPI_Count per = MG_STREAM_PIECE / t->size;
-    if (per < 1 || count * t->size < MG_STREAM_MIN) return 0;
+    if (per < 1) return 0;
     _Alignas(64) uc piece[MG_STREAM_PIECE];
     for (MPI_Count i = 0; i < count; i += per) {
         MPI_Count k = count - i < per ? count - i : per;
@@ -194,6 +194,7 @@ static int pack_streamed(const mg_dt *t, MPI_Count count, uc *user, uc *stream)
     return 1;
 }
 #else
+#define MG_STREAM_MIN ((MPI_Count)INT64_MAX) /* no streaming stores on this target */
 static int pack_streamed(const mg_dt *t, MPI_Count count, uc *user, uc *stream)
 {
     (void)t, (void)count, (void)user, (void)stream;
@@ -203,7 +204,10 @@ static int pack_streamed(const mg_dt *t, MPI_Count count, uc *user, uc *stream)
 
 void mg__whole(const mg_dt *t, MPI_Count count, void *user, void *stream, int pack)
 {
-    if (pack && pack_streamed(t, count, user, stream)) return;
+    /* the size test before the call: pack_streamed's division and 16 kB frame
+     * cost a pack of a few kB more than its loop (Tiled A=100, 3.2 kB: 51 ns,
+     * 43 ns without) */
+    if (pack && count * t->size >= MG_STREAM_MIN && pack_streamed(t, count, user, stream)) return;
     if (pack)
         whole(1, t, count, user, stream);
     else
