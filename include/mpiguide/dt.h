@@ -116,6 +116,10 @@ MG_DT_API int mg_dt_describe_count(const mg_dt *t, MPI_Count count, char *buf, s
  * ("resized/hvector/indexed"; up to the first struct): the shape datatype
  * profiles of libmpiguide-tune match. The same on every stack. */
 MG_DT_API int mg_dt_shape(const mg_dt *t, char *buf, size_t len);
+/* The bytes of one element over its contiguous blocks after normalization
+ * (rounded down; 0 if it holds no data): the other key of those rules, which
+ * tells layouts of one shape apart by how long their blocks are. */
+MG_DT_API MPI_Count mg_dt_mean_block(const mg_dt *t);
 
 /* The compiled loop program of `count` elements, one primitive per line. */
 MG_DT_API int mg_dt_program(const mg_dt *t, MPI_Count count, char *buf, size_t len);

@@ -515,7 +515,10 @@ static MPI_Datatype engine_prepare(mg_bench *b, const options *o, const char *cf
         }
     }
     mg_bench_note(b, "normal", cfg, "%s", normal);
-    if (x->dt && mg_dt_shape(x->dt, normal, NORMAL_MAX) == MG_DT_SUCCESS) mg_bench_note(b, "shape", cfg, "%s", normal);
+    if (x->dt && mg_dt_shape(x->dt, normal, NORMAL_MAX) == MG_DT_SUCCESS) {
+        mg_bench_note(b, "shape", cfg, "%s", normal);
+        mg_bench_note(b, "block", cfg, "%lld", (long long)mg_dt_mean_block(x->dt));
+    }
     free(normal);
     modes_error(b, o, cfg, msize, ebad, err);
     for (int i = 0; i < NMODES; i++) bad[i] |= ebad[i];

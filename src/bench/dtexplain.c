@@ -94,6 +94,7 @@ static int explain(MPI_Datatype type, MPI_Count count)
     printf("normalized:  %s\n", buf);
     mg_dt_shape(t, buf, cap);
     printf("shape:       %s   (what a datatype profile's rules match, docs/tuning.md)\n", buf);
+    printf("block:       %lld bytes on average (the rules' block range)\n", (long long)mg_dt_mean_block(t));
     mg_dt_describe_count(t, count, buf, cap);
     printf("count=%-6lld %s\n", (long long)count, buf);
     mg_dt_program(t, count, buf, cap);

@@ -3,6 +3,7 @@
  *     datatypes send                         # an mg_dtclass name
  *     procs any                              # or a number of processes
  *     resized/hvector/indexed 1 65536 normalized   # shape from_bytes to_bytes strategy
+ *     resized/contig 0 65536 pack block 1 64       # ... and the type's mean block bytes
  *     * 65537 1000000000 pack                # "*": any type
  * A bad header line makes the file unusable; a bad rule is warned about
  * ("FILE:LINE: what; this line is ignored") and skipped. */
@@ -46,12 +47,23 @@ static int shape_word(const char *s)
     return *s != '\0';
 }
 
+/* "FROM TO" or "FROM TO (block BFROM BTO)" for a message. */
+static const char *range_text(char *buf, size_t len, MPI_Count from, MPI_Count to, int has_block, MPI_Count bfrom,
+                              MPI_Count bto)
+{
+    int n = snprintf(buf, len, "%lld %lld", (long long)from, (long long)to);
+    if (has_block && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " (block %lld %lld)", (long long)bfrom, (long long)bto);
+    return buf;
+}
+
 /* One rule line into p (or a warning). */
 static void dt_rule(mg_tune_reader *r, mg_tune_dt_profile *p, int *cap)
 {
-    MPI_Count from, to;
-    if (r->ntok != 4) {
-        bad_rule(r, "expected 'SHAPE FROM_BYTES TO_BYTES STRATEGY', found '%s'", r->raw);
+    MPI_Count from, to, bfrom = 0, bto = 0;
+    int has_block = r->ntok == 7 && strcmp(r->tok[4], "block") == 0;
+    if (r->ntok != 4 && !has_block) {
+        bad_rule(r, "expected 'SHAPE FROM_BYTES TO_BYTES STRATEGY [block FROM_BYTES TO_BYTES]', found '%s'", r->raw);
         return;
     }
     if (!shape_word(r->tok[0])) {
@@ -61,6 +73,11 @@ static void dt_rule(mg_tune_reader *r, mg_tune_dt_profile *p, int *cap)
     }
     if (mg_tune__read_number(r->tok[1], &from) != 0 || mg_tune__read_number(r->tok[2], &to) != 0 || from > to) {
         bad_rule(r, "'%s %s' is not a byte range FROM <= TO of non-negative numbers", r->tok[1], r->tok[2]);
+        return;
+    }
+    if (has_block &&
+        (mg_tune__read_number(r->tok[5], &bfrom) != 0 || mg_tune__read_number(r->tok[6], &bto) != 0 || bfrom > bto)) {
+        bad_rule(r, "block '%s %s' is not a range FROM <= TO of non-negative numbers", r->tok[5], r->tok[6]);
         return;
     }
     int s = mg_tune__dts_index(r->tok[3]);
@@ -73,15 +90,18 @@ static void dt_rule(mg_tune_reader *r, mg_tune_dt_profile *p, int *cap)
         bad_rule(r, "pack needs a message size every rank knows, which %s has not", mg_tune__dtclass_name(p->op));
         return;
     }
-    if (s == MG_DTS_PACK && p->op >= MG_DTC_BCAST && !any) {
-        bad_rule(r, "pack in a collective must be chosen alike by every rank: only for shape '*'");
+    if (s == MG_DTS_PACK && p->op >= MG_DTC_BCAST && (!any || has_block)) {
+        bad_rule(r, "pack in a collective must be chosen alike by every rank: only for shape '*' without a block range");
         return;
     }
     for (int i = 0; i < p->nrules; i++) {
         const mg_tune_dt_rule *o = &p->rules[i];
-        if ((o->shape == NULL) == any && (any || strcmp(o->shape, r->tok[0]) == 0) && from <= o->to && o->from <= to) {
-            bad_rule(r, "range %lld %lld of '%s' overlaps range %lld %lld of line %d", (long long)from, (long long)to,
-                     r->tok[0], (long long)o->from, (long long)o->to, o->line);
+        if ((o->shape == NULL) == any && (any || strcmp(o->shape, r->tok[0]) == 0) && from <= o->to && o->from <= to &&
+            (!has_block || !o->has_block || (bfrom <= o->bto && o->bfrom <= bto))) {
+            char mine[80], theirs[80];
+            bad_rule(r, "range %s of '%s' overlaps range %s of line %d",
+                     range_text(mine, sizeof mine, from, to, has_block, bfrom, bto), r->tok[0],
+                     range_text(theirs, sizeof theirs, o->from, o->to, o->has_block, o->bfrom, o->bto), o->line);
             return;
         }
     }
@@ -100,7 +120,7 @@ static void dt_rule(mg_tune_reader *r, mg_tune_dt_profile *p, int *cap)
         bad_rule(r, "out of memory");
         return;
     }
-    p->rules[p->nrules++] = (mg_tune_dt_rule){shape, from, to, (mg_dts)s, r->lineno};
+    p->rules[p->nrules++] = (mg_tune_dt_rule){shape, from, to, has_block, bfrom, bto, (mg_dts)s, r->lineno};
 }
 
 void mg_tune__dt_profile_free(mg_tune_dt_profile *p)
@@ -166,13 +186,14 @@ const mg_tune_dt_profile *mg_tune__dt_profiles_get(const mg_tune_profiles *ps, m
     return any;
 }
 
-mg_dts mg_tune__dt_profile_rule(const mg_tune_dt_profile *p, const char *shape, MPI_Count bytes)
+mg_dts mg_tune__dt_profile_rule(const mg_tune_dt_profile *p, const char *shape, MPI_Count block, MPI_Count bytes)
 {
     for (int pass = shape ? 0 : 1; pass < 2; pass++)
         for (int i = 0; i < p->nrules; i++) {
             const mg_tune_dt_rule *r = &p->rules[i];
+            /* without a type (shape NULL), only the rules that ask nothing of it */
             if ((pass == 0 ? r->shape && strcmp(r->shape, shape) == 0 : !r->shape) && r->from <= bytes &&
-                bytes <= r->to)
+                bytes <= r->to && (!r->has_block || (shape && r->bfrom <= block && block <= r->bto)))
                 return r->s;
         }
     return MG_DTS_DEFAULT;

@@ -5,7 +5,7 @@
 
 #include "tune_internal.h"
 
-#define MG_TUNE_MAX_TOKENS 4
+#define MG_TUNE_MAX_TOKENS 7 /* a datatype rule with its block range */
 
 /* A profile file being read: the current line's tokens. */
 typedef struct {

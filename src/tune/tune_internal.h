@@ -224,11 +224,13 @@ typedef struct {
 } mg_tune_profile;
 
 /* One rule of a datatype profile: calls whose type has the shape (the
- * constructors of normal(t), types.h; NULL: any type) and whose bytes are in
- * [from, to] take the strategy. */
+ * constructors of normal(t), types.h; NULL: any type), a mean block in
+ * [bfrom, bto] (if has_block) and bytes in [from, to] take the strategy. */
 typedef struct {
     char *shape;
     MPI_Count from, to;
+    int has_block;
+    MPI_Count bfrom, bto;
     mg_dts s;
     int line;
 } mg_tune_dt_rule;
@@ -274,10 +276,10 @@ const mg_tune_profile *mg_tune__profiles_get(const mg_tune_profiles *ps, mg_coll
 int mg_tune__profile_impl(const mg_tune_profile *p, MPI_Count bytes);
 /* The datatype profile of (op, procs), else of (op, any size); NULL if none. */
 const mg_tune_dt_profile *mg_tune__dt_profiles_get(const mg_tune_profiles *ps, mg_dtclass op, int procs);
-/* The strategy of the first rule for (shape, bytes): rules of that shape
- * first, then those of any type; shape NULL: those of any type only.
- * MG_DTS_DEFAULT if none applies. */
-mg_dts mg_tune__dt_profile_rule(const mg_tune_dt_profile *p, const char *shape, MPI_Count bytes);
+/* The strategy of the first rule for (shape, mean block, bytes): rules of
+ * that shape first, then those of any type; shape NULL (no type): those of
+ * any type without a block range only. MG_DTS_DEFAULT if none applies. */
+mg_dts mg_tune__dt_profile_rule(const mg_tune_dt_profile *p, const char *shape, MPI_Count block, MPI_Count bytes);
 
 /* ---- report.c ---- */
 

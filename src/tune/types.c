@@ -197,6 +197,7 @@ static mg_type_plan *make_plan(MPI_Datatype type)
         p->normal = MPI_DATATYPE_NULL;
         if (mg_dt_same_signature(dt) && mg_dt_to_mpi(dt, 1, &p->normal) != MG_DT_SUCCESS) p->normal = MPI_DATATYPE_NULL;
         mg_dt_shape(dt, p->shape, sizeof p->shape);
+        p->block = mg_dt_mean_block(dt);
     } else {
         mg_dt_free(dt);
     }

@@ -34,6 +34,7 @@ typedef struct mg_type_plan {
                           * signature; MPI_DATATYPE_NULL where t mixes element types */
     MPI_Count size;      /* bytes of one element */
     char shape[64];      /* the constructors of the engine's normal form, "resized/hvector/indexed" */
+    MPI_Count block;     /* mg_dt_mean_block: the profiles' other key */
     struct mg_type_plan *next_dead;
 } mg_type_plan;
 /* The plan of type; NULL when the calls with it stay native: predefined,

@@ -455,6 +455,36 @@ static void same_signature(void)
     EXPECT(signature_kept("struct(blocks=[4, 1], displs=[0, 4], types=[byte, int])", 0));
 }
 
+/* mg_dt_mean_block of the type `text`: after normalization, rounded down. */
+static int mean_block_is(const char *text, MPI_Count expect)
+{
+    MPI_Datatype t;
+    char err[256];
+    if (mg_dt_parse(text, &t, err, sizeof err) != MG_DT_SUCCESS) {
+        fprintf(stderr, "%s: %s\n", text, err);
+        return 0;
+    }
+    MPI_Type_commit(&t);
+    mg_dt *d = NULL;
+    int ok = mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS && mg_dt_mean_block(d) == expect;
+    if (!ok) fprintf(stderr, "mg_dt_mean_block(%s) = %lld, not %lld\n", text, d ? (long long)mg_dt_mean_block(d) : -1LL,
+                     (long long)expect);
+    mg_dt_free(d);
+    MPI_Type_free(&t);
+    return ok;
+}
+
+static void mean_block(void)
+{
+    EXPECT(mean_block_is("vector(count=3, block=2, stride=5, int)", 8));
+    EXPECT(mean_block_is("indexed(blocks=[3, 4], displs=[0, 10], int)", 14));  /* 28 bytes in 2 blocks */
+    EXPECT(mean_block_is("indexed(blocks=[3, 4], displs=[0, 3], int)", 28));   /* merged into one block */
+    EXPECT(mean_block_is("indexed(blocks=[1, 1, 2], displs=[0, 2, 5], int)", 5)); /* 16 / 3 */
+    EXPECT(mean_block_is("contig(count=0, int)", 0));
+    mg_dt *none = NULL;
+    EXPECT(mg_dt_mean_block(none) == 0);
+}
+
 /* Streams of more than 8 MB: pieces of whole elements, a last short piece,
  * outputs at every alignment, elements too big for a piece. */
 static void big_streams(void)
@@ -490,6 +520,7 @@ int main(int argc, char **argv)
     long_lists();
     big_streams();
     same_signature();
+    mean_block();
     MPI_Finalize();
     if (failures)
         fprintf(stderr, "test_dt_errors: %d failure(s)\n", failures);

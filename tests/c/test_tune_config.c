@@ -309,13 +309,20 @@ static void check_dt_profiles(void)
              "Vector 1 2 pack\n"
              "vector 30 20 pack\n"
              "vector 30 40 packed\n"
-             "vector 30 40\n",
+             "vector 30 40\n"
+             "contig 0 100 pack block 1 8\n"
+             "contig 0 100 normalized block 9 1000\n"
+             "contig 50 60 native block 8 9      # overlaps line 12\n"
+             "contig 200 300 pack block 9 2\n"
+             "contig 200 300 pack blocks 1 2\n"
+             "contig 0 100 native               # every block: overlaps line 12\n",
              size);
     write_file("d/send.prof", text);
     write_file("d/send_any.prof", "# mpiguide tune profile 1\ndatatypes send\nprocs any\n* 0 10 normalized\n");
     write_file("d/recv_any.prof", "# mpiguide tune profile 1\ndatatypes recv\nprocs any\nvector 0 99 pack\n");
     write_file("d/bcast.prof", "# mpiguide tune profile 1\ndatatypes bcast\nprocs any\nvector 0 99 pack\n"
-                               "vector 0 99 normalized\n* 100 200 pack\n");
+                               "vector 0 99 normalized\n* 100 200 pack\n* 300 400 pack block 1 8\n"
+                               "vector 300 400 normalized block 1 8\n");
     write_file("d/gatherv.prof", "# mpiguide tune profile 1\ndatatypes gatherv\nprocs any\n* 0 99 pack\n");
     write_file("d/bad_op.prof", "# mpiguide tune profile 1\ndatatypes sendd\nprocs 2\n* 0 9 pack\n");
     write_file("d/bad_rule_first.prof", "# mpiguide tune profile 1\ndatatypes scatter\n* 0 9 pack\nprocs 2\n");
@@ -327,23 +334,34 @@ static void check_dt_profiles(void)
                              *recv = mg_tune__dt_profiles_get(&ps, MG_DTC_RECV, size),
                              *bcast = mg_tune__dt_profiles_get(&ps, MG_DTC_BCAST, size),
                              *gatherv = mg_tune__dt_profiles_get(&ps, MG_DTC_GATHERV, size);
-    EXPECT(send && send->procs == size && send->nrules == 3);
+    EXPECT(send && send->procs == size && send->nrules == 5);
     EXPECT(send_any && send_any->procs == 0 && send_any->nrules == 1);
-    EXPECT(recv && recv->nrules == 1 && bcast && bcast->nrules == 2 && gatherv && gatherv->nrules == 0);
+    EXPECT(recv && recv->nrules == 1 && bcast && bcast->nrules == 3 && gatherv && gatherv->nrules == 0);
     EXPECT(!mg_tune__dt_profiles_get(&ps, MG_DTC_SCATTER, size));
     if (send && send_any && recv && bcast) {
-        EXPECT(mg_tune__dt_profile_rule(send, "resized/hvector/indexed", 4096) == MG_DTS_NORMALIZED);
-        EXPECT(mg_tune__dt_profile_rule(send, "resized/hvector/indexed", 4097) == MG_DTS_PACK);
-        EXPECT(mg_tune__dt_profile_rule(send, "resized/hvector", 1) == MG_DTS_PACK);
-        EXPECT(mg_tune__dt_profile_rule(send, "vector", 10) == MG_DTS_NATIVE);
-        EXPECT(mg_tune__dt_profile_rule(send, "vector", 0) == MG_DTS_NATIVE);
-        EXPECT(mg_tune__dt_profile_rule(send, NULL, 0) == MG_DTS_DEFAULT);
-        EXPECT(mg_tune__dt_profile_rule(send, NULL, 100000) == MG_DTS_PACK);
-        EXPECT(mg_tune__dt_profile_rule(send, "vector", 100001) == MG_DTS_DEFAULT);
-        EXPECT(mg_tune__dt_profile_rule(send_any, "vector", 10) == MG_DTS_NORMALIZED);
-        EXPECT(mg_tune__dt_profile_rule(recv, "vector", 99) == MG_DTS_PACK);
-        EXPECT(mg_tune__dt_profile_rule(bcast, "vector", 50) == MG_DTS_NORMALIZED);
-        EXPECT(mg_tune__dt_profile_rule(bcast, NULL, 150) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(send, "resized/hvector/indexed", 4, 4096) == MG_DTS_NORMALIZED);
+        EXPECT(mg_tune__dt_profile_rule(send, "resized/hvector/indexed", 4, 4097) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(send, "resized/hvector", 4, 1) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(send, "vector", 4, 10) == MG_DTS_NATIVE);
+        EXPECT(mg_tune__dt_profile_rule(send, "vector", 4, 0) == MG_DTS_NATIVE);
+        EXPECT(mg_tune__dt_profile_rule(send, NULL, 4, 0) == MG_DTS_DEFAULT);
+        EXPECT(mg_tune__dt_profile_rule(send, NULL, 4, 100000) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(send, "vector", 4, 100001) == MG_DTS_DEFAULT);
+        EXPECT(mg_tune__dt_profile_rule(send_any, "vector", 4, 10) == MG_DTS_NORMALIZED);
+        EXPECT(mg_tune__dt_profile_rule(recv, "vector", 4, 99) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(bcast, "vector", 4, 50) == MG_DTS_NORMALIZED);
+        EXPECT(mg_tune__dt_profile_rule(bcast, NULL, 4, 150) == MG_DTS_PACK);
+        /* a block range: the shape's rules by the type's mean block; without a type none of them */
+        EXPECT(mg_tune__dt_profile_rule(send, "contig", 8, 0) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(send, "contig", 1, 100) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(send, "contig", 9, 50) == MG_DTS_NORMALIZED);
+        EXPECT(mg_tune__dt_profile_rule(send, "contig", 1000, 100) == MG_DTS_NORMALIZED);
+        EXPECT(mg_tune__dt_profile_rule(send, "contig", 1001, 0) == MG_DTS_DEFAULT);
+        EXPECT(mg_tune__dt_profile_rule(send, "contig", 0, 0) == MG_DTS_DEFAULT);
+        EXPECT(mg_tune__dt_profile_rule(send, "contig", 1001, 50) == MG_DTS_PACK); /* then '*' */
+        EXPECT(mg_tune__dt_profile_rule(bcast, "vector", 4, 350) == MG_DTS_NORMALIZED);
+        EXPECT(mg_tune__dt_profile_rule(bcast, "vector", 9, 350) == MG_DTS_DEFAULT);
+        EXPECT(mg_tune__dt_profile_rule(bcast, NULL, 4, 350) == MG_DTS_DEFAULT);
     }
     mg_tune__profiles_free(&ps);
     /* the shape a rule matches: the constructors of normal(t) */
@@ -353,12 +371,27 @@ static void check_dt_profiles(void)
     MPI_Type_commit(&vec);
     MPI_Type_commit(&strided);
     const mg_type_plan *pv = mg_tune__type_plan(vec), *ps2 = mg_tune__type_plan(strided);
-    EXPECT(pv && strcmp(pv->shape, "vector") == 0);
-    EXPECT(ps2 && strcmp(ps2->shape, "resized/vector") == 0);
+    EXPECT(pv && strcmp(pv->shape, "vector") == 0 && pv->block == 4);
+    EXPECT(ps2 && strcmp(ps2->shape, "resized/vector") == 0 && ps2->block == 4);
     MPI_Type_free(&vec);
     MPI_Type_free(&strided);
     EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:7: range 5 20 of 'vector' overlaps range 0 10 of line 6; "
                    "this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:14: range 50 60 (block 8 9) of 'contig' overlaps range 0 100 "
+                   "(block 1 8) of line 12; this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:15: block '9 2' is not a range FROM <= TO of non-negative "
+                   "numbers; this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:16: expected 'SHAPE FROM_BYTES TO_BYTES STRATEGY [block "
+                   "FROM_BYTES TO_BYTES]', found 'contig 200 300 pack blocks 1 2'; this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:17: range 0 100 of 'contig' overlaps range 0 100 (block 1 8) "
+                   "of line 12; this line is ignored\n",
+                   d);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/bcast.prof:7: pack in a collective must be chosen alike by every "
+                   "rank: only for shape '*' without a block range; this line is ignored\n",
                    d);
     EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:8: shape 'Vector' is neither '*' nor constructor names "
                    "joined by '/' (resized/hvector/indexed); this line is ignored\n",
@@ -369,11 +402,11 @@ static void check_dt_profiles(void)
     EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:10: unknown strategy 'packed' (strategies: native, "
                    "normalized, pack); this line is ignored\n",
                    d);
-    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:11: expected 'SHAPE FROM_BYTES TO_BYTES STRATEGY', found "
-                   "'vector 30 40'; this line is ignored\n",
+    EXPECT_WARNING("mpiguide-tune: warning: %s/send.prof:11: expected 'SHAPE FROM_BYTES TO_BYTES STRATEGY [block "
+                   "FROM_BYTES TO_BYTES]', found 'vector 30 40'; this line is ignored\n",
                    d);
     EXPECT_WARNING("mpiguide-tune: warning: %s/bcast.prof:4: pack in a collective must be chosen alike by every "
-                   "rank: only for shape '*'; this line is ignored\n",
+                   "rank: only for shape '*' without a block range; this line is ignored\n",
                    d);
     EXPECT_WARNING("mpiguide-tune: warning: %s/gatherv.prof:4: pack needs a message size every rank knows, which "
                    "gatherv has not; this line is ignored\n",

@@ -228,9 +228,10 @@ COLUMNS = "pattern layout A m msize mode rep time_s"
 
 
 def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
-                  skip: dict | None = None, shape=None) -> Path:
+                  skip: dict | None = None, shape=None, block=None) -> Path:
     """A finished ddt run whose raw files hold times(stack, test, layout, mode, A, m, launch, placement=,
-    pattern=) seconds, and shape(layout) as each configuration's #@shape note."""
+    pattern=) seconds, shape(layout) as each configuration's #@shape note and block(layout, A) as its
+    #@block note."""
     entries = {e["key"]: e for e in params["entries"]}
 
     def raw_of(x) -> str:
@@ -245,6 +246,8 @@ def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs
                         continue
                     if shape:
                         lines.insert(3, f"#@shape[{e['pattern']} {lab} {a} {m}]={shape(lab)}")
+                    if block:
+                        lines.insert(3, f"#@block[{e['pattern']} {lab} {a} {m}]={block(lab, a)}")
                     for mode in e["modes"]:
                         t = times(x.stack, e["test"], lab, mode, a, m, x.run_index, placement=e["placement"],
                                   pattern=e["pattern"])

@@ -25,6 +25,7 @@ JOB = SUITES.get("ddt")
 MAX = dtune.MAX_BYTES
 SMALL, LARGE = 64000, 2560000
 EDGE = 404771  # isqrt(SMALL * LARGE): the last byte count SMALL stands for
+RULES_HEADER = "# shape from_bytes to_bytes strategy [block from_bytes to_bytes]"
 SHAPES = {"tiled": "resized/contig", "block": "resized/struct", "bucket": "resized/indexed",
           "alternating": "resized/indexed"}
 
@@ -165,6 +166,24 @@ def test_a_run_without_shapes_chooses_nothing(tmp_path):
     assert sorted(p.name for p in (tmp_path / "p").iterdir()) == ["fast", "slow"]
 
 
+def test_blocks_tell_the_layouts_of_one_shape_apart(tmp_path):
+    """With #@block notes (4 x A bytes), tiled at LARGE, one shape, packs with blocks of 8 bytes (A=2, engine
+    0.5) and stays native with blocks of 40 (A=10, engine 1.2): its rule carries a block range up to the
+    geometric mean of 8 and 40, and shapes whose blocks agree get rules for any block."""
+    path = write_ddt_run(tmp_path / "blocks", _params(), measured_times, shape=shape_of, block=lambda lab, a: 4 * a)
+    choices = dtune.choose(ddtreport.load([runner.RunDir.open(path)]), 0.10)
+    p2p = choices[(choices["stack"] == "slow") & (choices["pattern"] == "pingpong")]
+    assert only_row(p2p, msize=LARGE, shape="resized/contig", block=8)["strategy"] == dtune.PACK
+    assert only_row(p2p, msize=LARGE, shape="resized/contig", block=40)["strategy"] == dtune.NATIVE
+    rules = dtune.profile_rules(p2p)
+    assert [r for r in rules if r[0] == "resized/contig"] == [("resized/contig", EDGE + 1, MAX, "pack", (0, 17))]
+    assert ("resized/indexed", 0, MAX, "pack", None) in rules
+    assert dtune.rule_for(rules, "resized/contig", 8, LARGE) == dtune.PACK
+    assert dtune.rule_for(rules, "resized/contig", 40, LARGE) == dtune.NATIVE
+    text = dtune.profile_text("send", "any", rules, "test")
+    assert f"resized/contig {EDGE + 1} {MAX} pack block 0 17\n" in text
+
+
 def test_size_ranges_cover_every_size_once():
     assert dtune.size_ranges([(100, "pack")]) == [(0, MAX, "pack")]
     assert dtune.size_ranges([(LARGE, "pack"), (SMALL, "native")]) == [(0, EDGE, "native"), (EDGE + 1, MAX, "pack")]
@@ -174,11 +193,16 @@ def test_size_ranges_cover_every_size_once():
 
 
 def test_rule_for_follows_the_library_order():
-    rules = [("resized/vector", 0, 10, "native"), ("*", 0, 100, "pack"), ("indexed", 5, 5, "normalized")]
-    assert dtune.rule_for(rules, "resized/vector", 7) == "native"  # the shape's rule before "*"
-    assert dtune.rule_for(rules, "resized/vector", 11) == "pack"
-    assert dtune.rule_for(rules, "indexed", 5) == "normalized"
-    assert dtune.rule_for(rules, "indexed", 101) == "native"  # no rule: native
+    rules = [("resized/vector", 0, 10, "native", None), ("*", 0, 100, "pack", None),
+             ("indexed", 5, 5, "normalized", None), ("contig", 0, 100, "pack", (0, 8)),
+             ("contig", 0, 100, "normalized", (9, MAX))]
+    assert dtune.rule_for(rules, "resized/vector", 4, 7) == "native"  # the shape's rule before "*"
+    assert dtune.rule_for(rules, "resized/vector", 4, 11) == "pack"
+    assert dtune.rule_for(rules, "indexed", 4, 5) == "normalized"
+    assert dtune.rule_for(rules, "indexed", 4, 101) == "native"  # no rule: native
+    assert dtune.rule_for(rules, "contig", 8, 50) == "pack"  # by the block
+    assert dtune.rule_for(rules, "contig", 9, 50) == "normalized"
+    assert dtune.rule_for(rules, "contig", 9, 101) == "native"
 
 
 def test_profiles_written(choices, tmp_path):
@@ -188,11 +212,11 @@ def test_profiles_written(choices, tmp_path):
     send = (tmp_path / "slow" / "dt_send_any.prof").read_text()
     assert send == (tmp_path / "slow" / "dt_recv_any.prof").read_text().replace("datatypes recv", "datatypes send")
     assert send.splitlines() == [
-        "# mpiguide tune profile 1", "# test", "datatypes send", "procs any", "# shape from_bytes to_bytes strategy",
+        "# mpiguide tune profile 1", "# test", "datatypes send", "procs any", RULES_HEADER,
         f"resized/contig {EDGE + 1} {MAX} pack", f"resized/indexed 0 {MAX} pack", f"resized/vector 0 {MAX} normalized"]
     # a collective packs for every shape or none: the measured shapes keep their own choice by their rules
     assert (tmp_path / "slow" / "dt_bcast_p2.prof").read_text().splitlines()[2:] == [
-        "datatypes bcast", "procs 2", "# shape from_bytes to_bytes strategy",
+        "datatypes bcast", "procs 2", RULES_HEADER,
         f"resized/contig 0 {EDGE} native", f"resized/indexed 0 {EDGE} native", f"resized/struct 0 {MAX} native",
         f"resized/vector 0 {MAX} normalized", f"* {EDGE + 1} {MAX} pack"]
 
@@ -276,12 +300,16 @@ def test_resume_and_report_need_a_tune_directory(tmp_path):
 
 def test_the_library_applies_written_profiles(mpich_stack, mpich_build, tmp_path):
     """Profiles from write_profiles read by the real library, preloaded into the plain ddt driver: the
-    report counts pack for the shape and size chosen and native for the others (the driver checks its
-    data against native transfers, exit 0)."""
-    choices = pd.DataFrame([
-        dict(stack="s", pattern="pingpong", procs="any", msize=3200, shape="resized/vector", strategy="pack"),
-        dict(stack="s", pattern="pingpong", procs="any", msize=3200, shape="resized/contig", strategy="native")])
+    report counts pack for the shape, block and size chosen and native for the others (the driver checks its
+    data against native transfers, exit 0). Both layouts have blocks of 8 bytes at A=2: pack for tiled-struct's
+    shape up to blocks of 56 bytes, for tiled's only from 26."""
+    rows = [("resized/vector", 8, "pack"), ("resized/vector", 400, "native"), ("resized/contig", 8, "native"),
+            ("resized/contig", 80, "pack")]
+    choices = pd.DataFrame([dict(stack="s", pattern="pingpong", procs="any", msize=3200, shape=shape, block=block,
+                                 strategy=strategy) for shape, block, strategy in rows])
     dtune.write_profiles(choices, ["s"], tmp_path, "test")
+    assert (tmp_path / "s" / "dt_send_any.prof").read_text().splitlines()[5:] == [
+        f"resized/contig 0 {MAX} pack block 26 {MAX}", f"resized/vector 0 {MAX} pack block 0 56"]
     report = tmp_path / "report.txt"
     env = {**mpich_stack.env(), "MPIGUIDE_TUNE_MODE": "tuned", "MPIGUIDE_TUNE_PROFILES": str(tmp_path / "s"),
            "MPIGUIDE_TUNE_REPORT": str(report), "LD_PRELOAD": str(mpich_build / "libmpiguide-tune.so")}

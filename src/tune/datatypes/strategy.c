@@ -64,13 +64,13 @@ static mg_dts configured(void)
     return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK ? s : MG_DTS_NATIVE;
 }
 
-/* Tuned mode: what the datatype profile of (op, procs) says for shape (NULL:
- * the rules for any type only) and bytes; NATIVE if nothing. */
-static mg_dts profiled(mg_dtop op, int procs, const char *shape, MPI_Count bytes)
+/* Tuned mode: what the datatype profile of (op, procs) says for the type of
+ * plan t (NULL: the rules for any type only) and bytes; NATIVE if nothing. */
+static mg_dts profiled(mg_dtop op, int procs, const mg_type_plan *t, MPI_Count bytes)
 {
     const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
     const mg_tune_dt_profile *p = l ? mg_tune__dt_profiles_get(&l->ps, mg_tune__dtclass_of(op), procs) : NULL;
-    mg_dts s = p ? mg_tune__dt_profile_rule(p, shape, bytes) : MG_DTS_DEFAULT;
+    mg_dts s = p ? mg_tune__dt_profile_rule(p, t ? t->shape : NULL, t ? t->block : 0, bytes) : MG_DTS_DEFAULT;
     return s == MG_DTS_DEFAULT ? MG_DTS_NATIVE : s;
 }
 
@@ -95,7 +95,7 @@ void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const 
         return;
     const mg_comm_info *info = mg_tune__comm_info(comm);
     if (!info || info->inter) return;
-    if (s == MG_DTS_DEFAULT) s = profiled(op, info->size, p->shape, bytes);
+    if (s == MG_DTS_DEFAULT) s = profiled(op, info->size, p, bytes);
     if (s == MG_DTS_NORMALIZED && p->normal != MPI_DATATYPE_NULL) {
         x->s = s;
         x->plan = p;
@@ -159,7 +159,7 @@ mg_dts mg_tune__dt_coll_strategy(mg_dtop op, MPI_Comm comm, MPI_Count bytes, int
     /* tuned: PACK as all ranks decide it, else what this rank's type asks for */
     if (shared && bytes >= 0 && profiled(op, info->size, NULL, bytes) == MG_DTS_PACK) return MG_DTS_PACK;
     const mg_type_plan *p = type != MPI_DATATYPE_NULL ? plan_of(type) : NULL;
-    s = p ? profiled(op, info->size, p->shape, bytes) : MG_DTS_NATIVE;
+    s = p ? profiled(op, info->size, p, bytes) : MG_DTS_NATIVE;
     return s == MG_DTS_PACK ? MG_DTS_NATIVE : s;
 }
 

@@ -137,7 +137,7 @@ def compute_factors(summary: pd.DataFrame, entries: pd.DataFrame) -> pd.DataFram
 # ---------------------------------------------------------------- loading runs
 
 SKIP_COLUMNS = ["stack", "test", "pattern", "layout", "A", "m", "reason"]
-SHAPE_COLUMNS = ["stack", "template", "layout", "A", "m", "shape"]
+SHAPE_COLUMNS = ["stack", "template", "layout", "A", "m", "shape", "block"]
 
 
 def _skipped(m: Measured, stack_name: dict[str, str], tests: dict[str, int]) -> pd.DataFrame:
@@ -152,13 +152,16 @@ def _skipped(m: Measured, stack_name: dict[str, str], tests: dict[str, int]) -> 
 
 
 def _shapes(m: Measured, stack_name: dict[str, str]) -> pd.DataFrame:
-    """`#@shape[pattern layout A m]=shape` of every launch, once per configuration."""
+    """`#@shape[pattern layout A m]=shape` and `#@block[...]=bytes` of every launch, once per configuration
+    (block -1 where a run predates the block note)."""
+    blocks = {(x.stack, x.template, key): value for x, key, value in m.notes("block")}
     rows = []
     for x, key, shape in m.notes("shape"):
         parts = key.split()
         if len(parts) == 4:
-            rows.append((stack_name[x.stack], x.template, parts[1], int(parts[2]), int(parts[3]), shape))
-    return pd.DataFrame(rows, columns=SHAPE_COLUMNS).drop_duplicates(SHAPE_COLUMNS[:-1])
+            rows.append((stack_name[x.stack], x.template, parts[1], int(parts[2]), int(parts[3]), shape,
+                         int(blocks.get((x.stack, x.template, key), -1))))
+    return pd.DataFrame(rows, columns=SHAPE_COLUMNS).drop_duplicates(SHAPE_COLUMNS[:-2])
 
 
 def load(rds: list[RunDir]) -> DdtResult:

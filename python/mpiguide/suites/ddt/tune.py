@@ -11,7 +11,7 @@ packing around a contiguous transfer (`pack` in the library). MPI_Pack (mode
 
 Choices are made per group of configurations the library cannot tell apart: the
 same operation, processes and message bytes, and types of the same normalized
-shape (several layouts and blocksizes share one). A strategy is chosen for the
+shape and mean block bytes (mg_dt_mean_block; several layouts share them). A strategy is chosen for the
 group when, over the group's configurations together, it takes at least the
 threshold less time than the native call and the per-launch totals show it
 significantly (one-sided Mann-Whitney U)."""
@@ -41,7 +41,8 @@ ANY = "any"
 MAX_BYTES = 2**63 - 1  # the largest MPI_Count: "every larger size" in a profile's last range
 CONFIG = ["stack", "template", "placement", "pattern", "nprocs", "layout", "A", "m", "msize"]
 GROUP = ["stack", "pattern", "procs", "msize"]  # what a profile rule sees, besides the shape
-CHOICE_COLUMNS = [*GROUP, "shape", "configs", "strategy", "native_s", "best", "best_s", "gain", "p_value",
+NO_BLOCK = -1  # a run without #@block notes: one group per shape, rules for any block
+CHOICE_COLUMNS = [*GROUP, "shape", "block", "configs", "strategy", "native_s", "best", "best_s", "gain", "p_value",
                   "decision"]
 REPAIRABLE = ("DT-GL2/3", "DT-GL2/3-ENG", "DT-GL4", "DT-GL4-NORM")  # guidelines on the call with the type
 
@@ -55,7 +56,7 @@ def launch_table(r: DdtResult) -> pd.DataFrame:
     mode was not measured or failed its data check)."""
     df = r.measurements
     if df.empty or r.shapes.empty:
-        return pd.DataFrame(columns=[*CONFIG, "procs", "launch", *STRATEGY.values(), "shape"])
+        return pd.DataFrame(columns=[*CONFIG, "procs", "launch", *STRATEGY.values(), "shape", "block"])
     df = df[df["mode"].isin(list(STRATEGY))]
     med = stats.launch_medians(df, [*CONFIG, "mode"])
     if not r.errors.empty:  # labels "pattern layout A m msize mode"
@@ -112,7 +113,8 @@ def pick(part: pd.DataFrame, candidates: tuple[str, ...], threshold: float, alph
 
 
 def choose(r: DdtResult, threshold: float, alpha: float | None = None) -> pd.DataFrame:
-    """One row per (stack, pattern, procs, msize, shape): the strategy the profiles give it (CHOICE_COLUMNS).
+    """One row per (stack, pattern, procs, msize, shape, block): the strategy the profiles give it
+    (CHOICE_COLUMNS).
     Shape "*" rows are the collectives' `pack` for every shape: every rank must choose pack alike, from
     values all have, so a collective packs any type at a size where some measured shape is fastest packed;
     the shapes measured with another choice there keep it through their own rule."""
@@ -121,19 +123,20 @@ def choose(r: DdtResult, threshold: float, alpha: float | None = None) -> pd.Dat
     rows = []
     for key, group in t.groupby(GROUP, sort=True):
         picks = {}
-        for shape, part in group.groupby("shape", sort=True):
+        for (shape, block), part in group.groupby(["shape", "block"], sort=True):
             if key[1] == "pingpong":
-                picks[shape] = pick(part, (NATIVE, NORMALIZED, PACK), threshold, alp)
+                picks[shape, block] = pick(part, (NATIVE, NORMALIZED, PACK), threshold, alp)
             else:
                 every = pick(part, (NATIVE, NORMALIZED, PACK), threshold, alp)
-                picks[shape] = every if every.strategy == PACK else pick(part, (NATIVE, NORMALIZED), threshold, alp)
+                picks[shape, block] = every if every.strategy == PACK else \
+                    pick(part, (NATIVE, NORMALIZED), threshold, alp)
         if key[1] != "pingpong" and any(p.strategy == PACK for p in picks.values()):
-            packed = [s for s, p in picks.items() if p.strategy == PACK]
-            rows.append({**dict(zip(GROUP, key, strict=True)), "shape": "*", "configs": 0, "strategy": PACK,
-                         "native_s": math.nan, "best": PACK, "best_s": math.nan, "gain": math.nan,
+            packed = sorted({s for (s, _), p in picks.items() if p.strategy == PACK})
+            rows.append({**dict(zip(GROUP, key, strict=True)), "shape": "*", "block": NO_BLOCK, "configs": 0,
+                         "strategy": PACK, "native_s": math.nan, "best": PACK, "best_s": math.nan, "gain": math.nan,
                          "p_value": math.nan, "decision": "pack for every shape: fastest for " + ", ".join(packed)})
-        for shape, p in picks.items():
-            rows.append({**dict(zip(GROUP, key, strict=True)), "shape": shape, **asdict(p)})
+        for (shape, block), p in picks.items():
+            rows.append({**dict(zip(GROUP, key, strict=True)), "shape": shape, "block": block, **asdict(p)})
     return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
 
 
@@ -155,31 +158,43 @@ def size_ranges(points: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
     return out
 
 
-def profile_rules(choices: pd.DataFrame) -> list[tuple[str, int, int, str]]:
-    """(shape, from, to, strategy) rules of one (stack, pattern, procs). Native ranges need no rule, except
-    in a collective that packs every shape somewhere ("*"), where a measured shape's own choice must win."""
-    rules = []
+Rule = tuple[str, int, int, str, tuple[int, int] | None]  # shape, from, to, strategy, block range or any
+
+
+def profile_rules(choices: pd.DataFrame) -> list[Rule]:
+    """The rules of one (stack, pattern, procs). A shape measured with one mean block (or without block
+    notes) gets rules for any block; with several, each block stands for the blocks nearest to it on a log
+    scale, and neighbouring blocks with the same size ranges share their rules. Native ranges need no rule,
+    except in a collective that packs every shape somewhere ("*"), where a measured shape's own choice must
+    win."""
+    rules: list[Rule] = []
     star = choices[choices["shape"] == "*"]
     keep_native = not star.empty
     for shape, part in choices[choices["shape"] != "*"].groupby("shape", sort=True):
-        points = list(zip(part["msize"].astype(int), part["strategy"], strict=True))
-        for lo, hi, s in size_ranges(points):
-            if s == PACK and keep_native:
-                continue  # from "*"
-            if s != NATIVE or keep_native:
-                rules.append((shape, lo, hi, s))
+        by_block = {int(b): size_ranges(list(zip(p["msize"].astype(int), p["strategy"], strict=True)))
+                    for b, p in part.groupby("block", sort=True)}
+        spans = [((lo, hi), ranges) for lo, hi, ranges in size_ranges(list(by_block.items()))]
+        if len(spans) == 1 or NO_BLOCK in by_block:
+            spans = [(None, spans[0][1])]  # every block alike
+        for blocks, ranges in spans:
+            for lo, hi, s in ranges:
+                if s == PACK and keep_native:
+                    continue  # from "*"
+                if s != NATIVE or keep_native:
+                    rules.append((shape, lo, hi, s, blocks))
     if keep_native:
         sizes = sorted(set(choices["msize"].astype(int)))
         packed = set(star["msize"].astype(int))
-        rules += [("*", lo, hi, s) for lo, hi, s in size_ranges([(m, PACK if m in packed else NATIVE) for m in sizes])
-                  if s == PACK]
+        rules += [("*", lo, hi, s, None) for lo, hi, s in
+                  size_ranges([(m, PACK if m in packed else NATIVE) for m in sizes]) if s == PACK]
     return rules
 
 
-def profile_text(operation: str, procs: str, rules: list[tuple[str, int, int, str]], origin: str) -> str:
+def profile_text(operation: str, procs: str, rules: list[Rule], origin: str) -> str:
     lines = [PROFILE_HEADER, f"# {origin}", f"datatypes {operation}", f"procs {procs}",
-             "# shape from_bytes to_bytes strategy"]
-    lines += [f"{shape} {lo} {hi} {s}" for shape, lo, hi, s in rules]
+             "# shape from_bytes to_bytes strategy [block from_bytes to_bytes]"]
+    lines += [f"{shape} {lo} {hi} {s}" + ("" if b is None else f" block {b[0]} {b[1]}")
+              for shape, lo, hi, s, b in rules]
     return "\n".join(lines) + "\n"
 
 
@@ -200,11 +215,12 @@ def write_profiles(choices: pd.DataFrame, stacks: list[str], out: Path, origin: 
     return written
 
 
-def rule_for(rules: list[tuple[str, int, int, str]], shape: str, msize: int) -> str:
-    """The strategy the library takes for a call of this shape and size under these rules (dt_profile.c)."""
+def rule_for(rules: list[Rule], shape: str, block: int, msize: int) -> str:
+    """The strategy the library takes for a call of this shape, mean block and size under these rules
+    (dt_profile.c)."""
     for want in (shape, "*"):
-        for s, lo, hi, strategy in rules:
-            if s == want and lo <= msize <= hi:
+        for s, lo, hi, strategy, b in rules:
+            if s == want and lo <= msize <= hi and (b is None or b[0] <= block <= b[1]):
                 return strategy
     return NATIVE
 
@@ -223,18 +239,19 @@ class Strategies:
 
     def __init__(self, choices: pd.DataFrame, shapes: pd.DataFrame):
         self.rules = {key: profile_rules(part) for key, part in choices.groupby(["stack", "pattern", "procs"])}
-        self.shapes = shapes.set_index(["stack", "template", "layout", "A", "m"])["shape"].to_dict()
+        keyed = shapes.set_index(["stack", "template", "layout", "A", "m"])
+        self.shapes = dict(zip(keyed.index, zip(keyed["shape"], keyed["block"], strict=True), strict=True))
 
     def shape(self, stack: str, template: str, layout: str, A: int, m: int) -> str:
-        return self.shapes.get((stack, template, layout, A, m), "?")
+        return self.shapes.get((stack, template, layout, A, m), ("?", NO_BLOCK))[0]
 
     def of(self, stack: str, template: str, pattern: str, nprocs: int, layout: str, A: int, m: int,
            msize: int) -> str:
         """The strategy ("?" if the configuration's shape is unknown)."""
-        shape = self.shapes.get((stack, template, layout, A, m))
-        if shape is None:
+        key = self.shapes.get((stack, template, layout, A, m))
+        if key is None:
             return "?"
-        return rule_for(self.rules.get((stack, pattern, procs_key(pattern, nprocs)), []), shape, msize)
+        return rule_for(self.rules.get((stack, pattern, procs_key(pattern, nprocs)), []), *key, msize)
 
 
 def gains(v: DdtResult, choices: pd.DataFrame, tolerance: float | None = None,
@@ -370,7 +387,7 @@ def console_lines(t: TuneAnalysis) -> list[str]:
     ch = t.choices[t.choices["shape"] != "*"]
     for stack, part in ch.groupby("stack", sort=False):
         used = part[part["strategy"] != NATIVE]["strategy"].value_counts()
-        lines.append(f"{stack}: {len(part)} (operation, size, shape) point(s): "
+        lines.append(f"{stack}: {len(part)} (operation, size, shape, block) point(s): "
                      + ", ".join(f"{s} {used.get(s, 0)}" for s in (NORMALIZED, PACK))
                      + f", native {len(part) - used.sum()}")
     counts = repair_counts(t.repairs)

@@ -64,9 +64,10 @@ def write_tune_report(t: dtune.TuneAnalysis, profiles: list[Path], out: Path) ->
         "measurement run": meta["run_id"],
         "validation run": v.runs[0].meta["run_id"] if v is not None else "not yet",
         "launches per configuration": meta["runs"],
-        "profile rule": f"per stack, operation, processes, normalized shape and size: the strategy (normalized "
+        "profile rule": f"per stack, operation, processes, normalized shape, mean block and size: the strategy "
+                        "(normalized "
                         f"type or engine packing) that takes at least {t.threshold:.0%} less time than the native "
-                        "call over the configurations of that shape together, significantly (one-sided "
+                        "call over the configurations of that shape and block together, significantly (one-sided "
                         f"Mann-Whitney U on the per-launch totals, alpha {meta['analysis']['alpha']})"}))
     doc.section("Stacks", pd.DataFrame({"MPI_Get_library_version": m.versions}))
     doc.section("Measurement: verdicts per stack and guideline", report.verdict_counts(m))
@@ -77,9 +78,9 @@ def write_tune_report(t: dtune.TuneAnalysis, profiles: list[Path], out: Path) ->
         for p in profiles]
     ch = t.choices[t.choices["shape"] != "*"]
     doc.section("Profiles written", pd.DataFrame(written),
-                note=f"{(ch['strategy'] != dtune.NATIVE).sum()} of {len(ch)} (operation, size, shape) points use a "
-                     "strategy; every decision is in choices.csv. Each measured size stands for the sizes nearest "
-                     "to it on a log scale.")
+                note=f"{(ch['strategy'] != dtune.NATIVE).sum()} of {len(ch)} (operation, size, shape, block) points "
+                     "use a strategy; every decision is in choices.csv. Each measured size and mean block stands "
+                     "for those nearest to it on a log scale.")
     if v is None or t.gains.empty:
         doc.text("The validation run has no data yet (mpiguide ddt tune --resume continues it).")
     else:
