@@ -184,6 +184,21 @@ def test_blocks_tell_the_layouts_of_one_shape_apart(tmp_path):
     assert f"resized/contig {EDGE + 1} {MAX} pack block 0 17\n" in text
 
 
+def test_charts_of_every_mode(tmp_path):
+    """A tune measurement has every mode of every test, Test 1's variant panels too: a bar per layout and
+    mode (one bar per layout drew four modes on one bar and failed)."""
+    p = argparse.ArgumentParser()
+    JOB.add_arguments(p)
+    args = p.parse_args(["--tests", "1,3", "--A", "2,10", "--sizes", f"{SMALL}", "--patterns", "pingpong", "--np", "2"])
+    args.every_mode = True
+    path = write_ddt_run(tmp_path / "every", JOB.params(args), measured_times, stacks=("slow",), runs=2)
+    r = ddtreport.load([runner.RunDir.open(path)])
+    t1 = r.summary[r.summary["template"] == "t01-pingpong-np2"]
+    assert set(t1["mode"]) == {"datatype", "engine", "normalized", "pack"}
+    pngs = ddtreport.charts(r, tmp_path / "plots")
+    assert {x.name for x in pngs} >= {f"t01-pingpong-np2-m{SMALL}-slow.png", f"t03-pingpong-np2-m{SMALL}-slow.png"}
+
+
 def test_size_ranges_cover_every_size_once():
     assert dtune.size_ranges([(100, "pack")]) == [(0, MAX, "pack")]
     assert dtune.size_ranges([(LARGE, "pack"), (SMALL, "native")]) == [(0, EDGE, "native"), (EDGE + 1, MAX, "pack")]

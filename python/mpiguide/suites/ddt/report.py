@@ -350,11 +350,12 @@ def paper_comparison(r: DdtResult) -> list[tuple[int, str, str, dict[str, str]]]
 def _series(test: int, layout: str, mode: str) -> tuple[str, str]:
     """(panel, bar label) of a summary row."""
     t = TESTS[test]
+    bar = layout + ("" if mode == "datatype" else f" [{mode}]")
     if t.panel == "variant":
-        return ("Variant 2" if "variant=2" in layout else "Variant 1"), layout.replace(":variant=2", "")
+        return ("Variant 2" if "variant=2" in layout else "Variant 1"), bar.replace(":variant=2", "")
     if t.panel == "layout":
         return layout, mode
-    return "", layout + ("" if mode == "datatype" else f" [{mode}]")
+    return "", bar
 
 
 def charts(r: DdtResult, out: Path) -> list[Path]:
