@@ -11,7 +11,7 @@ import sys
 from mpiguide import __version__
 from mpiguide.cluster import batch
 from mpiguide.cluster import commands as cluster_commands
-from mpiguide.core import build, commands, launch, runner
+from mpiguide.core import build, commands, compare, launch, runner
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.commands import console, out
 from mpiguide.core.errors import MpiguideError
@@ -174,6 +174,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    return compare.command(args, SUITES)
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     rd = commands.open_run(args.run, args.samples, args.tolerance, args.alpha)
     commands.write_report(SUITES.get(rd.job), [rd], rd.path)
@@ -237,6 +241,23 @@ def _run_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run", help="run id under results/ or a run directory")
     commands.add_verdict_options(p)
     p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("compare", help="compare two runs of one job: guideline points fixed, newly violated, ...; "
+                       "configurations slower or faster (docs/compare.md)",
+                       description="Compare BASE and NEW, two runs of one job (any suite; a tune directory stands "
+                       "for its measurement run), for example two versions of an MPI library. Exit status 1 when "
+                       "--fail-on finds something, 2 on errors.")
+    p.add_argument("base", metavar="BASE", help="run id under results/, a run or a tune directory")
+    p.add_argument("new", metavar="NEW", help="the same for the run to judge (may be BASE itself with --stacks)")
+    p.add_argument("--stacks", metavar="BASE_STACK:NEW_STACK[,...]",
+                   help="which stacks to compare (default: those of the same name, or the one stack of each run)")
+    p.add_argument("--fail-on", metavar="regression|violation",
+                   help="exit 1 on a configuration significantly slower in NEW (regression) and/or a guideline point "
+                        "newly violated (violation); comma-separated")
+    p.add_argument("--junit", metavar="FILE", help="also write JUnit XML: a test case per guideline point")
+    p.add_argument("--output", metavar="DIR", help="where to write the report (default results/<time>-compare)")
+    commands.add_verdict_options(p)
+    p.set_defaults(func=cmd_compare)
 
 
 def build_parser() -> argparse.ArgumentParser:

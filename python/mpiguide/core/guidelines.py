@@ -12,11 +12,11 @@ from pathlib import Path
 import pandas as pd
 
 from mpiguide.core import stats
-from mpiguide.core.document import Document, fields, write_csvs
+from mpiguide.core.document import Document, Heatmap, fields, worst_cells, write_csvs
 from mpiguide.core.measurements import ID_COLUMNS, Measured, config_keys, unfinished
 from mpiguide.core.pairing import guideline_verdicts
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import Guideline, Report, Suite
+from mpiguide.core.suite import POINT_COLUMNS, Guideline, Report, Suite
 
 # Columns that an empty table still names, so that every CSV can be read back.
 EMPTY_COLUMNS = {
@@ -73,6 +73,15 @@ class GuidelineSuite(Suite):
         self.extend(a)
         return a
 
+    def verdict_points(self, rd: RunDir) -> pd.DataFrame:
+        v = self.analyze(rd).verdicts
+        if v.empty:
+            return pd.DataFrame(columns=POINT_COLUMNS)
+        where = [c for c in v.columns if c not in (*EMPTY_COLUMNS["verdicts"], "stack")]
+        point = v[where].astype(str).apply(lambda r: " ".join(f"{k}={x}" for k, x in r.items()), axis=1) \
+            if where else pd.Series("", index=v.index)
+        return v.assign(point=point, factor=v["ratio"])[POINT_COLUMNS]
+
     def report(self, runs: list[RunDir], out: Path) -> Report:
         (rd,) = runs
         a = self.analyze(rd)
@@ -89,6 +98,9 @@ class GuidelineSuite(Suite):
         failed = unfinished(rd)
         host = meta["host"]
         doc = Document(f"mpiguide report: {meta['title']}")
+        doc.heatmap(Heatmap(worst_cells(a.verdicts, ["guideline"], ["stack"], "ratio"), ["guideline"], ["stack"],
+                            "Worst verdict per guideline and stack over its configurations; the number: the largest "
+                            "ratio (left side / right side) among the points with that verdict."))
         doc.section("Run", fields({
             "run": meta["run_id"], "job": meta["title"], "created": meta["created"],
             "host": f"{host['hostname']} ({host['cpu_model']}, {host['cores']} cores)",

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stats import SAMPLE_MODES
 
@@ -38,6 +40,12 @@ class Guideline:
     a: dict[str, str]
     b: dict[str, str]
     text: str
+
+
+# What Suite.verdict_points gives `mpiguide compare`: one row per guideline point of a run. `point` names the
+# point within its stack and guideline alike in every run of the same parameters; `factor` is how much slower
+# the guideline's left side was (the verdict's ratio).
+POINT_COLUMNS = ["stack", "guideline", "point", "verdict", "factor", "p_value"]
 
 
 @dataclass(frozen=True)
@@ -103,13 +111,18 @@ class Suite(ABC):
         """Analyses the runs (one, or several where the suite compares them), writes the tables, charts,
         report.md and report.html into out, and says what to print."""
 
+    def verdict_points(self, rd: RunDir) -> pd.DataFrame | None:
+        """The run's guideline verdicts as POINT_COLUMNS rows for `mpiguide compare`; None for a suite that has
+        no guidelines (compare then looks at the configurations only)."""
+        return None
+
     # ---- commands of its own
 
     def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:  # noqa: B027
         """Top-level commands of the suite (`mpiguide ddt ...`); none by default."""
 
 
-_PROTOCOL = ("add_arguments", "params", "launches", "describe_plan", "report", "add_commands")
+_PROTOCOL = ("add_arguments", "params", "launches", "describe_plan", "report", "verdict_points", "add_commands")
 
 
 def check_suite(suite: object) -> Suite:

@@ -7,11 +7,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import pandas as pd
+
 from mpiguide.core import commands
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import fmt_duration, int_list, parse_choice_list
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.core.suite import POINT_COLUMNS, CommandContext, LaunchTemplate, Report, Suite
 from mpiguide.suites.apps import job as apps
 from mpiguide.suites.apps import report
 
@@ -91,6 +93,9 @@ class AppsSuite(Suite):
         (rd,) = runs
         r = report.load(rd)
         return Report(report.write(r, out), report.console_summary(r))
+
+    def verdict_points(self, rd: RunDir) -> pd.DataFrame:
+        return report.verdict_points(report.load(rd))[POINT_COLUMNS]
 
     def add_commands(self, commands_: argparse._SubParsersAction, context: CommandContext) -> None:
         ap = commands_.add_parser("apps", help="the stencil applications of paper 003: halo exchange by manual "

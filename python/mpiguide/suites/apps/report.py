@@ -21,11 +21,12 @@ import pandas as pd
 
 from mpiguide.core import stats
 from mpiguide.core.charts import per_group, plt
-from mpiguide.core.document import Document, fields, write_csvs
+from mpiguide.core.document import Document, Heatmap, fields, worst_cells, write_csvs
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import Measured, stack_versions, unfinished
 from mpiguide.core.pairing import paired
 from mpiguide.core.runner import RunDir
+from mpiguide.core.suite import POINT_COLUMNS
 from mpiguide.suites.apps import job as apps
 
 POINT = ["stack", "app", "scaling", "nprocs"]  # one launch template of one stack
@@ -135,6 +136,36 @@ def winners(r: AppsResult, reference: str, challenger: str) -> pd.DataFrame:
                          factor=max(ratio, 1 / ratio), p_value=p, launches=min(a["launch"].nunique(),
                                                                               b["launch"].nunique())))
     return pd.DataFrame(rows)
+
+
+def verdict_points(r: AppsResult) -> pd.DataFrame:
+    """The packing comparisons as `mpiguide compare` points (POINT_COLUMNS, then the point's POINT and mode
+    columns): guideline "CHALLENGER ⪯ REFERENCE" (derived datatypes no slower than manual packing, ...),
+    VIOLATED where the reference wins, PASS where the challenger wins or ties, INCONCLUSIVE where unclear;
+    factor = challenger / reference."""
+    rows = []
+    for reference, challenger, _ in PAIRS:
+        w = winners(r, reference, challenger)
+        for x in w.itertuples():
+            verdict = stats.VIOLATED if x.winner == reference else stats.INCONCLUSIVE if x.winner == UNCLEAR \
+                else stats.PASS
+            rows.append(dict(stack=x.stack, guideline=f"{challenger} ⪯ {reference}",
+                             point=f"{x.app} {x.scaling} np{x.nprocs} {x.mode}", verdict=verdict,
+                             factor=x.challenger_s / x.reference_s, p_value=x.p_value, app=x.app,
+                             scaling=x.scaling, nprocs=x.nprocs, mode=x.mode))
+    return pd.DataFrame(rows, columns=[*POINT_COLUMNS, "app", "scaling", "nprocs", "mode"])
+
+
+def heatmap(r: AppsResult) -> Heatmap:
+    """The winner matrix at a glance: comparison, application and mode x stack; red where the reference
+    packing wins (the challenger is slower), green where the challenger wins or ties."""
+    pts = verdict_points(r)
+    return Heatmap(worst_cells(pts, ["guideline", "app", "mode"], ["stack"]), ["guideline", "app", "mode"],
+                   ["stack"], "Per comparison CHALLENGER ⪯ REFERENCE (003: derived datatypes against manual "
+                   "packing, ...), application, communication mode and stack, over the process counts and "
+                   "scalings: VIOLATED where the reference wins somewhere, PASS where the challenger wins or ties "
+                   "everywhere; the number: the largest challenger / reference time among those points. The "
+                   "winner matrices below have every point.")
 
 
 def cell(row: pd.Series) -> str:
@@ -276,6 +307,7 @@ def write(r: AppsResult, out: Path) -> Path:
                      "config_errors": r.errors, "packing_costs": costs,
                      **{f"winners_{k}": v for k, v in comparisons.items()}}, keep_index=("packing_costs",))
     doc = Document("mpiguide: stencil applications, manual packing vs derived datatypes")
+    doc.heatmap(heatmap(r))
     doc.section("Run", _run_table(r))
     doc.section("Stacks", pd.DataFrame({"MPI_Get_library_version": r.versions}))
     if not r.errors.empty:

@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import pandas as pd
+
 from mpiguide.core.catalog import COLLECTIVES, POOL_DEFAULTS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.core.suite import POINT_COLUMNS, CommandContext, LaunchTemplate, Report, Suite
 from mpiguide.core.tuneflow import add_tune_options
 from mpiguide.suites.coll import analysis, report, workflow
 from mpiguide.suites.ddt.expectations import default_np
@@ -92,6 +94,12 @@ class CollSuite(Suite):
         r = analysis.load(rd)
         verdicts = analysis.guideline_verdicts(r)
         return Report(report.write_coll(r, verdicts, out), report.console_summary(verdicts))
+
+    def verdict_points(self, rd: RunDir) -> pd.DataFrame:
+        v = analysis.guideline_verdicts(analysis.load(rd))
+        point = (v["collective"] + " " + v["impl"] + " np" + v["nprocs"].astype(str) + " m=" + v["msize"].astype(str)
+                 + " vs m=" + v["reference_msize"].astype(str))
+        return v.assign(point=point)[POINT_COLUMNS]
 
     def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:
         p = commands.add_parser("tune", help="measure collectives and their mock-ups, find guideline violations, "

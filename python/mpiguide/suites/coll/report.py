@@ -12,7 +12,7 @@ from matplotlib.ticker import FormatStrFormatter
 
 from mpiguide.core import stats
 from mpiguide.core.charts import grouped_bars, per_group, plt
-from mpiguide.core.document import Document, fields, write_csvs
+from mpiguide.core.document import Document, Heatmap, fields, worst_cells, write_csvs
 from mpiguide.core.measurements import Measured, oversubscription
 from mpiguide.suites.coll import analysis as tune
 from mpiguide.suites.coll.profiles import read_profile
@@ -109,12 +109,24 @@ def _tail_sections(doc: Document, results: list[tuple[str, tune.CollResult]]) ->
             doc.section(f"{name}: launches not completed", pd.DataFrame({"launch": r.failed}))
 
 
+def heatmap(verdicts: pd.DataFrame) -> Heatmap:
+    """Guideline and collective x stack and processes: the worst verdict, its worst factor."""
+    v = verdicts.sort_values(["guideline", "collective"], kind="stable") if not verdicts.empty else verdicts
+    if not v.empty:
+        v = v.assign(procs=v["nprocs"].map(lambda n: f"p={n}"))
+    return Heatmap(worst_cells(v, ["guideline", "collective"], ["stack", "procs"]), ["guideline", "collective"],
+                   ["stack", "procs"], "Worst verdict per guideline (COLL-GLn: the native collective against a "
+                   "mock-up; MONOTONY, SPLIT), collective, stack and process count over the message sizes; the "
+                   "number: the largest factor (native / other side) among the points with that verdict.")
+
+
 def write_coll(r: tune.CollResult, verdicts: pd.DataFrame, out: Path) -> Path:
     """Report of one `coll` run (`mpiguide run coll`) with its guideline verdicts."""
     write_csvs(out, {"measurements": r.measurements, "summary": r.summary, "verdicts": verdicts,
                      "matrix": tune.matrix(verdicts), "skipped": r.skipped, "config_errors": r.errors},
                keep_index=("matrix",))
     doc = Document("mpiguide: collectives against their mock-ups")
+    doc.heatmap(heatmap(verdicts))
     doc.section("Run", _run_table(r, {}))
     _common_sections(doc, r, verdicts)
     doc.heading("Run-time relative to the native collective")
@@ -132,6 +144,7 @@ def write_tune(t: tune.TuneAnalysis, profiles: list[Path], out: Path) -> Path:
         tables.update(gains=g, repairs=rep)
     write_csvs(out, tables, keep_index=("matrix",))
     doc = Document("mpiguide tune: collective guidelines, profiles and the tuned library")
+    doc.heatmap(heatmap(verdicts))
     doc.section("Run", _run_table(m, {
         "validation run": v.rd.meta["run_id"] if v is not None else "not yet",
         "profile rule": f"the fastest mock-up where it takes at least {t.threshold:.0%} less time than the native "

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import pandas as pd
+
 from mpiguide.core import commands, launch
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import fmt_duration, int_list, parse_choice_list, parse_sizes
@@ -103,6 +105,9 @@ class DdtSuite(Suite):
     def report(self, runs: list[RunDir], out: Path) -> Report:
         r = report.load(runs)
         return Report(report.write(r, out), report.console_lines(r))
+
+    def verdict_points(self, rd: RunDir) -> pd.DataFrame:
+        return report.verdict_points(report.load([rd]))
 
     def add_commands(self, commands_: argparse._SubParsersAction, context: CommandContext) -> None:
         dd = commands_.add_parser("ddt", help="the derived datatype expectation tests 1-11 of paper 000")

@@ -14,11 +14,12 @@ import pandas as pd
 
 from mpiguide.core import launch, stats
 from mpiguide.core.charts import grouped_bars, per_group, plt
-from mpiguide.core.document import Document, fields, write_csvs
+from mpiguide.core.document import Document, Heatmap, fields, worst_cells, write_csvs
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import NOT_MEASURED, Measured, oversubscription, stack_versions, unfinished
 from mpiguide.core.pairing import paired
 from mpiguide.core.runner import RunDir
+from mpiguide.core.suite import POINT_COLUMNS
 from mpiguide.suites.ddt.expectations import CHARACTERIZE, MODES, PRECEDES, TESTS, TUNED, Comparison, label
 
 # what both sides of a comparison share
@@ -212,6 +213,28 @@ def load(rds: list[RunDir]) -> DdtResult:
         errors=pd.concat(errors, ignore_index=True) if errors else pd.DataFrame(),
         shapes=pd.concat(shapes, ignore_index=True) if shapes else pd.DataFrame(columns=SHAPE_COLUMNS),
         failed=failed)
+
+
+def heatmap(verdicts: pd.DataFrame) -> Heatmap:
+    """Guideline and test x stack: the worst verdict over every comparison and configuration, its worst
+    factor (the cross-stack matrix at a glance)."""
+    v = verdicts.sort_values(["guideline", "test"], kind="stable") if not verdicts.empty else verdicts
+    return Heatmap(worst_cells(v, ["guideline", "test"], ["stack"]), ["guideline", "test"], ["stack"],
+                   "Worst verdict per guideline, test and stack over every comparison, A, m and pattern; the "
+                   "number: the largest factor (compared / reference time) among the points with that verdict. "
+                   "The cross-stack matrix below has the details.")
+
+
+def verdict_points(r: DdtResult) -> pd.DataFrame:
+    """The verdicts as `mpiguide compare` points (POINT_COLUMNS): a point is a test's comparison on one
+    configuration (DT-GL4-BEST names its rule, not the description that was fastest)."""
+    v = r.verdicts
+    if v.empty:
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    point = ("test " + v["test"].astype(str) + ": " + v["comparison"] + ", " + v["pattern"] + " np"
+             + v["nprocs"].astype(str) + " " + v["placement"].astype(str) + ", A=" + v["A"].astype(str) + " m="
+             + v["m"].astype(str))
+    return v.assign(point=point)[POINT_COLUMNS]
 
 
 def placement_label(entry: dict, spec: dict) -> str:
@@ -429,6 +452,7 @@ def write(r: DdtResult, out: Path) -> Path:
     host = meta0["host"]
     crowded = [text for rd in r.runs if (text := oversubscription(Measured.load(rd)))]
     doc = Document("mpiguide: derived datatype expectation tests")
+    doc.heatmap(heatmap(r.verdicts))
     doc.section("Run", fields({
         "runs": ", ".join(rd.meta["run_id"] for rd in r.runs),
         "grid": ", ".join(sorted({rd.meta["params"]["grid"] for rd in r.runs})),

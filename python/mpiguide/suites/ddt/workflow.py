@@ -59,6 +59,7 @@ def write_tune_report(t: dtune.TuneAnalysis, profiles: list[Path], out: Path) ->
         tables.update(gains=t.gains, repairs=t.repairs)
     write_csvs(out, tables, keep_index=("matrix",))
     doc = Document("mpiguide ddt tune: datatype strategies for libmpiguide-tune")
+    doc.heatmap(report.heatmap(m.verdicts))
     meta = m.runs[0].meta
     doc.section("Run", fields({
         "measurement run": meta["run_id"],

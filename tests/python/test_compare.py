@@ -1,0 +1,173 @@
+"""`mpiguide compare BASE NEW`: guideline points and configurations of two runs
+with known times (an 'old' and a 'new' MPI library), the exit status of
+--fail-on, the JUnit file, stack pairing and its errors, every suite's points."""
+
+from __future__ import annotations
+
+import argparse
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+
+from conftest import only_row, run_cli, write_ddt_run, write_synthetic_run
+from mpiguide.core import compare, runner, stats
+from mpiguide.core.suite import POINT_COLUMNS
+from mpiguide.suites import SUITES
+
+DDT = SUITES.get("ddt")
+M = 64000
+
+
+def ddt_params() -> dict:
+    p = argparse.ArgumentParser()
+    DDT.add_arguments(p)
+    return DDT.params(p.parse_args(["--tests", "8", "--A", "2,10", "--sizes", str(M), "--patterns", "pingpong",
+                                    "--np", "2"]))
+
+
+def library(version: str):
+    """Test 8 (Block, Block-indexed; native and normalized): the old library sends Block-indexed 3x slower
+    than Block, the new one Block 3x slower than its normalized type; everything else takes 1."""
+    def times(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
+        t = 1e-4 * (1 + 0.01 * launch)
+        if mode == "datatype" and layout == ("block-indexed" if version == "old" else "block"):
+            return 3 * t
+        return t
+    return times
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cmp")
+    base = write_ddt_run(path / "base", ddt_params(), library("old"), stacks=("mpich-old",))
+    new = write_ddt_run(path / "new", ddt_params(), library("new"), stacks=("mpich-new",))
+    both = write_ddt_run(path / "both", ddt_params(), lambda s, *a, **k: library(s)(s, *a, **k), stacks=("old", "new"))
+    return path, base, new, both
+
+
+def points_of(out) -> pd.DataFrame:
+    return pd.read_csv(out / "points.csv")
+
+
+def test_statuses_ratios_and_exit_status(runs):
+    path, base, new, _ = runs
+    out = path / "c1"
+    res = run_cli(["compare", str(base), str(new), "--fail-on", "violation", "--junit", str(path / "j.xml"),
+                   "--output", str(out)])
+    assert res.rc == 1, res.text
+    assert "FAIL (--fail-on): 2 guideline point(s) newly violated in NEW" in res.text
+    p = points_of(out)
+    assert set(p["base_stack"]) == {"mpich-old"} and set(p["new_stack"]) == {"mpich-new"}  # the one stack of each
+    for A in (2, 10):
+        fixed = only_row(p, guideline="DT-GL4-NORM", point=f"test 8: block-indexed ⪯ block-indexed [normalized], "
+                                                           f"pingpong np2 1x2, A={A} m={M}")
+        assert fixed["status"] == compare.FIXED and fixed["base_factor"] == pytest.approx(3, rel=1e-6)
+        newly = only_row(p, guideline="DT-GL4-NORM", point=f"test 8: block ⪯ block [normalized], pingpong np2 1x2, "
+                                                           f"A={A} m={M}")
+        assert newly["status"] == compare.NEW and newly["new_factor"] == pytest.approx(3, rel=1e-6)
+        assert newly["new_p_value"] <= 0.05
+        # ≃ is violated whichever side is slower: both libraries violate DT-GL4 here
+        still = only_row(p, guideline="DT-GL4", point=f"test 8: block-indexed ≃ block, pingpong np2 1x2, A={A} m={M}")
+        assert still["status"] == compare.STILL
+    assert set(p[p["guideline"] == "DT-GL4-BEST"]["status"]) == {compare.PASSING}
+    c = pd.read_csv(out / "configurations.csv")
+    slower = c[c["change"] == compare.SLOWER]
+    assert len(slower) == 2 and all("layout=block " in x and "mode=datatype" in x for x in slower["config"])
+    assert slower["ratio"].tolist() == pytest.approx([3, 3], rel=1e-6)
+    faster = c[c["change"] == compare.FASTER]
+    assert len(faster) == 2 and all("layout=block-indexed" in x for x in faster["config"])
+    assert set(c["change"]) == {compare.SLOWER, compare.FASTER, compare.SAME}
+    summary = pd.read_csv(out / "point_summary.csv").set_index("guideline")
+    assert summary.loc["DT-GL4-NORM", compare.NEW] == 2 and summary.loc["DT-GL4-NORM", compare.FIXED] == 2
+    # without --fail-on the same comparison exits 0
+    assert run_cli(["compare", str(base), str(new), "--output", str(path / "c2")]).rc == 0
+    res = run_cli(["compare", str(base), str(new), "--fail-on", "regression", "--output", str(path / "c3")])
+    assert res.rc == 1 and "2 configuration(s) significantly slower in NEW" in res.text
+    # NEW against itself: nothing new, nothing slower
+    assert run_cli(["compare", str(new), str(new), "--stacks", "mpich-new:mpich-new", "--fail-on",
+                    "violation,regression", "--output", str(path / "c4")]).rc == 0
+
+
+def test_junit_has_a_case_per_point_and_fails_the_violated(runs):
+    path, base, new, _ = runs
+    run_cli(["compare", str(base), str(new), "--junit", str(path / "j2.xml"), "--output", str(path / "c5")])
+    root = ET.parse(path / "j2.xml").getroot()
+    cases = root.findall(".//testcase")
+    p = points_of(path / "c5")
+    assert len(cases) == len(p)
+    failures = root.findall(".//failure")
+    assert len(failures) == int((p["new_verdict"] == stats.VIOLATED).sum()) == 4
+    kinds = sorted(f.get("type") for f in failures)
+    assert kinds == ["newly-violated", "newly-violated", "still-violated", "still-violated"]
+    newly = next(f for f in failures if f.get("type") == "newly-violated")
+    assert "factor x3" in newly.get("message") and "p=0.00397" in newly.get("message")
+    for suite in root.findall("testsuite"):
+        assert int(suite.get("tests")) == len(suite.findall("testcase"))
+        assert int(suite.get("failures")) == len(suite.findall(".//failure"))
+
+
+def test_two_stacks_of_one_run(runs):
+    path, _, _, both = runs
+    res = run_cli(["compare", str(both), str(both), "--stacks", "old:new", "--output", str(path / "c6")])
+    assert res.rc == 0, res.text
+    p = points_of(path / "c6")
+    assert (p["status"] == compare.NEW).sum() == 2 and (p["status"] == compare.FIXED).sum() == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--stacks", "old"], "'old' is not BASE_STACK:NEW_STACK"),
+    (["--stacks", "nope:new"], "BASE ("),
+    (["--stacks", "old:nope"], "NEW ("),
+    (["--fail-on", "slowness"], "--fail-on slowness: unknown slowness (choose from regression, violation"),
+    ([], "say which stacks to compare: --stacks BASE_STACK:NEW_STACK (BASE has old, new; NEW has old, new)"),
+])
+def test_bad_pairings_and_options(runs, argv, message):
+    path, _, _, both = runs
+    res = run_cli(["compare", str(both), str(both), *argv, "--output", str(path / "bad")])
+    assert res.rc == 2 and message in res.text, res.text
+
+
+def test_runs_of_two_jobs_are_refused(runs, tmp_path):
+    _, base, _, _ = runs
+    ping = write_synthetic_run(tmp_path / "ping", lambda v, s, k: 1e-6)
+    res = run_cli(["compare", str(base), str(ping), "--output", str(tmp_path / "o")])
+    assert res.rc == 2 and "is a 'ddt' run and NEW" in res.text and "'pingpong' run" in res.text
+
+
+def test_a_guideline_suite_compares_by_its_verdicts(tmp_path):
+    """pingpong (a GuidelineSuite): Send/Recv becomes 2x slower than Isend/Irecv at 64 B in NEW (PP-GL2)."""
+    base = write_synthetic_run(tmp_path / "b", lambda v, s, k: 1e-6 * (1 + 0.01 * k))
+    new = write_synthetic_run(tmp_path / "n", lambda v, s, k: 1e-6 * (1 + 0.01 * k) * (
+        2 if v == "send_recv" and s == 64 else 1))
+    pts = SUITES.get("pingpong").verdict_points(runner.RunDir.open(new))
+    assert list(pts.columns) == POINT_COLUMNS
+    gl2 = pts[(pts["guideline"] == "PP-GL2") & pts["point"].str.contains("msize_bytes=64")]
+    assert len(gl2) == 1 and gl2["verdict"].iloc[0] == stats.VIOLATED
+    res = run_cli(["compare", str(base), str(new), "--stacks", "fake:fake", "--fail-on", "violation", "--output",
+                   str(tmp_path / "c")])
+    p = points_of(tmp_path / "c")
+    newly = p[p["status"] == compare.NEW]
+    assert res.rc == 1, res.text
+    assert list(newly["guideline"]) == ["PP-GL2"] and "msize_bytes=64" in newly["point"].iloc[0]
+
+
+def test_coll_and_apps_points(tmp_path):
+    """The points of the other suites, from their known runs: COLL-GL5 of the slow stack's Allreduce at 1024 B
+    (native 3x Reduce+Bcast), and "ddt ⪯ basic" of the apps (DDT 2x slower on the slow stack in nonblocking
+    mode, 1.5x faster on the fast one)."""
+    from test_apps import write_apps_run
+    from test_tune import known_times, write_coll_run
+
+    coll = SUITES.get("coll").verdict_points(runner.RunDir.open(write_coll_run(tmp_path / "coll", known_times)))
+    assert list(coll.columns) == POINT_COLUMNS
+    gl5 = only_row(coll, stack="slow", guideline="COLL-GL5", point="allreduce allreduce_as_reduce_bcast np2 m=1024 "
+                                                                   "vs m=1024")
+    assert gl5["verdict"] == stats.VIOLATED and gl5["factor"] == pytest.approx(3, rel=1e-3)
+    assert set(coll[coll["stack"] == "fast"]["verdict"]) <= {stats.PASS, stats.INCONCLUSIVE}
+    apps = SUITES.get("apps").verdict_points(runner.RunDir.open(write_apps_run(tmp_path / "apps")))
+    assert list(apps.columns) == POINT_COLUMNS
+    slow = only_row(apps, stack="slow", guideline="ddt ⪯ basic", point="jacobi strong np2 nonblocking")
+    assert slow["verdict"] == stats.VIOLATED and slow["factor"] == pytest.approx(2, rel=1e-2)
+    fast = only_row(apps, stack="fast", guideline="ddt ⪯ basic", point="jacobi strong np2 nonblocking")
+    assert fast["verdict"] == stats.PASS and fast["factor"] == pytest.approx(1 / 1.5, rel=1e-2)
