@@ -11,7 +11,7 @@ import sys
 from mpiguide import __version__
 from mpiguide.cluster import batch
 from mpiguide.cluster import commands as cluster_commands
-from mpiguide.core import build, commands, compare, launch, runner
+from mpiguide.core import build, commands, compare, launch, reprompi, runner
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.commands import console, out
 from mpiguide.core.errors import MpiguideError
@@ -178,6 +178,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return compare.command(args, SUITES)
 
 
+def cmd_import_reprompi(args: argparse.Namespace) -> int:
+    return reprompi.command(args, SUITES, commands.write_report)
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     rd = commands.open_run(args.run, args.samples, args.tolerance, args.alpha)
     commands.write_report(SUITES.get(rd.job), [rd], rd.path)
@@ -241,6 +245,20 @@ def _run_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run", help="run id under results/ or a run directory")
     commands.add_verdict_options(p)
     p.set_defaults(func=cmd_analyze)
+
+    imp = sub.add_parser("import", help="turn other tools' measurements into mpiguide runs")
+    imps = imp.add_subparsers(dest="import_command", required=True, metavar="FORMAT")
+    p = imps.add_parser("reprompi", help="ReproMPI mpibenchmark outputs (one file per mpirun) as a coll or pingpong "
+                        "run with verdicts and report", description="Each FILE is the per-repetition output of one "
+                        "mpibenchmark run (its #@ header, the column line, a row per repetition, or per process and "
+                        "repetition with -v); the files of one experiment become its launches. Collectives and the "
+                        "GL_ mock-ups make a coll run, Send_Recv, Sendrecv and Isend_Irecv a pingpong run.")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--stack", default="reprompi", help="the name the MPI library gets in the run (default reprompi)")
+    p.add_argument("--library-version", help="the library's MPI_Get_library_version, for the report (ReproMPI's "
+                   "output does not record it)")
+    p.add_argument("--output", metavar="DIR", help="the run directory (default results/<time>-reprompi)")
+    p.set_defaults(func=cmd_import_reprompi)
 
     p = sub.add_parser("compare", help="compare two runs of one job: guideline points fixed, newly violated, ...; "
                        "configurations slower or faster (docs/compare.md)",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mpiguide.core import commands
-from mpiguide.core.catalog import COLLECTIVES, LAYOUT_NAMES, POOL_DEFAULTS, driver_list
+from mpiguide.core.catalog import COLLECTIVES, LAYOUT_NAMES, MOCKUPS, POOL_DEFAULTS, driver_list
 from mpiguide.core.options import int_list, parse_sizes
 from mpiguide.suites import apps as apps_suite
 from mpiguide.suites import coll as coll_suite
@@ -72,6 +72,8 @@ def test_collectives_and_library_defaults(lists):
     assert all(x["mpi_name"] == "MPI_" + x["name"].capitalize() for x in c["collectives"])
     numbers = sorted(m["guideline"] for x in c["collectives"] for m in x["mockups"])
     assert numbers == list(range(1, 23))  # the 22 mock-ups of 002, each once
+    assert {x["name"]: tuple((m["name"], m["guideline"], m["formula"]) for m in x["mockups"])
+            for x in c["collectives"]} == MOCKUPS
     assert c["datatypes"] == coll_suite.DATATYPES and tuple(c["ops"]) == coll_suite.OPS
     lib = c["library_defaults"]
     assert (lib["msg_pool"], lib["int_pool"]) == (_bytes(POOL_DEFAULTS["msg_pool"]), _bytes(POOL_DEFAULTS["int_pool"]))

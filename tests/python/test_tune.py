@@ -347,3 +347,59 @@ def test_small_real_tune_workflow(mpich_build, tmp_path):
     assert g["speedup"].notna().all() and (g["speedup"] > 0).all()
     # the validation reuses nothing but the profiles: every launch measured tuned and default
     assert all(x.status == runner.OK for x in runner.RunDir.open(out / "validate").launches)
+
+
+def _written(tmp_path) -> Path:
+    choices = pd.DataFrame({"stack": ["s"] * 4, "nprocs": [2, 2, 2, 2],
+                            "collective": ["allreduce", "allreduce", "allreduce", "bcast"],
+                            "msize": [8, 64, 16000, 8], "impl": ["allreduce_as_reduce_bcast",
+                                                                 "allreduce_as_reduce_bcast", "default",
+                                                                 "bcast_as_scatter_allgather"]})
+    profiles.write_profiles(choices, tmp_path / "p", "test")
+    (tmp_path / "p" / "s" / "dt_send_any.prof").write_text(
+        "# mpiguide tune profile 1\n# test\ndatatypes send\nprocs any\n* 0 100 pack\n")
+    return tmp_path / "p" / "s"
+
+
+def test_profiles_convert_to_pgmpi_and_back(tmp_path):
+    src = _written(tmp_path)
+    res = run_cli(["profiles", "convert", str(src), "--to", "pgmpi", "--output", str(tmp_path / "pg")])
+    assert res.rc == 0 and "left out: dt_send_any.prof: a datatype profile" in res.text, res.text
+    assert sorted(p.name for p in (tmp_path / "pg").iterdir()) == ["allreduce_p2.prf", "bcast_p2.prf"]
+    assert (tmp_path / "pg" / "allreduce_p2.prf").read_text().splitlines() == [
+        profiles.PGMPI_HEADER, "MPI_Allreduce", "2 # nb. of processes", "1 # nb. of mock-up impl.",
+        "1 allreduce_as_reduce_bcast", "1 # nb. of ranges", "8 64 1 # byte_range_start byte_range_end alg_id"]
+    back = tmp_path / "back"
+    assert run_cli(["profiles", "convert", str(tmp_path / "pg"), "--to", "mpiguide", "--output", str(back)]).rc == 0
+    for name in ("allreduce_p2", "bcast_p2"):
+        assert profiles.read_profile(back / f"{name}.prof") == profiles.read_profile(src / f"{name}.prof")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("MPI_Allgatherx\n2\n0\n0\n", ":2: unknown collective 'MPI_Allgatherx'"),
+    ("MPI_Bcast\ntwo\n", ":3: expected the number of processes, found 'two'"),
+    ("MPI_Bcast\n2\n1\n3 bcast_as_magic\n", ":5: bcast has no mock-up 'bcast_as_magic'"),
+    ("MPI_Bcast\n2\n1\n3 bcast_as_allgatherv\n1\n1 8 4\n", ":7: expected 'start end alg_id' with a declared alg id"),
+    ("MPI_Bcast\n2\n1\n", "ends before 'alg_id name'"),
+])
+def test_a_bad_pgmpi_profile_is_named_with_its_line(tmp_path, text, message):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "x.prf").write_text("# pgtune profile\n" + text)
+    res = run_cli(["profiles", "convert", str(tmp_path / "in"), "--to", "mpiguide", "--output", str(tmp_path / "o")])
+    assert res.rc == 2 and message in res.text, res.text
+
+
+def test_library_reads_an_exported_pgmpi_profile(mpich_stack, mpich_build, tmp_path):
+    """The PGMPITuneLib form of a written profile, through the real library: the same choices as the mpiguide
+    form (the mock-up at 8 B, native at 16000 B)."""
+    src = _written(tmp_path)
+    profiles.convert(src, "pgmpi", tmp_path / "pg")
+    raw_path = tmp_path / "raw.txt"
+    run_driver(mpich_stack, mpich_build, "mg_collbench",
+               ["--collectives", "allreduce", "--sizes", "8,16000", "--impls", "default", "--profiles",
+                str(tmp_path / "pg"), "--nrep", "3", "--output", str(raw_path)])
+    raw = rawfile.parse(raw_path)
+    assert raw.complete and not raw.errors
+    alg = raw.notes["tune_alg"]
+    assert int(alg["MPI_Allreduce 8 allreduce_as_reduce_bcast"]) > 0
+    assert "MPI_Allreduce 16000 allreduce_as_reduce_bcast" not in alg

@@ -178,6 +178,13 @@ class Document:
         return path
 
 
+def host_text(host: dict) -> str:
+    """The measuring host as a report's Run section names it (runs imported from other tools may not know it)."""
+    if not host.get("cores"):
+        return str(host.get("hostname", "not recorded"))
+    return f"{host['hostname']} ({host['cpu_model']}, {host['cores']} cores)"
+
+
 def fields(values: dict[str, object]) -> pd.DataFrame:
     """A two-column table of named values (a report's Run section)."""
     frame = pd.DataFrame({"value": {k: str(v) for k, v in values.items()}})

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from mpiguide.core import stats
-from mpiguide.core.document import Document, Heatmap, fields, worst_cells, write_csvs
+from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_cells, write_csvs
 from mpiguide.core.measurements import ID_COLUMNS, Measured, config_keys, unfinished
 from mpiguide.core.pairing import guideline_verdicts
 from mpiguide.core.runner import RunDir
@@ -103,7 +103,7 @@ class GuidelineSuite(Suite):
                             "ratio (left side / right side) among the points with that verdict."))
         doc.section("Run", fields({
             "run": meta["run_id"], "job": meta["title"], "created": meta["created"],
-            "host": f"{host['hostname']} ({host['cpu_model']}, {host['cores']} cores)",
+            "host": host_text(host),
             "commit": meta["git"]["commit"][:12] + (" (dirty)" if meta["git"]["dirty"] else ""),
             "launches": f"{len(rd.launches) - len(failed)} ok, {len(failed)} not ok"}))
         doc.section("Stacks", pd.DataFrame(

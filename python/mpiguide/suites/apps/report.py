@@ -21,7 +21,7 @@ import pandas as pd
 
 from mpiguide.core import stats
 from mpiguide.core.charts import per_group, plt
-from mpiguide.core.document import Document, Heatmap, fields, worst_cells, write_csvs
+from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_cells, write_csvs
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import Measured, stack_versions, unfinished
 from mpiguide.core.pairing import paired
@@ -293,7 +293,7 @@ def _run_table(r: AppsResult) -> pd.DataFrame:
         if p["check"] else "off",
         "launches (mpiexec calls)": str(meta["runs"]), "repetitions per launch": str(m["nrep"]),
         "synchronization": m["sync"],
-        "host": f"{host['hostname']} ({host['cpu_model']}, {host['cores']} cores)",
+        "host": host_text(host),
         "winners": f"one-sided Mann-Whitney U on the {samples} both ways, tolerance {r.settings['tolerance']}, "
                    f"alpha {r.settings['alpha']}",
     }

@@ -16,7 +16,7 @@ from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import POINT_COLUMNS, CommandContext, LaunchTemplate, Report, Suite
 from mpiguide.core.tuneflow import add_tune_options
-from mpiguide.suites.coll import analysis, report, workflow
+from mpiguide.suites.coll import analysis, profiles, report, workflow
 from mpiguide.suites.ddt.expectations import default_np
 
 DEFAULT_SIZES = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"  # 002 Figure 4
@@ -113,3 +113,23 @@ class CollSuite(Suite):
         context.add_run_options(p, self)
         self.add_arguments(p)
         p.set_defaults(func=flow.run, sync="dissem", nrep="estimate")
+        pr = commands.add_parser("profiles", help="tuning profiles: convert between mpiguide's format and "
+                                 "PGMPITuneLib's")
+        prs = pr.add_subparsers(dest="profiles_command", required=True, metavar="ACTION")
+        p = prs.add_parser("convert", help="write every collective profile of a directory in the other format",
+                           description="Every collective profile of SRC (*.prof, *.prf) in the format of --to, into "
+                           "--output; datatype profiles have no PGMPITuneLib form and are left out. libmpiguide-tune "
+                           "reads both formats as they are (docs/tuning.md).")
+        p.add_argument("src", metavar="SRC", help="a profile directory (e.g. DIR/validate/profiles/mpich)")
+        p.add_argument("--to", required=True, choices=profiles.FORMATS, help="the format to write")
+        p.add_argument("--output", metavar="DIR", help="where to write (default SRC-<format>)")
+        p.set_defaults(func=self._convert_command)
+
+    def _convert_command(self, args: argparse.Namespace) -> int:
+        src = Path(args.src)
+        out = Path(args.output) if args.output else src.with_name(f"{src.name}-{args.to}")
+        written, skipped = profiles.convert(src, args.to, out)
+        for s in skipped:
+            print(f"left out: {s}")
+        print(f"wrote {len(written)} profile(s) in {args.to}'s format to {out}")
+        return 0

@@ -1,6 +1,7 @@
-"""Profiles for libmpiguide-tune in mpiguide's format (docs/tuning.md): one file
-per (collective, communicator size) with the byte ranges that use a mock-up,
-written from the choices of a tune measurement, and read back for reports."""
+"""Profiles for libmpiguide-tune (docs/tuning.md): one file per (collective,
+communicator size) with the byte ranges that use a mock-up, written from the
+choices of a tune measurement, and read back for reports; in mpiguide's format
+or in PGMPITuneLib's, and converted between the two."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from mpiguide.core.catalog import COLLECTIVES, MOCKUPS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.suites.coll.analysis import DEFAULT
 
@@ -72,3 +74,97 @@ def read_profile(path: Path) -> tuple[str, int, list[tuple[int, int, str]]]:
         else:
             raise MpiguideError(f"{path}:{no}: cannot read {line!r}")
     return coll, procs, ranges
+
+
+# ---------------------------------------------------------------- PGMPITuneLib's format (002 Listing 1)
+
+PGMPI_HEADER = "# pgtune profile (written by mpiguide)"
+
+
+def pgmpi_text(collective: str, nprocs: int, ranges: list[tuple[int, int, str]]) -> str:
+    """A profile in PGMPITuneLib's format: the mock-ups get alg ids 1, 2, ... in order of appearance."""
+    ids: dict[str, int] = {}
+    for _, _, impl in ranges:
+        ids.setdefault(impl, len(ids) + 1)
+    lines = [PGMPI_HEADER, "MPI_" + collective.capitalize(), f"{nprocs} # nb. of processes",
+             f"{len(ids)} # nb. of mock-up impl."]
+    lines += [f"{i} {impl}" for impl, i in ids.items()]
+    lines.append(f"{len(ranges)} # nb. of ranges")
+    lines += [f"{lo} {hi} {ids[impl]}" + (" # byte_range_start byte_range_end alg_id" if k == 0 else "")
+              for k, (lo, hi, impl) in enumerate(ranges)]
+    return "\n".join(lines) + "\n"
+
+
+def read_pgmpi(path: Path) -> tuple[str, int, list[tuple[int, int, str]]]:
+    """(collective, processes, ranges) of a PGMPITuneLib profile; MpiguideError with file:line otherwise."""
+    items = []
+    for no, line in enumerate(path.read_text().splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if words:
+            items.append((no, words))
+
+    def take(what: str, n: int) -> tuple[int, list[str]]:
+        if not items:
+            raise MpiguideError(f"{path}: ends before {what}")
+        no, words = items.pop(0)
+        if len(words) != n:
+            raise MpiguideError(f"{path}:{no}: expected {what}, found {' '.join(words)!r}")
+        return no, words
+
+    def number(what: str) -> int:
+        no, (w,) = take(what, 1)
+        if not w.isdigit():
+            raise MpiguideError(f"{path}:{no}: expected {what}, found {w!r}")
+        return int(w)
+
+    no, (name,) = take("the collective's MPI name", 1)
+    coll = name[4:].lower() if name.startswith("MPI_") else ""
+    if coll not in COLLECTIVES:
+        raise MpiguideError(f"{path}:{no}: unknown collective {name!r} (mpiguide has "
+                            f"{', '.join('MPI_' + c.capitalize() for c in COLLECTIVES)})")
+    nprocs = number("the number of processes")
+    algs = {}
+    for _ in range(number("the number of mock-ups")):
+        no, (alg, impl) = take("'alg_id name'", 2)
+        if impl != DEFAULT and impl not in {m for m, _, _ in MOCKUPS[coll]}:
+            raise MpiguideError(f"{path}:{no}: {coll} has no mock-up {impl!r} (it has "
+                                f"{', '.join(m for m, _, _ in MOCKUPS[coll])})")
+        algs[alg] = impl
+    ranges = []
+    for _ in range(number("the number of ranges")):
+        no, (lo, hi, alg) = take("'start end alg_id'", 3)
+        if not (lo.isdigit() and hi.isdigit()) or alg not in algs:
+            raise MpiguideError(f"{path}:{no}: expected 'start end alg_id' with a declared alg id, found "
+                                f"'{lo} {hi} {alg}'")
+        ranges.append((int(lo), int(hi), algs[alg]))
+    return coll, nprocs, [r for r in ranges if r[2] != DEFAULT]
+
+
+FORMATS = ("pgmpi", "mpiguide")
+
+
+def convert(src: Path, to: str, out: Path) -> tuple[list[Path], list[str]]:
+    """Every collective profile of src written in the other format into out; returns the files written and
+    what was left as it is (datatype profiles have no PGMPITuneLib form)."""
+    if to not in FORMATS:
+        raise MpiguideError(f"--to {to}: choose pgmpi or mpiguide")
+    if not src.is_dir():
+        raise MpiguideError(f"profile directory {src} does not exist")
+    out.mkdir(parents=True, exist_ok=True)
+    written, skipped = [], []
+    for path in sorted(p for p in src.iterdir() if p.suffix in (".prof", ".prf")):
+        lines = path.read_text().splitlines()
+        mine = bool(lines) and lines[0].startswith(PROFILE_HEADER)
+        words = next((w for w in (x.split("#", 1)[0].split() for x in lines[1:]) if w), [])
+        if mine and words[:1] == ["datatypes"]:
+            skipped.append(f"{path.name}: a datatype profile (mpiguide's format only)")
+            continue
+        if mine == (to == "mpiguide"):
+            skipped.append(f"{path.name}: already in {to}'s format")
+            continue
+        coll, nprocs, ranges = read_profile(path) if mine else read_pgmpi(path)
+        target = out / f"{coll}_p{nprocs}.{'prf' if to == 'pgmpi' else 'prof'}"
+        target.write_text(pgmpi_text(coll, nprocs, ranges) if to == "pgmpi"
+                          else profile_text(coll, nprocs, ranges, f"converted from {path}"))
+        written.append(target)
+    return written, skipped

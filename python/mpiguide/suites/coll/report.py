@@ -12,7 +12,7 @@ from matplotlib.ticker import FormatStrFormatter
 
 from mpiguide.core import stats
 from mpiguide.core.charts import grouped_bars, per_group, plt
-from mpiguide.core.document import Document, Heatmap, fields, worst_cells, write_csvs
+from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_cells, write_csvs
 from mpiguide.core.measurements import Measured, oversubscription
 from mpiguide.suites.coll import analysis as tune
 from mpiguide.suites.coll.profiles import read_profile
@@ -68,7 +68,7 @@ def _run_table(r: tune.CollResult, extra: dict[str, str]) -> pd.DataFrame:
         "datatype, op, root": f"{p['datatype']}, {p['op']}, {p['root']}",
         "library pools": f"message {p['msg_pool']}, int {p['int_pool']}",
         "launches (mpiexec calls)": str(meta["runs"]), "synchronization": m["sync"], "repetitions": str(nrep),
-        "host": f"{host['hostname']} ({host['cpu_model']}, {host['cores']} cores)",
+        "host": host_text(host),
         "verdicts": "one-sided Mann-Whitney U on the per-launch medians, tolerance "
                     f"{r.settings['tolerance']}, alpha {r.settings['alpha']}",
         **extra,

@@ -14,7 +14,7 @@ import pandas as pd
 
 from mpiguide.core import launch, stats
 from mpiguide.core.charts import grouped_bars, per_group, plt
-from mpiguide.core.document import Document, Heatmap, fields, worst_cells, write_csvs
+from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_cells, write_csvs
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import NOT_MEASURED, Measured, oversubscription, stack_versions, unfinished
 from mpiguide.core.pairing import paired
@@ -457,7 +457,7 @@ def write(r: DdtResult, out: Path) -> Path:
         "runs": ", ".join(rd.meta["run_id"] for rd in r.runs),
         "grid": ", ".join(sorted({rd.meta["params"]["grid"] for rd in r.runs})),
         "launches per configuration": ", ".join(sorted({str(rd.meta["runs"]) for rd in r.runs})),
-        "host": f"{host['hostname']} ({host['cpu_model']}, {host['cores']} cores)",
+        "host": host_text(host),
         "verdicts": "one-sided Mann-Whitney U on the per-launch medians (see docs/measurement.md), "
                     f"tolerance {meta0['analysis']['tolerance']}, alpha {meta0['analysis']['alpha']}",
         **({"oversubscribed": "; ".join(crowded)} if crowded else {})}))
