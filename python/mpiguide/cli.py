@@ -32,7 +32,8 @@ def cmd_stack_install(args: argparse.Namespace) -> int:
 
 
 def cmd_stack_add(args: argparse.Namespace) -> int:
-    stack = stackmod.add(args.name, args.prefix, family=args.family, force=args.force)
+    stack = stackmod.add(args.name, args.prefix, family=args.family, force=args.force, mpicc=args.mpicc,
+                         mpiexec=args.mpiexec)
     console.print(f"added stack '{stack.name}' ({stack.family}, {stack.prefix}): {stack.short_version}")
     return 0
 
@@ -199,9 +200,12 @@ def _stack_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--package", help="PyPI package (default: by name)")
     p.add_argument("--if-missing", action="store_true", help="do nothing if the stack is installed")
     p.set_defaults(func=cmd_stack_install)
-    p = ss.add_parser("add", help="register an MPI installed elsewhere, by prefix")
+    p = ss.add_parser("add", help="register an MPI installed elsewhere, by prefix or by its wrappers")
     p.add_argument("name")
-    p.add_argument("--prefix", required=True, help="folder holding bin/mpicc and bin/mpiexec")
+    p.add_argument("--prefix", help="folder holding bin/mpicc and bin/mpiexec")
+    p.add_argument("--mpicc", help="the MPI's compiler wrapper, where its prefix holds another MPI's too "
+                   "(Debian: /usr/bin/mpicc.mpich); with --mpiexec")
+    p.add_argument("--mpiexec", help="its launcher (Debian: /usr/bin/mpiexec.mpich)")
     p.add_argument("--family", choices=stackmod.FAMILIES, help="launch details to use (default: detected)")
     p.add_argument("--force", action="store_true", help="replace an existing stack of that name")
     p.set_defaults(func=cmd_stack_add)

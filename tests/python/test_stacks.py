@@ -240,3 +240,28 @@ def test_stack_env_lines_are_never_wrapped(temp_home, cli, tmp_path, monkeypatch
     res = cli(["stack", "env", "long"])
     assert res.rc == 0
     assert res.out.splitlines() == [f"export PATH={prefix}/bin:\"$PATH\""]
+
+
+def test_add_by_wrappers_where_two_mpis_share_a_prefix(temp_home, cli, tmp_path, mpich_stack):
+    """Debian's layout: one bin/ with mpicc.mpich and mpicc.openmpi (bin/mpicc points at one of them). The
+    stack takes the wrappers it is given, its family from their names, its version from running them."""
+    shared = tmp_path / "usr" / "bin"
+    shared.mkdir(parents=True)
+    for tool in ("mpicc", "mpiexec"):
+        w = shared / f"{tool}.mpich"
+        w.write_text(f'#!/bin/sh\nexec {mpich_stack.mpicc.parent / tool} "$@"\n')
+        w.chmod(0o755)
+    (shared / "ompi_info").write_text("")  # an Open MPI beside it: the prefix alone would say openmpi
+    res = cli(["stack", "add", "deb-mpich", "--mpicc", str(shared / "mpicc.mpich"), "--mpiexec",
+               str(shared / "mpiexec.mpich")])
+    assert res.rc == 0, res.text
+    s = stackmod.load("deb-mpich")
+    assert s.family == "mpich" and s.mpicc == shared / "mpicc.mpich" and s.mpiexec == shared / "mpiexec.mpich"
+    assert s.prefix == str(tmp_path / "usr") and s.short_version == mpich_stack.short_version
+    assert s.check() is None
+    bad = cli(["stack", "add", "half", "--mpicc", str(shared / "mpicc.mpich")])
+    assert bad.rc == 2 and "give both --mpicc and --mpiexec" in bad.text
+    bad = cli(["stack", "add", "gone", "--mpicc", str(shared / "nope"), "--mpiexec", str(shared / "mpiexec.mpich")])
+    assert bad.rc == 2 and f"--mpicc {shared / 'nope'} is not an executable file" in bad.text
+    bad = cli(["stack", "add", "none"])
+    assert bad.rc == 2 and "give --prefix" in bad.text

@@ -65,11 +65,12 @@ class Stack:
 
     @property
     def mpicc(self) -> Path:
-        return self.bin / "mpicc"
+        """bin/mpicc of the prefix, or the wrapper `stack add --mpicc` named (Debian's mpicc.mpich, ...)."""
+        return Path(self.extra["mpicc"]) if "mpicc" in self.extra else self.bin / "mpicc"
 
     @property
     def mpiexec(self) -> Path:
-        return self.bin / "mpiexec"
+        return Path(self.extra["mpiexec"]) if "mpiexec" in self.extra else self.bin / "mpiexec"
 
     @property
     def short_version(self) -> str:
@@ -306,20 +307,43 @@ def _installed_version(prefix: Path, package: str) -> str | None:
     return None
 
 
-def add(name: str, prefix: str, family: str | None = None, force: bool = False) -> Stack:
-    """Registers an MPI that is already installed (a cluster module, Debian's packages)."""
+def _family_from_names(*tools: Path) -> str | None:
+    """The implementation a wrapper's name tells (Debian's mpicc.openmpi, mpiexec.mpich, ...)."""
+    for tool in tools:
+        for family, marks in (("openmpi", ("openmpi", "ompi")), ("impi", ("impi", "intel")), ("mpich", ("mpich",))):
+            if any(m in tool.name.lower() for m in marks):
+                return family
+    return None
+
+
+def add(name: str, prefix: str | None, family: str | None = None, force: bool = False, mpicc: str | None = None,
+        mpiexec: str | None = None) -> Stack:
+    """Registers an MPI that is already installed (a cluster module, Debian's packages): by prefix (its
+    bin/mpicc and bin/mpiexec), or by its two wrappers where several MPIs share a prefix (Debian's
+    /usr/bin/mpicc.mpich and mpicc.openmpi, which bin/mpicc only points to one of)."""
     _validate_name(name)
-    root = Path(prefix).expanduser().resolve()
-    if not (root / "bin" / "mpicc").exists() or not (root / "bin" / "mpiexec").exists():
+    if (mpicc is None) != (mpiexec is None):
+        raise MpiguideError("give both --mpicc and --mpiexec (the compiler wrapper and the launcher of one MPI)")
+    tools = {k: Path(v).expanduser().absolute() for k, v in (("mpicc", mpicc), ("mpiexec", mpiexec)) if v}
+    for what, path in tools.items():
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise MpiguideError(f"--{what} {path} is not an executable file")
+    if prefix is None and not tools:
+        raise MpiguideError("give --prefix (the folder holding bin/mpicc and bin/mpiexec), or --mpicc and --mpiexec")
+    root = Path(prefix).expanduser().resolve() if prefix else tools["mpicc"].parent.parent
+    if not tools and (not (root / "bin" / "mpicc").exists() or not (root / "bin" / "mpiexec").exists()):
         raise MpiguideError(
             f"{root} does not look like an MPI installation: bin/mpicc and bin/mpiexec are needed "
-            "(point --prefix at the folder that holds bin/mpicc, e.g. /usr for Debian's packages)"
+            "(point --prefix at the folder that holds bin/mpicc, e.g. /usr for Debian's packages; where two MPIs "
+            "share it, name the wrappers with --mpicc and --mpiexec)"
         )
     if load(name) is not None and not force:
         raise MpiguideError(f"stack '{name}' exists already; pick another name or pass --force to replace it")
     if family is not None and family not in FAMILIES:
         raise MpiguideError(f"unknown family '{family}': choose one of {', '.join(FAMILIES)}")
-    stack = Stack(name=name, family=family or detect_family(root), prefix=str(root), source="prefix")
+    guess = family or (_family_from_names(*tools.values()) if tools else None) or detect_family(root)
+    stack = Stack(name=name, family=guess, prefix=str(root), source="prefix",
+                  extra={k: str(v) for k, v in tools.items()})
     probe(stack)
     if family is None and stack.family == "other":
         stack.family = _family_from_version(stack.library_version)
