@@ -207,6 +207,18 @@ def test_size_ranges_cover_every_size_once():
     assert dtune.size_ranges([(0, "a"), (1, "b")]) == [(0, 0, "a"), (1, MAX, "b")]
 
 
+def test_no_rule_for_a_predefined_type():
+    """The contiguous layout sends MPI_INT itself: no shape, no rule (a rule without a shape is malformed);
+    in a collective the '*' pack rule covers it as it covers every type."""
+    choices = pd.DataFrame([
+        dict(stack="s", pattern="bcast", procs="2", msize=3200, shape="", block=4, strategy="pack"),
+        dict(stack="s", pattern="bcast", procs="2", msize=3200, shape="*", block=-1, strategy="pack"),
+        dict(stack="s", pattern="bcast", procs="2", msize=3200, shape="vector", block=8, strategy="native")])
+    rules = dtune.profile_rules(choices)
+    assert rules == [("vector", 0, MAX, "native", None), ("*", 0, MAX, "pack", None)]
+    assert dtune.rule_for(rules, "", 4, 3200) == "pack"
+
+
 def test_rule_for_follows_the_library_order():
     rules = [("resized/vector", 0, 10, "native", None), ("*", 0, 100, "pack", None),
              ("indexed", 5, 5, "normalized", None), ("contig", 0, 100, "pack", (0, 8)),

@@ -170,7 +170,8 @@ def profile_rules(choices: pd.DataFrame) -> list[Rule]:
     rules: list[Rule] = []
     star = choices[choices["shape"] == "*"]
     keep_native = not star.empty
-    for shape, part in choices[choices["shape"] != "*"].groupby("shape", sort=True):
+    # a predefined type has no shape (""): the library never looks it up by one
+    for shape, part in choices[~choices["shape"].isin(["*", ""])].groupby("shape", sort=True):
         by_block = {int(b): size_ranges(list(zip(p["msize"].astype(int), p["strategy"], strict=True)))
                     for b, p in part.groupby("block", sort=True)}
         spans = [((lo, hi), ranges) for lo, hi, ranges in size_ranges(list(by_block.items()))]
