@@ -112,29 +112,34 @@ def pick(part: pd.DataFrame, candidates: tuple[str, ...], threshold: float, alph
     return Pick(best, **base, gain=gain, p_value=c.p_value, decision=f"{best}: saves {gain:.0%}")
 
 
+def star_pick(group: pd.DataFrame, own: dict[tuple[str, int], Pick], threshold: float, alpha: float) -> Pick:
+    """A collective's `pack` for every type at one size (shape "*"): every rank must take it alike, from
+    values all have, so it packs every type of that size, whatever its shape would take. Chosen when packing
+    all the size's configurations takes at least the threshold less time than each shape's own choice
+    (native or normalized) and the launches' totals show it significantly."""
+    baseline = [row[own[(row["shape"], row["block"])].strategy] for _, row in group.iterrows()]
+    p = pick(group.assign(**{NATIVE: baseline}), (NATIVE, PACK), threshold, alpha)
+    what = "every shape's own choice"
+    return Pick(p.strategy, p.configs, p.native_s, p.best, p.best_s, p.gain, p.p_value,
+                p.decision.replace("native", what, 1) if p.strategy != PACK
+                else f"pack for every shape: saves {p.gain:.0%} over {what}")
+
+
 def choose(r: DdtResult, threshold: float, alpha: float | None = None) -> pd.DataFrame:
     """One row per (stack, pattern, procs, msize, shape, block): the strategy the profiles give it
-    (CHOICE_COLUMNS).
-    Shape "*" rows are the collectives' `pack` for every shape: every rank must choose pack alike, from
-    values all have, so a collective packs any type at a size where some measured shape is fastest packed;
-    the shapes measured with another choice there keep it through their own rule."""
+    (CHOICE_COLUMNS). In a collective, shapes choose between native and normalized, and one row of shape
+    "*" per size says whether every type is packed there (star_pick), as the library applies it first."""
     alp = r.runs[0].meta["analysis"]["alpha"] if alpha is None else alpha
     t = launch_table(r)
     rows = []
     for key, group in t.groupby(GROUP, sort=True):
-        picks = {}
-        for (shape, block), part in group.groupby(["shape", "block"], sort=True):
-            if key[1] == "pingpong":
-                picks[shape, block] = pick(part, (NATIVE, NORMALIZED, PACK), threshold, alp)
-            else:
-                every = pick(part, (NATIVE, NORMALIZED, PACK), threshold, alp)
-                picks[shape, block] = every if every.strategy == PACK else \
-                    pick(part, (NATIVE, NORMALIZED), threshold, alp)
-        if key[1] != "pingpong" and any(p.strategy == PACK for p in picks.values()):
-            packed = sorted({s for (s, _), p in picks.items() if p.strategy == PACK})
-            rows.append({**dict(zip(GROUP, key, strict=True)), "shape": "*", "block": NO_BLOCK, "configs": 0,
-                         "strategy": PACK, "native_s": math.nan, "best": PACK, "best_s": math.nan, "gain": math.nan,
-                         "p_value": math.nan, "decision": "pack for every shape: fastest for " + ", ".join(packed)})
+        collective = key[1] != "pingpong"
+        candidates = (NATIVE, NORMALIZED) if collective else (NATIVE, NORMALIZED, PACK)
+        picks = {(shape, block): pick(part, candidates, threshold, alp)
+                 for (shape, block), part in group.groupby(["shape", "block"], sort=True)}
+        if collective:
+            rows.append({**dict(zip(GROUP, key, strict=True)), "shape": "*", "block": NO_BLOCK,
+                         **asdict(star_pick(group, picks, threshold, alp))})
         for (shape, block), p in picks.items():
             rows.append({**dict(zip(GROUP, key, strict=True)), "shape": shape, "block": block, **asdict(p)})
     return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
@@ -162,14 +167,11 @@ Rule = tuple[str, int, int, str, tuple[int, int] | None]  # shape, from, to, str
 
 
 def profile_rules(choices: pd.DataFrame) -> list[Rule]:
-    """The rules of one (stack, pattern, procs). A shape measured with one mean block (or without block
-    notes) gets rules for any block; with several, each block stands for the blocks nearest to it on a log
-    scale, and neighbouring blocks with the same size ranges share their rules. Native ranges need no rule,
-    except in a collective that packs every shape somewhere ("*"), where a measured shape's own choice must
-    win."""
+    """The rules of one (stack, pattern, procs); native needs none. A shape measured with one mean block
+    (or without block notes) gets rules for any block; with several, each block stands for the blocks
+    nearest to it on a log scale, and neighbouring blocks with the same size ranges share their rules. A
+    collective's "*" rows become "*" pack rules over their sizes."""
     rules: list[Rule] = []
-    star = choices[choices["shape"] == "*"]
-    keep_native = not star.empty
     # a predefined type has no shape (""): the library never looks it up by one
     for shape, part in choices[~choices["shape"].isin(["*", ""])].groupby("shape", sort=True):
         by_block = {int(b): size_ranges(list(zip(p["msize"].astype(int), p["strategy"], strict=True)))
@@ -177,17 +179,11 @@ def profile_rules(choices: pd.DataFrame) -> list[Rule]:
         spans = [((lo, hi), ranges) for lo, hi, ranges in size_ranges(list(by_block.items()))]
         if len(spans) == 1 or NO_BLOCK in by_block:
             spans = [(None, spans[0][1])]  # every block alike
-        for blocks, ranges in spans:
-            for lo, hi, s in ranges:
-                if s == PACK and keep_native:
-                    continue  # from "*"
-                if s != NATIVE or keep_native:
-                    rules.append((shape, lo, hi, s, blocks))
-    if keep_native:
-        sizes = sorted(set(choices["msize"].astype(int)))
-        packed = set(star["msize"].astype(int))
-        rules += [("*", lo, hi, s, None) for lo, hi, s in
-                  size_ranges([(m, PACK if m in packed else NATIVE) for m in sizes]) if s == PACK]
+        rules += [(shape, lo, hi, s, blocks) for blocks, ranges in spans for lo, hi, s in ranges if s != NATIVE]
+    star = choices[choices["shape"] == "*"]
+    if not star.empty:
+        points = list(zip(star["msize"].astype(int), star["strategy"], strict=True))
+        rules += [("*", lo, hi, s, None) for lo, hi, s in size_ranges(points) if s == PACK]
     return rules
 
 
@@ -216,9 +212,11 @@ def write_profiles(choices: pd.DataFrame, stacks: list[str], out: Path, origin: 
     return written
 
 
-def rule_for(rules: list[Rule], shape: str, block: int, msize: int) -> str:
+def rule_for(rules: list[Rule], shape: str, block: int, msize: int, collective: bool = False) -> str:
     """The strategy the library takes for a call of this shape, mean block and size under these rules
-    (dt_profile.c)."""
+    (dt_profile.c; datatypes/strategy.c: a collective's "*" pack comes first, for every type)."""
+    if collective and rule_for([r for r in rules if r[0] == "*"], "", -1, msize) == PACK:
+        return PACK
     for want in (shape, "*"):
         for s, lo, hi, strategy, b in rules:
             if s == want and lo <= msize <= hi and (b is None or b[0] <= block <= b[1]):
@@ -252,7 +250,8 @@ class Strategies:
         key = self.shapes.get((stack, template, layout, A, m))
         if key is None:
             return "?"
-        return rule_for(self.rules.get((stack, pattern, procs_key(pattern, nprocs)), []), *key, msize)
+        return rule_for(self.rules.get((stack, pattern, procs_key(pattern, nprocs)), []), *key, msize,
+                        collective=pattern != "pingpong")
 
 
 def gains(v: DdtResult, choices: pd.DataFrame, tolerance: float | None = None,
