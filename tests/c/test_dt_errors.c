@@ -425,22 +425,32 @@ static void long_lists(void)
     for (int i = 0; i < 5; i++) MPI_Type_free(&all[i]);
 }
 
-/* mg_dt_same_signature of the type `text` (notation) is `expect`. */
-static int signature_kept(const char *text, int expect)
+/* A property of the engine's description of the type `text` (notation);
+ * -1 if the text or the decoding fails (said on stderr). */
+static MPI_Count property_of(const char *text, MPI_Count (*property)(const mg_dt *))
 {
     MPI_Datatype t;
     char err[256];
     if (mg_dt_parse(text, &t, err, sizeof err) != MG_DT_SUCCESS) {
         fprintf(stderr, "%s: %s\n", text, err);
-        return 0;
+        return -1;
     }
     MPI_Type_commit(&t);
     mg_dt *d = NULL;
-    int ok = mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS && mg_dt_same_signature(d) == expect;
-    if (!ok) fprintf(stderr, "mg_dt_same_signature(%s) != %d\n", text, expect);
+    MPI_Count value = mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS ? property(d) : -1;
     mg_dt_free(d);
     MPI_Type_free(&t);
-    return ok;
+    return value;
+}
+
+static MPI_Count same_signature_of(const mg_dt *d) { return mg_dt_same_signature(d); }
+
+/* mg_dt_same_signature of the type `text` is `expect`. */
+static int signature_kept(const char *text, int expect)
+{
+    MPI_Count got = property_of(text, same_signature_of);
+    if (got != expect) fprintf(stderr, "mg_dt_same_signature(%s) = %lld, not %d\n", text, (long long)got, expect);
+    return got == expect;
 }
 
 static void same_signature(void)
@@ -458,20 +468,9 @@ static void same_signature(void)
 /* mg_dt_mean_block of the type `text`: after normalization, rounded down. */
 static int mean_block_is(const char *text, MPI_Count expect)
 {
-    MPI_Datatype t;
-    char err[256];
-    if (mg_dt_parse(text, &t, err, sizeof err) != MG_DT_SUCCESS) {
-        fprintf(stderr, "%s: %s\n", text, err);
-        return 0;
-    }
-    MPI_Type_commit(&t);
-    mg_dt *d = NULL;
-    int ok = mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS && mg_dt_mean_block(d) == expect;
-    if (!ok) fprintf(stderr, "mg_dt_mean_block(%s) = %lld, not %lld\n", text, d ? (long long)mg_dt_mean_block(d) : -1LL,
-                     (long long)expect);
-    mg_dt_free(d);
-    MPI_Type_free(&t);
-    return ok;
+    MPI_Count got = property_of(text, mg_dt_mean_block);
+    if (got != expect) fprintf(stderr, "mg_dt_mean_block(%s) = %lld, not %lld\n", text, (long long)got, (long long)expect);
+    return got == expect;
 }
 
 static void mean_block(void)

@@ -303,7 +303,8 @@ def test_repairs_of_the_measured_violations(known_tune, measured, choices):
     assert set(not_repaired["repaired"]) == {"no"}
     block = not_repaired[not_repaired["slow"] == "block"]
     assert len(block) == 6 and set(block["guideline"]) == {"DT-GL2/3-ENG"}
-    assert set(zip(block["pattern"], block["m"])) == {("pingpong", SMALL), ("pingpong", LARGE), ("bcast", SMALL)}
+    assert set(zip(block["pattern"], block["m"], strict=True)) == {("pingpong", SMALL), ("pingpong", LARGE),
+                                                                ("bcast", SMALL)}
     ts = not_repaired[not_repaired["slow"] != "block"]
     assert len(ts) == 8 and set(ts["pattern"]) == {"bcast"} and set(ts["m"]) == {LARGE}
     assert set(ts["strategy"]) == {dtune.PACK} and ts["tuned_factor"].tolist() == pytest.approx([2.0] * 8)

@@ -319,16 +319,23 @@ def test_library_reads_written_profiles(mpich_stack, mpich_build, tmp_path):
     choices = pd.DataFrame({"stack": ["s", "s"], "nprocs": [2, 2], "collective": ["allreduce", "allreduce"],
                             "msize": [8, 16000], "impl": ["allreduce_as_reduce_bcast", "default"]})
     profiles.write_profiles(choices, tmp_path, "test")
+    assert {r[1] for r in tuned_allreduce(mpich_stack, mpich_build, tmp_path / "s", tmp_path).rows} == {"default",
+                                                                                                        "tuned"}
+
+
+def tuned_allreduce(stack, build_dir, profiles_dir: Path, tmp_path: Path) -> rawfile.RawFile:
+    """mg_collbench's Allreduce of 8 and 16000 B in tuned mode with the profiles: the raw file, once its
+    data checks passed and the library ran the mock-up at 8 B and the native call at 16000 B."""
     raw_path = tmp_path / "raw.txt"
-    run_driver(mpich_stack, mpich_build, "mg_collbench",
+    run_driver(stack, build_dir, "mg_collbench",
                ["--collectives", "allreduce", "--sizes", "8,16000", "--impls", "default", "--profiles",
-                str(tmp_path / "s"), "--nrep", "3", "--output", str(raw_path)])
+                str(profiles_dir), "--nrep", "3", "--output", str(raw_path)])
     raw = rawfile.parse(raw_path)
     assert raw.complete and not raw.errors
     alg = raw.notes["tune_alg"]
     assert int(alg["MPI_Allreduce 8 allreduce_as_reduce_bcast"]) > 0
     assert "MPI_Allreduce 16000 allreduce_as_reduce_bcast" not in alg
-    assert {r[1] for r in raw.rows} == {"default", "tuned"}
+    return raw
 
 
 def test_small_real_tune_workflow(mpich_build, tmp_path):
@@ -392,14 +399,5 @@ def test_a_bad_pgmpi_profile_is_named_with_its_line(tmp_path, text, message):
 def test_library_reads_an_exported_pgmpi_profile(mpich_stack, mpich_build, tmp_path):
     """The PGMPITuneLib form of a written profile, through the real library: the same choices as the mpiguide
     form (the mock-up at 8 B, native at 16000 B)."""
-    src = _written(tmp_path)
-    profiles.convert(src, "pgmpi", tmp_path / "pg")
-    raw_path = tmp_path / "raw.txt"
-    run_driver(mpich_stack, mpich_build, "mg_collbench",
-               ["--collectives", "allreduce", "--sizes", "8,16000", "--impls", "default", "--profiles",
-                str(tmp_path / "pg"), "--nrep", "3", "--output", str(raw_path)])
-    raw = rawfile.parse(raw_path)
-    assert raw.complete and not raw.errors
-    alg = raw.notes["tune_alg"]
-    assert int(alg["MPI_Allreduce 8 allreduce_as_reduce_bcast"]) > 0
-    assert "MPI_Allreduce 16000 allreduce_as_reduce_bcast" not in alg
+    profiles.convert(_written(tmp_path), "pgmpi", tmp_path / "pg")
+    tuned_allreduce(mpich_stack, mpich_build, tmp_path / "pg", tmp_path)

@@ -1,0 +1,101 @@
+"""mpiguide.dt for mpi4py programs: mpi4py built from source with the MPICH stack's
+mpicc (pip, into a folder of its own), then a program under mpiexec -n 2 that
+checks the engine against MPI itself: packed bytes equal MPI_Pack's, the
+normalized type moves what the original moves, unpack leaves the gaps alone,
+bad buffers are refused before anything is touched."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mpiguide.core import launch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROGRAM = textwrap.dedent('''
+    import sys
+    import numpy as np
+    from mpi4py import MPI
+    from mpiguide import dt
+    from mpiguide.core.errors import MpiguideError
+
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    vec = MPI.INT.Create_vector(4, 2, 6).Commit()          # 4 blocks of 2 ints, 6 apart
+    pair = MPI.Datatype.Create_struct([1, 1], [0, 8], [MPI.INT, MPI.DOUBLE]).Commit()
+    count = 3
+    ext = vec.Get_extent()[1]
+    src = np.arange(count * ext // 4 + 8, dtype=np.int32) + 1000 * rank
+
+    info = dt.explain(vec, count)
+    assert info["shape"] == "vector" and info["size"] == 32 and info["blocks"] == 4, info
+    assert info["mean_block"] == 8 and info["same_signature"] and info["program"], info
+    assert dt.explain(pair)["same_signature"] is False
+
+    # the engine packs what MPI_Pack packs
+    ours = dt.pack(src, vec, count)
+    theirs = bytearray(vec.Pack_size(count, comm))
+    n = vec.Pack([src, count, vec], theirs, 0, comm)
+    assert bytes(ours) == bytes(theirs[:n]) and len(ours) == count * 32
+
+    # unpack puts the bytes back and leaves every other byte alone
+    dst = np.full_like(src, -7)
+    assert dt.unpack(ours, dst, vec, count) == len(ours)
+    want = np.full_like(src, -7)
+    vec.Unpack(theirs[:n], 0, [want, count, vec], comm)
+    assert np.array_equal(dst, want)
+
+    # the normalized type of count elements moves what count elements of vec move
+    norm = dt.normalize(vec, count)
+    whole = vec.Create_contiguous(count)
+    assert norm.Get_extent() == whole.Get_extent() and norm.Get_size() == whole.Get_size()
+    whole.Free()
+    m = norm.Pack([src, 1, norm], bytearray(norm.Pack_size(1, comm)), 0, comm)
+    assert m == n
+    peer = 1 - rank
+    got = np.full_like(src, -1)
+    comm.Sendrecv([src, 1, norm], peer, 0, [got, count, vec], peer, 0)
+    expect = np.full_like(src, -1)
+    other = np.arange(len(src), dtype=np.int32) + 1000 * peer
+    vec.Unpack(bytearray(dt.pack(other, vec, count)), 0, [expect, count, vec], comm)
+    assert np.array_equal(got, expect)
+    norm.Free()
+
+    # a buffer too small for count elements is refused, and nothing is written
+    small = np.zeros(10, dtype=np.int32)
+    try:
+        dt.unpack(ours, small, vec, count)
+        raise SystemExit("a too small buffer was accepted")
+    except MpiguideError as e:
+        assert "touch bytes [0, " in str(e) and not small.any(), e
+    comm.Barrier()
+    if rank == 0:
+        print("mpi4py dt: ok")
+''')
+
+
+@pytest.fixture(scope="module")
+def mpi4py_dir(mpich_stack, tmp_path_factory) -> Path:
+    """mpi4py built from source with the MPICH stack's mpicc, installed into a folder of its own."""
+    target = tmp_path_factory.mktemp("mpi4py")
+    env = {**mpich_stack.env(), "MPICC": str(mpich_stack.mpicc)}
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                          "--no-binary", "mpi4py", "--target", str(target), "mpi4py>=4"], env=env,
+                         capture_output=True, text=True, timeout=1800)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return target
+
+
+def test_mpiguide_dt_under_mpiexec(mpich_stack, mpich_build, mpi4py_dir, tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    env = {**mpich_stack.env(), "PYTHONPATH": os.pathsep.join([str(mpi4py_dir), str(ROOT / "python")])}
+    argv = launch.command(launch.LaunchSpec(), mpich_stack, 2, sys.executable, [str(prog)])
+    res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0 and "mpi4py dt: ok" in res.stdout, res.stdout[-3000:] + res.stderr[-3000:]
