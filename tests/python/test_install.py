@@ -57,9 +57,11 @@ def test_cmake_install_lays_out_the_libraries_drivers_and_packages(prefix, mpich
         *(ROOT / "tests" / "c" / "exports_dt.txt").read_text().split()}
     config = (libdir / "cmake" / "mpiguide" / "mpiguideConfig.cmake").read_text()
     assert f'set(MPIGUIDE_MPI_C_COMPILER "{mpich_stack.mpicc}")' in config
-    # an installed driver runs from the prefix (its RPATH points into it)
-    res = sh([str(prefix / "libexec" / "mpiguide" / "mg_dtexplain"), "--help"], env=mpich_stack.env())
-    assert "usage" in res.stdout.lower() + res.stderr.lower()
+    # installed drivers run from the prefix, and take the installed libraries (their RPATH points into it)
+    res = sh([str(prefix / "libexec" / "mpiguide" / "mg_dtexplain"), "--list"], env=mpich_stack.env())
+    assert '"driver": "mg_dtexplain"' in res.stdout.replace('":"', '": "')
+    ldd = sh(["ldd", str(prefix / "libexec" / "mpiguide" / "mg_tuneoverhead_shared")], env=mpich_stack.env()).stdout
+    assert re.search(rf"libmpiguide-tune\.so => {re.escape(str(libdir))}", ldd), ldd
 
 
 def test_an_outside_cmake_project_builds_and_runs(prefix, mpich_stack, tmp_path):
@@ -132,7 +134,7 @@ def test_a_wheel_installed_outside_the_checkout_builds_and_runs(dists, mpich_sta
     assert str(venv) in where[0] and not where[0].startswith(str(ROOT))
     assert where[1].startswith(str(home / "build" / mpiguide.__version__))
     res = sh([mg, "build", "--stacks", "mpich"], env=env, cwd=work, timeout=1800)
-    assert "built" in res.stdout
+    assert f"built {home / 'build'}" in res.stdout + res.stderr
     explain = sh([mg, "dt", "explain", "vector(count=3, block=2, stride=5, int)"], env=env, cwd=work).stdout
     assert "shape:       vector" in explain and "block:       8 bytes" in explain
     sh([mg, "ddt", "run", "--stacks", "mpich", "--tests", "5", "--A", "2", "--sizes", "3200", "--runs", "2",

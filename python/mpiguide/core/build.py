@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -46,6 +47,15 @@ def _run_step(cmd: list[str], env: dict[str, str], what: str, stack: Stack) -> N
         raise MpiguideError(f"{what} failed for stack '{stack.name}' ({shlex.join(cmd)}):\n{tail}")
 
 
+def _cached(cache: Path, key: str) -> str:
+    """A value of CMakeCache.txt ("" if absent)."""
+    for line in cache.read_text(errors="replace").splitlines():
+        name, _, value = line.partition("=")
+        if name.split(":")[0] == key:
+            return value
+    return ""
+
+
 def ensure_built(stack: Stack, sanitize: bool = False) -> Path:
     """Configures (first time) and builds the stack's tree; incremental afterwards."""
     stack.require_usable()
@@ -54,6 +64,9 @@ def ensure_built(stack: Stack, sanitize: bool = False) -> Path:
     wrapper = out / "mg-mpiexec"
     write_mpiexec_wrapper(stack, wrapper)
     cache = out / "CMakeCache.txt"
+    if cache.exists() and _cached(cache, "CMAKE_HOME_DIRECTORY") not in ("", str(source_root())):
+        shutil.rmtree(out / "CMakeFiles", ignore_errors=True)  # configured from sources elsewhere: start over
+        cache.unlink()
     if not cache.exists() or str(stack.mpicc) not in cache.read_text(errors="replace"):
         _run_step(
             ["cmake", "-S", str(source_root()), "-B", str(out), f"-DCMAKE_C_COMPILER={stack.mpicc}",

@@ -1,23 +1,44 @@
-"""Where mpiguide finds its sources and keeps its stacks, builds and results."""
+"""Where mpiguide finds its sources and keeps its stacks, builds and results.
+
+Two ways of being installed: editable from a checkout (the C sources and the
+build trees are in the checkout, build/<stack>/), or as a package (pip, pipx:
+the C sources ship inside it, mpiguide/csrc, and the build trees go to a
+per-user cache under MPIGUIDE_HOME). Results always go to ./results of the
+working directory."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
+from mpiguide import __version__
 from mpiguide.core.errors import MpiguideError
+
+PACKAGE = Path(__file__).resolve().parents[1]  # .../mpiguide
+
+
+def _checkout() -> Path | None:
+    """The checkout this package is installed editable from, if it is."""
+    root = PACKAGE.parents[1]
+    return root if (root / "CMakeLists.txt").is_file() and (root / "python" / "mpiguide").is_dir() else None
 
 
 def source_root() -> Path:
-    """The checkout holding CMakeLists.txt (the package is installed editable from it)."""
+    """The C sources (CMakeLists.txt, include/, src/): MPIGUIDE_SOURCE, the checkout, or the package's copy."""
     env = os.environ.get("MPIGUIDE_SOURCE")
-    root = Path(env) if env else Path(__file__).resolve().parents[3]
+    root = Path(env) if env else _checkout() or PACKAGE / "csrc"
     if not (root / "CMakeLists.txt").is_file():
         raise MpiguideError(
-            f"cannot find the mpiguide C sources at {root} (no CMakeLists.txt); "
-            "install mpiguide editable from its checkout (make venv) or set MPIGUIDE_SOURCE"
+            f"cannot find the mpiguide C sources at {root} (no CMakeLists.txt); reinstall mpiguide "
+            "(pip install mpiguide, or make venv in a checkout) or set MPIGUIDE_SOURCE to a checkout"
         )
     return root
+
+
+def is_checkout(root: Path) -> bool:
+    """Whether the C sources are a checkout (with the C tests) rather than the package's copy."""
+    return (root / "tests" / "c").is_dir()
 
 
 def data_home() -> Path:
@@ -30,5 +51,13 @@ def data_home() -> Path:
 
 
 def build_root() -> Path:
+    """MPIGUIDE_BUILD, else the checkout's build/, else a cache under data_home() per version and
+    installation (two installed versions never share build trees)."""
     env = os.environ.get("MPIGUIDE_BUILD")
-    return Path(env) if env else source_root() / "build"
+    if env:
+        return Path(env)
+    src = source_root()
+    if is_checkout(src):
+        return src / "build"
+    tag = hashlib.sha256(str(src).encode()).hexdigest()[:8]
+    return data_home() / "build" / f"{__version__}-{tag}"

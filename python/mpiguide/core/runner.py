@@ -25,7 +25,7 @@ from mpiguide import __version__
 from mpiguide.core import build, launch, rawfile
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
-from mpiguide.core.paths import source_root
+from mpiguide.core.paths import is_checkout, source_root
 from mpiguide.core.suite import Suite
 
 META_KEYS = ("run_id", "job", "title", "stacks_order", "runs", "params", "measurement", "analysis", "launch",
@@ -88,16 +88,20 @@ def host_info() -> dict:
 
 
 def git_info() -> dict:
+    """The commit of the checkout mpiguide runs from ("unknown" for an installed package), and its version."""
     def git(*args: str) -> str:
         try:
-            res = subprocess.run(["git", "-C", str(source_root()), *args], capture_output=True, text=True,
-                                 timeout=10)
+            src = source_root()
+            if not is_checkout(src):
+                return ""
+            res = subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, timeout=10)
             return res.stdout.strip() if res.returncode == 0 else ""
         except (OSError, subprocess.TimeoutExpired, MpiguideError):
             return ""
 
     commit = git("rev-parse", "HEAD")
-    return {"commit": commit or "unknown", "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    return {"commit": commit or "unknown", "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+            "version": __version__}
 
 
 def measurement_args(m: dict) -> list[str]:
