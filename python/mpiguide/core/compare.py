@@ -245,13 +245,16 @@ def status_heatmap(c: Comparison) -> Heatmap:
     for (guideline, pair), part in p.groupby(["guideline", "pair"], sort=True):
         worst = max(part["status"], key=rank.get)
         hit = part[part["status"] == worst]
+        n = part["status"].value_counts()
         cells.append(dict(guideline=guideline, pair=pair, verdict=worst, count=len(hit), points=len(part),
-                          factor=hit["new_factor"].max()))
-    return Heatmap(pd.DataFrame(cells, columns=["guideline", "pair", "verdict", "count", "points", "factor"]),
+                          factor=hit["new_factor"].max(),
+                          counts=", ".join(f"{int(n[s])} {s}" for s in (NEW, STILL, FIXED) if n.get(s))))
+    return Heatmap(pd.DataFrame(cells, columns=["guideline", "pair", "verdict", "count", "points", "factor", "counts"]),
                    ["guideline"], ["pair"],
-                   "Per guideline and stack pair, the most pressing status of its points (newly violated, still "
-                   "violated, fixed, passing) and how many points have it of all.",
-                   colors=STATUS_COLORS, text=lambda x: f"{x.count}/{x.points} {x.verdict}")
+                   "Per guideline and stack pair, coloured by the most pressing status of its points (newly "
+                   "violated, still violated, fixed, passing); the text counts the points that changed or stay "
+                   "violated, of all.",
+                   colors=STATUS_COLORS, text=lambda x: f"{x.counts or 'all passing'} (of {x.points})")
 
 
 def write_report(c: Comparison, base: RunDir, new: RunDir, fail_on: list[str], out: Path) -> Path:

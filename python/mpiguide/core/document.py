@@ -14,7 +14,6 @@ from mpiguide.core import stats
 from mpiguide.core.errors import MpiguideError
 
 VERDICT_COLORS = ((stats.VIOLATED, "#f4b6b6"), (stats.INCONCLUSIVE, "#f6e7a8"), (stats.PASS, "#c9ecc9"))
-RANK = {stats.VIOLATED: 2, stats.INCONCLUSIVE: 1, stats.PASS: 0}
 STYLE = ("body{font-family:sans-serif;max-width:90em;margin:2em auto}table{border-collapse:collapse;"
          "font-size:85%}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:100%}"
          "details{margin:.4em 0}summary{cursor:pointer}summary h2{display:inline;font-size:1.2em}"
@@ -51,7 +50,7 @@ def worst_cells(frame: pd.DataFrame, rows: list[str], cols: list[str], factor: s
     if frame.empty:
         return pd.DataFrame(columns=[*rows, *cols, "verdict", "count", "points", "factor"])
     for key, part in frame.groupby([*rows, *cols], sort=False):
-        worst = max(part["verdict"], key=lambda v: RANK.get(v, -1))
+        worst = max(part["verdict"], key=lambda v: stats.RANK.get(v, -1))
         hit = part[part["verdict"] == worst]
         f = pd.to_numeric(hit[factor], errors="coerce").max()
         out.append(dict(zip([*rows, *cols], key if isinstance(key, tuple) else (key,), strict=True),

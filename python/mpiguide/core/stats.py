@@ -18,6 +18,7 @@ import pandas as pd
 from scipy.stats import mannwhitneyu
 
 PASS, VIOLATED, INCONCLUSIVE = "PASS", "VIOLATED", "INCONCLUSIVE"
+RANK = {VIOLATED: 2, INCONCLUSIVE: 1, PASS: 0}  # the worst verdict ranks highest
 SAMPLE_MODES = ("medians", "reps")
 
 

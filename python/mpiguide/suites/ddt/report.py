@@ -24,7 +24,6 @@ from mpiguide.suites.ddt.expectations import CHARACTERIZE, MODES, PRECEDES, TEST
 
 # what both sides of a comparison share
 MATCH = ["stack", "nprocs", "placement", "pattern", "A", "m", "msize"]
-RANK = {stats.VIOLATED: 2, stats.INCONCLUSIVE: 1, stats.PASS: 0}
 PAPER_GUIDELINES = ("DT-GL1", "DT-GL2/3", "DT-GL4")
 VERDICT_COLUMNS = ["test", "template", "guideline", "comparison", "relation", "compared", "compared_mode", "reference",
                    "reference_mode", *MATCH, "verdict", "ratio", "factor", "p_value", "n_a", "n_b"]
@@ -66,7 +65,8 @@ def _verdict_row(c: Comparison, part_a: pd.DataFrame, part_b: pd.DataFrame, samp
                 "n_a": ab.n_a, "n_b": ab.n_b}
     # ≃: each side is no slower than the other; the verdict of the slower direction counts.
     ab, ba = stats.both_ways(part_a, part_b, samples, tolerance, alpha)
-    worse = ab if RANK[ab.verdict] > RANK[ba.verdict] or (ab.verdict == ba.verdict and ab.ratio >= 1) else ba
+    rank = stats.RANK
+    worse = ab if rank[ab.verdict] > rank[ba.verdict] or (ab.verdict == ba.verdict and ab.ratio >= 1) else ba
     return {"verdict": worse.verdict, "ratio": ab.ratio, "factor": max(ab.ratio, 1 / ab.ratio),
             "p_value": worse.p_value, "n_a": ab.n_a, "n_b": ab.n_b}
 
@@ -264,7 +264,7 @@ def _where(w: pd.Series, *extra: str) -> str:
 
 
 def verdict_cell(part: pd.DataFrame) -> str:
-    worst_verdict = max(part["verdict"], key=lambda v: RANK[v])
+    worst_verdict = max(part["verdict"], key=lambda v: stats.RANK[v])
     bad = part[part["verdict"] == worst_verdict]
     w = _worst(bad if worst_verdict != stats.PASS else part)
     return f"{worst_verdict} {len(bad)}/{len(part)} x{w['factor']:.2f} ({_where(w)})"
