@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -40,9 +41,10 @@ pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no test cluster here: 
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(tmp_path_factory):
     """A 2-node test cluster of this module's own, named in SLURM_CONF (not made current: two test sessions on
-    one machine must not pick up each other's cluster)."""
+    one machine must not pick up each other's cluster). Its daemons' logs outlive it in pytest's temporary
+    directory (cluster-logs/), for whoever has to find out why a test failed."""
     premounted = premounted_netns_dir()
     c = testcluster.up(2, name=f"pt{os.getpid() % 100000}", say=lambda _: None, make_current=False)
     previous = os.environ.get("SLURM_CONF")
@@ -54,6 +56,7 @@ def cluster():
             os.environ.pop("SLURM_CONF", None)
         else:
             os.environ["SLURM_CONF"] = previous
+        shutil.copytree(c.directory / "logs", tmp_path_factory.mktemp("cluster-logs"), dirs_exist_ok=True)
         testcluster.down(c.name, say=lambda _: None)
         if not premounted:
             assert_netns_mount_goes_with_the_last_namespace()
