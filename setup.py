@@ -16,7 +16,7 @@ C_SOURCES = ("CMakeLists.txt", "cmake", "include", "src")
 class BuildPyWithCSources(build_py):
     def run(self):
         super().run()
-        if self.editable_mode:
+        if getattr(self, "editable_mode", False):  # the attribute is new in setuptools 64
             return  # an editable install builds from the checkout itself
         dest = Path(self.build_lib) / "mpiguide" / "csrc"
         shutil.rmtree(dest, ignore_errors=True)

@@ -72,6 +72,8 @@ def cmd_stack_env(args: argparse.Namespace) -> int:
     for k, v in stack.env_additions().items():
         print(f"export {k}={shlex.quote(v)}")
     print(f'export PATH={shlex.quote(str(stack.bin))}:"$PATH"')
+    # the wrapper by name: where two MPIs share a bin/ (Debian), bare `mpicc` is the other one's
+    print(f"export MPICC={shlex.quote(str(stack.mpicc))}")
     lib = stack.library_dir()
     if lib:  # what srun-started programs need (mpiexec would set it)
         print(f'export LD_LIBRARY_PATH={shlex.quote(lib)}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}')

@@ -10,8 +10,9 @@
     dt.unpack(packed, out, t, count=10)
 
 The engine is libmpiguide-dt of the MPI library mpi4py runs on: the mpiguide
-stack whose MPI_Get_library_version is the one mpi4py reports, built on first
-use (MPIGUIDE_DT_LIBRARY=path/libmpiguide-dt.so takes a library as it is).
+stack whose MPI_Get_library_version is the one mpi4py reports, as `mpiguide
+build` made it (built on first use where it is missing; the ranks take turns)
+(MPIGUIDE_DT_LIBRARY=path/libmpiguide-dt.so takes a library as it is).
 Buffers are numpy arrays or anything with the buffer protocol; their first
 byte is where the type's displacement 0 lies, and every byte count elements of
 the type touch must lie inside them."""
@@ -34,6 +35,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("mpiguide.dt needs mpi4py (pip install mpi4py, built with the MPI you run: "
                       "docs/mpi4py.md)") from exc
+if not hasattr(MPI.Datatype, "fromhandle"):  # pragma: no cover - depends on the environment
+    raise ImportError("mpiguide.dt needs mpi4py 4 or newer (handles to and from C): pip install 'mpi4py>=4'")
 
 Count = ctypes.c_longlong  # MPI_Count in every MPI library mpiguide builds for
 
@@ -51,7 +54,8 @@ def _first_line(text: str) -> str:
 
 
 def library_path() -> Path:
-    """libmpiguide-dt.so for the MPI library mpi4py runs on (built if needed)."""
+    """libmpiguide-dt.so for the MPI library mpi4py runs on (built if it is missing: a running program does not
+    rebuild what `mpiguide build` made, and needs no cmake where one was built)."""
     env = os.environ.get("MPIGUIDE_DT_LIBRARY")
     if env:
         return Path(env)
@@ -60,7 +64,8 @@ def library_path() -> Path:
     running = _first_line(MPI.Get_library_version())
     for s in stacks.all_stacks():
         if _first_line(s.library_version) == running:
-            return build.ensure_built(s) / "libmpiguide-dt.so"
+            lib = build.build_dir(s) / "libmpiguide-dt.so"
+            return lib if lib.exists() else build.ensure_built(s) / "libmpiguide-dt.so"
     try:
         import mpi4py
 
@@ -75,7 +80,11 @@ def library_path() -> Path:
 
 @cache
 def _lib() -> ctypes.CDLL:
-    lib = ctypes.CDLL(str(library_path()))
+    path = library_path()
+    try:
+        lib = ctypes.CDLL(str(path))
+    except OSError as exc:
+        raise MpiguideError(f"cannot load {path}: {exc}") from None
     h, p = _handle_type(), ctypes.c_void_p
     sig = {
         "mg_dt_strerror": (ctypes.c_char_p, [ctypes.c_int]),
@@ -92,7 +101,11 @@ def _lib() -> ctypes.CDLL:
         "mg_dt_program": (ctypes.c_int, [p, Count, ctypes.c_char_p, ctypes.c_size_t]),
     }
     for name, (res, args) in sig.items():
-        f = getattr(lib, name)
+        try:
+            f = getattr(lib, name)
+        except AttributeError:
+            raise MpiguideError(f"{path} has no {name}: a libmpiguide-dt older than this mpiguide; rebuild it "
+                                "(mpiguide build)") from None
         f.restype, f.argtypes = res, args
     return lib
 
@@ -219,15 +232,18 @@ class Type:
         return out[:want] if isinstance(out, np.ndarray) and out.dtype == np.uint8 else out
 
     def unpack(self, packed, buf, count: int = 1) -> int:
-        """Scatter the packed bytes into buf laid out as count elements; returns the bytes taken."""
+        """Scatter the packed bytes of count elements into buf laid out as those elements (as MPI_Unpack: packed
+        must hold them all); returns the bytes taken."""
         if count < 0:
             raise MpiguideError(f"count {count}: not a number of elements")
         paddr, pbytes, pkeep = _address(packed, writable=False)
         addr, nbytes, keep = _address(buf, writable=True)
         self._fits(nbytes, count, "output buffer")
+        want = count * self.size
+        if pbytes < want:
+            raise MpiguideError(f"the packed input holds {pbytes} bytes, {count} element(s) take {want}")
         got = Count()
-        _check(_lib().mg_dt_unpack(self._t, paddr, min(pbytes, count * self.size), 0, addr, count, ctypes.byref(got)),
-               "mg_dt_unpack")
+        _check(_lib().mg_dt_unpack(self._t, paddr, want, 0, addr, count, ctypes.byref(got)), "mg_dt_unpack")
         del pkeep, keep
         return got.value
 

@@ -88,7 +88,7 @@ MPI_Count mg_dt_extent(const mg_dt *t) { return t ? t->extent : 0; }
 MPI_Count mg_dt_lb(const mg_dt *t) { return t ? t->lb : 0; }
 int mg_dt_same_signature(const mg_dt *t) { return t ? t->one_elem : 0; }
 MPI_Count mg_dt_blocks(const mg_dt *t) { return t && t->root ? t->root->nblocks : 0; }
-MPI_Count mg_dt_mean_block(const mg_dt *t) { return t && t->root ? t->size / t->root->nblocks : 0; }
+MPI_Count mg_dt_mean_block(const mg_dt *t) { return t && t->root && t->root->nblocks ? t->size / t->root->nblocks : 0; }
 
 void mg__count_bounds(const mg_dt *t, MPI_Count count, MPI_Aint *lb, MPI_Aint *extent)
 {

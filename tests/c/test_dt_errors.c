@@ -480,6 +480,8 @@ static void mean_block(void)
     EXPECT(mean_block_is("indexed(blocks=[3, 4], displs=[0, 3], int)", 28));   /* merged into one block */
     EXPECT(mean_block_is("indexed(blocks=[1, 1, 2], displs=[0, 2, 5], int)", 5)); /* 16 / 3 */
     EXPECT(mean_block_is("contig(count=0, int)", 0));
+    EXPECT(mean_block_is("resized(lb=0, extent=16, contig(count=0, int))", 0));
+    EXPECT(mean_block_is("struct(blocks=[0, 0], displs=[0, 8], types=[int, double])", 0));
     mg_dt *none = NULL;
     EXPECT(mg_dt_mean_block(none) == 0);
 }

@@ -5,6 +5,8 @@ with known times (an 'old' and a 'new' MPI library), the exit status of
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import xml.etree.ElementTree as ET
 
 import pandas as pd
@@ -19,10 +21,10 @@ DDT = SUITES.get("ddt")
 M = 64000
 
 
-def ddt_params() -> dict:
+def ddt_params(A: str = "2,10") -> dict:
     p = argparse.ArgumentParser()
     DDT.add_arguments(p)
-    return DDT.params(p.parse_args(["--tests", "8", "--A", "2,10", "--sizes", str(M), "--patterns", "pingpong",
+    return DDT.params(p.parse_args(["--tests", "8", "--A", A, "--sizes", str(M), "--patterns", "pingpong",
                                     "--np", "2"]))
 
 
@@ -87,6 +89,39 @@ def test_statuses_ratios_and_exit_status(runs):
     # NEW against itself: nothing new, nothing slower
     assert run_cli(["compare", str(new), str(new), "--stacks", "mpich-new:mpich-new", "--fail-on",
                     "violation,regression", "--output", str(path / "c4")]).rc == 0
+
+
+def test_points_base_did_not_measure(runs):
+    """NEW measures A=100 too: its violated points (block ⪯ its normalized type, block-indexed ≃ block) are
+    newly violated everywhere (status, summary, report, exit status), the others are only in new."""
+    path, base, _, _ = runs
+    new = write_ddt_run(path / "new-a100", ddt_params("2,10,100"), library("new"), stacks=("mpich-new",))
+    out = path / "c-a100"
+    res = run_cli(["compare", str(base), str(new), "--fail-on", "violation", "--output", str(out)])
+    assert res.rc == 1 and "FAIL (--fail-on): 4 guideline point(s) newly violated in NEW" in res.text, res.text
+    p = points_of(out)
+    newly = only_row(p, guideline="DT-GL4-NORM", point=f"test 8: block ⪯ block [normalized], pingpong np2 1x2, "
+                                                       f"A=100 m={M}")
+    assert newly["status"] == compare.NEW and pd.isna(newly["base_verdict"])
+    a100 = p[p["point"].str.contains("A=100 ")]
+    assert set(a100["status"]) == {compare.NEW, compare.NEW_ONLY} and (a100["status"] == compare.NEW).sum() == 2
+    summary = pd.read_csv(out / "point_summary.csv").set_index("guideline")
+    assert summary.loc["DT-GL4-NORM", compare.NEW] == 3
+    assert "Newly violated guideline points (4)" in (out / "report.md").read_text()
+
+
+def test_both_runs_are_judged_alike(runs):
+    """BASE recorded a tolerance that would pass its 3x points: NEW's settings judge it, the statuses stay."""
+    path, base, new, _ = runs
+    lax = path / "base-lax"
+    shutil.copytree(base, lax)
+    meta = json.loads((lax / "meta.json").read_text())
+    meta["analysis"]["tolerance"] = 5.0
+    (lax / "meta.json").write_text(json.dumps(meta))
+    run_cli(["compare", str(lax), str(new), "--output", str(path / "c-lax")])
+    run_cli(["compare", str(base), str(new), "--output", str(path / "c-strict")])
+    assert points_of(path / "c-lax")["status"].tolist() == points_of(path / "c-strict")["status"].tolist()
+    assert (points_of(path / "c-lax")["status"] == compare.FIXED).sum() == 2
 
 
 def test_junit_has_a_case_per_point_and_fails_the_violated(runs):

@@ -227,6 +227,16 @@ def test_no_rule_for_a_predefined_type():
     assert dtune.rule_for(rules, "", 4, 3200, collective=True) == "pack"
 
 
+def test_a_shape_measured_with_and_without_block_notes():
+    """Runs from before the #@block note mixed with newer ones: the shape's choices without a block stand for
+    every block."""
+    choices = pd.DataFrame([
+        dict(stack="s", pattern="pingpong", procs="2", msize=3200, shape="vector", block=-1, strategy="pack"),
+        dict(stack="s", pattern="pingpong", procs="2", msize=3200, shape="vector", block=8, strategy="native"),
+        dict(stack="s", pattern="pingpong", procs="2", msize=3200, shape="vector", block=800, strategy="normalized")])
+    assert dtune.profile_rules(choices) == [("vector", 0, MAX, "pack", None)]
+
+
 def test_rule_for_follows_the_library_order():
     rules = [("resized/vector", 0, 10, "native", None), ("*", 0, 100, "pack", None),
              ("indexed", 5, 5, "normalized", None), ("contig", 0, 100, "pack", (0, 8)),

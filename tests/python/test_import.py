@@ -86,12 +86,27 @@ def test_the_verbose_format_takes_the_slowest_process_or_the_global_span(tmp_pat
     f = reprompi.parse(p)
     assert f.times[("MPI_Bcast", 64)] == pytest.approx([3e-6, 5e-6], rel=1e-6)
     rows = ["process test nrep count errorcode loc_tstart_sec loc_tend_sec gl_tstart_sec gl_tend_sec"]
-    # global clocks: from the first start to the last end; rep 1 has an error code and is left out
+    # global clocks: from the first start to the last end; rep 1 has an error code on one process and is left
+    # out as a whole (the other process's span alone is not the repetition's time)
     rows += ["0 MPI_Bcast 0 16 0 0 0 10.000000 10.000002", "1 MPI_Bcast 0 16 0 0 0 10.000001 10.000004",
-             "0 MPI_Bcast 1 16 1 0 0 11.000000 11.000002", "1 MPI_Bcast 1 16 1 0 0 11.000001 11.000002"]
+             "0 MPI_Bcast 1 16 0 0 0 11.000000 11.000002", "1 MPI_Bcast 1 16 1 0 0 11.000001 11.000009"]
     p.write_text(HEADER.format(nprocs=2, nrep=2) + "\n".join(rows) + "\n")
     f = reprompi.parse(p)
-    assert f.times[("MPI_Bcast", 64)] == pytest.approx([4e-6], rel=1e-6) and f.dropped == 2
+    assert f.times[("MPI_Bcast", 64)] == pytest.approx([4e-6], rel=1e-6) and f.dropped == 1
+
+
+def test_reduce_scatter_block_sizes_are_the_whole_vector(tmp_path):
+    """ReproMPI's count is the block each process receives; mpiguide's size is p blocks (docs/tuning.md)."""
+    files = []
+    for k in range(2):
+        rows = ["test nrep count runtime_sec"] + [f"{call} {i} 16 {1e-5 * (1 + 0.01 * k):.10f}" for call in (
+            "MPI_Reduce_scatter_block", "GL_Reduce_scatter_block_as_ReduceScatter") for i in range(4)]
+        files.append(tmp_path / f"rsb{k}.txt")
+        files[-1].write_text(HEADER.format(nprocs=4, nrep=4) + "\n".join(rows) + "\n")
+    res = run_cli(["import", "reprompi", *map(str, files), "--output", str(tmp_path / "run")])
+    assert res.rc == 0, res.text
+    m = pd.read_csv(tmp_path / "run" / "measurements.csv")
+    assert set(m["msize"]) == {16 * 4 * 4}  # 16 ints x 4 processes
 
 
 def test_call_names():
@@ -132,6 +147,10 @@ def test_a_pingpong_experiment_becomes_a_pingpong_run(tmp_path):
     ("#@nprocs=2\ntest nrep count runtime_sec\nMPI_Bcast 0 1 0.1\n", "no #@datatype_size_bytes= header line"),
     ("#@nprocs=2\nMPI_Bcast 0 1 0.1\n", ":2: a data row before ReproMPI's column line"),
     ("hello\n", "a data row before"),
+    ("#@nprocs=two\n#@datatype_size_bytes=4\ntest nrep count runtime_sec\nMPI_Bcast 0 1 0.1\n",
+     "#@nprocs=two is not a whole number"),
+    ("#@nprocs=2\n#@datatype_size_bytes=4\ntest nrep count\nMPI_Bcast 0 1\n",
+     "the column line test nrep count has no times"),
     ("#@nprocs=2\n#@datatype_size_bytes=4\ntest nrep count runtime_sec\nMPI_Exscan 0 1 0.1\n",
      "nothing to import: "),
     ("#@nprocs=2\n#@datatype_size_bytes=4\ntest nrep count runtime_sec\nMPI_Bcast 0 1 0.1\nSend_Recv 0 1 0.1\n",

@@ -76,6 +76,13 @@ PROGRAM = textwrap.dedent('''
         raise SystemExit("a too small buffer was accepted")
     except MpiguideError as e:
         assert "touch bytes [0, " in str(e) and not small.any(), e
+    # packed bytes short of count elements are refused (MPI_Unpack fails too), and nothing is written
+    dst = np.zeros_like(src)
+    try:
+        dt.unpack(ours[:-1], dst, vec, count)
+        raise SystemExit("a short packed input was accepted")
+    except MpiguideError as e:
+        assert f"holds {len(ours) - 1} bytes" in str(e) and not dst.any(), e
     comm.Barrier()
     if rank == 0:
         print("mpi4py dt: ok")

@@ -78,6 +78,7 @@ def test_install_list_add_env_remove(temp_home, cli):
     # programs that srun starts (no mpiexec to set it up) find the stack's libraries too
     lib = f"{prefix.resolve()}/lib"
     assert res.out.splitlines() == [f"export PATH={prefix.resolve()}/bin:\"$PATH\"",
+                                    f"export MPICC={prefix.resolve()}/bin/mpicc",
                                     f"export LD_LIBRARY_PATH={lib}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"]
 
     res = cli(["stack", "list"])
@@ -229,7 +230,7 @@ def test_stack_env_prints_the_environment(temp_home, cli, tmp_path):
     res = cli(["stack", "env", "ompi"])
     assert res.rc == 0
     lines = res.out.splitlines()
-    assert lines[-1] == f"export PATH={prefix}/bin:\"$PATH\""
+    assert lines[-2:] == [f"export PATH={prefix}/bin:\"$PATH\"", f"export MPICC={prefix}/bin/mpicc"]
     assert "export OMPI_MCA_btl_base_warn_component_unused=0" in lines
 
 
@@ -239,7 +240,7 @@ def test_stack_env_lines_are_never_wrapped(temp_home, cli, tmp_path, monkeypatch
     write_entry(temp_home, "long", prefix)
     res = cli(["stack", "env", "long"])
     assert res.rc == 0
-    assert res.out.splitlines() == [f"export PATH={prefix}/bin:\"$PATH\""]
+    assert res.out.splitlines() == [f"export PATH={prefix}/bin:\"$PATH\"", f"export MPICC={prefix}/bin/mpicc"]
 
 
 def test_add_by_wrappers_where_two_mpis_share_a_prefix(temp_home, cli, tmp_path, mpich_stack):

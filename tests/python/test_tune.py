@@ -382,6 +382,21 @@ def test_profiles_convert_to_pgmpi_and_back(tmp_path):
         assert profiles.read_profile(back / f"{name}.prof") == profiles.read_profile(src / f"{name}.prof")
 
 
+def test_profiles_convert_refuses_to_overwrite(tmp_path, monkeypatch):
+    src = _written(tmp_path)
+    res = run_cli(["profiles", "convert", str(src), "--to", "pgmpi", "--output", str(src)])
+    assert res.rc == 2 and "is the profile directory itself" in res.text, res.text
+    monkeypatch.chdir(src)  # SRC '.': the default output is beside it
+    assert run_cli(["profiles", "convert", ".", "--to", "pgmpi"]).rc == 0
+    assert (src.parent / f"{src.name}-pgmpi" / "bcast_p2.prf").is_file()
+    res = run_cli(["profiles", "convert", ".", "--to", "pgmpi"])
+    assert res.rc == 2 and "allreduce_p2.prf exists: convert into an empty directory" in res.text, res.text
+    # two profiles of one (collective, processes): the library would take either, so no conversion
+    (src / "bcast_copy.prof").write_text((src / "bcast_p2.prof").read_text())
+    res = run_cli(["profiles", "convert", str(src), "--to", "pgmpi", "--output", str(tmp_path / "two")])
+    assert res.rc == 2 and "are both for bcast on 2 processes" in res.text, res.text
+
+
 @pytest.mark.parametrize("text, message", [
     ("MPI_Allgatherx\n2\n0\n0\n", ":2: unknown collective 'MPI_Allgatherx'"),
     ("MPI_Bcast\ntwo\n", ":3: expected the number of processes, found 'two'"),

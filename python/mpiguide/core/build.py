@@ -1,8 +1,10 @@
-"""Builds the C code once per stack: build/<stack>/ (build/<stack>-sanitize/ with
-AddressSanitizer and UndefinedBehaviorSanitizer)."""
+"""Builds the C code once per stack, in the tree core/paths.py gives it: <build root>/<stack>/
+(<stack>-sanitize/ with AddressSanitizer and UndefinedBehaviorSanitizer)."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shlex
 import shutil
@@ -56,15 +58,32 @@ def _cached(cache: Path, key: str) -> str:
     return ""
 
 
+@contextlib.contextmanager
+def _exclusive(out: Path):
+    """One build of a tree at a time: the ranks of an mpi4py program (mpiguide.dt) or two commands may ask
+    for the same tree at once, and concurrent cmake runs in one tree corrupt it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def ensure_built(stack: Stack, sanitize: bool = False) -> Path:
     """Configures (first time) and builds the stack's tree; incremental afterwards."""
     stack.require_usable()
     out = build_dir(stack, sanitize)
+    with _exclusive(out):
+        _build(stack, sanitize, out)
+    return out
+
+
+def _build(stack: Stack, sanitize: bool, out: Path) -> None:
     env = stack.env()
     wrapper = out / "mg-mpiexec"
     write_mpiexec_wrapper(stack, wrapper)
     cache = out / "CMakeCache.txt"
-    if cache.exists() and _cached(cache, "CMAKE_HOME_DIRECTORY") not in ("", str(source_root())):
+    home = _cached(cache, "CMAKE_HOME_DIRECTORY") if cache.exists() else ""
+    if home and Path(home).resolve() != source_root().resolve():
         shutil.rmtree(out / "CMakeFiles", ignore_errors=True)  # configured from sources elsewhere: start over
         cache.unlink()
     if not cache.exists() or str(stack.mpicc) not in cache.read_text(errors="replace"):
@@ -75,7 +94,6 @@ def ensure_built(stack: Stack, sanitize: bool = False) -> Path:
         )
     jobs = str(max(1, os.cpu_count() or 1))
     _run_step(["cmake", "--build", str(out), "-j", jobs], env, "building the C code", stack)
-    return out
 
 
 def driver_path(stack: Stack, driver: str) -> Path:

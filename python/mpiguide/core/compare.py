@@ -5,7 +5,9 @@ Two views, both from the runs' own data:
 
 - guideline points: every verdict the suite computes (Suite.verdict_points),
   matched by stack pair, guideline and point: fixed (violated in BASE, not in
-  NEW), still violated, newly violated, passing, or measured on one side only;
+  NEW), still violated, newly violated (violated in NEW only, also where BASE
+  did not measure it), passing, or measured on one side only (and not
+  violated in NEW);
 - configurations: every measured configuration of both runs, NEW against BASE
   with the suite's verdict test both ways (one-sided Mann-Whitney U, tolerance,
   alpha): slower (a regression), faster, same (within the tolerance both ways)
@@ -57,8 +59,7 @@ class Comparison:
 
     def newly_violated(self) -> pd.Series:
         """Points violated in NEW and not in BASE (also those BASE did not measure)."""
-        p = self.points
-        return (p["status"] == NEW) | ((p["status"] == NEW_ONLY) & (p["new_verdict"] == stats.VIOLATED))
+        return self.points["status"] == NEW
 
     def failures(self, fail_on: list[str]) -> list[str]:
         """What makes `--fail-on` fail, one line per kind."""
@@ -106,7 +107,7 @@ def stack_pairs(base: RunDir, new: RunDir, spec: str | None) -> list[tuple[str, 
                         f"{', '.join(b_stacks)}; NEW has {', '.join(n_stacks)})")
 
 
-def _verdict_of(v: str) -> bool:
+def _violated(v: str) -> bool:
     return v == stats.VIOLATED
 
 
@@ -123,12 +124,12 @@ def compare_points(base: pd.DataFrame, new: pd.DataFrame, pairs: list[tuple[str,
             nv = n.at[k, "verdict"] if in_n else ""
             if not in_n:
                 status = BASE_ONLY
+            elif _violated(nv):
+                status = STILL if _violated(bv) else NEW
             elif not in_b:
                 status = NEW_ONLY
-            elif _verdict_of(nv):
-                status = STILL if _verdict_of(bv) else NEW
             else:
-                status = FIXED if _verdict_of(bv) else PASSING
+                status = FIXED if _violated(bv) else PASSING
             rows.append(dict(base_stack=b_stack, new_stack=n_stack, guideline=k[0], point=k[1], base_verdict=bv,
                              new_verdict=nv, base_factor=b.at[k, "factor"] if in_b else math.nan,
                              new_factor=n.at[k, "factor"] if in_n else math.nan,
@@ -165,7 +166,7 @@ def compare_configs(base: pd.DataFrame, new: pd.DataFrame, pairs: list[tuple[str
 def point_summary(points: pd.DataFrame) -> pd.DataFrame:
     """Per stack pair and guideline: how many points have each status."""
     if points.empty:
-        return pd.DataFrame()
+        return pd.DataFrame(columns=["pair", "guideline", *STATUSES]).set_index(["pair", "guideline"])
     pair = points["base_stack"] + " -> " + points["new_stack"]
     counts = points.assign(pair=pair).groupby(["pair", "guideline", "status"], sort=False).size()
     out = counts.unstack("status", fill_value=0)
@@ -315,8 +316,10 @@ def run_of(ref: str, samples: str | None, tolerance: float | None, alpha: float 
 def command(args, suites) -> int:
     """mpiguide compare BASE NEW: exit 1 when --fail-on finds something, 2 on errors."""
     fail_on = parse_fail_on(args.fail_on)
-    base = run_of(args.base, args.samples, args.tolerance, args.alpha)
     new = run_of(args.new, args.samples, args.tolerance, args.alpha)
+    # both sides judged alike: a point must not change status because the runs were set up differently
+    a = new.meta["analysis"]
+    base = run_of(args.base, a["samples"], a["tolerance"], a["alpha"])
     c = compare(suites.get(base.job), base, new, args.stacks, args.tolerance, args.alpha)
     out_dir = Path(args.output) if args.output else Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-compare")
     make_dir(out_dir)

@@ -18,10 +18,16 @@ from mpiguide.core.errors import MpiguideError
 PACKAGE = Path(__file__).resolve().parents[1]  # .../mpiguide
 
 
+def is_checkout(root: Path) -> bool:
+    """Whether root is a checkout of mpiguide (sources, Python package, tests) rather than the package's copy
+    of the C sources."""
+    return (root / "CMakeLists.txt").is_file() and (root / "python" / "mpiguide").is_dir()
+
+
 def _checkout() -> Path | None:
     """The checkout this package is installed editable from, if it is."""
     root = PACKAGE.parents[1]
-    return root if (root / "CMakeLists.txt").is_file() and (root / "python" / "mpiguide").is_dir() else None
+    return root if is_checkout(root) else None
 
 
 def source_root() -> Path:
@@ -34,11 +40,6 @@ def source_root() -> Path:
             "(pip install mpiguide, or make venv in a checkout) or set MPIGUIDE_SOURCE to a checkout"
         )
     return root
-
-
-def is_checkout(root: Path) -> bool:
-    """Whether the C sources are a checkout (with the C tests) rather than the package's copy."""
-    return (root / "tests" / "c").is_dir()
 
 
 def data_home() -> Path:

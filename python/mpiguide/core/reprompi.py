@@ -6,6 +6,8 @@ repetition: `test nrep count|msize_bytes [errorcode] runtime_sec` (the
 repetition's time, the maximum over processes), or with -v one row per process
 and repetition with its local (and global) start and end times. Each FILE is
 one mpirun, so one launch; the files of one experiment are its launches.
+ReproMPI's count of Reduce_scatter_block is the block each process receives;
+mpiguide's size of it is the whole vector (docs/tuning.md), p blocks.
 
 Collectives (MPI_Bcast, ...) and their mock-ups (GL_Bcast_as_ScatterAllgather,
 ...) become a `coll` run, the ping-pongs Send_Recv, Sendrecv and Isend_Irecv a
@@ -26,7 +28,7 @@ from mpiguide import __version__
 from mpiguide.core import launch
 from mpiguide.core.catalog import COLLECTIVES, MOCKUPS
 from mpiguide.core.errors import MpiguideError
-from mpiguide.core.runner import MEASURE, OK, Launch, RunDir, git_info
+from mpiguide.core.runner import MEASURE, OK, PENDING, Launch, RunDir, git_info
 
 MOCKUP_NAMES = {name: coll for coll, ms in MOCKUPS.items() for name, _, _ in ms}
 PINGPONGS = {"Send_Recv": "send_recv", "Sendrecv": "sendrecv", "Isend_Irecv": "isend_irecv"}
@@ -59,15 +61,23 @@ class ReproFile:
     path: Path
     header: dict[str, str]
     times: dict[tuple[str, int], list[float]] = field(default_factory=dict)
-    dropped: int = 0  # repetitions with a window-synchronization error code
-
-    @property
-    def nprocs(self) -> int:
-        return int(self.header["nprocs"])
+    nprocs: int = 0
+    dropped: int = 0  # repetitions with a window-synchronization error code on some process
 
 
 def _bad(path: Path, line: int, what: str) -> MpiguideError:
     return MpiguideError(f"{path}:{line}: {what}")
+
+
+def _header_int(path: Path, header: dict[str, str], key: str, default: int | None = None) -> int:
+    if key not in header and default is not None:
+        return default
+    try:
+        return int(header[key])
+    except KeyError:
+        raise MpiguideError(f"{path}: no #@{key}= header line: is it mpibenchmark output?") from None
+    except ValueError:
+        raise MpiguideError(f"{path}: #@{key}={header[key]} is not a whole number") from None
 
 
 def parse(path: Path) -> ReproFile:
@@ -104,12 +114,17 @@ def parse(path: Path) -> ReproFile:
     if cols is None:
         raise MpiguideError(f"{path}: no ReproMPI column line (test nrep count runtime_sec): is it mpibenchmark "
                             "output?")
-    if "nprocs" not in header:
-        raise MpiguideError(f"{path}: no #@nprocs= header line: is it mpibenchmark output?")
-    f = ReproFile(path, header)
+    f = ReproFile(path, header, nprocs=_header_int(path, header, "nprocs"))
+    if f.nprocs < 1:
+        raise MpiguideError(f"{path}: #@nprocs={f.nprocs} is not a number of processes")
     size_col = "msize_bytes" if "msize_bytes" in cols else "count"
     if size_col not in cols or "nrep" not in cols:
         raise MpiguideError(f"{path}: the column line {' '.join(cols)} has no nrep and count (or msize_bytes)")
+    at = {c: i for i, c in enumerate(cols)}
+    global_times = "gl_tstart_sec" in at and "gl_tend_sec" in at
+    if "runtime_sec" not in at and not global_times and not ("loc_tstart_sec" in at and "loc_tend_sec" in at):
+        raise MpiguideError(f"{path}: the column line {' '.join(cols)} has no times (runtime_sec, or the start and "
+                            "end columns of -v)")
     unit = 1
     if size_col == "count":
         try:
@@ -117,15 +132,14 @@ def parse(path: Path) -> ReproFile:
         except (KeyError, ValueError):
             raise MpiguideError(f"{path}: sizes are counts, but no #@datatype_size_bytes= header line tells the "
                                 "bytes of an element") from None
-    at = {c: i for i, c in enumerate(cols)}
-    global_times = "gl_tstart_sec" in at
     per_rep: dict[tuple[str, int, int], list[tuple[float, float]]] = defaultdict(list)
+    failed: set[tuple[str, int, int]] = set()  # (test, msize, rep) some process flagged
     for n, t in rows:
         try:
             key = (t[at["test"]], int(t[at[size_col]]) * unit)
             rep = int(t[at["nrep"]])
             if "errorcode" in at and int(t[at["errorcode"]]) != 0:
-                f.dropped += 1
+                failed.add((*key, rep))
                 continue
             if "runtime_sec" in at:
                 f.times.setdefault(key, []).append(float(t[at["runtime_sec"]]))
@@ -137,7 +151,10 @@ def parse(path: Path) -> ReproFile:
             raise _bad(path, n, f"not a number where one belongs ({exc})") from None
     # -v: the repetition's time is the slowest process's (local clocks: barrier synchronization) or the
     # span from the first start to the last end (global clocks), as ReproMPI computes it
-    for (test, msize, _), spans in sorted(per_rep.items()):
+    f.dropped = len(failed)
+    for (test, msize, rep), spans in sorted(per_rep.items()):
+        if (test, msize, rep) in failed:  # the whole repetition: its other processes' times mean nothing alone
+            continue
         t = max(e for _, e in spans) - min(s for s, _ in spans) if global_times else max(e - s for s, e in spans)
         f.times.setdefault((test, msize), []).append(t)
     bad = [k for k, v in f.times.items() if any(not math.isfinite(x) or x < 0 for x in v)]
@@ -182,22 +199,26 @@ def import_files(paths: list[Path], out: Path, stack: str, library: str | None) 
             if call is None:
                 notes.append(f"{f.path}: {test} left out: mpiguide has no such measurement")
                 continue
+            if call[1] == "reduce_scatter_block":
+                msize *= f.nprocs
             kinds[call[0]].append((f, call[1], call[2], msize, times))
     if not kinds:
         raise MpiguideError("nothing to import: " + ("; ".join(notes) if notes else "the files hold no rows"))
     if len(kinds) > 1:
         raise MpiguideError("the files mix collectives and ping-pongs: import each kind into a run of its own")
     ((job, entries),) = kinds.items()
-    library = library or f"unknown (imported from ReproMPI {files[0].header.get('reproMPIcommitSHA1', '')})".strip()
+    sha = files[0].header.get("reproMPIcommitSHA1", "")
+    library = library or f"unknown (imported from ReproMPI{' ' + sha if sha else ''})"
     dtype = TYPES.get(files[0].header.get("datatype", "MPI_INT"), "int")
-    esize = int(files[0].header.get("datatype_size_bytes", 4) or 4)
-    index = {f.path: i for i, f in enumerate(files)}
+    esize = _header_int(files[0].path, files[0].header, "datatype_size_bytes", 4) or 4
+    root = _header_int(files[0].path, files[0].header, "root_proc", 0)
+    index = {id(f): i for i, f in enumerate(files)}  # a file given twice is two launches, as it was read twice
     by_launch: dict[tuple[str, int], list] = defaultdict(list)  # (template, file index) -> rows
     nprocs: dict[str, int] = {}
     for f, what, impl, msize, times in entries:
         template = f"{what}-p{f.nprocs}" if job == "coll" else "pp"
         nprocs[template] = f.nprocs if job == "coll" else 2
-        by_launch[(template, index[f.path])].append((f, what, impl, msize, times))
+        by_launch[(template, index[id(f)])].append((f, what, impl, msize, times))
     launches, raws = [], {}
     rounds: dict[str, int] = defaultdict(int)
     for (template, _), rows in sorted(by_launch.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -206,18 +227,21 @@ def import_files(paths: list[Path], out: Path, stack: str, library: str | None) 
         lid = f"{stack}-{template}-r{run_index}"
         x = Launch(id=lid, stack=stack, template=template, phase=MEASURE, run_index=run_index,
                    nprocs=nprocs[template], driver="mg_collbench" if job == "coll" else "mg_pingpong", args=[],
-                   raw=f"raw/{stack}/{lid}.txt", status=OK, returncode=0, attempts=1, seconds=0.0)
+                   raw=f"raw/{stack}/{lid}.txt", status=PENDING, returncode=0, attempts=1, seconds=0.0)
         f = rows[0][0]
         raws[lid] = _coll_raw(f, rows[0][1], [(i, m, t) for _, _, i, m, t in rows], library) if job == "coll" \
             else _pingpong_raw(f, [(v, m, t) for _, v, _, m, t in rows], library, esize)
         launches.append(x)
+    if max(rounds.values()) == 1:
+        notes.append("one launch per configuration: verdicts compare launches, so they stay INCONCLUSIVE; import "
+                     "the outputs of several mpiruns of the experiment")
     sizes = sorted({m for *_, m, _ in entries})
     if job == "coll":
         params = {"collectives": [c for c in COLLECTIVES if any(e[1] == c for e in entries)], "sizes": sizes,
                   "np": sorted({f.nprocs for f, *_ in entries}), "datatype": dtype if dtype in ("byte", "int",
                                                                                                   "double") else "int",
                   "op": OPS.get(files[0].header.get("operation", ""), "sum"),
-                  "root": int(files[0].header.get("root_proc", 0) or 0), "msg_pool": "64M", "int_pool": "256k",
+                  "root": root, "msg_pool": "64M", "int_pool": "256k",
                   "profiles": None}
     else:
         params = {"sizes": sizes, "variants": sorted({e[1] for e in entries}), "datatype": dtype}
@@ -240,11 +264,13 @@ def import_files(paths: list[Path], out: Path, stack: str, library: str | None) 
         "imported": {"from": "reprompi", "files": [str(p) for p in paths], "notes": notes,
                      "reprompi_commit": files[0].header.get("reproMPIcommitSHA1", "")},
     }
-    rd = RunDir.create(out, meta, launches)
+    rd = RunDir.create(out, meta, launches)  # pending until their raw files are written
     for lid, text in raws.items():
         p = out / f"raw/{stack}/{lid}.txt"
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
+    for x in launches:
+        x.status = OK
     rd.save()
     return rd, notes
 

@@ -127,7 +127,7 @@ class CollSuite(Suite):
 
     def _convert_command(self, args: argparse.Namespace) -> int:
         src = Path(args.src)
-        out = Path(args.output) if args.output else src.with_name(f"{src.name}-{args.to}")
+        out = Path(args.output) if args.output else src.resolve().with_name(f"{src.resolve().name}-{args.to}")
         written, skipped = profiles.convert(src, args.to, out)
         for s in skipped:
             print(f"left out: {s}")

@@ -150,10 +150,18 @@ def convert(src: Path, to: str, out: Path) -> tuple[list[Path], list[str]]:
         raise MpiguideError(f"--to {to}: choose pgmpi or mpiguide")
     if not src.is_dir():
         raise MpiguideError(f"profile directory {src} does not exist")
-    out.mkdir(parents=True, exist_ok=True)
+    if out.resolve() == src.resolve():
+        raise MpiguideError(f"--output {out} is the profile directory itself: write the conversion elsewhere")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MpiguideError(f"cannot create {out}: {exc.strerror}") from None
     written, skipped = [], []
     for path in sorted(p for p in src.iterdir() if p.suffix in (".prof", ".prf")):
-        lines = path.read_text().splitlines()
+        try:
+            lines = path.read_text().splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MpiguideError(f"cannot read the profile {path}: {exc}") from None
         mine = bool(lines) and lines[0].startswith(PROFILE_HEADER)
         words = next((w for w in (x.split("#", 1)[0].split() for x in lines[1:]) if w), [])
         if mine and words[:1] == ["datatypes"]:
@@ -164,7 +172,14 @@ def convert(src: Path, to: str, out: Path) -> tuple[list[Path], list[str]]:
             continue
         coll, nprocs, ranges = read_profile(path) if mine else read_pgmpi(path)
         target = out / f"{coll}_p{nprocs}.{'prf' if to == 'pgmpi' else 'prof'}"
-        target.write_text(pgmpi_text(coll, nprocs, ranges) if to == "pgmpi"
-                          else profile_text(coll, nprocs, ranges, f"converted from {path}"))
+        if target in written:  # one (collective, processes) has one profile; the library would take either
+            raise MpiguideError(f"{path} and another profile of {src} are both for {coll} on {nprocs} processes")
+        if target.exists():
+            raise MpiguideError(f"{target} exists: convert into an empty directory (--output)")
+        try:
+            target.write_text(pgmpi_text(coll, nprocs, ranges) if to == "pgmpi"
+                              else profile_text(coll, nprocs, ranges, f"converted from {path}"))
+        except OSError as exc:
+            raise MpiguideError(f"cannot write {target}: {exc.strerror}") from None
         written.append(target)
     return written, skipped

@@ -152,16 +152,19 @@ def _skipped(m: Measured, stack_name: dict[str, str], tests: dict[str, int]) -> 
     return pd.DataFrame(rows, columns=SKIP_COLUMNS).drop_duplicates()
 
 
+NO_BLOCK = -1  # the block of a configuration whose run predates the #@block note
+
+
 def _shapes(m: Measured, stack_name: dict[str, str]) -> pd.DataFrame:
     """`#@shape[pattern layout A m]=shape` and `#@block[...]=bytes` of every launch, once per configuration
-    (block -1 where a run predates the block note)."""
+    (NO_BLOCK where a run predates the block note)."""
     blocks = {(x.stack, x.template, key): value for x, key, value in m.notes("block")}
     rows = []
     for x, key, shape in m.notes("shape"):
         parts = key.split()
         if len(parts) == 4:
             rows.append((stack_name[x.stack], x.template, parts[1], int(parts[2]), int(parts[3]), shape,
-                         int(blocks.get((x.stack, x.template, key), -1))))
+                         int(blocks.get((x.stack, x.template, key), NO_BLOCK))))
     return pd.DataFrame(rows, columns=SHAPE_COLUMNS).drop_duplicates(SHAPE_COLUMNS[:-2])
 
 

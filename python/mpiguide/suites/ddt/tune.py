@@ -19,7 +19,7 @@ significantly (one-sided Mann-Whitney U)."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +29,7 @@ from mpiguide.core import stats
 from mpiguide.core.tuneflow import repaired
 from mpiguide.suites.coll.profiles import PROFILE_HEADER
 from mpiguide.suites.ddt.expectations import PRECEDES, TUNED
-from mpiguide.suites.ddt.report import DdtResult
+from mpiguide.suites.ddt.report import NO_BLOCK, DdtResult
 
 NATIVE, NORMALIZED, PACK = "native", "normalized", "pack"
 STRATEGY = {"datatype": NATIVE, "normalized": NORMALIZED, "engine": PACK}  # driver mode -> library strategy
@@ -41,7 +41,6 @@ ANY = "any"
 MAX_BYTES = 2**63 - 1  # the largest MPI_Count: "every larger size" in a profile's last range
 CONFIG = ["stack", "template", "placement", "pattern", "nprocs", "layout", "A", "m", "msize"]
 GROUP = ["stack", "pattern", "procs", "msize"]  # what a profile rule sees, besides the shape
-NO_BLOCK = -1  # a run without #@block notes: one group per shape, rules for any block
 CHOICE_COLUMNS = [*GROUP, "shape", "block", "configs", "strategy", "native_s", "best", "best_s", "gain", "p_value",
                   "decision"]
 REPAIRABLE = ("DT-GL2/3", "DT-GL2/3-ENG", "DT-GL4", "DT-GL4-NORM")  # guidelines on the call with the type
@@ -119,10 +118,9 @@ def star_pick(group: pd.DataFrame, own: dict[tuple[str, int], Pick], threshold: 
     (native or normalized) and the launches' totals show it significantly."""
     baseline = [row[own[(row["shape"], row["block"])].strategy] for _, row in group.iterrows()]
     p = pick(group.assign(**{NATIVE: baseline}), (NATIVE, PACK), threshold, alpha)
-    what = "every shape's own choice"
-    return Pick(p.strategy, p.configs, p.native_s, p.best, p.best_s, p.gain, p.p_value,
-                p.decision.replace("native", what, 1) if p.strategy != PACK
-                else f"pack for every shape: saves {p.gain:.0%} over {what}")
+    what = "every shape's own choice"  # the row's native_s is the time of that baseline
+    return replace(p, decision=p.decision.replace("native", what, 1) if p.strategy != PACK
+                   else f"pack for every shape: saves {p.gain:.0%} over {what}")
 
 
 def choose(r: DdtResult, threshold: float, alpha: float | None = None) -> pd.DataFrame:
@@ -168,17 +166,21 @@ Rule = tuple[str, int, int, str, tuple[int, int] | None]  # shape, from, to, str
 
 def profile_rules(choices: pd.DataFrame) -> list[Rule]:
     """The rules of one (stack, pattern, procs); native needs none. A shape measured with one mean block
-    (or without block notes) gets rules for any block; with several, each block stands for the blocks
-    nearest to it on a log scale, and neighbouring blocks with the same size ranges share their rules. A
-    collective's "*" rows become "*" pack rules over their sizes."""
+    (or without block notes: a run older than them, whose choices then stand for every block) gets rules for
+    any block; with several, each block stands for the blocks nearest to it on a log scale, and neighbouring
+    blocks with the same size ranges share their rules. A collective's "*" rows become "*" pack rules over
+    their sizes."""
     rules: list[Rule] = []
     # a predefined type has no shape (""): the library never looks it up by one
     for shape, part in choices[~choices["shape"].isin(["*", ""])].groupby("shape", sort=True):
         by_block = {int(b): size_ranges(list(zip(p["msize"].astype(int), p["strategy"], strict=True)))
                     for b, p in part.groupby("block", sort=True)}
-        spans = [((lo, hi), ranges) for lo, hi, ranges in size_ranges(list(by_block.items()))]
-        if len(spans) == 1 or NO_BLOCK in by_block:
-            spans = [(None, spans[0][1])]  # every block alike
+        if NO_BLOCK in by_block:
+            spans = [(None, by_block[NO_BLOCK])]
+        else:
+            spans = [((lo, hi), ranges) for lo, hi, ranges in size_ranges(list(by_block.items()))]
+            if len(spans) == 1:
+                spans = [(None, spans[0][1])]  # every block alike
         rules += [(shape, lo, hi, s, blocks) for blocks, ranges in spans for lo, hi, s in ranges if s != NATIVE]
     star = choices[choices["shape"] == "*"]
     if not star.empty:
