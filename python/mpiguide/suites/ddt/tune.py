@@ -217,7 +217,7 @@ def write_profiles(choices: pd.DataFrame, stacks: list[str], out: Path, origin: 
 def rule_for(rules: list[Rule], shape: str, block: int, msize: int, collective: bool = False) -> str:
     """The strategy the library takes for a call of this shape, mean block and size under these rules
     (dt_profile.c; datatypes/strategy.c: a collective's "*" pack comes first, for every type)."""
-    if collective and rule_for([r for r in rules if r[0] == "*"], "", -1, msize) == PACK:
+    if collective and any(s == "*" and lo <= msize <= hi and strategy == PACK for s, lo, hi, strategy, _ in rules):
         return PACK
     for want in (shape, "*"):
         for s, lo, hi, strategy, b in rules:
