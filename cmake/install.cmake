@@ -8,7 +8,8 @@ include(CMakePackageConfigHelpers)
 # What a consumer needs to find the same MPI: the compiler wrapper (mpicc) and
 # the library's own version string.
 set(MG_MPI_C_COMPILER "${CMAKE_C_COMPILER}")
-find_package(MPI COMPONENTS C QUIET)
+include(${CMAKE_CURRENT_LIST_DIR}/mpiguideFindMPI.cmake)
+mpiguide_find_mpi(COMPONENTS C QUIET)
 set(MG_MPI_LIBRARY_VERSION "unknown")
 if(MPI_C_FOUND)
   foreach(t mpiguide_dt mpiguide_dt_shared mpiguide_tune mpiguide_tune_shared)
@@ -42,6 +43,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/mpiguideConfig.cmake.i
                               ${PROJECT_BINARY_DIR}/mpiguideConfig.cmake INSTALL_DESTINATION ${MG_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/mpiguideConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/mpiguideConfig.cmake ${PROJECT_BINARY_DIR}/mpiguideConfigVersion.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/mpiguideFindMPI.cmake
         DESTINATION ${MG_CMAKE_DIR})
 
 # pkg-config: the prefix relative to the .pc file, so that any --prefix works.

@@ -1210,22 +1210,32 @@ static int batch_calls(mg_bench_op op, void *ctx)
     return per <= 0 ? BATCH_MAX : per >= BATCH_S ? 1 : (int)fmin(BATCH_MAX, ceil(BATCH_S / per));
 }
 
-/* Times every requested method and direction whose check passed. The checks
- * leave ref holding the stream (the unpack input) and every buffer touched. */
+/* Times every requested method whose check passed, side by side per
+ * direction (mg_bench_measure_side_by_side): engine/hand and engine/MPI are
+ * ratios of times taken in the same moments. The checks leave ref holding the
+ * stream (the unpack input) and every buffer touched. */
 static void measure_methods(mg_bench *b, const options *o, const checker *k, cfg_ctx *c)
 {
-    char label[320];
-    for (int mi = 0; mi < o->nmethods; mi++) {
-        int m = o->methods[mi];
-        if (!method_ready(c, m)) continue;
-        for (int di = 0; di < o->ndirs; di++) {
-            int d = o->dirs[di];
-            if (k->failed[m][d]) continue;
-            snprintf(label, sizeof label, "%s %s %s", k->cfg, method_names[m], dir_names[d]);
-            int calls = batch_calls(ops[m][d], c);
-            if (mg_bench_measure_calls(b, label, c->data, ops[m][d], c, calls) != MPI_SUCCESS)
-                mg_bench_config_error(b, label, "the operation failed during measurement");
+    char label[NMETHODS][320];
+    const char *labels[NMETHODS];
+    mg_bench_op run[NMETHODS];
+    int calls[NMETHODS];
+    for (int di = 0; di < o->ndirs; di++) {
+        int d = o->dirs[di], n = 0;
+        for (int mi = 0; mi < o->nmethods; mi++) {
+            int m = o->methods[mi];
+            if (!method_ready(c, m) || k->failed[m][d]) continue;
+            snprintf(label[n], sizeof label[n], "%s %s %s", k->cfg, method_names[m], dir_names[d]);
+            labels[n] = label[n];
+            run[n] = ops[m][d];
+            calls[n] = batch_calls(run[n], c);
+            n++;
         }
+        int failed;
+        if (n && mg_bench_measure_side_by_side(b, n, labels, c->data, run, c, calls, &failed) != MPI_SUCCESS)
+            mg_bench_config_error(b, failed >= 0 ? labels[failed] : labels[0],
+                                  failed >= 0 ? "the operation failed during measurement"
+                                              : "the measurement failed (synchronization or memory)");
     }
 }
 

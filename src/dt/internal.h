@@ -90,7 +90,7 @@ struct mg_dt {
     mg_node *root; /* NULL when the type holds no data */
     MPI_Aint disp; /* origin of root relative to the buffer address */
     mg_rotation rot;
-    int whole;    /* whole streams go to mg__whole (holds data, not too deep) */
+    int whole;    /* whole streams go to the executor of whole.c (holds data, not too deep) */
     int dense;    /* holds data, and count elements are one block: the stream is the memory */
     int one_elem; /* every basic element is of one type (mg_dt_same_signature) */
     MPI_Count size;
@@ -98,11 +98,15 @@ struct mg_dt {
     MPI_Aint tlb, textent;
 };
 
-/* Pack (pack = 1) or unpack all of count >= 1 elements (whole.c): no cursor,
- * no seek. Only for types that hold data and whose normal form is at most
- * MG_WHOLE_MAX_DEPTH deep (it recurses). */
+/* mg_dt_pack and mg_dt_unpack (whole.c) execute a whole stream of a type
+ * with t->whole set (it holds data, and its normal form is at most
+ * MG_WHOLE_MAX_DEPTH deep: the executor recurses) without a cursor; all else,
+ * errors included, goes to mg__transfer_rest (pack.c): user is the layout's
+ * buffer, stream the packed one, max the stream's room (pack) or length
+ * (unpack). */
 #define MG_WHOLE_MAX_DEPTH 64
-void mg__whole(const mg_dt *t, MPI_Count count, void *user, void *stream, int pack);
+int mg__transfer_rest(const mg_dt *t, char *user, char *stream, MPI_Count count, MPI_Count offset, MPI_Count max,
+                      MPI_Count *actual, int pack);
 
 /* Node construction (arena-allocated); NULL on allocation failure. */
 mg_node *mg__block(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count);
@@ -162,13 +166,15 @@ const char *mg__basic_name(MPI_Datatype t);
  * in typemap order, until fn returns non-zero (walk.c). */
 int mg__walk(const mg_node *n, MPI_Aint base, int (*fn)(MPI_Aint, MPI_Count, void *), void *arg);
 
-/* What MG_DT_FORM_AUTO builds on the MPI library running (form.c): an index
- * list where one fits (rebuild.c) and the data are below list_below bytes
- * (-1: any size), else base. MPIGUIDE_DT_FORM forces one form: base is it,
- * list_below 0. */
+/* What MG_DT_FORM_AUTO builds on the MPI library running (form.c): below
+ * list_below bytes (-1: any size), a single vector of blocks of at least
+ * resized_block bytes (0: never) as resized copies at any size, else an index
+ * list where one fits (rebuild.c); otherwise base. MPIGUIDE_DT_FORM forces
+ * one form: base is it, list_below and resized_block 0. */
 typedef struct {
     int base;
     MPI_Count list_below;
+    MPI_Count resized_block;
 } mg_form_policy;
 mg_form_policy mg__auto_form(void);
 

@@ -360,12 +360,10 @@ static void cursor_release(mg_dt_cursor *c)
     c->st = c->local;
 }
 
-/* mg_dt_pack and mg_dt_unpack: bytes [offset, offset + *actual) of the stream
- * of count elements, between user memory and the stream. A complete stream
- * goes to the whole-buffer executor (inlined below); anything else comes here,
- * a piece of a stream to a cursor. */
-static __attribute__((noinline)) int transfer_rest(const mg_dt *t, char *user, char *stream, MPI_Count count,
-                                                   MPI_Count offset, MPI_Count max, MPI_Count *actual, int pack)
+/* mg_dt_pack and mg_dt_unpack of anything but a whole stream (whole.c): a
+ * piece of a stream, to a cursor, and every argument error. */
+int mg__transfer_rest(const mg_dt *t, char *user, char *stream, MPI_Count count, MPI_Count offset, MPI_Count max,
+                      MPI_Count *actual, int pack)
 {
     MPI_Count total;
     if (!actual || max < 0) return MG_DT_ERR_ARG;
@@ -386,36 +384,6 @@ static __attribute__((noinline)) int transfer_rest(const mg_dt *t, char *user, c
     *actual = pack ? run_pack(&c, user, stream, want) : run_unpack(&c, user, stream, want);
     cursor_release(&c);
     return MG_DT_SUCCESS;
-}
-
-/* The common case in few branches and without the cursor's stack frame: a
- * whole stream, copied at once where the stream is the memory. */
-MG_INLINE int transfer(const mg_dt *t, char *user, char *stream, MPI_Count count, MPI_Count offset, MPI_Count max,
-                       MPI_Count *actual, int pack)
-{
-    MPI_Count total;
-    if (__builtin_expect(t && actual && user && stream && offset == 0 && count > 0 && t->whole, 1) &&
-        mg__mul(count, t->size, &total) && max >= total) {
-        if (t->dense)
-            mg__move(pack, (uc *)user + t->disp, (uc *)stream, (size_t)total);
-        else
-            mg__whole(t, count, user, stream, pack);
-        *actual = total;
-        return MG_DT_SUCCESS;
-    }
-    return transfer_rest(t, user, stream, count, offset, max, actual, pack);
-}
-
-int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,
-               MPI_Count max_bytes, MPI_Count *actual)
-{
-    return transfer(t, (char *)inbuf, outbuf, incount, offset, max_bytes, actual, 1);
-}
-
-int mg_dt_unpack(const mg_dt *t, const void *inbuf, MPI_Count in_bytes, MPI_Count offset, void *outbuf,
-                 MPI_Count outcount, MPI_Count *actual)
-{
-    return transfer(t, outbuf, (char *)inbuf, outcount, offset, in_bytes, actual, 0);
 }
 
 int mg_dt_cursor_create(const mg_dt *t, MPI_Count count, MPI_Count offset, mg_dt_cursor **out)

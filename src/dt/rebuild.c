@@ -227,6 +227,13 @@ static int resized_fits(const mg_node *n)
     return n->kind == MG_N_VEC && n->stride > 0 && n->size >= MG_RESIZED_MIN_BYTES &&
            n->kid->size <= MG_RESIZED_MAX_COPY;
 }
+/* A plain vector of blocks of min_block..MG_RESIZED_MAX_COPY bytes, which
+ * the policy may want as resized copies at any size (mg_form_policy). */
+static int resized_blocks(const mg_node *n, MPI_Count min_block)
+{
+    return min_block > 0 && n && n->kind == MG_N_VEC && n->stride > 0 && n->kid->kind == MG_N_BLOCK &&
+           n->kid->size >= min_block && n->kid->size <= MG_RESIZED_MAX_COPY;
+}
 
 static int resized_copies(const mg_node *n, MPI_Datatype *out)
 {
@@ -336,18 +343,21 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     const rebuild_ctx *r = arg;
     MPI_Datatype *out = r->out;
     MPI_Datatype body = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL;
-    int form = r->form;
+    int form = r->form, small_resized = 0;
     if (form == MG_DT_FORM_AUTO) {
         mg_form_policy p = mg__auto_form();
         int small = p.list_below < 0 || (n && n->size < p.list_below);
-        form = p.list_below && small && list_fits(n) ? MG_DT_FORM_LIST : p.base;
+        small_resized = p.list_below && small && resized_blocks(n, p.resized_block);
+        form = small_resized                          ? MG_DT_FORM_RESIZED
+               : p.list_below && small && list_fits(n) ? MG_DT_FORM_LIST
+                                                       : p.base;
     }
     int rc;
     if (!n)
         rc = ok(MPI_Type_contiguous(0, MPI_BYTE, &body));
     else if (form == MG_DT_FORM_LIST && list_fits(n))
         rc = build_list(n, &body);
-    else if (form == MG_DT_FORM_RESIZED && resized_fits(n))
+    else if (form == MG_DT_FORM_RESIZED && (small_resized || resized_fits(n)))
         rc = resized_copies(n, &body);
     else if (form == MG_DT_FORM_RESIZED && n->kind == MG_N_SEQ)
         rc = build_seq(n, 1, &body);

@@ -1,16 +1,16 @@
 /* Whole-buffer execution: pack or unpack all `count` elements in one call.
  *
- * mg_dt_pack and mg_dt_unpack of a complete stream (offset 0, room for all of
- * it) end here instead of in the cursor: no seek, no frame stack, no partial
- * blocks, so the per-call cost is a few branches and each primitive runs as
- * one loop nest. Copies of a node whose pitch continues the node's own vector
- * fuse into one longer loop, and the copies of a type whose last block runs
- * into the next copy's first block use the rotation (internal.h), which the
- * cursor does not: fewer, longer blocks.
+ * mg_dt_pack and mg_dt_unpack live here: a complete stream (offset 0, room
+ * for all of it) runs here instead of in the cursor (pack.c, which gets
+ * everything else): no seek, no frame stack, no partial blocks, so the
+ * per-call cost is a few branches and each primitive runs as one loop nest.
+ * Copies of a node whose pitch continues the node's own vector fuse into one
+ * longer loop, and the copies of a type whose last block runs into the next
+ * copy's first block use the rotation (internal.h), which the cursor does
+ * not: fewer, longer blocks.
  */
 #include "internal.h"
 #include "kernels.h"
-#include <stdint.h>
 
 typedef unsigned char uc;
 
@@ -66,6 +66,18 @@ MG_INLINE void strided2(int pack, uc *user, ptrdiff_t s2, uc *stream, size_t row
     (pack ? strided2_pack : strided2_unpack)(user, s2, stream, rows, c1, s1, b);
 }
 
+/* copies of the index list k, pitch apart; returns the stream's end. */
+MG_INLINE uc *indexed(int pack, const mg_node *k, uc *user, ptrdiff_t pitch, uc *stream, size_t copies)
+{
+    if (k->op == MG_OP_INDEXED_FIXED)
+        (pack ? indexed_fixed_pack : indexed_fixed_unpack)(user, pitch, stream, copies, k->displs, (size_t)k->count,
+                                                           (size_t)(k->lens[0] * k->esize));
+    else
+        (pack ? indexed_pack : indexed_unpack)(user, pitch, stream, copies, k->displs, k->lens, (size_t)k->count,
+                                               (size_t)k->esize);
+    return stream + (size_t)k->size * copies;
+}
+
 /* exec of a child node, through the function of the direction. */
 MG_INLINE uc *descend(int pack, const mg_node *n, MPI_Count count, MPI_Aint pitch, uc *user, uc *stream)
 {
@@ -104,14 +116,14 @@ MG_INLINE uc *exec(int pack, const mg_node *n, MPI_Count count, MPI_Aint pitch, 
         return stream;
     }
     case MG_OP_INDEXED_FIXED:
-        (pack ? indexed_fixed_pack : indexed_fixed_unpack)(user, pitch, stream, (size_t)count, n->displs,
-                                                           (size_t)n->count, (size_t)(n->lens[0] * n->esize));
-        return stream + (size_t)n->size * (size_t)count;
-    case MG_OP_INDEXED:
-        (pack ? indexed_pack : indexed_unpack)(user, pitch, stream, (size_t)count, n->displs, n->lens, (size_t)n->count,
-                                               (size_t)n->esize);
-        return stream + (size_t)n->size * (size_t)count;
+    case MG_OP_INDEXED: return indexed(pack, n, user, pitch, stream, (size_t)count);
     case MG_OP_REPEAT_INDEXED:
+        /* the index list's loop called from here, not through a second
+         * dispatch (Alternating A=100, 3.2 kB: 8 blocks of ~400 bytes in
+         * ~60 ns, a tenth of it in that dispatch) */
+        if (count == 1 || pitch == n->count * n->stride)
+            return indexed(pack, n->kid, user, n->stride, stream, (size_t)(n->count * count));
+        __attribute__((fallthrough));
     case MG_OP_REPEAT:
         /* copies of a vector whose pitch continues it are one longer vector */
         if (count == 1 || pitch == n->count * n->stride)
@@ -121,8 +133,15 @@ MG_INLINE uc *exec(int pack, const mg_node *n, MPI_Count count, MPI_Aint pitch, 
         return stream;
     case MG_OP_SEQUENCE:
         for (MPI_Count e = 0; e < count; e++, user += pitch)
-            for (MPI_Count i = 0; i < n->count; i++)
-                stream = descend(pack, n->kids[i], 1, 0, user + n->displs[i], stream);
+            for (MPI_Count i = 0; i < n->count; i++) {
+                const mg_node *k = n->kids[i];
+                if (k->op == MG_OP_CONTIG) { /* a struct's plain members without a call each */
+                    mg__move(pack, user + n->displs[i], stream, (size_t)k->size);
+                    stream += k->size;
+                } else {
+                    stream = descend(pack, k, 1, 0, user + n->displs[i], stream);
+                }
+            }
         return stream;
     default: return stream;
     }
@@ -138,78 +157,56 @@ static uc *exec_unpack(const mg_node *n, MPI_Count count, MPI_Aint pitch, uc *us
     return exec(0, n, count, pitch, user, stream);
 }
 
-/* The top level inlined per direction: one call less per pack. */
+/* count >= 2 copies that join (the rotation): out of line, so that the
+ * common path keeps a small stack frame. */
+MG_NOINLINE void rotated(int pack, const mg_dt *t, MPI_Count count, uc *base, uc *stream)
+{
+    const mg_rotation *r = &t->rot;
+    MPI_Aint last = (MPI_Aint)(count - 1) * t->extent;
+    stream = descend(pack, r->head, 1, 0, base + r->head_d, stream);
+    stream = descend(pack, r->mid, count - 1, t->extent, base + r->mid_d, stream);
+    descend(pack, r->tail, 1, 0, base + r->tail_d + last, stream);
+}
+
+/* The top level, inlined into mg_dt_pack and mg_dt_unpack. */
 MG_INLINE void whole(int pack, const mg_dt *t, MPI_Count count, uc *user, uc *stream)
 {
     uc *base = user + t->disp;
-    const mg_rotation *r = &t->rot;
-    if (count >= 2 && r->mid) {
-        MPI_Aint last = (MPI_Aint)(count - 1) * t->extent;
-        stream = exec(pack, r->head, 1, 0, base + r->head_d, stream);
-        stream = exec(pack, r->mid, count - 1, t->extent, base + r->mid_d, stream);
-        exec(pack, r->tail, 1, 0, base + r->tail_d + last, stream);
-        return;
-    }
-    exec(pack, t->root, count, t->extent, base, stream);
-}
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-/* Packing a stream larger than the caches: a few elements at a time into a
- * buffer that stays in L1, then to the output with non-temporal stores, which
- * do not read the output's lines before writing them (64 MB of 40-byte
- * blocks: 5.4-5.8 ms instead of 7.1-9.5; 8-byte blocks gain nothing). */
-#define MG_STREAM_MIN   ((MPI_Count)8 << 20)
-#define MG_STREAM_PIECE 16384
-
-static void stream_out(uc *dst, const uc *src, size_t n)
-{
-    size_t head = (size_t)(-(uintptr_t)dst & 15);
-    if (head > n) head = n;
-    memcpy(dst, src, head);
-    dst += head, src += head, n -= head;
-    for (; n >= 64; n -= 64, dst += 64, src += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)src), b = _mm_loadu_si128((const __m128i *)(src + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32)), d = _mm_loadu_si128((const __m128i *)(src + 48));
-        _mm_stream_si128((__m128i *)dst, a);
-        _mm_stream_si128((__m128i *)(dst + 16), b);
-        _mm_stream_si128((__m128i *)(dst + 32), c);
-        _mm_stream_si128((__m128i *)(dst + 48), d);
-    }
-    memcpy(dst, src, n);
-}
-
-MG_NOINLINE int pack_streamed(const mg_dt *t, MPI_Count count, uc *user, uc *stream)
-{
-    MPI_Count per = MG_STREAM_PIECE / t->size;
-    if (per < 1) return 0;
-    _Alignas(64) uc piece[MG_STREAM_PIECE];
-    for (MPI_Count i = 0; i < count; i += per) {
-        MPI_Count k = count - i < per ? count - i : per;
-        whole(1, t, k, user + i * t->extent, piece);
-        stream_out(stream, piece, (size_t)(k * t->size));
-        stream += k * t->size;
-    }
-    _mm_sfence(); /* the streamed stores are ordered before anything the caller does next */
-    return 1;
-}
-#else
-#define MG_STREAM_MIN ((MPI_Count)INT64_MAX) /* no streaming stores on this target */
-static int pack_streamed(const mg_dt *t, MPI_Count count, uc *user, uc *stream)
-{
-    (void)t, (void)count, (void)user, (void)stream;
-    return 0;
-}
-#endif
-
-void mg__whole(const mg_dt *t, MPI_Count count, void *user, void *stream, int pack)
-{
-    /* the size test before the call: pack_streamed's division and 16 kB frame
-     * cost a pack of a few kB more than its loop (Tiled A=100, 3.2 kB: 51 ns,
-     * 43 ns without) */
-    if (pack && count * t->size >= MG_STREAM_MIN && pack_streamed(t, count, user, stream)) return;
-    if (pack)
-        whole(1, t, count, user, stream);
+    if (count >= 2 && t->rot.mid)
+        rotated(pack, t, count, base, stream);
     else
-        whole(0, t, count, user, stream);
+        exec(pack, t->root, count, t->extent, base, stream);
+}
+
+/* The common case in few branches: a whole stream, the executor inlined so
+ * that the call from the application reaches the leaf loop directly. Large
+ * packs take the same loops: packing above 8 MB through a buffer in L1 and
+ * non-temporal stores beat them by 1.3-1.6x on one day and lost to them by
+ * as much on another, on the same machine (docs/dt-engine.md). */
+MG_INLINE int transfer(const mg_dt *t, char *user, char *stream, MPI_Count count, MPI_Count offset, MPI_Count max,
+                       MPI_Count *actual, int pack)
+{
+    MPI_Count total;
+    if (__builtin_expect(t && actual && user && stream && offset == 0 && count > 0 && t->whole, 1) &&
+        mg__mul(count, t->size, &total) && max >= total) {
+        if (t->dense)
+            mg__move(pack, (uc *)user + t->disp, (uc *)stream, (size_t)total);
+        else
+            whole(pack, t, count, (uc *)user, (uc *)stream);
+        *actual = total;
+        return MG_DT_SUCCESS;
+    }
+    return mg__transfer_rest(t, user, stream, count, offset, max, actual, pack);
+}
+
+int mg_dt_pack(const mg_dt *t, const void *inbuf, MPI_Count incount, MPI_Count offset, void *outbuf,
+               MPI_Count max_bytes, MPI_Count *actual)
+{
+    return transfer(t, (char *)inbuf, outbuf, incount, offset, max_bytes, actual, 1);
+}
+
+int mg_dt_unpack(const mg_dt *t, const void *inbuf, MPI_Count in_bytes, MPI_Count offset, void *outbuf,
+                 MPI_Count outcount, MPI_Count *actual)
+{
+    return transfer(t, outbuf, (char *)inbuf, outcount, offset, in_bytes, actual, 0);
 }

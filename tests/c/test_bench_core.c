@@ -432,6 +432,65 @@ static void test_measure_calls(const char *path)
     CHECK(tmin >= 0);
 }
 
+/* Which operation ran in which order: each appends its letter. */
+typedef struct {
+    char trace[64];
+    int len, fail_at; /* the call (counted over all) that returns an error; -1 none */
+} order_ctx;
+static int op_letter(order_ctx *c, char letter)
+{
+    if (c->len + 1 < (int)sizeof c->trace) c->trace[c->len] = letter;
+    c->len++;
+    return c->len == c->fail_at ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+static int op_a(void *ctx) { return op_letter(ctx, 'a'); }
+static int op_b(void *ctx) { return op_letter(ctx, 'b'); }
+static int op_c(void *ctx) { return op_letter(ctx, 'c'); }
+
+/* mg_bench_measure_side_by_side: every repetition runs each operation's
+ * batch once, the first one rotating; the rows come out grouped by label in
+ * the given order; a failing operation is named by its index. */
+static void test_side_by_side(const char *path)
+{
+    mg_bench b;
+    mg_bench_init(&b, "test", MPI_COMM_WORLD);
+    char *argv[] = {"x", "--nrep", "3", "--output", (char *)path};
+    CHECK(parse(&b, 5, argv) == 1);
+    CHECK(mg_bench_begin(&b, "variant") == 0);
+    const char *labels[] = {"first", "second", "third"};
+    const mg_bench_op ops[] = {op_a, op_b, op_c};
+    const int calls[] = {1, 2, 1};
+    order_ctx c = {.fail_at = -1};
+    int failed = 7;
+    CHECK(mg_bench_measure_side_by_side(&b, 3, labels, 8, ops, &c, calls, &failed) == MPI_SUCCESS);
+    CHECK(failed == -1);
+    c.trace[c.len] = '\0';
+    CHECK(strcmp(c.trace, "abbc" "bbca" "cabb") == 0);
+    const int zero[] = {1, 0, 1};
+    CHECK(mg_bench_measure_side_by_side(&b, 3, labels, 8, ops, &c, zero, &failed) == MPI_ERR_ARG);
+    c = (order_ctx){.fail_at = 7}; /* the seventh call: the second repetition's c */
+    CHECK(mg_bench_measure_side_by_side(&b, 3, labels, 8, ops, &c, calls, &failed) == MPI_ERR_OTHER);
+    CHECK(failed == 2);
+    int rank = b.rank;
+    CHECK(mg_bench_end(&b) == 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank != 0) return;
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (!f) return;
+    char line[512], seen[16] = "";
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || !strncmp(line, "variant", 7)) continue;
+        rows++;
+        size_t k = strlen(seen);
+        if (k < sizeof seen - 1) seen[k] = line[0], seen[k + 1] = '\0';
+    }
+    fclose(f);
+    CHECK(rows == 9);
+    CHECK(strcmp(seen, "fffsssttt") == 0);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -450,6 +509,7 @@ int main(int argc, char **argv)
     test_measure_writes_max_over_ranks(path);
     test_estimate(path);
     test_measure_calls(path);
+    test_side_by_side(path);
     if (rank == 0) remove(path);
 
     int total_failures = 0;

@@ -313,6 +313,8 @@ static void to_mpi_list(void)
     MPI_Type_free(&two);
 }
 
+static int same_packs(MPI_Datatype a, int count, MPI_Datatype b);
+
 /* The forms of mg_dt_to_mpi (dt.h): many small copies (4000 x 8 bytes)
  * become a vector, a contiguous array of a resized block or a list; few
  * copies (100 x 8 bytes) stay a vector in the resized form; the default
@@ -348,6 +350,31 @@ static void to_mpi_forms(void)
     setenv("MPIGUIDE_DT_FORM", "list", 1);
     EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_HINDEXED_BLOCK);
     unsetenv("MPIGUIDE_DT_FORM");
+
+    /* 40-byte blocks: below 8 KiB a resized array on MPICH, a list elsewhere;
+     * forced forms keep their 8 KiB rule */
+    MPI_Datatype ten, tiled10;
+    MPI_Type_contiguous(10, MPI_INT, &ten);
+    MPI_Type_create_resized(ten, 0, 48, &tiled10);
+    MPI_Type_commit(&tiled10);
+    mg_dt *d10 = NULL;
+    EXPECT(mg_dt_from_mpi(tiled10, &d10) == MG_DT_SUCCESS);
+    if (d10) {
+        EXPECT(form_of(d10, 50, -1) == (mpich ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_HINDEXED_BLOCK));
+        EXPECT(form_of(d10, 50, MG_DT_FORM_RESIZED) == MPI_COMBINER_VECTOR);
+        setenv("MPIGUIDE_DT_FORM", "resized", 1);
+        EXPECT(form_of(d10, 50, -1) == MPI_COMBINER_VECTOR);
+        unsetenv("MPIGUIDE_DT_FORM");
+        MPI_Datatype nt = MPI_DATATYPE_NULL;
+        EXPECT(mg_dt_to_mpi(d10, 50, &nt) == MG_DT_SUCCESS);
+        if (nt != MPI_DATATYPE_NULL) {
+            EXPECT(same_packs(tiled10, 50, nt));
+            MPI_Type_free(&nt);
+        }
+    }
+    mg_dt_free(d10);
+    MPI_Type_free(&tiled10);
+    MPI_Type_free(&ten);
     mg_dt_free(d);
     MPI_Type_free(&tiled);
     MPI_Type_free(&two);

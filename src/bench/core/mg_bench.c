@@ -2,6 +2,7 @@
 #include "mg_bench.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -302,31 +303,53 @@ int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_benc
 
 int mg_bench_measure_calls(mg_bench *b, const char *label, size_t msize_bytes, mg_bench_op op, void *ctx, int calls)
 {
-    int nrep, rc;
-    if (calls < 1) return MPI_ERR_ARG;
+    return mg_bench_measure_side_by_side(b, 1, &label, msize_bytes, &op, ctx, &calls, NULL);
+}
+
+int mg_bench_measure_side_by_side(mg_bench *b, int n, const char *const *labels, size_t msize_bytes,
+                                  const mg_bench_op *ops, void *ctx, const int *calls, int *failed)
+{
+    int nrep = 0, rc;
+    if (failed) *failed = -1;
+    if (n < 1) return MPI_ERR_ARG;
+    for (int j = 0; j < n; j++)
+        if (calls[j] < 1) return MPI_ERR_ARG;
     switch (b->nrep_method) {
     case MG_NREP_FIXED: nrep = b->nrep_fixed; break;
     case MG_NREP_RULE: nrep = mg_nrep_rule(msize_bytes); break;
     default:
         if (b->est.t1 <= 0) return MPI_ERR_OTHER; /* mg_bench_calibrate() not called */
-        rc = estimate_nrep(b, label, op, ctx, &nrep);
-        if (rc != MPI_SUCCESS) return rc;
+        for (int j = 0; j < n; j++) { /* the most any of them needs, for all */
+            int need;
+            rc = estimate_nrep(b, labels[j], ops[j], ctx, &need);
+            if (rc != MPI_SUCCESS) return rc;
+            nrep = need > nrep ? need : nrep;
+        }
     }
-    if (reserve(b, (size_t)nrep)) return MPI_ERR_NO_MEM;
-    for (int i = 0; i < nrep; i++) {
-        rc = mg_bench_sync(b);
-        if (rc != MPI_SUCCESS) return rc;
-        double t0 = MPI_Wtime();
-        rc = MPI_SUCCESS;
-        for (int k = 0; k < calls && rc == MPI_SUCCESS; k++) rc = op(ctx);
-        b->local[i] = (MPI_Wtime() - t0) / calls;
-        if (rc != MPI_SUCCESS) return rc;
-    }
+    size_t total = (size_t)n * (size_t)nrep;
+    if (total > INT_MAX) return MPI_ERR_ARG; /* one reduction of all of them */
+    if (reserve(b, total)) return MPI_ERR_NO_MEM;
+    for (int i = 0; i < nrep; i++)
+        for (int k = 0; k < n; k++) {
+            int j = (i + k) % n; /* each operation goes first in turn */
+            rc = mg_bench_sync(b);
+            if (rc != MPI_SUCCESS) return rc;
+            double t0 = MPI_Wtime();
+            rc = MPI_SUCCESS;
+            for (int c = 0; c < calls[j] && rc == MPI_SUCCESS; c++) rc = ops[j](ctx);
+            b->local[(size_t)j * (size_t)nrep + (size_t)i] = (MPI_Wtime() - t0) / calls[j];
+            if (rc != MPI_SUCCESS) {
+                if (failed) *failed = j;
+                return rc;
+            }
+        }
     /* The reduction happens after the loop so that it never perturbs a repetition. */
-    rc = PMPI_Reduce(b->local, b->reduced, nrep, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+    rc = PMPI_Reduce(b->local, b->reduced, (int)total, MPI_DOUBLE, MPI_MAX, 0, b->comm);
     if (rc != MPI_SUCCESS) return rc;
     if (b->rank == 0) {
-        for (int i = 0; i < nrep; i++) fprintf(b->out, "%s %d %.9e\n", label, i, b->reduced[i]);
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < nrep; i++)
+                fprintf(b->out, "%s %d %.9e\n", labels[j], i, b->reduced[(size_t)j * (size_t)nrep + (size_t)i]);
         fflush(b->out);
     }
     return MPI_SUCCESS;

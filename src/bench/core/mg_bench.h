@@ -96,6 +96,14 @@ int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_benc
 /* The same with `calls` consecutive calls of op per repetition, recording the
  * time per call: for operations too short to time one by one. */
 int mg_bench_measure_calls(mg_bench *b, const char *label, size_t msize_bytes, mg_bench_op op, void *ctx, int calls);
+/* n operations on one context measured side by side: each repetition times
+ * calls[j] calls of every ops[j] in turn, the first one rotating, so that a
+ * slow phase of the machine hits all of them alike and their ratios hold.
+ * Writes the same lines as n calls of mg_bench_measure_calls; with the
+ * estimated nrep, all take the largest any of them needs. If an operation
+ * fails, its index goes to *failed (when failed is not NULL; else -1). */
+int mg_bench_measure_side_by_side(mg_bench *b, int n, const char *const *labels, size_t msize_bytes,
+                                  const mg_bench_op *ops, void *ctx, const int *calls, int *failed);
 
 /* Records that a configuration failed its data check (no timing is written). */
 void mg_bench_config_error(mg_bench *b, const char *label, const char *what);
