@@ -222,17 +222,17 @@ typedef struct {
  * message beyond its first few kB. Fewer or larger copies stay vectors. */
 #define MG_RESIZED_MIN_BYTES 8192
 #define MG_RESIZED_MAX_COPY  1024
-static int resized_fits(const mg_node *n)
+/* copies at a positive stride, each small enough to be a resized element */
+static int small_copies(const mg_node *n)
 {
-    return n->kind == MG_N_VEC && n->stride > 0 && n->size >= MG_RESIZED_MIN_BYTES &&
-           n->kid->size <= MG_RESIZED_MAX_COPY;
+    return n && n->kind == MG_N_VEC && n->stride > 0 && n->kid->size <= MG_RESIZED_MAX_COPY;
 }
+static int resized_fits(const mg_node *n) { return small_copies(n) && n->size >= MG_RESIZED_MIN_BYTES; }
 /* A plain vector of blocks of min_block..MG_RESIZED_MAX_COPY bytes, which
  * the policy may want as resized copies at any size (mg_form_policy). */
 static int resized_blocks(const mg_node *n, MPI_Count min_block)
 {
-    return min_block > 0 && n && n->kind == MG_N_VEC && n->stride > 0 && n->kid->kind == MG_N_BLOCK &&
-           n->kid->size >= min_block && n->kid->size <= MG_RESIZED_MAX_COPY;
+    return min_block > 0 && small_copies(n) && n->kid->kind == MG_N_BLOCK && n->kid->size >= min_block;
 }
 
 static int resized_copies(const mg_node *n, MPI_Datatype *out)

@@ -320,12 +320,20 @@ static int same_packs(MPI_Datatype a, int count, MPI_Datatype b);
  * copies (100 x 8 bytes) stay a vector in the resized form; the default
  * follows the MPI library (MPICH: a list below 8 KiB, resized above; the
  * others a list) and MPIGUIDE_DT_FORM overrides it. */
+/* A committed block of n ints resized to extent bytes (the Tiled layout's element). */
+static MPI_Datatype tiled_ints(int n, MPI_Aint extent)
+{
+    MPI_Datatype block, t;
+    MPI_Type_contiguous(n, MPI_INT, &block);
+    MPI_Type_create_resized(block, 0, extent, &t);
+    MPI_Type_free(&block);
+    MPI_Type_commit(&t);
+    return t;
+}
+
 static void to_mpi_forms(void)
 {
-    MPI_Datatype two, tiled;
-    MPI_Type_contiguous(2, MPI_INT, &two);
-    MPI_Type_create_resized(two, 0, 16, &tiled);
-    MPI_Type_commit(&tiled);
+    MPI_Datatype tiled = tiled_ints(2, 16);
     mg_dt *d = NULL;
     EXPECT(mg_dt_from_mpi(tiled, &d) == MG_DT_SUCCESS);
     if (!d) return;
@@ -353,10 +361,7 @@ static void to_mpi_forms(void)
 
     /* 40-byte blocks: below 8 KiB a resized array on MPICH, a list elsewhere;
      * forced forms keep their 8 KiB rule */
-    MPI_Datatype ten, tiled10;
-    MPI_Type_contiguous(10, MPI_INT, &ten);
-    MPI_Type_create_resized(ten, 0, 48, &tiled10);
-    MPI_Type_commit(&tiled10);
+    MPI_Datatype tiled10 = tiled_ints(10, 48);
     mg_dt *d10 = NULL;
     EXPECT(mg_dt_from_mpi(tiled10, &d10) == MG_DT_SUCCESS);
     if (d10) {
@@ -374,10 +379,8 @@ static void to_mpi_forms(void)
     }
     mg_dt_free(d10);
     MPI_Type_free(&tiled10);
-    MPI_Type_free(&ten);
     mg_dt_free(d);
     MPI_Type_free(&tiled);
-    MPI_Type_free(&two);
 }
 
 /* MPI_Pack of count elements of a and of one b from the same memory agree. */
