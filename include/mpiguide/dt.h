@@ -96,14 +96,18 @@ MG_DT_API int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out);
  * and of each member of an outermost struct) as MPI_Type_contiguous of their
  * element resized to the stride, as an array of a resized type is built;
  * LIST, all blocks in one MPI_Type_create_hindexed(_block) list where the
- * type has one element type and many small blocks (else VECTOR). MPI
+ * type has one element type and many small blocks (else VECTOR); COPIES,
+ * MPI_Type_contiguous(count, one element's form) for count > 1 (positive
+ * extents), and a period whose copies join into longer blocks (a head, a
+ * vector of joined blocks, a tail) as copies of the period (else VECTOR). MPI
  * libraries differ in which they move fastest (docs/dt-engine.md has the
  * measurements); AUTO, what mg_dt_to_mpi builds, is MPIGUIDE_DT_FORM=vector|
- * resized|list from the environment if set, else what was measured best for
- * the MPI library running (MPI_Get_library_version) and the type: LIST for
- * many small blocks (on MPICH only below 8 KiB), else RESIZED on MPICH and
- * VECTOR on the others. */
-enum { MG_DT_FORM_AUTO = 0, MG_DT_FORM_VECTOR, MG_DT_FORM_RESIZED, MG_DT_FORM_LIST };
+ * resized|list|copies from the environment if set, else what was measured
+ * best for the MPI library running (MPI_Get_library_version) and the type:
+ * on MPICH COPIES for elements or periods of 64 KiB and more, LIST for many
+ * small blocks (on MPICH only below 8 KiB), else RESIZED on MPICH and VECTOR
+ * on the others. */
+enum { MG_DT_FORM_AUTO = 0, MG_DT_FORM_VECTOR, MG_DT_FORM_RESIZED, MG_DT_FORM_LIST, MG_DT_FORM_COPIES };
 MG_DT_API int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out);
 
 /* The normalized form of one element (mg_dt_describe) or of `count` elements

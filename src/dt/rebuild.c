@@ -338,6 +338,39 @@ static int build_list(const mg_node *n, MPI_Datatype *out)
     return rc;
 }
 
+/* MG_DT_FORM_COPIES. A node that is copies of a two-block period whose
+ * copies join: the count-aware form rotates them into a head block, a vector
+ * of joined blocks (each the period's second block and the next copy's
+ * first) and a tail block; unrotated() builds the copies of the period. */
+static int rotated_period(const mg_node *n)
+{
+    if (!n || n->kind != MG_N_SEQ || n->count != 3) return 0;
+    const mg_node *h = n->kids[0], *v = n->kids[1], *t = n->kids[2];
+    if (h->kind != MG_N_BLOCK || v->kind != MG_N_VEC || v->kid->kind != MG_N_BLOCK || t->kind != MG_N_BLOCK)
+        return 0;
+    if (h->elem != t->elem || v->kid->elem != h->elem || h->esize != t->esize || v->kid->esize != h->esize)
+        return 0;
+    MPI_Aint d0 = n->displs[0], d1 = n->displs[1], d2 = n->displs[2], p = v->stride;
+    return h->size + t->size == v->kid->size && p > v->kid->size && d1 + t->size == d0 + p &&
+           d2 == d1 + (MPI_Aint)v->count * p;
+}
+
+static int unrotated(const mg_node *n, MPI_Aint disp, MPI_Datatype *out)
+{
+    const mg_node *h = n->kids[0], *v = n->kids[1], *t = n->kids[2];
+    MPI_Count lens[2] = {h->count, t->count};
+    MPI_Aint displs[2] = {disp + n->displs[0], disp + n->displs[1]};
+    MPI_Datatype pair = MPI_DATATYPE_NULL, period = MPI_DATATYPE_NULL;
+    int rc = fits_int(lens[0]) && fits_int(lens[1])
+                 ? ok(MPI_Type_create_hindexed(2, (int[]){(int)lens[0], (int)lens[1]}, displs, h->elem, &pair))
+                 : MG_DT_ERR_OVERFLOW;
+    if (!rc) rc = ok(MPI_Type_create_resized(pair, 0, v->stride, &period));
+    if (!rc) rc = contig(v->count + 1, period, out);
+    drop(&pair);
+    drop(&period);
+    return rc;
+}
+
 static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
 {
     const rebuild_ctx *r = arg;
@@ -348,14 +381,19 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
         mg_form_policy p = mg__auto_form();
         int small = p.list_below < 0 || (n && n->size < p.list_below);
         small_resized = p.list_below && small && resized_blocks(n, p.resized_block);
-        form = small_resized                          ? MG_DT_FORM_RESIZED
+        int unrotate = p.repeat_from > 0 && rotated_period(n) && n->kids[1]->kid->size >= p.repeat_from;
+        form = unrotate                                ? MG_DT_FORM_COPIES
+               : small_resized                         ? MG_DT_FORM_RESIZED
                : p.list_below && small && list_fits(n) ? MG_DT_FORM_LIST
                                                        : p.base;
     }
     int rc;
     if (!n)
         rc = ok(MPI_Type_contiguous(0, MPI_BYTE, &body));
-    else if (form == MG_DT_FORM_LIST && list_fits(n))
+    else if (form == MG_DT_FORM_COPIES && rotated_period(n)) {
+        rc = unrotated(n, disp, &body);
+        disp = 0; /* the period's displacements include it */
+    } else if (form == MG_DT_FORM_LIST && list_fits(n))
         rc = build_list(n, &body);
     else if (form == MG_DT_FORM_RESIZED && (small_resized || resized_fits(n)))
         rc = resized_copies(n, &body);
@@ -381,12 +419,31 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     return rc;
 }
 
+/* count copies of the one-element form: its lb and extent are t's, so the
+ * array has those of MPI_Type_contiguous(count, t). */
+static int repeated(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out)
+{
+    MPI_Datatype one = MPI_DATATYPE_NULL;
+    rebuild_ctx r = {t, 1, form, &one};
+    int rc = mg__repeat(t, 1, rebuild_visit, &r);
+    if (!rc) rc = contig(count, one, out);
+    if (!rc) rc = ok(MPI_Type_commit(out));
+    if (rc && *out != MPI_DATATYPE_NULL) MPI_Type_free(out);
+    drop(&one);
+    return rc;
+}
+
 int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out)
 {
     if (!t || !out || count < 0) return MG_DT_ERR_ARG;
     *out = MPI_DATATYPE_NULL;
-    if (form != MG_DT_FORM_AUTO && form != MG_DT_FORM_VECTOR && form != MG_DT_FORM_RESIZED && form != MG_DT_FORM_LIST)
-        return MG_DT_ERR_ARG;
+    if (form < MG_DT_FORM_AUTO || form > MG_DT_FORM_COPIES) return MG_DT_ERR_ARG;
+    int copies = form == MG_DT_FORM_COPIES;
+    if (form == MG_DT_FORM_AUTO) {
+        mg_form_policy p = mg__auto_form();
+        copies = p.base == MG_DT_FORM_COPIES || (p.repeat_from > 0 && t->size >= p.repeat_from);
+    }
+    if (copies && count > 1 && t->extent > 0) return repeated(t, count, form, out);
     rebuild_ctx r = {t, count, form, out};
     return mg__repeat(t, count, rebuild_visit, &r);
 }

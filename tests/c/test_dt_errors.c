@@ -87,7 +87,8 @@ static void bad_input(void)
     EXPECT(mg_dt_to_mpi(d, -3, &nt) == MG_DT_ERR_ARG);
     EXPECT(mg_dt_to_mpi(d, 1, NULL) == MG_DT_ERR_ARG);
     EXPECT(mg_dt_to_mpi_form(d, 1, 77, &nt) == MG_DT_ERR_ARG && nt == MPI_DATATYPE_NULL);
-    EXPECT(mg_dt_to_mpi_form(d, 1, MG_DT_FORM_LIST + 1, &nt) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_to_mpi_form(d, 1, MG_DT_FORM_COPIES + 1, &nt) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_to_mpi_form(d, 1, -1, &nt) == MG_DT_ERR_ARG);
     EXPECT(mg_dt_to_mpi_form(NULL, 1, MG_DT_FORM_VECTOR, &nt) == MG_DT_ERR_ARG);
     mg_dt_free(d);
     mg_dt_free(NULL);
@@ -331,6 +332,16 @@ static MPI_Datatype tiled_ints(int n, MPI_Aint extent)
     return t;
 }
 
+/* MPICH itself, not a library derived from it (form.c's families). */
+static int is_mpich(void)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(version, &len);
+    return strstr(version, "MPICH") && !strstr(version, "Intel") && !strstr(version, "MVAPICH") &&
+           !strstr(version, "Open MPI");
+}
+
 static void to_mpi_forms(void)
 {
     MPI_Datatype tiled = tiled_ints(2, 16);
@@ -342,11 +353,7 @@ static void to_mpi_forms(void)
     EXPECT(form_of(d, 100, MG_DT_FORM_RESIZED) == MPI_COMBINER_VECTOR);
     EXPECT(form_of(d, 4000, MG_DT_FORM_LIST) == MPI_COMBINER_HINDEXED_BLOCK);
 
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len;
-    MPI_Get_library_version(version, &len);
-    int mpich = strstr(version, "MPICH") && !strstr(version, "Intel") && !strstr(version, "MVAPICH") &&
-                !strstr(version, "Open MPI");
+    int mpich = is_mpich();
     unsetenv("MPIGUIDE_DT_FORM");
     EXPECT(form_of(d, 4000, -1) == (mpich ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_HINDEXED_BLOCK));
     EXPECT(form_of(d, 100, -1) == MPI_COMBINER_HINDEXED_BLOCK);
@@ -357,6 +364,8 @@ static void to_mpi_forms(void)
     EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_VECTOR);
     setenv("MPIGUIDE_DT_FORM", "list", 1);
     EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_HINDEXED_BLOCK);
+    setenv("MPIGUIDE_DT_FORM", "Vector", 1); /* not a form: ignored (with a warning) */
+    EXPECT(form_of(d, 4000, -1) == (mpich ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_HINDEXED_BLOCK));
     unsetenv("MPIGUIDE_DT_FORM");
 
     /* 40-byte blocks: below 8 KiB a resized array on MPICH, a list elsewhere;
@@ -384,6 +393,96 @@ static void to_mpi_forms(void)
 }
 
 /* MPI_Pack of count elements of a and of one b from the same memory agree. */
+/* The combiner of mg_dt_to_mpi_form(d, count, form)'s result, or -1. */
+static int top_combiner(mg_dt *d, MPI_Count count, int form)
+{
+    MPI_Datatype nt = MPI_DATATYPE_NULL;
+    int ni, na, nd, comb = -1;
+    if (mg_dt_to_mpi_form(d, count, form, &nt) == MG_DT_SUCCESS) MPI_Type_get_envelope(nt, &ni, &na, &nd, &comb);
+    if (nt != MPI_DATATYPE_NULL) MPI_Type_free(&nt);
+    return comb;
+}
+
+/* Elements of 64 KiB and more: on MPICH the one-element form repeated
+ * (MPI_Type_contiguous of it), elsewhere, for one element and for smaller
+ * ones the count-aware form (resized to count elements' bounds). The element
+ * is Alternating-repeated's (Test 10), whose copies join into longer blocks
+ * in the count-aware form. */
+static void to_mpi_large_elements(void)
+{
+    for (int a = 4096; a <= 8192; a *= 2) {
+        int lens[2] = {a - 1, a + 1}, displs[2] = {0, a + 1};
+        MPI_Datatype idx, elem, nt = MPI_DATATYPE_NULL;
+        MPI_Type_indexed(2, lens, displs, MPI_INT, &idx);
+        MPI_Type_create_resized(idx, 0, (MPI_Aint)(2 * a + 2) * 4, &elem);
+        MPI_Type_free(&idx);
+        MPI_Type_commit(&elem);
+        mg_dt *d = NULL;
+        EXPECT(mg_dt_from_mpi(elem, &d) == MG_DT_SUCCESS);
+        if (d) {
+            int large = a == 8192 && is_mpich();
+            unsetenv("MPIGUIDE_DT_FORM");
+            EXPECT(top_combiner(d, 3, MG_DT_FORM_AUTO) == (large ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_RESIZED));
+            EXPECT(top_combiner(d, 1, MG_DT_FORM_AUTO) == MPI_COMBINER_RESIZED);
+            EXPECT(top_combiner(d, 3, MG_DT_FORM_COPIES) == MPI_COMBINER_CONTIGUOUS);
+            EXPECT(top_combiner(d, 3, MG_DT_FORM_VECTOR) == MPI_COMBINER_RESIZED);
+            EXPECT(mg_dt_to_mpi(d, 3, &nt) == MG_DT_SUCCESS);
+            if (nt != MPI_DATATYPE_NULL) {
+                MPI_Aint lb, ext;
+                MPI_Type_get_extent(nt, &lb, &ext);
+                EXPECT(lb == 0 && ext == 3 * (MPI_Aint)(2 * a + 2) * 4);
+                EXPECT(same_packs(elem, 3, nt));
+                MPI_Type_free(&nt);
+            }
+            setenv("MPIGUIDE_DT_FORM", "resized", 1);
+            EXPECT(top_combiner(d, 3, MG_DT_FORM_AUTO) == MPI_COMBINER_RESIZED);
+            setenv("MPIGUIDE_DT_FORM", "copies", 1);
+            EXPECT(top_combiner(d, 3, MG_DT_FORM_AUTO) == MPI_COMBINER_CONTIGUOUS);
+            unsetenv("MPIGUIDE_DT_FORM");
+        }
+        mg_dt_free(d);
+        MPI_Type_free(&elem);
+    }
+    /* The same layout as one struct of a head, a vector of joined blocks and
+     * a tail (Alternating-struct), 1008 bytes into its extent: on MPICH copies of
+     * the period when it holds 64 KiB, elsewhere and for smaller periods the
+     * struct. */
+    for (int a = 4096; a <= 8192; a *= 2) {
+        int lens[3] = {a - 1, 1, a + 1}, n = 5;
+        MPI_Aint displs[3] = {8, 8 + (MPI_Aint)(a + 1) * 4, 8 + ((MPI_Aint)(n - 1) * (2 * a + 2) + a + 1) * 4};
+        MPI_Datatype joined, parts[3], joined_struct, st, nt = MPI_DATATYPE_NULL;
+        MPI_Type_vector(n - 1, 2 * a, 2 * a + 2, MPI_INT, &joined);
+        parts[0] = parts[2] = MPI_INT;
+        parts[1] = joined;
+        MPI_Type_create_struct(3, lens, displs, parts, &joined_struct);
+        MPI_Type_free(&joined);
+        /* placed 1000 bytes further: the period's displacements include that */
+        MPI_Type_create_hindexed_block(1, 1, (MPI_Aint[]){1000}, joined_struct, &st);
+        MPI_Type_free(&joined_struct);
+        MPI_Type_commit(&st);
+        mg_dt *d = NULL;
+        EXPECT(mg_dt_from_mpi(st, &d) == MG_DT_SUCCESS);
+        for (int count = 1; d && count <= 2; count++) {
+            if (count == 1) {
+                EXPECT(form_of(d, 1, -1) == (a == 8192 && is_mpich() ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_STRUCT));
+                EXPECT(form_of(d, 1, MG_DT_FORM_COPIES) == MPI_COMBINER_CONTIGUOUS);
+                EXPECT(form_of(d, 1, MG_DT_FORM_VECTOR) == MPI_COMBINER_STRUCT);
+            }
+            EXPECT(mg_dt_to_mpi(d, count, &nt) == MG_DT_SUCCESS);
+            if (nt != MPI_DATATYPE_NULL) {
+                MPI_Aint lb, ext, slb, sext;
+                MPI_Type_get_extent(nt, &lb, &ext);
+                MPI_Type_get_extent(st, &slb, &sext);
+                EXPECT(lb == slb && ext == count * sext);
+                EXPECT(same_packs(st, count, nt));
+                MPI_Type_free(&nt);
+            }
+        }
+        mg_dt_free(d);
+        MPI_Type_free(&st);
+    }
+}
+
 static int same_packs(MPI_Datatype a, int count, MPI_Datatype b)
 {
     MPI_Aint tlb, text, lb, ext;
@@ -547,6 +646,7 @@ int main(int argc, char **argv)
     to_mpi_negative_byte_stride();
     large_count_constructors();
     to_mpi_forms();
+    to_mpi_large_elements();
     to_mpi_list();
     long_lists();
     big_streams();

@@ -1005,6 +1005,7 @@ static void check_to_mpi(tcase *T, mg_dt *t)
     check_to_mpi_form(T, t, MG_DT_FORM_VECTOR, "vector");
     check_to_mpi_form(T, t, MG_DT_FORM_RESIZED, "resized");
     check_to_mpi_form(T, t, MG_DT_FORM_LIST, "list");
+    check_to_mpi_form(T, t, MG_DT_FORM_COPIES, "copies");
 }
 
 /* Text of describe/describe_count/program, growing the buffer on truncation. */

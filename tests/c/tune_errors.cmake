@@ -19,7 +19,7 @@
 # Waiting is never a failure but for HANG; the short waits only cost notes on
 # a loaded machine.
 #
-# cmake -DMPIEXEC=... -DNP=... -DAPP=... [-DNATIVE_WAIT=30] [-DHANG=300] -P tune_errors.cmake
+# cmake -DMPIEXEC=... -DNP=... -DAPP=... [-DPYTHON=...] [-DNATIVE_WAIT=30] [-DHANG=300] -P tune_errors.cmake
 cmake_minimum_required(VERSION 3.20)
 foreach(v MPIEXEC NP APP)
   if(NOT DEFINED ${v})
@@ -34,7 +34,9 @@ if(NOT DEFINED HANG)
 endif()
 separate_arguments(mpiexec_cmd UNIX_COMMAND "${MPIEXEC}")
 # What a run stopped by its timeout leaves behind (a killed launcher cleans
-# nothing up) goes to a directory of this test's, removed after every run.
+# nothing up) goes to a directory of this test's, removed after every run; the
+# MPI segments such a run or an abort leaves in /dev/shm are removed with
+# mpiguide.core.segments (PYTHON: a Python that imports mpiguide).
 set(scratch "${CMAKE_CURRENT_BINARY_DIR}/tune_errors.tmp")
 execute_process(COMMAND "${APP}" --list OUTPUT_VARIABLE listing RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -43,6 +45,16 @@ endif()
 string(REPLACE "\n" ";" lines "${listing}")
 set(failures "")
 set(notes "")
+set(sweep OFF)
+if(DEFINED PYTHON)
+  execute_process(COMMAND "${PYTHON}" -c "import mpiguide.core.segments" RESULT_VARIABLE no_module OUTPUT_QUIET ERROR_QUIET)
+  if(no_module EQUAL 0)
+    set(sweep ON)
+  endif()
+endif()
+if(NOT sweep)
+  list(APPEND notes "the MPI segments of aborted runs stay in /dev/shm: -DPYTHON='${PYTHON}' cannot import mpiguide")
+endif()
 set(runs 0)
 set(compared 0)
 foreach(line IN LISTS lines)
@@ -63,9 +75,16 @@ foreach(line IN LISTS lines)
       set(limit ${wait})
     endif()
     file(MAKE_DIRECTORY "${scratch}")
+    string(TIMESTAMP since "%s" UTC)
     execute_process(COMMAND "${CMAKE_COMMAND}" -E env "TMPDIR=${scratch}" ${mpiexec_cmd} -n ${NP} "${APP}" ${case} ${impl}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${limit})
     file(REMOVE_RECURSE "${scratch}")
+    if(sweep)
+      execute_process(COMMAND "${PYTHON}" -m mpiguide.core.segments --since ${since} RESULT_VARIABLE swept)
+      if(NOT swept EQUAL 0)
+        message(FATAL_ERROR "tune_errors: could not remove the segments of ${case} ${impl} (${PYTHON}: ${swept})")
+      endif()
+    endif()
     math(EXPR runs "${runs} + 1")
     if(impl STREQUAL "native")
       if(NOT rc MATCHES "^[01]$")

@@ -9,6 +9,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from mpiguide.core.errors import MpiguideError
@@ -86,10 +87,12 @@ def _build(stack: Stack, sanitize: bool, out: Path) -> None:
     if home and Path(home).resolve() != source_root().resolve():
         shutil.rmtree(out / "CMakeFiles", ignore_errors=True)  # configured from sources elsewhere: start over
         cache.unlink()
-    if not cache.exists() or str(stack.mpicc) not in cache.read_text(errors="replace"):
+    # the tests' scripts run mpiguide's own modules (segments) with this Python
+    python = f"MG_PYTHON3:FILEPATH={sys.executable}"
+    if not cache.exists() or any(s not in cache.read_text(errors="replace") for s in (str(stack.mpicc), python)):
         _run_step(
             ["cmake", "-S", str(source_root()), "-B", str(out), f"-DCMAKE_C_COMPILER={stack.mpicc}",
-             f"-DMG_MPIEXEC={wrapper}", f"-DMG_SANITIZE={'ON' if sanitize else 'OFF'}"],
+             f"-DMG_MPIEXEC={wrapper}", f"-DMG_SANITIZE={'ON' if sanitize else 'OFF'}", f"-D{python}"],
             env, "configuring the C build", stack,
         )
     jobs = str(max(1, os.cpu_count() or 1))

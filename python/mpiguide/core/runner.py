@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from mpiguide import __version__
-from mpiguide.core import build, launch, rawfile
+from mpiguide.core import build, launch, rawfile, segments
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.paths import is_checkout, source_root
@@ -240,6 +240,17 @@ def _stop_process(proc: subprocess.Popen) -> None:
             continue
 
 
+_SWEPT = "mpiguide: removed"
+
+
+def _sweep_segments(since: int, logf) -> None:
+    """A launch that did not finalize leaves its MPI segments in /dev/shm: remove them, say so in its log."""
+    removed = segments.sweep(since)
+    if removed:
+        logf.write(f"{_SWEPT} {len(removed)} shared-memory segment(s) the launch left behind: "
+                   f"{' '.join(p.name for p in removed)}\n")
+
+
 def _keep_previous_attempt(rd: RunDir, x: Launch) -> None:
     """A rerun never overwrites what an earlier attempt measured."""
     raw = rd.path / x.raw
@@ -276,6 +287,7 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
         env.update(extra)
         logf.write(launch.describe(argv, stack, extra) + "\n")
         logf.flush()
+        since = time.time_ns()
         try:
             proc = subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
@@ -297,6 +309,8 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
             x.status, x.message = INTERRUPTED, f"{why}; rerun with --resume"
             x.seconds = time.monotonic() - start
             raise
+        finally:
+            _sweep_segments(since, logf)
     x.seconds = time.monotonic() - start
     x.returncode = rc
     complete = False
@@ -312,7 +326,7 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
         x.status = OK
     else:
         text = log.read_text(errors="replace")
-        tail = " | ".join(text.strip().splitlines()[-4:])
+        tail = " | ".join([line for line in text.strip().splitlines() if not line.startswith(_SWEPT)][-4:])
         hint = launch.failure_hint(spec, text)
         x.status = FAILED
         x.message = (x.message + "; " if x.message else "") + f"exit code {rc}" + (

@@ -1,0 +1,98 @@
+"""The MPI shared-memory segments a launch leaves behind when it does not finalize (mpiguide.core.segments)."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import read_launches
+from mpiguide.core import segments
+
+ABORT_C = r"""
+#include <mpi.h>
+int main(int argc, char **argv)
+{
+    int rank, x = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD); /* the node's segment is in use */
+    if (rank == 0) MPI_Abort(MPI_COMM_WORLD, 5);
+    MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def make(path: Path, size: int = 4096) -> Path:
+    path.write_bytes(b"\0" * size)
+    return path
+
+
+def test_sweep_removes_only_unused_segments(tmp_path):
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    gone = [make(shm / "mpich_shm_1a2b_0"), make(shm / "sm_segment.vm.0.42.1"), make(shm / "osc_sm.x.1.0.a"),
+            make(shm / "vader_segment.vm.3")]
+    mapped, held = make(shm / "sm_segment.vm.0.42.0"), make(shm / "mpich_shm_3c4d_0")
+    kept = [mapped, held, make(shm / "mpich_scratch"), make(shm / "user_data")]
+    (shm / "mpich_shm_dir_0").mkdir()
+    foreign = make(shm / "mpich_shm_5e6f_0")
+    if os.geteuid() == 0:
+        os.chown(foreign, 65534, 65534)  # another user's: never ours to remove
+        kept.append(foreign)
+    else:
+        gone.append(foreign)
+    with open(mapped, "r+b") as f, mmap.mmap(f.fileno(), 0) as view, open(held, "rb"):
+        view[0] = 1
+        assert segments.sweep(time.time_ns() + 10**12, shm) == []  # nothing appeared since then
+        assert segments.sweep(0, shm) == sorted(gone)
+    assert sorted(p.name for p in shm.iterdir()) == sorted([*(p.name for p in kept), "mpich_shm_dir_0"])
+    assert segments.sweep(0, shm) == sorted([mapped, held])  # unused now
+
+
+def test_sweep_command(tmp_path):
+    make(tmp_path / "mpich_shm_77_0")
+    make(tmp_path / "notes")
+    res = subprocess.run([sys.executable, "-m", "mpiguide.core.segments", "--since", "0", "--dir", str(tmp_path)],
+                         capture_output=True, text=True)
+    assert (res.returncode, res.stdout) == (0, f"removed {tmp_path / 'mpich_shm_77_0'}\n"), res.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["notes"]
+    res = subprocess.run([sys.executable, "-m", "mpiguide.core.segments"], capture_output=True, text=True)
+    assert res.returncode == 2 and "--since" in res.stderr
+
+
+def mpich_segments() -> set[str]:
+    return {p.name for p in segments.SHM_DIR.glob("mpich_shm_*")}
+
+
+def test_aborted_launch_leaves_no_segment(mpich_stack, mpich_build, tmp_path, cli):
+    """MPICH keeps its node segment until MPI_Finalize: a launch that aborts leaves it in /dev/shm, the runner
+    removes it after the launch and says so in the launch's log."""
+    src, exe = tmp_path / "abort.c", tmp_path / "abort"
+    src.write_text(ABORT_C)
+    subprocess.run([str(mpich_stack.mpicc), str(src), "-o", str(exe)], env=mpich_stack.env(), check=True)
+    before = mpich_segments()
+    run = tmp_path / "run"
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--launcher-template",
+               f"{{mpiexec}} -n {{np}} {exe} {{prog}}", "--output", str(run)])
+    assert res.rc == 1, res.text
+    [x] = read_launches(run)
+    assert (x["status"], x["returncode"]) == ("failed", 5)
+    log = (run / "logs" / f"{x['id']}.log").read_text()
+    assert "mpiguide: removed 1 shared-memory segment(s) the launch left behind: mpich_shm_" in log, log
+    assert "mpiguide: removed" not in x["message"]  # the message keeps the launch's own last lines
+    assert mpich_segments() <= before
+
+
+@pytest.mark.parametrize("since", ["x", ""])
+def test_sweep_command_rejects_a_bad_time(since):
+    res = subprocess.run([sys.executable, "-m", "mpiguide.core.segments", "--since", since],
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and "invalid float value" in res.stderr
