@@ -65,11 +65,12 @@ typedef struct {
 
 typedef struct {
     /* as given */
-    const char *pattern_arg, *layouts_arg, *A_arg, *sizes_arg, *modes_arg, *type_arg, *root_arg, *mem_arg;
+    const char *pattern_arg, *layouts_arg, *A_arg, *sizes_arg, *modes_arg, *type_arg, *root_arg, *mem_arg,
+        *rotate_arg;
     const char *profiles_arg; /* --datatype-profiles */
     int check_only, corrupt;
     /* read */
-    int pattern, root;
+    int pattern, root, rotate;
     int modes[NMODES], nmodes;
     long A[MAX_LIST];
     int nA;
@@ -596,7 +597,9 @@ static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, mg_u
     int nvalid;
     for (int i = 0; i < o->ndescs; i++) mg_unit_at(&o->descs[i].params, A, &units[i]);
     int overflow = mg_common_unit(units, o->ndescs, NULL, &cb, &nvalid) != 0;
-    for (int i = 0; i < o->ndescs; i++) {
+    /* --rotate: the layout measured first at each (A, m) differs from launch to launch */
+    for (int j = 0; j < o->ndescs; j++) {
+        int i = (j + o->rotate) % o->ndescs;
         const desc *d = &o->descs[i];
         const mg_unit *u = &units[i];
         long n;
@@ -640,6 +643,8 @@ static void usage(FILE *out)
             "  --modes LIST          %s (default datatype)\n"
             "  --type NAME           basic type of specs without type=: %s (default " DEFAULT_TYPE ")\n"
             "  --root R              root of bcast (default 0)\n"
+            "  --rotate K            measure the layouts of each (A, m) from the K-th (mod their count) on, so\n"
+            "                        that launches differing in K put each layout first in turn (default 0)\n"
             "  --max-memory BYTES    skip configurations whose buffers need more per rank (default " DEFAULT_MEMORY
             "; k/m/g)\n"
             "  --check-only          check the data of every configuration and mode, time nothing\n"
@@ -789,6 +794,10 @@ static int read_choices(mg_bench *b, options *o)
         mg_bench_error(b, "bad --root '%s': expected a rank from 0 to %d", o->root_arg, b->size - 1);
         return -1;
     }
+    if (mg_parse_int(o->rotate_arg, 0, INT_MAX, &o->rotate) != 0) {
+        mg_bench_error(b, "bad --rotate '%s': expected a count of layouts from 0", o->rotate_arg);
+        return -1;
+    }
     if (mg_parse_size(o->mem_arg, &o->max_memory) != 0 || o->max_memory == 0) {
         mg_bench_error(b, "bad --max-memory '%s': expected a byte count above 0, k/m/g = KiB/MiB/GiB", o->mem_arg);
         return -1;
@@ -861,6 +870,7 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
         {"--type", MG_OPT_VALUE, &o->type_arg, 0, NULL},
         {"--root", MG_OPT_VALUE, &o->root_arg, 0, NULL},
         {"--max-memory", MG_OPT_VALUE, &o->mem_arg, 0, NULL},
+        {"--rotate", MG_OPT_VALUE, &o->rotate_arg, 0, NULL},
         {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
         {"--datatype-profiles", MG_OPT_VALUE, &o->profiles_arg, 0, NULL},
         {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL},
@@ -895,6 +905,7 @@ static void write_header(mg_bench *b, const options *o)
     mg_bench_param(b, "modes", "%s", o->modes_arg);
     mg_bench_param(b, "type", "%s", o->type_arg);
     mg_bench_param(b, "root", "%d", o->root);
+    mg_bench_param(b, "rotate", "%d", o->rotate);
     mg_bench_param(b, "max_memory", "%zu", o->max_memory);
     mg_bench_param(b, "check_only", "%d", o->check_only);
     if (o->corrupt) mg_bench_param(b, "corrupt", "1");
@@ -932,6 +943,7 @@ static int run(int argc, char **argv)
                  .modes_arg = "datatype",
                  .type_arg = DEFAULT_TYPE,
                  .root_arg = "0",
+                 .rotate_arg = "0",
                  .mem_arg = DEFAULT_MEMORY};
     o.descs = calloc(MAX_DESCS, sizeof *o.descs);
     if (!o.descs) MPI_Abort(MPI_COMM_WORLD, 2);

@@ -97,6 +97,12 @@ def test_default_plan_covers_the_paper():
     assert t5.driver == "mg_ddtbench" and t5.nprocs == 2
     assert t5.args[t5.args.index("--layouts") + 1] == "tiled;tiled-struct S1=1 S2=1;tiled-struct S1=2 S2=3"
     assert t5.args[t5.args.index("--modes") + 1] == "datatype,normalized"
+    # each run starts the layouts of a grid point from another one (the launch's run index)
+    assert t5.args[t5.args.index("--rotate") + 1] == "{run}"
+    x = runner.Launch(id="mpich-t05-r3", stack="mpich", template=t5.key, phase=runner.MEASURE, run_index=3,
+                      nprocs=2, driver=t5.driver, args=t5.args, raw="raw/mpich/x.txt")
+    expanded = runner.expand_args(Path("/tmp"), x)
+    assert expanded[expanded.index("--rotate") + 1] == "3"
 
 
 def test_subsets():
@@ -348,11 +354,31 @@ def test_corrupted_data_is_caught(mpich_stack, mpich_build, tmp_path):
     (["--pattern", "alltoall"], "unknown --pattern 'alltoall'"),
     (["--pattern", "bcast", "--root", "2"], "bad --root '2': expected a rank from 0 to 1"),
     (["--sizes", "0"], "bad --sizes value 0"),
+    (["--rotate", "-1"], "bad --rotate '-1': expected a count of layouts from 0"),
 ])
 def test_driver_rejects_bad_input(mpich_stack, mpich_build, args, message):
     res = run_driver(mpich_stack, mpich_build, "mg_ddtbench", [*args, "--check-only"])
     assert res.returncode == 2, res.stdout + res.stderr
     assert message in res.stderr
+
+
+def test_driver_rotates_the_layouts(mpich_stack, mpich_build, tmp_path):
+    """--rotate K measures each grid point's layouts from the K-th on (mod their count), A and m in the same order."""
+    orders = {}
+    for k in (0, 1, 2, 5):
+        raw = tmp_path / f"r{k}.txt"
+        res = run_driver(mpich_stack, mpich_build, "mg_ddtbench",
+                         ["--pattern", "pingpong", "--layouts", "tiled;block;bucket", "--A", "2,10", "--sizes", "64",
+                          "--nrep", "1", "--rotate", str(k), "--output", str(raw)])
+        assert res.returncode == 0, res.stdout + res.stderr
+        parsed = rawfile.parse(raw)
+        assert parsed.header["rotate"] == str(k)
+        rows = [dict(zip(parsed.columns, r, strict=True)) for r in parsed.rows]
+        orders[k] = [(int(r["A"]), r["layout"]) for r in rows]
+    assert orders[0] == [(a, lay) for a in (2, 10) for lay in ("tiled", "block", "bucket")]
+    assert orders[1] == [(a, lay) for a in (2, 10) for lay in ("block", "bucket", "tiled")]
+    assert orders[2] == [(a, lay) for a in (2, 10) for lay in ("bucket", "tiled", "block")]
+    assert orders[5] == orders[2]
 
 
 def test_driver_skips_impossible_configurations(mpich_stack, mpich_build, tmp_path):

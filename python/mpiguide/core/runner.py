@@ -259,9 +259,11 @@ def _keep_previous_attempt(rd: RunDir, x: Launch) -> None:
 
 
 def expand_args(run_dir: Path, x: Launch) -> list[str]:
-    """Driver arguments with {run_dir} and {stack} filled in: per-stack inputs inside the run directory
-    (the tuned library's profiles) stay valid when the directory is moved and resumed."""
-    return [a.replace("{run_dir}", str(run_dir.resolve())).replace("{stack}", x.stack) for a in x.args]
+    """Driver arguments with {run_dir}, {stack} and {run} (the launch's run index) filled in: per-stack inputs
+    inside the run directory (the tuned library's profiles) stay valid when the directory is moved and resumed,
+    and a driver can vary its order from run to run."""
+    return [a.replace("{run_dir}", str(run_dir.resolve())).replace("{stack}", x.stack)
+            .replace("{run}", str(x.run_index)) for a in x.args]
 
 
 def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float) -> None:

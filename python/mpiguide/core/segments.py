@@ -1,7 +1,7 @@
 """The shared-memory segments of an MPI launch that did not finalize.
 
-MPICH, Open MPI and Intel MPI keep their intra-node segments in /dev/shm and
-remove them in MPI_Finalize; a launch that is killed (a timeout, SIGTERM from a
+MPICH and Open MPI keep their intra-node segments in /dev/shm until
+MPI_Finalize removes them; a launch that is killed (a timeout, SIGTERM from a
 batch job's time limit, a failed node) or that aborts leaves them there, and
 /dev/shm is memory. After a launch, `sweep(since)` removes the segments that
 appeared since the launch started and that no process maps or holds open any
@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 SHM_DIR = Path("/dev/shm")
-# MPICH (and MPICH 3: mpich_shm_*), Open MPI 5 btl/sm and osc/sm, Open MPI 4 btl/vader; Intel MPI removes its
-# segments once mapped, even from a launch killed at once (checked with 2021.18).
+# MPICH; Open MPI 5 btl/sm and osc/sm, Open MPI 4 btl/vader. Intel MPI removes its segments once mapped, so a
+# launch killed at once leaves none (checked with 2021.18).
 SEGMENT_NAME = re.compile(r"(mpich_shm_|sm_segment\.|vader_segment\.|osc_sm\.)")
 
 
