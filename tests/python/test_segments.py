@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -55,6 +56,47 @@ def test_sweep_removes_only_unused_segments(tmp_path):
         assert segments.sweep(0, shm) == sorted(gone)
     assert sorted(p.name for p in shm.iterdir()) == sorted([*(p.name for p in kept), "mpich_shm_dir_0"])
     assert segments.sweep(0, shm) == sorted([mapped, held])  # unused now
+
+
+def _mapping_child(path: Path) -> subprocess.Popen:
+    """A process that maps path and waits; returns once the mapping exists."""
+    code = ("import mmap, sys; f = open(sys.argv[1], 'r+b'); m = mmap.mmap(f.fileno(), 0); "
+            "print('mapped', flush=True); sys.stdin.read()")
+    child = subprocess.Popen([sys.executable, "-c", code, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    assert child.stdout.readline() == "mapped\n"
+    return child
+
+
+def _stopped(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2] == "T"
+
+
+def test_sweep_waits_for_dying_ranks_only(tmp_path):
+    """A segment still mapped by a process with SIGTERM pending (a rank the launcher has just killed) is removed
+    once that process is gone; one mapped by a live process never is."""
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    dying_seg, live_seg = make(shm / "mpich_shm_d_0"), make(shm / "mpich_shm_l_0")
+    dying, live = _mapping_child(dying_seg), _mapping_child(live_seg)
+    try:
+        os.kill(dying.pid, signal.SIGSTOP)  # held still, so that SIGTERM stays pending
+        deadline = time.monotonic() + 60  # a guard against hanging, never a measure of speed
+        while not _stopped(dying.pid):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        os.kill(dying.pid, signal.SIGTERM)
+        assert segments._exiting(dying.pid) and not segments._exiting(live.pid)
+        assert segments.sweep(0, shm, wait=0) == []  # both mapped; no waiting allowed
+        os.kill(dying.pid, signal.SIGCONT)
+        assert dying.wait(timeout=60) == -signal.SIGTERM
+        assert segments.sweep(0, shm) == [dying_seg]
+        assert live_seg.exists()
+    finally:
+        for child in (dying, live):
+            child.kill()
+            child.wait()
 
 
 def test_sweep_command(tmp_path):

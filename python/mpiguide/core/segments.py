@@ -5,10 +5,12 @@ MPI_Finalize removes them; a launch that is killed (a timeout, SIGTERM from a
 batch job's time limit, a failed node) or that aborts leaves them there, and
 /dev/shm is memory. After a launch, `sweep(since)` removes the segments that
 appeared since the launch started and that no process maps or holds open any
-more. Only files of this user with the libraries' own segment names are
-considered, so what others run on the node is left alone; the one thing not
-excluded is a segment of another launch of this user created during this one
-in the instant between its creation and its mapping.
+more; ranks still on their way out (the launcher ends before them: MPICH's run
+in sessions of their own) are waited for. Only files of this user with the
+libraries' own segment names are considered, so what others run on the node is
+left alone; the one thing not excluded is a segment of another launch of this
+user created during this one in the instant between its creation and its
+mapping.
 
 `python -m mpiguide.core.segments --since EPOCH_SECONDS` does the same for
 scripts (the C tests' erroneous-call runs).
@@ -19,7 +21,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+import time
 from pathlib import Path
 
 SHM_DIR = Path("/dev/shm")
@@ -53,39 +57,71 @@ def _candidates(since_ns: int, shm_dir: Path) -> dict[int, Path]:
     return found
 
 
-def _in_use(shm_dir: Path) -> set[int]:
-    """Inodes of files under shm_dir that some process maps or has open."""
+def _users(shm_dir: Path) -> dict[int, set[int]]:
+    """Inode -> the processes that map or hold open that file under shm_dir."""
     prefix = str(shm_dir).rstrip("/") + "/"
-    used: set[int] = set()
+    users: dict[int, set[int]] = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
+        pid = int(proc.name)
         try:
             with open(proc / "maps", errors="replace") as maps:
                 for line in maps:
                     fields = line.split(maxsplit=5)
                     if len(fields) == 6 and fields[5].startswith(prefix):
-                        used.add(int(fields[4]))
+                        users.setdefault(int(fields[4]), set()).add(pid)
             for fd in os.scandir(proc / "fd"):
                 if os.readlink(fd.path).startswith(prefix):
-                    used.add(os.stat(fd.path).st_ino)
+                    users.setdefault(os.stat(fd.path).st_ino, set()).add(pid)
         except OSError:  # gone, or not ours to read: its files are not ours either
             continue
-    return used
+    return users
 
 
-def sweep(since_ns: int, shm_dir: Path = SHM_DIR) -> list[Path]:
-    """Removes the unused segments that appeared since `since_ns` (time.time_ns()); returns them."""
-    found = _candidates(since_ns, shm_dir)
-    if not found:
-        return []
-    removed = []
-    for ino in found.keys() - _in_use(shm_dir):
-        try:
-            found[ino].unlink()
-            removed.append(found[ino])
-        except OSError:  # gone already, or not ours to remove after all: never fail the launch for it
-            continue
+_PF_EXITING = 0x4
+_DEADLY = (1 << (signal.SIGKILL - 1)) | (1 << (signal.SIGTERM - 1))
+
+
+def _exiting(pid: int) -> bool:
+    """The process is gone, a zombie, in its exit, or has SIGKILL/SIGTERM pending: it will unmap its files."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state, ppid, ..., flags is the 7th
+        if fields[0] in "ZXx" or int(fields[6]) & _PF_EXITING:
+            return True
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (OSError, ValueError, IndexError):
+        return True
+    pending = 0
+    for line in status.splitlines():
+        if line.startswith(("SigPnd:", "ShdPnd:")):
+            pending |= int(line.split()[1], 16)
+    return bool(pending & _DEADLY)
+
+
+def sweep(since_ns: int, shm_dir: Path = SHM_DIR, wait: float = 30.0) -> list[Path]:
+    """Removes the segments that appeared since `since_ns` (time.time_ns()) and that no process maps or holds
+    open; returns them. The ranks of a launch that was killed or aborted may still be on their way out when the
+    launcher has ended: segments that only such dying processes use are waited for (at most `wait` seconds),
+    those of a live process are left alone."""
+    deadline = time.monotonic() + wait
+    removed: list[Path] = []
+    while True:
+        found = _candidates(since_ns, shm_dir)
+        if not found:
+            break
+        users = _users(shm_dir)
+        for ino in found.keys() - users.keys():
+            try:
+                found[ino].unlink()
+                removed.append(found[ino])
+            except OSError:  # gone already, or not ours to remove after all: never fail the launch for it
+                continue
+        dying = [ino for ino in found.keys() & users.keys() if all(_exiting(p) for p in users[ino])]
+        if not dying or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     return sorted(removed)
 
 
