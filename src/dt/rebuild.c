@@ -213,6 +213,7 @@ typedef struct {
     const mg_dt *t;
     MPI_Count count;
     int form;
+    mg_form_policy policy; /* MG_DT_FORM_AUTO's, read once per mg_dt_to_mpi_form */
     MPI_Datatype *out;
 } rebuild_ctx;
 
@@ -358,12 +359,11 @@ static int rotated_period(const mg_node *n)
 static int unrotated(const mg_node *n, MPI_Aint disp, MPI_Datatype *out)
 {
     const mg_node *h = n->kids[0], *v = n->kids[1], *t = n->kids[2];
-    MPI_Count lens[2] = {h->count, t->count};
+    if (!fits_int(h->count) || !fits_int(t->count)) return MG_DT_ERR_OVERFLOW;
+    int lens[2] = {(int)h->count, (int)t->count};
     MPI_Aint displs[2] = {disp + n->displs[0], disp + n->displs[1]};
     MPI_Datatype pair = MPI_DATATYPE_NULL, period = MPI_DATATYPE_NULL;
-    int rc = fits_int(lens[0]) && fits_int(lens[1])
-                 ? ok(MPI_Type_create_hindexed(2, (int[]){(int)lens[0], (int)lens[1]}, displs, h->elem, &pair))
-                 : MG_DT_ERR_OVERFLOW;
+    int rc = ok(MPI_Type_create_hindexed(2, lens, displs, h->elem, &pair));
     if (!rc) rc = ok(MPI_Type_create_resized(pair, 0, v->stride, &period));
     if (!rc) rc = contig(v->count + 1, period, out);
     drop(&pair);
@@ -378,7 +378,7 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     MPI_Datatype body = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL;
     int form = r->form, small_resized = 0;
     if (form == MG_DT_FORM_AUTO) {
-        mg_form_policy p = mg__auto_form();
+        const mg_form_policy p = r->policy;
         int small = p.list_below < 0 || (n && n->size < p.list_below);
         small_resized = p.list_below && small && resized_blocks(n, p.resized_block);
         int unrotate = p.repeat_from > 0 && rotated_period(n) && n->kids[1]->kid->size >= p.repeat_from;
@@ -421,10 +421,10 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
 
 /* count copies of the one-element form: its lb and extent are t's, so the
  * array has those of MPI_Type_contiguous(count, t). */
-static int repeated(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out)
+static int repeated(const mg_dt *t, MPI_Count count, int form, mg_form_policy p, MPI_Datatype *out)
 {
     MPI_Datatype one = MPI_DATATYPE_NULL;
-    rebuild_ctx r = {t, 1, form, &one};
+    rebuild_ctx r = {t, 1, form, p, &one};
     int rc = mg__repeat(t, 1, rebuild_visit, &r);
     if (!rc) rc = contig(count, one, out);
     if (!rc) rc = ok(MPI_Type_commit(out));
@@ -438,13 +438,13 @@ int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *o
     if (!t || !out || count < 0) return MG_DT_ERR_ARG;
     *out = MPI_DATATYPE_NULL;
     if (form < MG_DT_FORM_AUTO || form > MG_DT_FORM_COPIES) return MG_DT_ERR_ARG;
-    int copies = form == MG_DT_FORM_COPIES;
-    if (form == MG_DT_FORM_AUTO) {
-        mg_form_policy p = mg__auto_form();
-        copies = p.base == MG_DT_FORM_COPIES || (p.repeat_from > 0 && t->size >= p.repeat_from);
-    }
-    if (copies && count > 1 && t->extent > 0) return repeated(t, count, form, out);
-    rebuild_ctx r = {t, count, form, out};
+    mg_form_policy p = {0};
+    if (form == MG_DT_FORM_AUTO) p = mg__auto_form();
+    int copies = form == MG_DT_FORM_COPIES ||
+                 (form == MG_DT_FORM_AUTO &&
+                  (p.base == MG_DT_FORM_COPIES || (p.repeat_from > 0 && t->size >= p.repeat_from)));
+    if (copies && count > 1 && t->extent > 0) return repeated(t, count, form, p, out);
+    rebuild_ctx r = {t, count, form, p, out};
     return mg__repeat(t, count, rebuild_visit, &r);
 }
 

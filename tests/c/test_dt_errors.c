@@ -341,19 +341,14 @@ static MPI_Datatype tiled_ints(int n, MPI_Aint extent)
     return t;
 }
 
-/* The MPI library's version string contains s. */
-static int library_says(const char *s)
+/* MPICH itself, not a library derived from it (form.c's families). */
+static int is_mpich(void)
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
     MPI_Get_library_version(version, &len);
-    return strstr(version, s) != NULL;
-}
-
-/* MPICH itself, not a library derived from it (form.c's families). */
-static int is_mpich(void)
-{
-    return library_says("MPICH") && !library_says("Intel") && !library_says("MVAPICH") && !library_says("Open MPI");
+    return strstr(version, "MPICH") && !strstr(version, "Intel") && !strstr(version, "MVAPICH") &&
+           !strstr(version, "Open MPI");
 }
 
 static void to_mpi_forms(void)

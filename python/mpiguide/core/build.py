@@ -89,7 +89,8 @@ def _build(stack: Stack, sanitize: bool, out: Path) -> None:
         cache.unlink()
     # the tests' scripts run mpiguide's own modules (segments) with this Python
     python = f"MG_PYTHON3:FILEPATH={sys.executable}"
-    if not cache.exists() or any(s not in cache.read_text(errors="replace") for s in (str(stack.mpicc), python)):
+    cached = cache.read_text(errors="replace") if cache.exists() else ""
+    if str(stack.mpicc) not in cached or python not in cached:
         _run_step(
             ["cmake", "-S", str(source_root()), "-B", str(out), f"-DCMAKE_C_COMPILER={stack.mpicc}",
              f"-DMG_MPIEXEC={wrapper}", f"-DMG_SANITIZE={'ON' if sanitize else 'OFF'}", f"-D{python}"],
