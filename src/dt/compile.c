@@ -27,7 +27,7 @@ int mg__compile(mg_arena *a, mg_node *n)
     n->normalized = 1;
     n->norm = n;
     n->norm_disp = 0;
-    if (n->kind == MG_N_IDX || n->kind == MG_N_SEQ) {
+    if (n->op == MG_OP_INDEXED || n->op == MG_OP_SEQUENCE) {
         if (!(n->prefix = mg__alloc(a, sizeof(MPI_Count) * (size_t)(n->count + 1)))) return MG_DT_ERR_NOMEM;
         MPI_Count total = 0;
         for (MPI_Count i = 0; i < n->count; i++) {

@@ -142,21 +142,11 @@ static int decode_named(mg_arena *a, MPI_Datatype t, mg_node **out)
     return decode_pair(a, t, out);
 }
 
-/* count blocks of blens[k] copies of `kid` (extent ext) at displs[k] bytes.
- * Blocks of a dense basic element become one IDX node rather than a node each. */
+/* count blocks of blens[k] copies of `kid` (extent ext) at displs[k] bytes,
+ * where kid is not a dense basic element (those are one IDX: dense_list). */
 static int make_blocks(mg_arena *a, mg_node *kid, MPI_Aint ext, MPI_Count count, const MPI_Count *blens,
                        const MPI_Aint *displs, mg_node **out)
 {
-    if (kid->kind == MG_N_BLOCK && ext == kid->size) {
-        mg_node *n = mg__idx(a, kid->elem, kid->esize, count);
-        if (!n) return MG_DT_ERR_NOMEM;
-        for (MPI_Count k = 0; k < count; k++) {
-            n->displs[k] = displs[k];
-            if (!mg__mul(blens[k], kid->count, &n->lens[k])) return MG_DT_ERR_OVERFLOW;
-        }
-        *out = n;
-        return mg__finish(a, n);
-    }
     mg_node *s = mg__seq(a, count);
     if (!s) return MG_DT_ERR_NOMEM;
     mg_node *shared = NULL;
@@ -185,20 +175,47 @@ static inline MPI_Count list_blen(const contents *ct, MPI_Count k, int large, in
     return large ? ct->c[j] : ct->i[j];
 }
 
+/* The displacements of a blocked list (count blocks of blen * per elements
+ * each), measured in the same pass. Equal lengths leave few things to track
+ * per block: the bounds, and whether a block starts where the last ended. */
+static inline __attribute__((always_inline)) int fill_fixed(mg_node *x, const contents *ct, MPI_Count per, MPI_Aint ext,
+                                                            const int large, const int bytes)
+{
+    MPI_Count n = x->count, len = 0, b = 0;
+    if (n && (!mg__mul(list_blen(ct, 0, large, 1), per, &len) || !mg__mul(len, x->esize, &b)))
+        return MG_DT_ERR_OVERFLOW;
+    x->blen = len;
+    MPI_Aint *d = x->displs, lo = PTRDIFF_MAX, top = PTRDIFF_MIN, prev_end = 0;
+    unsigned joins = 0;
+    for (MPI_Count k = 0; k < n; k++) {
+        MPI_Aint v = list_disp(ct, 2, k, ext, large, bytes);
+        d[k] = v;
+        joins |= k && v == prev_end;
+        prev_end = (MPI_Aint)((size_t)v + (size_t)b); /* wraps only where top + b overflows below */
+        lo = v < lo ? v : lo;
+        top = v > top ? v : top;
+    }
+    mg_idx_stats st = {.first_len = len, .lo = lo, .hi = top, .prev_end = prev_end};
+    st.flags = (n && (joins || !len)) * MG_IDX_MERGES;
+    if ((n && __builtin_add_overflow(top, b, &st.hi)) || !mg__mul(n, len, &st.elems)) st.flags |= MG_IDX_OVERFLOW;
+    return mg__idx_stats_set(x, st);
+}
+
 /* Fills the lists of x (count blocks of per elements each per block length)
  * and measures them in the same pass: one pass over millions of blocks. */
 static inline __attribute__((always_inline)) int fill_list(mg_node *x, const contents *ct, MPI_Count per, MPI_Aint ext,
                                                            const int large, const int blocked, const int bytes)
 {
-    MPI_Count n = x->count, first = blocked ? 2 : 1 + n, l0 = 0; /* first: position of the displacements */
+    if (blocked) return fill_fixed(x, ct, per, ext, large, bytes);
+    MPI_Count n = x->count, first = 1 + n, l0 = 0; /* first: position of the displacements */
     MPI_Aint *d = x->displs;
     MPI_Count *len = x->lens, esz = x->esize;
     mg_idx_stats st;
-    int bad = n && !mg__mul(list_blen(ct, 0, large, blocked), per, &l0);
+    int bad = n && !mg__mul(list_blen(ct, 0, large, 0), per, &l0);
     mg__idx_stats_init(&st, n ? list_disp(ct, first, 0, ext, large, bytes) : 0, l0);
     for (MPI_Count k = 0; k < n; k++) {
         d[k] = list_disp(ct, first, k, ext, large, bytes);
-        bad |= !mg__mul(list_blen(ct, k, large, blocked), per, &len[k]);
+        bad |= !mg__mul(list_blen(ct, k, large, 0), per, &len[k]);
         mg__idx_stats_add(&st, d[k], len[k], esz);
     }
     st.flags |= bad ? MG_IDX_OVERFLOW : 0;
@@ -230,7 +247,8 @@ static int dense_list(mg_arena *a, const contents *ct, const mg_node *kid, MPI_A
                       mg_node **out)
 {
     static const fill_fn fill[8] = {fill_000, fill_001, fill_010, fill_011, fill_100, fill_101, fill_110, fill_111};
-    mg_node *x = mg__idx(a, kid->elem, kid->esize, arg(ct, 0));
+    mg_node *x = blocked ? mg__idx_fixed(a, kid->elem, kid->esize, arg(ct, 0), 0)
+                         : mg__idx(a, kid->elem, kid->esize, arg(ct, 0));
     if (!x) return MG_DT_ERR_NOMEM;
     *out = x;
     return fill[ct->large * 4 + blocked * 2 + bytes](x, ct, kid->count, ext);

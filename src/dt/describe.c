@@ -148,7 +148,7 @@ static void node(text *o, const mg_node *n)
         int el = divisible(n->displs, n->count, n->esize);
         MPI_Count unit = el ? n->esize : 1;
         if (n->fixed) {
-            put(o, "%s(block=%lld, displs=", el ? "indexed_block" : "hindexed_block", (long long)n->lens[0]);
+            put(o, "%s(block=%lld, displs=", el ? "indexed_block" : "hindexed_block", (long long)mg__len(n, 0));
         } else {
             put(o, "%s(blocks=", el ? "indexed" : "hindexed");
             list_count(o, n->lens, n->count);
@@ -215,7 +215,7 @@ static int on_grid(const mg_node *n, MPI_Count l)
     case MG_N_VEC: return n->stride != -1 && n->stride % l == 0 && on_grid(n->kid, l);
     case MG_N_IDX:
         for (MPI_Count i = 0; i < n->count; i++)
-            if (n->displs[i] % l || (n->lens[i] * n->esize) % l) return 0;
+            if (n->displs[i] % l || (mg__len(n, i) * n->esize) % l) return 0;
         return 1;
     case MG_N_SEQ:
         for (MPI_Count i = 0; i < n->count; i++)
@@ -339,7 +339,7 @@ static void program(text *o, const mg_node *n, MPI_Aint disp, int depth)
             (long long)n->stride, (long long)n->kid->count, (long long)n->kid->kid->size, (long long)n->kid->stride);
         return;
     case MG_OP_INDEXED_FIXED:
-        put(o, " count=%lld block=%lldB\n", (long long)n->count, (long long)(n->lens[0] * n->esize));
+        put(o, " count=%lld block=%lldB\n", (long long)n->count, (long long)(mg__len(n, 0) * n->esize));
         return;
     case MG_OP_INDEXED: put(o, " count=%lld bytes=%lld\n", (long long)n->count, (long long)n->size); return;
     case MG_OP_REPEAT_INDEXED:

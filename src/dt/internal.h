@@ -4,7 +4,7 @@
  * relative to its origin, in typemap order; parents place children:
  *   BLOCK  `count` basic elements back to back at the origin
  *   VEC    `count` copies of `kid` at i * stride
- *   IDX    `count` blocks of basic elements: block i holds lens[i] elements at displs[i]
+ *   IDX    `count` blocks of basic elements: block i holds mg__len(n, i) elements at displs[i]
  *   SEQ    `count` children: kids[i] at displs[i]
  * After normalization the same tree is the loop program: VEC over BLOCK is a
  * strided copy, VEC over VEC over BLOCK a two-level strided copy, IDX an
@@ -30,11 +30,14 @@ struct mg_node {
     MPI_Aint stride;   /* VEC */
     mg_node *kid;      /* VEC */
     MPI_Aint *displs;  /* IDX, SEQ */
-    MPI_Count *lens;   /* IDX: elements per block */
+    MPI_Count *lens;   /* IDX: elements per block; NULL when every block holds blen (a blocked
+                        * constructor's list: no second list of millions of equal entries) */
+    MPI_Count blen;    /* IDX without lens */
     mg_node **kids;    /* SEQ (children may be shared) */
-    MPI_Count *prefix; /* IDX, SEQ of the compiled program: packed bytes before entry i, count + 1 entries */
-    int fixed;         /* IDX: all lens equal */
-    int own_lists;     /* IDX: displs and lens are this node's alone (normalization may rewrite them in place) */
+    MPI_Count *prefix; /* SEQ, IDX of unequal blocks, of the compiled program: packed bytes before entry i,
+                        * count + 1 entries (equal blocks seek by a division) */
+    int fixed;         /* IDX: all blocks equally long */
+    int own_lists;     /* IDX: its lists are this node's alone (normalization may rewrite them in place) */
     int merges;        /* IDX: a block is empty or ends where the next begins */
     /* derived by mg__finish */
     MPI_Count size;    /* packed bytes */
@@ -47,6 +50,9 @@ struct mg_node {
     int normalized;
     int op; /* mg_op: the loop primitive that executes this node */
 };
+
+/* Elements of block i of an IDX. */
+static inline MPI_Count mg__len(const mg_node *n, MPI_Count i) { return n->lens ? n->lens[i] : n->blen; }
 
 /* Loop primitives of the compiled program. */
 typedef enum {
@@ -112,6 +118,8 @@ int mg__transfer_rest(const mg_dt *t, char *user, char *stream, MPI_Count count,
 mg_node *mg__block(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count);
 mg_node *mg__vec(mg_arena *a, MPI_Count count, MPI_Aint stride, mg_node *kid);
 mg_node *mg__idx(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count);
+/* An IDX whose count blocks all hold blen elements: displs only. */
+mg_node *mg__idx_fixed(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count, MPI_Count blen);
 mg_node *mg__seq(mg_arena *a, MPI_Count count);
 /* Compute size, nblocks, bounds and depth from the children. */
 int mg__finish(mg_arena *a, mg_node *n);

@@ -92,17 +92,24 @@ mg_node *mg__vec(mg_arena *a, MPI_Count count, MPI_Aint stride, mg_node *kid)
     return n;
 }
 
-mg_node *mg__idx(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count)
+mg_node *mg__idx_fixed(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count, MPI_Count blen)
 {
     mg_node *n = node(a, MG_N_IDX, count);
     if (!n) return NULL;
     n->elem = elem;
     n->esize = esize;
+    n->blen = blen;
     /* every caller writes all entries */
     n->displs = alloc_filled(a, sizeof(MPI_Aint) * (size_t)(count ? count : 1));
-    n->lens = alloc_filled(a, sizeof(MPI_Count) * (size_t)(count ? count : 1));
     n->own_lists = 1;
-    return n->displs && n->lens ? n : NULL;
+    return n->displs ? n : NULL;
+}
+
+mg_node *mg__idx(mg_arena *a, MPI_Datatype elem, MPI_Count esize, MPI_Count count)
+{
+    mg_node *n = mg__idx_fixed(a, elem, esize, count, 0);
+    if (n && !(n->lens = alloc_filled(a, sizeof(MPI_Count) * (size_t)(count ? count : 1)))) return NULL;
+    return n;
 }
 
 mg_node *mg__seq(mg_arena *a, MPI_Count count)
@@ -123,11 +130,11 @@ int mg__idx_stats_set(mg_node *n, mg_idx_stats st)
         lo = PTRDIFF_MAX;
         hi = PTRDIFF_MIN;
         for (MPI_Count i = 0; i < n->count; i++) {
-            if (!n->lens[i]) {
+            if (!mg__len(n, i)) {
                 empties++;
                 continue;
             }
-            MPI_Aint d = n->displs[i], end = d + n->lens[i] * n->esize;
+            MPI_Aint d = n->displs[i], end = d + mg__len(n, i) * n->esize;
             lo = d < lo ? d : lo;
             hi = end > hi ? end : hi;
         }
@@ -176,8 +183,8 @@ int mg__finish(mg_arena *a, mg_node *n)
     }
     case MG_N_IDX: {
         mg_idx_stats st;
-        mg__idx_stats_init(&st, n->count ? n->displs[0] : 0, n->count ? n->lens[0] : 0);
-        for (MPI_Count i = 0; i < n->count; i++) mg__idx_stats_add(&st, n->displs[i], n->lens[i], n->esize);
+        mg__idx_stats_init(&st, n->count ? n->displs[0] : 0, n->count ? mg__len(n, 0) : 0);
+        for (MPI_Count i = 0; i < n->count; i++) mg__idx_stats_add(&st, n->displs[i], mg__len(n, i), n->esize);
         return mg__idx_stats_set(n, st);
     }
     case MG_N_SEQ: {
@@ -208,9 +215,15 @@ int mg__node_equal(const mg_node *x, const mg_node *y)
     case MG_N_BLOCK: return x->elem == y->elem && x->esize == y->esize;
     case MG_N_VEC: return x->stride == y->stride && mg__node_equal(x->kid, y->kid);
     case MG_N_IDX:
-        return x->elem == y->elem && x->esize == y->esize &&
-               (x->displs == y->displs || !memcmp(x->displs, y->displs, sizeof(MPI_Aint) * (size_t)x->count)) &&
-               (x->lens == y->lens || !memcmp(x->lens, y->lens, sizeof(MPI_Count) * (size_t)x->count));
+        if (x->elem != y->elem || x->esize != y->esize ||
+            (x->displs != y->displs && memcmp(x->displs, y->displs, sizeof(MPI_Aint) * (size_t)x->count)))
+            return 0;
+        if (!x->lens && !y->lens) return x->count == 0 || x->blen == y->blen;
+        if (x->lens && y->lens)
+            return x->lens == y->lens || !memcmp(x->lens, y->lens, sizeof(MPI_Count) * (size_t)x->count);
+        for (MPI_Count i = 0; i < x->count; i++)
+            if (mg__len(x, i) != mg__len(y, i)) return 0;
+        return 1;
     case MG_N_SEQ:
         if (memcmp(x->displs, y->displs, sizeof(MPI_Aint) * (size_t)x->count)) return 0;
         for (MPI_Count i = 0; i < x->count; i++)

@@ -17,12 +17,14 @@ typedef struct {
     piece *p;
     MPI_Count len, cap;
 } plist;
-/* A list of blocks as two arrays (those of an IDX node, or scratch): block i
- * holds len[i] elements at d[i]. */
+/* A list of blocks as arrays (those of an IDX node, or scratch): block i
+ * holds rlen(r, i) elements at d[i] (len NULL: every block holds len0). */
 typedef struct {
     MPI_Aint *d;
     MPI_Count *len;
+    MPI_Count len0;
 } runs;
+static inline MPI_Count rlen(const runs *r, MPI_Count i) { return r->len ? r->len[i] : r->len0; }
 
 static int norm(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp);
 static int seq_rules(mg_arena *a, plist *pl, mg_node **out, MPI_Aint *disp);
@@ -75,15 +77,14 @@ static int make_idx(mg_arena *a, MPI_Datatype e, MPI_Count esz, const runs *r, M
     if (share && first == 0 && base == 0) {
         mg_node *n = mg__alloc(a, sizeof *n);
         if (!n) return MG_DT_ERR_NOMEM;
-        *n = (mg_node){.kind = MG_N_IDX, .elem = e, .esize = esz, .count = m, .displs = r->d, .lens = r->len};
+        *n = (mg_node){.kind = MG_N_IDX, .elem = e, .esize = esz, .count = m, .displs = r->d, .lens = r->len,
+                       .blen = r->len0};
         return finished(a, n, out);
     }
-    mg_node *n = mg__idx(a, e, esz, m);
+    mg_node *n = r->len ? mg__idx(a, e, esz, m) : mg__idx_fixed(a, e, esz, m, r->len0);
     if (!n) return MG_DT_ERR_NOMEM;
-    for (MPI_Count i = 0; i < m; i++) {
-        n->displs[i] = r->d[first + i] - base;
-        n->lens[i] = r->len[first + i];
-    }
+    for (MPI_Count i = 0; i < m; i++) n->displs[i] = r->d[first + i] - base;
+    if (r->len) memcpy(n->lens, r->len + first, sizeof(MPI_Count) * (size_t)m);
     return finished(a, n, out);
 }
 
@@ -92,10 +93,13 @@ static MPI_Count arith_run(const runs *r, MPI_Count m, MPI_Count i)
 {
     const MPI_Aint *d = r->d;
     const MPI_Count *len = r->len;
-    if (i + 1 >= m || len[i + 1] != len[i]) return 1;
+    if (i + 1 >= m || rlen(r, i + 1) != rlen(r, i)) return 1;
     MPI_Aint s = d[i + 1] - d[i];
     MPI_Count j = i + 1;
-    while (j + 1 < m && len[j + 1] == len[i] && d[j + 1] - d[j] == s) j++;
+    if (len)
+        while (j + 1 < m && len[j + 1] == len[i] && d[j + 1] - d[j] == s) j++;
+    else
+        while (j + 1 < m && d[j + 1] - d[j] == s) j++;
     return j - i + 1;
 }
 
@@ -107,7 +111,10 @@ static MPI_Count find_period(const runs *r, MPI_Count m, MPI_Aint *shift)
     for (MPI_Count q = 2; q <= 16 && 2 * q <= m; q++) {
         MPI_Aint p = d[q] - d[0];
         MPI_Count i = 0;
-        while (i + q < m && len[i + q] == len[i] && d[i + q] - d[i] == p) i++;
+        if (len)
+            while (i + q < m && len[i + q] == len[i] && d[i + q] - d[i] == p) i++;
+        else
+            while (i + q < m && d[i + q] - d[i] == p) i++;
         if (i + q >= m) {
             *shift = p;
             return q;
@@ -117,8 +124,8 @@ static MPI_Count find_period(const runs *r, MPI_Count m, MPI_Aint *shift)
 }
 
 /* Drop empty blocks; merge a block with the next when it ends where the next
- * begins (the bytes stay in the same order, now in one block). In place;
- * returns the blocks left. */
+ * begins (the bytes stay in the same order, now in one block). In place (r
+ * has its len list); returns the blocks left. */
 static MPI_Count merge_runs(runs *r, MPI_Count m, MPI_Count esz)
 {
     MPI_Aint *d = r->d;
@@ -148,7 +155,7 @@ static int norm_runs(mg_arena *a, MPI_Datatype e, MPI_Count esz, const runs *r, 
     mg_node *blk;
     if (arith_run(r, m, 0) == m) {
         /* Equal blocks at a constant distance are a vector (same order: i-th block is copy i). */
-        MG_TRY(new_block(a, e, esz, r->len[0], &blk));
+        MG_TRY(new_block(a, e, esz, rlen(r, 0), &blk));
         *disp = r->d[0];
         return new_vec(a, m, m > 1 ? r->d[1] - r->d[0] : 0, blk, out);
     }
@@ -186,7 +193,7 @@ static int norm_runs(mg_arena *a, MPI_Datatype e, MPI_Count esz, const runs *r, 
             for (MPI_Count i = 0, len; i < m && rc == MG_DT_SUCCESS; i += len) {
                 len = arith_run(r, m, i);
                 mg_node *v;
-                rc = new_block(a, e, esz, r->len[i], &blk);
+                rc = new_block(a, e, esz, rlen(r, i), &blk);
                 if (rc == MG_DT_SUCCESS) rc = new_vec(a, len, len > 1 ? r->d[i + 1] - r->d[i] : 0, blk, &v);
                 if (rc == MG_DT_SUCCESS) rc = plist_push(&pl, r->d[i], v);
             }
@@ -217,12 +224,12 @@ static void runs_free(runs *r)
  * which nothing reads after its normalization), and copied otherwise. */
 static int norm_idx(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp)
 {
-    runs r = {n->displs, n->lens};
+    runs r = {n->displs, n->lens, n->blen};
     MPI_Count m = n->count;
     int own = n->own_lists;
     n->own_lists = 0; /* the result may share them */
     if (!n->merges) return norm_runs(a, n->elem, n->esize, &r, m, 1, 1, out, disp);
-    if (own) {
+    if (own && r.len) {
         m = merge_runs(&r, m, n->esize);
         return norm_runs(a, n->elem, n->esize, &r, m, 1, 1, out, disp);
     }
@@ -230,7 +237,7 @@ static int norm_idx(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp)
     int rc = runs_alloc(&c, m);
     if (rc == MG_DT_SUCCESS) {
         memcpy(c.d, r.d, sizeof(MPI_Aint) * (size_t)m);
-        memcpy(c.len, r.len, sizeof(MPI_Count) * (size_t)m);
+        for (MPI_Count i = 0; i < m; i++) c.len[i] = rlen(&r, i);
         m = merge_runs(&c, m, n->esize);
         rc = norm_runs(a, n->elem, n->esize, &c, m, 0, 1, out, disp);
     }
@@ -263,7 +270,7 @@ static int leaves_to_runs(const plist *pl, MPI_Datatype *e, MPI_Count *esz, runs
         } else {
             for (MPI_Count j = 0; j < n->count; j++, k++) {
                 r->d[k] = pl->p[i].d + n->displs[j];
-                r->len[k] = n->lens[j] * scale;
+                r->len[k] = mg__len(n, j) * scale;
             }
         }
     }
@@ -426,7 +433,7 @@ static int pieces_of(mg_arena *a, mg_node *k, plist *pl)
     }
     for (MPI_Count i = 0; i < k->count; i++) {
         mg_node *b;
-        MG_TRY(new_block(a, k->elem, k->esize, k->lens[i], &b));
+        MG_TRY(new_block(a, k->elem, k->esize, mg__len(k, i), &b));
         MG_TRY(plist_push(pl, k->displs[i], b));
     }
     return MG_DT_SUCCESS;
@@ -449,7 +456,7 @@ int mg__rotation(mg_arena *a, mg_node *k, MPI_Aint stride, mg_rotation *r)
     if ((k->kind != MG_N_IDX && k->kind != MG_N_SEQ) || k->count < 2) return MG_DT_SUCCESS;
     /* the join test first: the pieces of a long list are not made for nothing */
     MPI_Count last = k->count - 1;
-    if (k->kind == MG_N_IDX && k->displs[last] + k->lens[last] * k->esize != stride + k->displs[0])
+    if (k->kind == MG_N_IDX && k->displs[last] + mg__len(k, last) * k->esize != stride + k->displs[0])
         return MG_DT_SUCCESS;
     if (k->kind == MG_N_SEQ && (k->kids[0]->kind != MG_N_BLOCK || k->kids[last]->kind != MG_N_BLOCK ||
                                 k->displs[last] + k->kids[last]->size != stride + k->displs[0]))

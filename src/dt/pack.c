@@ -84,7 +84,7 @@ static void seek(mg_dt_cursor *c, MPI_Count off)
             c->pos = off % b;
             return;
         case MG_OP_INDEXED_FIXED:
-            b = n->lens[0] * n->esize;
+            b = mg__len(n, 0) * n->esize;
             f->i = off / b;
             c->pos = off % b;
             return;
@@ -93,6 +93,12 @@ static void seek(mg_dt_cursor *c, MPI_Count off)
             f->i = i;
             off -= i * n->kid->size;
             n = n->kid; /* the block within copy i, as for INDEXED */
+            if (n->fixed) {
+                b = mg__len(n, 0) * n->esize;
+                f->j = off / b;
+                c->pos = off % b;
+                return;
+            }
             /* fall through */
         case MG_OP_INDEXED:
         case MG_OP_SEQUENCE:
@@ -213,7 +219,7 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
             const MPI_Aint *d = n->displs;
             MPI_Count esz = n->esize;
             if (c->pos) {
-                MPI_Count b = n->lens[f->i] * esz;
+                MPI_Count b = mg__len(n, f->i) * esz;
                 MPI_Count take = partial(pack, u + d[f->i], stream, b, &c->pos, left);
                 stream += take;
                 left -= take;
@@ -223,7 +229,7 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
             }
             MPI_Count i = f->i;
             if (n->op == MG_OP_INDEXED_FIXED) {
-                MPI_Count b = n->lens[0] * esz, full = min_count(n->count - i, left / b);
+                MPI_Count b = mg__len(n, 0) * esz, full = min_count(n->count - i, left / b);
                 MPI_Count end = i + full;
                 MG_WITH_BLOCK(b, for (; i < end; i++, stream += B) mg__move(pack, (uc *)u + d[i], (uc *)stream, B))
                 left -= full * b;
@@ -238,7 +244,7 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
             }
             f->i = i;
             if (i < n->count && left > 0) {
-                MPI_Count take = partial(pack, u + d[i], stream, n->lens[i] * esz, &c->pos, left);
+                MPI_Count take = partial(pack, u + d[i], stream, mg__len(n, i) * esz, &c->pos, left);
                 stream += take;
                 left -= take;
             }
@@ -249,14 +255,14 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
             /* i: copy, j: block within the copy */
             const mg_node *in = n->kid;
             const MPI_Aint *d = in->displs;
-            const MPI_Count *lens = in->lens, esz = in->esize;
+            const MPI_Count esz = in->esize;
             if (!c->pos && !f->j) {
                 /* whole copies at once */
                 MPI_Count full = min_count(n->count - f->i, left / in->size);
                 char *u = ubuf + f->base + (MPI_Aint)f->i * n->stride;
                 for (MPI_Count e = 0; e < full; e++, u += n->stride)
                     for (MPI_Count j = 0; j < in->count; j++) {
-                        MPI_Count b = lens[j] * esz;
+                        MPI_Count b = mg__len(in, j) * esz;
                         mg__move(pack, (uc *)u + d[j], (uc *)stream, (size_t)b);
                         stream += b;
                     }
@@ -267,7 +273,7 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
                 char *u = ubuf + f->base + (MPI_Aint)f->i * n->stride;
                 MPI_Count j = f->j, b;
                 if (c->pos) {
-                    b = lens[j] * esz;
+                    b = mg__len(in, j) * esz;
                     MPI_Count take = partial(pack, u + d[j], stream, b, &c->pos, left);
                     stream += take;
                     left -= take;
@@ -275,7 +281,7 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
                     c->pos = 0;
                     j++;
                 }
-                while (j < in->count && (b = lens[j] * esz) <= left) {
+                while (j < in->count && (b = mg__len(in, j) * esz) <= left) {
                     mg__move(pack, (uc *)u + d[j], (uc *)stream, (size_t)b);
                     stream += b;
                     left -= b;
@@ -283,7 +289,7 @@ static inline __attribute__((always_inline)) MPI_Count run(mg_dt_cursor *c, char
                 }
                 if (j < in->count) {
                     if (left > 0) {
-                        MPI_Count take = partial(pack, u + d[j], stream, lens[j] * esz, &c->pos, left);
+                        MPI_Count take = partial(pack, u + d[j], stream, mg__len(in, j) * esz, &c->pos, left);
                         stream += take;
                         left -= take;
                     }

@@ -129,15 +129,15 @@ static MPI_Count chunks(MPI_Count len)
 static int build_idx(const mg_node *n, MPI_Datatype *out)
 {
     int small = fits_int(n->count);
-    for (MPI_Count i = 0; small && i < n->count; i++) small = fits_int(n->lens[i]);
+    for (MPI_Count i = 0; small && i < n->count; i++) small = fits_int(mg__len(n, i));
     if (small && n->fixed)
-        return ok(MPI_Type_create_hindexed_block((int)n->count, (int)n->lens[0], n->displs, n->elem, out));
+        return ok(MPI_Type_create_hindexed_block((int)n->count, (int)mg__len(n, 0), n->displs, n->elem, out));
 #ifdef MG_HAVE_MPI_LARGE_COUNT
     if (!small) {
         MPI_Count *d = malloc(sizeof(MPI_Count) * (size_t)(n->count + 1));
         if (!d) return MG_DT_ERR_NOMEM;
         for (MPI_Count i = 0; i < n->count; i++) d[i] = n->displs[i];
-        int rc = n->fixed ? MPI_Type_create_hindexed_block_c(n->count, n->lens[0], d, n->elem, out)
+        int rc = n->fixed ? MPI_Type_create_hindexed_block_c(n->count, mg__len(n, 0), d, n->elem, out)
                           : MPI_Type_create_hindexed_c(n->count, n->lens, d, n->elem, out);
         free(d);
         return ok(rc);
@@ -146,14 +146,14 @@ static int build_idx(const mg_node *n, MPI_Datatype *out)
     /* Blocks longer than int are cut into chunks: adjacent blocks of one
      * type are the same typemap. */
     MPI_Count m = 0;
-    for (MPI_Count i = 0; i < n->count && fits_int(m); i++) m += chunks(n->lens[i]);
+    for (MPI_Count i = 0; i < n->count && fits_int(m); i++) m += chunks(mg__len(n, i));
     if (!fits_int(m)) return MG_DT_ERR_OVERFLOW;
     int *lens = malloc(sizeof(int) * (size_t)(m + 1));
     MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(m + 1));
     int rc = lens && d ? MG_DT_SUCCESS : MG_DT_ERR_NOMEM;
     for (MPI_Count i = 0, j = 0; !rc && i < n->count; i++)
-        for (MPI_Count c = 0, k = chunks(n->lens[i]); c < k; c++, j++) {
-            MPI_Count first = c * MG_CHUNK_ELEMS, rest = n->lens[i] - first;
+        for (MPI_Count c = 0, k = chunks(mg__len(n, i)); c < k; c++, j++) {
+            MPI_Count first = c * MG_CHUNK_ELEMS, rest = mg__len(n, i) - first;
             lens[j] = (int)(rest < MG_CHUNK_ELEMS ? rest : MG_CHUNK_ELEMS);
             d[j] = n->displs[i] + (MPI_Aint)(first * n->esize);
         }

@@ -13,7 +13,7 @@ int mg__walk(const mg_node *n, MPI_Aint base, walk_fn fn, void *arg)
         for (MPI_Count i = 0; i < n->count && !rc; i++) rc = mg__walk(n->kid, base + (MPI_Aint)i * n->stride, fn, arg);
         return rc;
     case MG_N_IDX:
-        for (MPI_Count i = 0; i < n->count && !rc; i++) rc = fn(base + n->displs[i], n->lens[i] * n->esize, arg);
+        for (MPI_Count i = 0; i < n->count && !rc; i++) rc = fn(base + n->displs[i], mg__len(n, i) * n->esize, arg);
         return rc;
     case MG_N_SEQ:
         for (MPI_Count i = 0; i < n->count && !rc; i++) rc = mg__walk(n->kids[i], base + n->displs[i], fn, arg);

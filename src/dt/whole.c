@@ -71,7 +71,7 @@ MG_INLINE uc *indexed(int pack, const mg_node *k, uc *user, ptrdiff_t pitch, uc 
 {
     if (k->op == MG_OP_INDEXED_FIXED)
         (pack ? indexed_fixed_pack : indexed_fixed_unpack)(user, pitch, stream, copies, k->displs, (size_t)k->count,
-                                                           (size_t)(k->lens[0] * k->esize));
+                                                           (size_t)(mg__len(k, 0) * k->esize));
     else
         (pack ? indexed_pack : indexed_unpack)(user, pitch, stream, copies, k->displs, k->lens, (size_t)k->count,
                                                (size_t)k->esize);
