@@ -96,7 +96,8 @@ MG_DT_API int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out);
  * and of each member of an outermost struct) as MPI_Type_contiguous of their
  * element resized to the stride, as an array of a resized type is built;
  * LIST, all blocks in one MPI_Type_create_hindexed(_block) list where the
- * type has one element type and many small blocks (else VECTOR); COPIES,
+ * type has one element type and many small blocks, none of them half the
+ * data (else VECTOR); COPIES,
  * MPI_Type_contiguous(count, one element's form) for count > 1 (positive
  * extents), and a period whose copies join into longer blocks (a head, a
  * vector of joined blocks, a tail) as copies of the period (else VECTOR). MPI

@@ -262,7 +262,7 @@ static mg_dt *engine_type(MPI_Datatype t)
 /* MG_DT_FORM_LIST: many small blocks of one element type become one
  * hindexed_block list (blocks of unequal length cut into equal pieces where
  * that adds at most half as many entries), else an hindexed list; mixed
- * element types and large blocks stay vectors. */
+ * element types, large blocks and a block of half the data stay vectors. */
 static void to_mpi_list(void)
 {
     MPI_Datatype two, t, e;
@@ -305,6 +305,25 @@ static void to_mpi_list(void)
     MPI_Type_vector(100, 200, 400, MPI_INT, &wide); /* 800-byte blocks */
     mg_dt *dwide = engine_type(wide);
     EXPECT(list_of(dwide, 1, &n, &len, &e, &step) == MPI_COMBINER_VECTOR);
+
+    /* A row and 101 column elements (Test 11's shape): a list while every
+     * block holds less than half the data, a struct once the row holds half. */
+    MPI_Datatype row, col, rowcol[2];
+    MPI_Aint rd[2] = {0, 1000};
+    MPI_Type_vector(101, 1, 4, MPI_INT, &col);
+    for (int r = 100; r <= 101; r++) {
+        MPI_Type_contiguous(r, MPI_INT, &row);
+        parts[0] = row;
+        parts[1] = col;
+        MPI_Type_create_struct(2, ones, rd, parts, &rowcol[r - 100]);
+        MPI_Type_free(&row);
+    }
+    MPI_Type_free(&col);
+    mg_dt *row100 = engine_type(rowcol[0]), *row101 = engine_type(rowcol[1]);
+    EXPECT(list_of(row100, 1, &n, &len, &e, &step) == MPI_COMBINER_HINDEXED);
+    EXPECT(list_of(row101, 1, &n, &len, &e, &step) == MPI_COMBINER_STRUCT);
+    mg_dt_free(row100);
+    mg_dt_free(row101);
 
     mg_dt_free(tiled);
     mg_dt_free(d21);
