@@ -107,7 +107,8 @@ MG_DT_API int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out);
  * best for the MPI library running (MPI_Get_library_version) and the type:
  * on MPICH COPIES for elements or periods of 64 KiB and more, LIST for many
  * small blocks (on MPICH only below 8 KiB), else RESIZED on MPICH and VECTOR
- * on the others. */
+ * on the others, except a vector of blocks of 384 bytes and more on Intel
+ * MPI (RESIZED). */
 enum { MG_DT_FORM_AUTO = 0, MG_DT_FORM_VECTOR, MG_DT_FORM_RESIZED, MG_DT_FORM_LIST, MG_DT_FORM_COPIES };
 MG_DT_API int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out);
 

@@ -229,11 +229,12 @@ static int small_copies(const mg_node *n)
     return n && n->kind == MG_N_VEC && n->stride > 0 && n->kid->size <= MG_RESIZED_MAX_COPY;
 }
 static int resized_fits(const mg_node *n) { return small_copies(n) && n->size >= MG_RESIZED_MIN_BYTES; }
-/* A plain vector of blocks of min_block..MG_RESIZED_MAX_COPY bytes, which
- * the policy may want as resized copies at any size (mg_form_policy). */
-static int resized_blocks(const mg_node *n, MPI_Count min_block)
+/* A plain vector of blocks of min..max bytes, which the policy may want as
+ * resized copies at any size (mg_form_policy). */
+static int resized_blocks(const mg_node *n, MPI_Count min, MPI_Count max)
 {
-    return min_block > 0 && small_copies(n) && n->kid->kind == MG_N_BLOCK && n->kid->size >= min_block;
+    return min > 0 && n && n->kind == MG_N_VEC && n->stride > 0 && n->kid->kind == MG_N_BLOCK &&
+           n->kid->size >= min && n->kid->size <= max;
 }
 
 static int resized_copies(const mg_node *n, MPI_Datatype *out)
@@ -392,7 +393,7 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     if (form == MG_DT_FORM_AUTO) {
         const mg_form_policy p = r->policy;
         int small = p.list_below < 0 || (n && n->size < p.list_below);
-        small_resized = p.list_below && small && resized_blocks(n, p.resized_block);
+        small_resized = p.list_below && small && resized_blocks(n, p.resized_block, p.resized_max);
         int unrotate = p.repeat_from > 0 && rotated_period(n) && n->kids[1]->kid->size >= p.repeat_from;
         form = unrotate                                ? MG_DT_FORM_COPIES
                : small_resized                         ? MG_DT_FORM_RESIZED

@@ -370,6 +370,42 @@ static int is_mpich(void)
            !strstr(version, "Open MPI");
 }
 
+static int is_intel(void)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(version, &len);
+    return strstr(version, "Intel") != NULL;
+}
+
+/* AUTO's form of count elements of Tiled blocks of `ints` ints, 4 ints apart. */
+static int tiled_auto_form(int ints, MPI_Count count)
+{
+    MPI_Datatype t = tiled_ints(ints, 4 * (ints + 4));
+    mg_dt *d = NULL;
+    EXPECT(mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS);
+    int comb = d ? form_of(d, count, -1) : -1;
+    if (d) EXPECT(to_mpi_packs_as(d, t, (int)count));
+    mg_dt_free(d);
+    MPI_Type_free(&t);
+    return comb;
+}
+
+/* Plain vectors of larger blocks: on Intel MPI resized copies from 384-byte
+ * blocks at any size, on MPICH from 16 bytes to 1 KiB (at any size below
+ * 8 KiB, the base RESIZED form's rule above), elsewhere lists of small blocks
+ * and vectors of large ones. */
+static void to_mpi_resized_blocks(void)
+{
+    unsetenv("MPIGUIDE_DT_FORM");
+    int intel = is_intel(), mpich = is_mpich();
+    int list = MPI_COMBINER_HINDEXED_BLOCK, copies = MPI_COMBINER_CONTIGUOUS, vector = MPI_COMBINER_VECTOR;
+    EXPECT(tiled_auto_form(96, 10) == (intel || mpich ? copies : list));
+    EXPECT(tiled_auto_form(96, 1000) == (intel || mpich ? copies : list));
+    EXPECT(tiled_auto_form(95, 1000) == (mpich ? copies : list));
+    EXPECT(tiled_auto_form(1024, 100) == (intel ? copies : vector));
+}
+
 static void to_mpi_forms(void)
 {
     MPI_Datatype tiled = tiled_ints(2, 16);
@@ -700,6 +736,7 @@ int main(int argc, char **argv)
     to_mpi_negative_byte_stride();
     large_count_constructors();
     to_mpi_forms();
+    to_mpi_resized_blocks();
     to_mpi_large_elements();
     to_mpi_list();
     long_lists();
