@@ -105,7 +105,7 @@ MG_DT_API int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out);
  * measurements); AUTO, what mg_dt_to_mpi builds, is MPIGUIDE_DT_FORM=vector|
  * resized|list|copies from the environment if set, else what was measured
  * best for the MPI library running (MPI_Get_library_version) and the type:
- * on MPICH COPIES for elements or periods of 64 KiB and more, LIST for many
+ * on MPICH COPIES for elements or periods of 4 KiB and more, LIST for many
  * small blocks (on MPICH only below 8 KiB), else RESIZED on MPICH and VECTOR
  * on the others, except a vector of blocks of 384 bytes and more on Intel
  * MPI (RESIZED). */

@@ -403,7 +403,7 @@ static void to_mpi_resized_blocks(void)
     EXPECT(tiled_auto_form(96, 10) == (intel || mpich ? copies : list));
     EXPECT(tiled_auto_form(96, 1000) == (intel || mpich ? copies : list));
     EXPECT(tiled_auto_form(95, 1000) == (mpich ? copies : list));
-    EXPECT(tiled_auto_form(1024, 100) == (intel ? copies : vector));
+    EXPECT(tiled_auto_form(1000, 100) == (intel ? copies : vector));
 }
 
 static void to_mpi_forms(void)
@@ -461,14 +461,14 @@ static int top_combiner(mg_dt *d, MPI_Count count, int form)
     return comb;
 }
 
-/* Elements of 64 KiB and more: on MPICH the one-element form repeated
+/* Elements of 4 KiB and more: on MPICH the one-element form repeated
  * (MPI_Type_contiguous of it), elsewhere, for one element and for smaller
  * ones the count-aware form (resized to count elements' bounds). The element
  * is Alternating-repeated's (Test 10), whose copies join into longer blocks
  * in the count-aware form. */
 static void to_mpi_large_elements(void)
 {
-    for (int a = 4096; a <= 8192; a *= 2) {
+    for (int a = 256; a <= 512; a *= 2) {
         int lens[2] = {a - 1, a + 1}, displs[2] = {0, a + 1};
         MPI_Datatype idx, elem, nt = MPI_DATATYPE_NULL;
         MPI_Type_indexed(2, lens, displs, MPI_INT, &idx);
@@ -478,7 +478,7 @@ static void to_mpi_large_elements(void)
         mg_dt *d = NULL;
         EXPECT(mg_dt_from_mpi(elem, &d) == MG_DT_SUCCESS);
         if (d) {
-            int large = a == 8192 && is_mpich();
+            int large = a == 512 && is_mpich();
             unsetenv("MPIGUIDE_DT_FORM");
             EXPECT(top_combiner(d, 3, MG_DT_FORM_AUTO) == (large ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_RESIZED));
             EXPECT(top_combiner(d, 1, MG_DT_FORM_AUTO) == MPI_COMBINER_RESIZED);
@@ -518,9 +518,9 @@ static void to_mpi_large_elements(void)
     MPI_Type_free(&t2);
     /* The same layout as one struct of a head, a vector of joined blocks and
      * a tail (Alternating-struct), its data from byte 1008: on MPICH copies
-     * of the period when the period holds 64 KiB, elsewhere and for smaller
+     * of the period when the period holds 4 KiB, elsewhere and for smaller
      * periods the struct. */
-    for (int a = 4096; a <= 8192; a *= 2) {
+    for (int a = 256; a <= 512; a *= 2) {
         int lens[3] = {a - 1, 1, a + 1}, n = 5;
         MPI_Aint displs[3] = {8, 8 + (MPI_Aint)(a + 1) * 4, 8 + ((MPI_Aint)(n - 1) * (2 * a + 2) + a + 1) * 4};
         MPI_Datatype joined, parts[3], joined_struct, st, nt = MPI_DATATYPE_NULL;
@@ -537,7 +537,7 @@ static void to_mpi_large_elements(void)
         EXPECT(mg_dt_from_mpi(st, &d) == MG_DT_SUCCESS);
         for (int count = 1; d && count <= 2; count++) {
             if (count == 1) {
-                EXPECT(form_of(d, 1, -1) == (a == 8192 && is_mpich() ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_STRUCT));
+                EXPECT(form_of(d, 1, -1) == (a == 512 && is_mpich() ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_STRUCT));
                 EXPECT(form_of(d, 1, MG_DT_FORM_COPIES) == MPI_COMBINER_CONTIGUOUS);
                 EXPECT(form_of(d, 1, MG_DT_FORM_VECTOR) == MPI_COMBINER_STRUCT);
             }
