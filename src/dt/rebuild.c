@@ -393,7 +393,9 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     if (form == MG_DT_FORM_AUTO) {
         const mg_form_policy p = r->policy;
         int small = p.list_below < 0 || (n && n->size < p.list_below);
-        small_resized = p.list_below && small && resized_blocks(n, p.resized_block, p.resized_max);
+        small_resized = p.list_below && small &&
+                        (resized_blocks(n, p.resized_block, p.resized_max) ||
+                         (rotated_period(n) && resized_blocks(n->kids[1], p.resized_block, p.resized_max)));
         int unrotate = p.repeat_from > 0 && rotated_period(n) && n->kids[1]->kid->size >= p.repeat_from;
         form = unrotate                                ? MG_DT_FORM_COPIES
                : small_resized                         ? MG_DT_FORM_RESIZED
@@ -408,10 +410,10 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
         disp = 0; /* the period's displacements include it */
     } else if (form == MG_DT_FORM_LIST && list_fits(n))
         rc = build_list(n, &body);
-    else if (form == MG_DT_FORM_RESIZED && (small_resized || resized_fits(n)))
-        rc = resized_copies(n, &body);
     else if (form == MG_DT_FORM_RESIZED && n->kind == MG_N_SEQ)
         rc = build_seq(n, 1, &body);
+    else if (form == MG_DT_FORM_RESIZED && (small_resized || resized_fits(n)))
+        rc = resized_copies(n, &body);
     else
         rc = build(n, &body);
     if (!rc && n && disp) {

@@ -392,9 +392,9 @@ static int tiled_auto_form(int ints, MPI_Count count)
 }
 
 /* Plain vectors of larger blocks: on Intel MPI resized copies from 384-byte
- * blocks at any size, on MPICH from 16 bytes to 1 KiB (at any size below
- * 8 KiB, the base RESIZED form's rule above), elsewhere lists of small blocks
- * and vectors of large ones. */
+ * blocks at any size, on MPICH from 16 bytes to 1 KiB (below 8 KiB; above,
+ * the base RESIZED form's rule), elsewhere lists of small blocks and vectors
+ * of large ones. */
 static void to_mpi_resized_blocks(void)
 {
     unsetenv("MPIGUIDE_DT_FORM");
@@ -404,6 +404,18 @@ static void to_mpi_resized_blocks(void)
     EXPECT(tiled_auto_form(96, 1000) == (intel || mpich ? copies : list));
     EXPECT(tiled_auto_form(95, 1000) == (mpich ? copies : list));
     EXPECT(tiled_auto_form(1000, 100) == (intel ? copies : vector));
+
+    /* Alternating-struct with A=2 at 3.2 kB: 16-byte joined blocks between a
+     * head and a tail; on MPICH that struct (as the plain vector above), a
+     * list elsewhere */
+    MPI_Datatype st;
+    char err[256];
+    EXPECT(mg_dt_parse("struct(displs=[0, 12, 4788], types=[int, vector(count=199, block=4, stride=6, int), "
+                       "contig(count=3, int)])",
+                       &st, err, sizeof err) == MG_DT_SUCCESS);
+    mg_dt *rot = engine_type(st);
+    if (rot) EXPECT(form_of(rot, 1, -1) == (mpich ? MPI_COMBINER_STRUCT : MPI_COMBINER_HINDEXED));
+    mg_dt_free(rot);
 }
 
 static void to_mpi_forms(void)
