@@ -177,7 +177,8 @@ int mg__walk(const mg_node *n, MPI_Aint base, int (*fn)(MPI_Aint, MPI_Count, voi
 /* What MG_DT_FORM_AUTO builds on the MPI library running (form.c): elements
  * and periods of at least repeat_from bytes (0: never) as MG_DT_FORM_COPIES;
  * else, for data below list_below bytes (-1: any size), a plain vector of
- * blocks of resized_block (0: never) to resized_max bytes as resized copies,
+ * blocks of resized_block (0: never) to resized_max bytes as resized copies
+ * (such a vector between the head and tail of a rotation: their struct),
  * else an index list where one fits (rebuild.c); otherwise base.
  * MPIGUIDE_DT_FORM forces one form: base is it, the sizes 0. */
 typedef struct {
