@@ -389,7 +389,7 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     const rebuild_ctx *r = arg;
     MPI_Datatype *out = r->out;
     MPI_Datatype body = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL;
-    int form = r->form, small_resized = 0;
+    int form = r->form, small_resized = 0, listed = 0; /* listed: list_fits(n) */
     if (form == MG_DT_FORM_AUTO) {
         const mg_form_policy p = r->policy;
         int small = p.list_below < 0 || (n && n->size < p.list_below);
@@ -397,18 +397,18 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
                         (resized_blocks(n, p.resized_block, p.resized_max) ||
                          (rotated_period(n) && resized_blocks(n->kids[1], p.resized_block, p.resized_max)));
         int unrotate = p.repeat_from > 0 && rotated_period(n) && n->kids[1]->kid->size >= p.repeat_from;
-        form = unrotate                                ? MG_DT_FORM_COPIES
-               : small_resized                         ? MG_DT_FORM_RESIZED
-               : p.list_below && small && list_fits(n) ? MG_DT_FORM_LIST
-                                                       : p.base;
+        listed = !unrotate && !small_resized && p.list_below && small && list_fits(n);
+        form = unrotate ? MG_DT_FORM_COPIES : small_resized ? MG_DT_FORM_RESIZED : listed ? MG_DT_FORM_LIST : p.base;
     }
+    /* list_fits walks every block: once per element form */
+    if (form == MG_DT_FORM_LIST && !listed) listed = list_fits(n);
     int rc;
     if (!n)
         rc = ok(MPI_Type_contiguous(0, MPI_BYTE, &body));
     else if (form == MG_DT_FORM_COPIES && rotated_period(n)) {
         rc = unrotated(n, disp, &body);
         disp = 0; /* the period's displacements include it */
-    } else if (form == MG_DT_FORM_LIST && list_fits(n))
+    } else if (listed)
         rc = build_list(n, &body);
     else if (form == MG_DT_FORM_RESIZED && n->kind == MG_N_SEQ)
         rc = build_seq(n, 1, &body);
