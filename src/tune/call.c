@@ -83,17 +83,16 @@ static int unusable_type(MPI_Datatype t)
     return probe == MPI_COMM_NULL || PMPI_Pack(out, 0, t, out, 0, &pos, probe) != MPI_SUCCESS;
 }
 
-static int is_predefined(MPI_Datatype t)
+/* 1 if buf is NULL for count > 0 elements whose data would start at address
+ * 0: a predefined type, or a derived one of size > 0 with true lower bound 0.
+ * MPI_BOTTOM is NULL and legal with a type of absolute addresses; MPICH and
+ * Open MPI both raise MPI_ERR_BUFFER by this same rule, before communicating. */
+int mg_tune__missing_buffer(const void *buf, MPI_Count count, MPI_Datatype t)
 {
-    int ni, na, nd, comb;
-    return PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED;
-}
-
-/* 1 if buf is NULL for count > 0 elements of a predefined type: MPI_BOTTOM is
- * NULL and legal, but only with a derived type of absolute addresses. */
-static int missing_buffer(const void *buf, MPI_Count count, MPI_Datatype t)
-{
-    return buf == NULL && count > 0 && is_predefined(t);
+    if (buf != NULL || count <= 0) return 0;
+    if (mg_type_combiner(t) == MPI_COMBINER_NAMED) return 1;
+    MPI_Count lb, extent, size = mg_type_bytes(1, t);
+    return size > 0 && PMPI_Type_get_true_extent_x(t, &lb, &extent) == MPI_SUCCESS && lb == 0;
 }
 
 /* The address of block i of count x t at buf (NULL if the extent is unknown). */
@@ -171,7 +170,7 @@ int mg_tune__locally_erroneous(const mg_call *c)
     int n = significant_sides(c, sides);
     for (int i = 0; i < n; i++)
         if (sides[i].count < 0 || unusable_type(sides[i].type) ||
-            missing_buffer(sides[i].buf, sides[i].count, sides[i].type))
+            mg_tune__missing_buffer(sides[i].buf, sides[i].count, sides[i].type))
             return 1;
     return aliased(c);
 }

@@ -13,9 +13,13 @@ MPI_Count mg_tune__message_bytes(mg_call *c);
 void mg_tune__local_blocks(mg_call *c);
 /* 1 if this rank's arguments are erroneous in a way the native call reports
  * before it communicates (root out of range, no op, a negative count, an
- * uncommitted datatype, a NULL buffer for data of a predefined type, send and
+ * uncommitted datatype, a NULL buffer for data at address 0, send and
  * receive data in the same place): the call then runs natively. Needs
  * c->rank, c->size and the blocks. */
 int mg_tune__locally_erroneous(const mg_call *c);
+/* 1 if buf is NULL for count > 0 elements of t whose data would start at
+ * address 0 (MPI_BOTTOM with absolute addresses is legal): MPI_ERR_BUFFER
+ * in MPICH and Open MPI alike. */
+int mg_tune__missing_buffer(const void *buf, MPI_Count count, MPI_Datatype t);
 
 #endif

@@ -232,6 +232,14 @@ MG_TUNE_API int MPI_Finalize(void)
  * Each has one body for the int and the large-count entry point; CNT is the
  * count type of the entry point and SFX the PMPI suffix. */
 
+/* A collective synchronizes: a receive whose request the program freed may
+ * have completed meanwhile (pending.h). One atomic load when there is none. */
+static inline int with_orphans(int rc)
+{
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
 #define MG_CALL(cl) \
     mg_call c = {.coll = (cl), .sendtype = MPI_DATATYPE_NULL, .recvtype = MPI_DATATYPE_NULL, .op = MPI_OP_NULL}
 
@@ -261,9 +269,9 @@ MG_TUNE_API int MPI_Finalize(void)
     MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,     \
                          MPI_Datatype recvtype, MPI_Comm comm)                                                        \
     {                                                                                                                 \
-        if (mg_tune__dt_active())                                                                                     \
-            return DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NAME##_wide);                 \
-        return NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                         \
+        int rc = mg_tune__dt_active() ? DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NAME##_wide) \
+                                      : NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);     \
+        return with_orphans(rc);                                                                                      \
     }
 
 #define DEF_ROOTED(NAME, PNAME, CNT, COLL, DT)                                                                        \
@@ -297,33 +305,40 @@ MG_TUNE_API int MPI_Finalize(void)
     MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,     \
                          MPI_Datatype recvtype, int root, MPI_Comm comm)                                              \
     {                                                                                                                 \
-        if (mg_tune__dt_active())                                                                                     \
-            return DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NAME##_wide);           \
-        return NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);                   \
+        int rc = mg_tune__dt_active()                                                                                 \
+                     ? DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NAME##_wide)        \
+                     : NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);           \
+        return with_orphans(rc);                                                                                      \
     }
 
 /* Allreduce, Scan (no root), Reduce_scatter_block (count is recvcount). */
-#define DEF_REDUCTION(NAME, PNAME, CNT, COLL)                                                             \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, \
-                         MPI_Comm comm)                                                                   \
-    {                                                                                                     \
-        mg_choice ch;                                                                                     \
-        if (native_fast(COLL, comm) ||                                                                    \
-            !decide(COLL, comm, count, datatype, (COLL) == MG_COLL_REDUCE_SCATTER_BLOCK, &ch))            \
-            return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                    \
-        MG_CALL(COLL);                                                                                    \
-        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;               \
-        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.comm = comm;                           \
-        c.in_place = sendbuf == MPI_IN_PLACE;                                                             \
-        mg_need need;                                                                                     \
-        const mg_mockup *m = complete(&c, &ch, &need);                                                    \
-        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                \
-        return run(&c, m, &need);                                                                         \
+#define DEF_REDUCTION(NAME, PNAME, CNT, COLL)                                                                       \
+    static inline __attribute__((always_inline)) int NAME##_coll(const void *sendbuf, void *recvbuf, CNT count,     \
+                                                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)   \
+    {                                                                                                               \
+        mg_choice ch;                                                                                               \
+        if (native_fast(COLL, comm) ||                                                                              \
+            !decide(COLL, comm, count, datatype, (COLL) == MG_COLL_REDUCE_SCATTER_BLOCK, &ch))                      \
+            return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                              \
+        MG_CALL(COLL);                                                                                              \
+        c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                         \
+        c.sendtype = datatype, c.recvtype = datatype, c.op = op, c.comm = comm;                                     \
+        c.in_place = sendbuf == MPI_IN_PLACE;                                                                       \
+        mg_need need;                                                                                               \
+        const mg_mockup *m = complete(&c, &ch, &need);                                                              \
+        if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                          \
+        return run(&c, m, &need);                                                                                   \
+    }                                                                                                               \
+    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op,           \
+                         MPI_Comm comm)                                                                             \
+    {                                                                                                               \
+        return with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, comm));                              \
     }
 
 #define DEF_REDUCE(NAME, PNAME, CNT)                                                                                \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root, \
-                         MPI_Comm comm)                                                                             \
+    static inline __attribute__((always_inline)) int NAME##_coll(const void *sendbuf, void *recvbuf, CNT count,     \
+                                                                 MPI_Datatype datatype, MPI_Op op, int root,        \
+                                                                 MPI_Comm comm)                                     \
     {                                                                                                               \
         mg_choice ch;                                                                                               \
         if (native_fast(MG_COLL_REDUCE, comm) || !decide(MG_COLL_REDUCE, comm, count, datatype, 0, &ch))            \
@@ -336,6 +351,11 @@ MG_TUNE_API int MPI_Finalize(void)
         const mg_mockup *m = complete(&c, &ch, &need);                                                              \
         if (!m) return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);                                    \
         return run(&c, m, &need);                                                                                   \
+    }                                                                                                               \
+    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root, \
+                         MPI_Comm comm)                                                                             \
+    {                                                                                                               \
+        return with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, root, comm));                        \
     }
 
 #define DEF_BCAST(NAME, PNAME, CNT)                                                                              \
@@ -359,8 +379,9 @@ MG_TUNE_API int MPI_Finalize(void)
     }                                                                                                            \
     MG_TUNE_API int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm)                \
     {                                                                                                            \
-        if (mg_tune__dt_active()) return mg_tune__dt_bcast(buffer, count, datatype, root, comm, NAME##_wide);    \
-        return NAME##_coll(buffer, count, datatype, root, comm);                                                 \
+        int rc = mg_tune__dt_active() ? mg_tune__dt_bcast(buffer, count, datatype, root, comm, NAME##_wide)      \
+                                      : NAME##_coll(buffer, count, datatype, root, comm);                        \
+        return with_orphans(rc);                                                                                 \
     }
 
 DEF_ALLGATHER_LIKE(MPI_Allgather, PMPI_Allgather, int, MG_COLL_ALLGATHER, mg_tune__dt_allgather)

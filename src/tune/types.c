@@ -124,18 +124,46 @@ void mg_tune__types_stop(void)
     bury_dead();
 }
 
+/* MPI_Type_get_envelope's combiner. A type made by an MPI-4 `_c` constructor
+ * can only be asked with MPI_Type_get_envelope_c (MPICH raises an error on
+ * the int call, through the application's error handler), so where the stack
+ * has it, every question the library asks of a type goes through it. */
+static int envelope(MPI_Datatype type, int *combiner)
+{
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    MPI_Count ni, na, nc, nd;
+    return PMPI_Type_get_envelope_c(type, &ni, &na, &nc, &nd, combiner);
+#else
+    int ni, na, nd;
+    return PMPI_Type_get_envelope(type, &ni, &na, &nd, combiner);
+#endif
+}
+
+static int is_predefined_combiner(int c)
+{
+    return c == MPI_COMBINER_NAMED || c == MPI_COMBINER_F90_REAL || c == MPI_COMBINER_F90_COMPLEX ||
+           c == MPI_COMBINER_F90_INTEGER;
+}
+
+int mg_type_combiner(MPI_Datatype type)
+{
+    int c;
+    return type != MPI_DATATYPE_NULL && envelope(type, &c) == MPI_SUCCESS ? c : -1;
+}
+
+int mg_type_predefined(MPI_Datatype type) { return is_predefined_combiner(mg_type_combiner(type)); }
+
 /* The record of type, made by the first call that asks (NULL if memory ran
  * out or the library is not started: then ask MPI). *size_rc is MPI's error
  * if the size could not be had. */
 static type_record *make(MPI_Datatype type, int *size_rc)
 {
     type_record *r = NULL;
-    int found = 0, ni, na, nd, combiner;
+    int found = 0, combiner;
     pthread_mutex_lock(&making);
-    if ((*size_rc = PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner)) != MPI_SUCCESS) goto out;
+    if ((*size_rc = envelope(type, &combiner)) != MPI_SUCCESS) goto out;
     /* predefined: never freed (the f90 types too), and no attribute may be set on them */
-    int named = combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
-                combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
+    int named = is_predefined_combiner(combiner);
     if (!named && PMPI_Type_get_attr(type, record_key, &r, &found) != MPI_SUCCESS) goto out;
     if (!found) {
         MPI_Count size;
@@ -235,16 +263,25 @@ MPI_Count mg_tune__type_size(MPI_Datatype type)
     return size;
 }
 
-/* Envelope and contents of a type with at most 3 ints, 2 addresses, no large
- * counts and one inner type (the combiners recognized below); 0 otherwise. */
-static int small_contents(MPI_Datatype t, int *comb, int ints[3], MPI_Aint aints[2], MPI_Datatype *inner)
+/* The combiner, the first three count-like arguments (count, blocklength,
+ * stride; an hvector's stride in bytes) and the one inner type of t, for the
+ * combiners one_run recognizes, whether t came from a classic or an MPI-4
+ * `_c` constructor (whose arguments are in the large-count array); 0 for any
+ * other type. */
+static int small_contents(MPI_Datatype t, int *comb, MPI_Count args[3], MPI_Datatype *inner)
 {
+    int ints[3] = {0, 0, 0};
+    MPI_Aint aints[2] = {0, 0};
 #ifdef MG_HAVE_MPI_LARGE_COUNT
-    MPI_Count ni, na, nc, nd, unused[1];
+    MPI_Count ni, na, nc, nd, counts[3] = {0, 0, 0};
     if (PMPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, comb) != MPI_SUCCESS) return 0;
     if (*comb == MPI_COMBINER_NAMED) return 1;
-    if (nc != 0 || ni > 3 || na > 2 || nd != 1) return 0;
-    if (PMPI_Type_get_contents_c(t, ni, na, 0, nd, ints, aints, unused, inner) != MPI_SUCCESS) return 0;
+    if (ni > 3 || na > 2 || nc > 3 || nd != 1) return 0;
+    if (PMPI_Type_get_contents_c(t, ni, na, nc, nd, ints, aints, counts, inner) != MPI_SUCCESS) return 0;
+    if (nc > 0) {
+        for (int k = 0; k < 3; k++) args[k] = counts[k];
+        return 1;
+    }
 #else
     int ni, na, nd;
     if (PMPI_Type_get_envelope(t, &ni, &na, &nd, comb) != MPI_SUCCESS) return 0;
@@ -252,34 +289,23 @@ static int small_contents(MPI_Datatype t, int *comb, int ints[3], MPI_Aint aints
     if (ni > 3 || na > 2 || nd != 1) return 0;
     if (PMPI_Type_get_contents(t, ni, na, nd, ints, aints, inner) != MPI_SUCCESS) return 0;
 #endif
+    for (int k = 0; k < 3; k++) args[k] = ints[k];
+    if (*comb == MPI_COMBINER_HVECTOR) args[2] = aints[0];
     return 1;
-}
-
-static int is_named(MPI_Datatype t)
-{
-    int comb = MPI_COMBINER_NAMED;
-#ifdef MG_HAVE_MPI_LARGE_COUNT
-    MPI_Count ni, na, nc, nd;
-    PMPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &comb);
-#else
-    int ni, na, nd;
-    PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-#endif
-    return comb == MPI_COMBINER_NAMED;
 }
 
 /* 1 if one element of t is a gap-free run of size bytes in typemap order
  * starting at its true lower bound. Conservative: 0 when not sure. */
 static int one_run(MPI_Datatype t, int depth)
 {
-    int comb, ints[3] = {0, 0, 0};
-    MPI_Aint aints[2] = {0, 0};
+    int comb;
+    MPI_Count a[3] = {0, 0, 0};
     MPI_Datatype inner = MPI_DATATYPE_NULL;
     MPI_Count size, lb, ext, tlb, text;
     if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS || size == MPI_UNDEFINED) return 0;
     if (size == 0) return 1;
     if (PMPI_Type_get_true_extent_x(t, &tlb, &text) != MPI_SUCCESS || text != size) return 0;
-    if (depth > 16 || !small_contents(t, &comb, ints, aints, &inner)) return 0;
+    if (depth > 16 || !small_contents(t, &comb, a, &inner)) return 0;
     /* A predefined type with size == true extent: one block (pair types like
      * MPI_SHORT_INT have a hole and were rejected above). */
     if (comb == MPI_COMBINER_NAMED) return 1;
@@ -293,17 +319,16 @@ static int one_run(MPI_Datatype t, int depth)
     switch (comb) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED: r = inner_run; break;
-    case MPI_COMBINER_CONTIGUOUS: r = ok && (ints[0] <= 1 || packs_tight); break;
+    case MPI_COMBINER_CONTIGUOUS: r = ok && (a[0] <= 1 || packs_tight); break;
     case MPI_COMBINER_VECTOR: /* count, blocklength, stride (in extents) */
-        r = ok && ((ints[0] <= 1 && ints[1] <= 1) || (packs_tight && (ints[0] <= 1 || ints[1] == ints[2])));
+        r = ok && ((a[0] <= 1 && a[1] <= 1) || (packs_tight && (a[0] <= 1 || a[1] == a[2])));
         break;
     case MPI_COMBINER_HVECTOR: /* count, blocklength; stride in bytes */
-        r = ok && ((ints[0] <= 1 && ints[1] <= 1) ||
-                   (packs_tight && (ints[0] <= 1 || aints[0] == (MPI_Aint)ints[1] * (MPI_Aint)ext)));
+        r = ok && ((a[0] <= 1 && a[1] <= 1) || (packs_tight && (a[0] <= 1 || a[2] == a[1] * ext)));
         break;
     default: r = 0; break;
     }
-    if (!is_named(inner)) PMPI_Type_free(&inner);
+    if (!mg_type_predefined(inner)) PMPI_Type_free(&inner);
     return r;
 }
 

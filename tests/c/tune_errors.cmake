@@ -8,6 +8,10 @@
 #     outside the buffers (exit 3; a
 #     sanitizer build also reports it), and the communicator's error handler
 #     runs at most once, and for every error returned (exit 4);
+#   - a "signature" case (a type signature mismatch, MPICH's truncmsg2) may
+#     complete without the native call's error under a datatype strategy,
+#     which receives the bytes as MPI_PACKED (a note), but not hang or write
+#     outside the buffers;
 #   - a "hidden" case (counts that differ between ranks in a Bcast or a
 #     reduction: no rank's own arguments show the error, and nothing short of
 #     an extra message per call could) only has to stay inside its buffers:
@@ -97,6 +101,12 @@ foreach(line IN LISTS lines)
     math(EXPR compared "${compared} + 1")
     set(text "${out}${err}")
     if(rc EQUAL 0 OR (rc EQUAL 1 AND native_rc EQUAL 1))
+      continue()
+    endif()
+    # a type signature mismatch under a datatype strategy: the bytes that arrived are received as MPI_PACKED,
+    # whose signature matches anything (docs/tuning.md); it must still end and stay inside the buffers
+    if(kind STREQUAL "signature" AND rc EQUAL 1 AND NOT text MATCHES "AddressSanitizer|runtime error")
+      list(APPEND notes "${case} ${impl}: completed without the error the native call reports (a type signature mismatch packing hides)")
       continue()
     endif()
     if(kind STREQUAL "hidden" AND NOT rc MATCHES "^[34]$" AND NOT text MATCHES "AddressSanitizer|runtime error")

@@ -9,11 +9,15 @@
  * The cases are the erroneous calls of MPICH's test/mpi/errors/coll suite
  * (lengths that differ between ranks, aliased buffers on all ranks or on the
  * root alone, with the other ranks not calling at all), plus uncommitted
- * datatypes and NULL buffers. Each names the ranks that must see an error
+ * datatypes and NULL buffers (with predefined and derived datatypes), and
+ * MPICH's errors/pt2pt/truncmsg2. Each names the ranks that must see an error
  * (MPICH's criterion), and its KIND: "local" where some rank's own arguments
  * show the error, "hidden" where no rank can see it alone (a Bcast count that
  * differs between ranks: MPI may abort inside an inner call, as MPICH's
- * shared-memory Allgather does). Every buffer has guard bytes on both sides.
+ * shared-memory Allgather does), "signature" for a type signature mismatch
+ * (a packed receive gets the bytes with the signature of MPI_PACKED). A case
+ * with derived datatypes is also run under the datatype strategies
+ * (IMPL datatypes:normalized, datatypes:pack). Every buffer has guard bytes on both sides.
  * The communicator's error handler counts its calls and returns; a rank got
  * an error when the handler ran (MPICH then returns MPI_SUCCESS) or the call
  * returned one. The handler must run at most once, never for a probe of the
@@ -235,8 +239,55 @@ static int negative_allgather(env *e)
 
 static int root_out_of_range(env *e) { return CALL(Bcast, ints(e, &e->b, N), N, MPI_INT, e->size, e->comm); }
 
+/* A committed vector of N ints with true lower bound 0: at NULL (MPI_BOTTOM),
+ * its data would start at address 0. */
+static MPI_Datatype every_other_int(void)
+{
+    MPI_Datatype t;
+    MPI_Type_vector(N, 1, 2, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+static int null_bcast_derived(env *e)
+{
+    MPI_Datatype t = every_other_int();
+    int rc = CALL(Bcast, NULL, 1, t, 0, e->comm);
+    MPI_Type_free(&t);
+    return rc;
+}
+
+static int null_scatter_recv_derived(env *e)
+{
+    MPI_Datatype t = every_other_int();
+    int *s = e->rank == 0 ? ints(e, &e->a, (size_t)N * e->size) : NULL;
+    int rc = CALL(Scatter, s, N, MPI_INT, NULL, 1, t, 0, e->comm);
+    MPI_Type_free(&t);
+    return rc;
+}
+
+/* MPICH's errors/pt2pt/truncmsg2: 3 chars sent, received with an indexed
+ * type of 4 ints (a type signature mismatch). Ranks 0 and 1 only. */
+static int signature_recv(env *e)
+{
+    if (e->rank == 0) return CALL(Send, "abc", 3, MPI_CHAR, 1, 0, e->comm);
+    int blens[2] = {2, 2}, displs[2] = {0, 3};
+    MPI_Datatype t;
+    MPI_Type_indexed(2, blens, displs, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    int rc = CALL(Recv, ints(e, &e->b, 5), 1, t, 0, 0, e->comm, MPI_STATUS_IGNORE);
+    MPI_Type_free(&t);
+    return rc;
+}
+
 /* Who must see an error, who calls at all. */
 enum { FAIL_ALL, FAIL_ROOT, FAIL_NONROOT };
+
+/* What a case is checked with besides its collective's mock-ups: the
+ * datatype strategies (its calls carry a derived datatype), or only those (a
+ * point-to-point case between ranks 0 and 1, whose KIND is "signature": a
+ * type signature mismatch that a packed receive cannot see, docs/tuning.md). */
+enum { MOCKUPS, AND_STRATEGIES, STRATEGIES_ONLY };
 
 typedef struct {
     const char *name, *coll;
@@ -244,6 +295,7 @@ typedef struct {
     int fail;      /* FAIL_ */
     int root_only; /* only rank 0 calls (the others never enter the collective) */
     int hidden;    /* no rank's own arguments show the error */
+    int with;      /* MOCKUPS, AND_STRATEGIES, STRATEGIES_ONLY */
 } errcase;
 
 static const errcase cases[] = {
@@ -270,7 +322,11 @@ static const errcase cases[] = {
     {"null_send_reduce", "reduce", null_reduce, FAIL_ALL, 0, 0},
     {"negative_count_allgather", "allgather", negative_allgather, FAIL_ALL, 0, 0},
     {"root_out_of_range_bcast", "bcast", root_out_of_range, FAIL_ALL, 0, 0},
+    {"null_bcast_derived", "bcast", null_bcast_derived, FAIL_ALL, 0, 0, AND_STRATEGIES},
+    {"null_scatter_recv_derived", "scatter", null_scatter_recv_derived, FAIL_ALL, 0, 0, AND_STRATEGIES},
+    {"signature_recv", "recv", signature_recv, FAIL_NONROOT, 0, 0, STRATEGIES_ONLY},
 };
+static const char *const strategies[] = {"datatypes:normalized", "datatypes:pack"};
 #define NCASES (int)(sizeof cases / sizeof *cases)
 
 static int must_fail(const errcase *c, int rank)
@@ -278,12 +334,22 @@ static int must_fail(const errcase *c, int rank)
     return c->fail == FAIL_ALL || (c->fail == FAIL_ROOT) == (rank == 0);
 }
 
+/* Whether a rank takes part: the root alone, ranks 0 and 1 of a
+ * point-to-point case, or all. */
+static int calls(const errcase *c, int rank)
+{
+    return c->root_only ? rank == 0 : c->with == STRATEGIES_ONLY ? rank < 2 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--list") == 0) {
         for (int i = 0; i < NCASES; i++) {
-            printf("%s %s", cases[i].name, cases[i].hidden ? "hidden" : "local");
-            for (int k = 1; k < mg_tune_nimpls(cases[i].coll); k++) printf(" %s", mg_tune_impl_name(cases[i].coll, k));
+            const errcase *c = &cases[i];
+            printf("%s %s", c->name, c->hidden ? "hidden" : c->with == STRATEGIES_ONLY ? "signature" : "local");
+            for (int k = 1; c->with != STRATEGIES_ONLY && k < mg_tune_nimpls(c->coll); k++)
+                printf(" %s", mg_tune_impl_name(c->coll, k));
+            for (int k = 0; c->with != MOCKUPS && k < 2; k++) printf(" %s", strategies[k]);
             printf("\n");
         }
         return 0;
@@ -310,22 +376,24 @@ int main(int argc, char **argv)
     PMPI_Errhandler_free(&counting);
     PMPI_Comm_rank(e.comm, &e.rank);
     PMPI_Comm_size(e.comm, &e.size);
-    if (e.tuned && (mg_tune_set_mode(MG_TUNE_FORCED) != MG_TUNE_SUCCESS || mg_tune_force(c->coll, argv[2]))) {
+    const char *strategy = strncmp(argv[2], "datatypes:", 10) == 0 ? argv[2] + 10 : NULL;
+    if (e.tuned && (mg_tune_set_mode(MG_TUNE_FORCED) != MG_TUNE_SUCCESS ||
+                    (strategy ? mg_tune_force("datatypes", strategy) : mg_tune_force(c->coll, argv[2])))) {
         if (e.rank == 0) fprintf(stderr, "tune_errors_app: '%s' is not an implementation of %s\n", argv[2], c->coll);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int rc = MPI_SUCCESS;
-    if (!c->root_only || e.rank == 0) rc = c->call(&e);
+    if (calls(c, e.rank)) rc = c->call(&e);
     int eclass = MPI_SUCCESS;
     if (rc != MPI_SUCCESS) PMPI_Error_class(rc, &eclass);
-    const char *ran = e.tuned ? mg_tune_last_impl(c->coll) : "native";
+    const char *ran = !e.tuned ? "native" : c->with == STRATEGIES_ONLY ? NULL : mg_tune_last_impl(c->coll);
     int mine[4] = {eclass, gintact(&e.a) && gintact(&e.b), ran && strcmp(ran, "native") == 0, handler_calls};
     int *all = malloc(4 * sizeof(int) * (size_t)e.size);
     PMPI_Gather(mine, 4, MPI_INT, all, 4, MPI_INT, 0, control);
     int ok = 1, intact = 1, handled = 1;
     if (e.rank == 0) {
         for (int r = 0; r < e.size; r++) {
-            int *x = all + 4 * r, called = !c->root_only || r == 0;
+            int *x = all + 4 * r, called = calls(c, r);
             int got_error = x[0] != MPI_SUCCESS || x[3] > 0;
             int good = !called || !must_fail(c, r) || got_error;
             intact &= x[1];

@@ -30,6 +30,15 @@ static inline void count_call(mg_dtop op, MPI_Datatype a, MPI_Datatype b, MPI_Co
 /* The type whose shape a datatype profile looks at: the first derived one. */
 static inline MPI_Datatype derived_of(MPI_Datatype a, MPI_Datatype b) { return mg_tune__type_is_committed(a) ? a : b; }
 
+/* 1 if count > 0 elements lie at MPI_BOTTOM (NULL): absolute addresses,
+ * which the engine does not take, or a missing buffer, which MPI reports.
+ * Either way this rank makes a PACK call with its own arguments (a typed
+ * block and its MPI_PACKED bytes are the same message). */
+static inline int at_bottom(const void *buf, MPI_Count count)
+{
+    return count > 0 && (buf == MPI_BOTTOM || buf == NULL);
+}
+
 /* n bytes from the lease, NULL if out of memory. An empty block's address is
  * never used, but is not NULL either. */
 static inline char *piece(mg_lease *l, size_t n)

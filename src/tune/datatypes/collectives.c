@@ -49,7 +49,7 @@ int mg_tune__dt_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, M
 {
     MPI_Count n = mg_type_bytes(count, type);
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_BCAST, comm, n, 1, type);
-    if (s == MG_DTS_PACK && (n <= 0 || n > INT_MAX)) s = MG_DTS_NATIVE;
+    if (s == MG_DTS_PACK && (n <= 0 || n > INT_MAX || at_bottom(buf, count))) s = MG_DTS_NATIVE;
     count_call(MG_DTOP_BCAST, type, MPI_DATATYPE_NULL, n, s);
     if (s == MG_DTS_NORMALIZED) return inner(buf, count, mg_tune__dt_normal(type), root, comm);
     if (s == MG_DTS_NATIVE) return inner(buf, count, type, root, comm);
@@ -89,7 +89,9 @@ int mg_tune__dt_gather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     mg_dts s = mg_tune__dt_coll_strategy(
         MG_DTOP_GATHER, comm, n, 1,
         derived_of(in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL));
-    if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n))) s = MG_DTS_NATIVE;
+    if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n) || (!in_place && at_bottom(sendbuf, sendcount)) ||
+                             (at_root && at_bottom(recvbuf, recvcount))))
+        s = MG_DTS_NATIVE;
     count_call(MG_DTOP_GATHER, in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL, n, s);
     if (s == MG_DTS_NORMALIZED)
         return inner(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcount,
@@ -119,7 +121,9 @@ int mg_tune__dt_scatter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     mg_dts s = mg_tune__dt_coll_strategy(
         MG_DTOP_SCATTER, comm, n, 1,
         derived_of(at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype));
-    if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n))) s = MG_DTS_NATIVE;
+    if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n) || (at_root && at_bottom(sendbuf, sendcount)) ||
+                             (!in_place && at_bottom(recvbuf, recvcount))))
+        s = MG_DTS_NATIVE;
     count_call(MG_DTOP_SCATTER, at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype, n, s);
     if (s == MG_DTS_NORMALIZED)
         return inner(sendbuf, sendcount, at_root ? mg_tune__dt_normal(sendtype) : sendtype, recvbuf, recvcount,
@@ -150,7 +154,9 @@ static int all_to(int all, const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     MPI_Count n = in_place ? mg_type_bytes(recvcount, recvtype) : mg_type_bytes(sendcount, sendtype);
     mg_dts s = mg_tune__dt_coll_strategy(all ? MG_DTOP_ALLTOALL : MG_DTOP_ALLGATHER, comm, n, 1,
                                          derived_of(in_place ? MPI_DATATYPE_NULL : sendtype, recvtype));
-    if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n))) s = MG_DTS_NATIVE;
+    if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n) || (!in_place && at_bottom(sendbuf, sendcount)) ||
+                             at_bottom(recvbuf, recvcount)))
+        s = MG_DTS_NATIVE;
     count_call(all ? MG_DTOP_ALLTOALL : MG_DTOP_ALLGATHER, in_place ? MPI_DATATYPE_NULL : sendtype, recvtype, n, s);
     if (s == MG_DTS_NORMALIZED)
         return inner(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcount,
@@ -270,6 +276,8 @@ MG_TUNE_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
     MPI_Datatype st = in_place ? MPI_DATATYPE_NULL : sendtype, rt = at_root ? recvtype : MPI_DATATYPE_NULL;
     MPI_Count n = in_place ? 0 : mg_type_bytes(sendcount, sendtype);
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_GATHERV, comm, n, 0, derived_of(st, rt));
+    if (s == MG_DTS_PACK && ((!in_place && at_bottom(sendbuf, sendcount)) || (at_root && recvbuf == MPI_BOTTOM)))
+        s = MG_DTS_NATIVE;
     count_call(MG_DTOP_GATHERV, st, rt, n, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Gatherv(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcounts,
@@ -301,6 +309,8 @@ MG_TUNE_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const 
     MPI_Datatype st = at_root ? sendtype : MPI_DATATYPE_NULL, rt = in_place ? MPI_DATATYPE_NULL : recvtype;
     MPI_Count n = in_place ? 0 : mg_type_bytes(recvcount, recvtype);
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_SCATTERV, comm, n, 0, derived_of(st, rt));
+    if (s == MG_DTS_PACK && ((at_root && sendbuf == MPI_BOTTOM) || (!in_place && at_bottom(recvbuf, recvcount))))
+        s = MG_DTS_NATIVE;
     count_call(MG_DTOP_SCATTERV, st, rt, n, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Scatterv(sendbuf, sendcounts, displs, at_root ? mg_tune__dt_normal(sendtype) : sendtype, recvbuf,
@@ -336,6 +346,7 @@ MG_TUNE_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype 
     MPI_Datatype st = in_place ? MPI_DATATYPE_NULL : sendtype;
     MPI_Count n = in_place ? 0 : mg_type_bytes(sendcount, sendtype);
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_ALLGATHERV, comm, n, 0, derived_of(st, recvtype));
+    if (s == MG_DTS_PACK && ((!in_place && at_bottom(sendbuf, sendcount)) || recvbuf == MPI_BOTTOM)) s = MG_DTS_NATIVE;
     count_call(MG_DTOP_ALLGATHERV, st, recvtype, n, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Allgatherv(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf,
@@ -371,6 +382,7 @@ MG_TUNE_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const
     MPI_Count bytes = 0, size = mg_type_bytes(1, recvtype);
     for (int i = 0; i < p && size > 0; i++) bytes += recvcounts[i] * size;
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_ALLTOALLV, comm, bytes, 0, derived_of(st, recvtype));
+    if (s == MG_DTS_PACK && ((!in_place && sendbuf == MPI_BOTTOM) || recvbuf == MPI_BOTTOM)) s = MG_DTS_NATIVE;
     count_call(MG_DTOP_ALLTOALLV, st, recvtype, bytes, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf,

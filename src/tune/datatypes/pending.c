@@ -8,10 +8,11 @@
  * new request of another thread before its old entry is gone, so entries of
  * one handle form a list, newest (the live request's) first, and an entry
  * leaves it by identity. A request freed with
- * MPI_Request_free is not freed natively: it becomes an orphan the library
- * tests at the end of later calls, so that a receive is unpacked as soon as
- * the library can see it complete, and waits for (sends) or cancels
- * (receives that never arrived) at MPI_Finalize. */
+ * MPI_Request_free while its operation is in flight (nonblocking, or a
+ * started persistent one) is not freed natively: it becomes an orphan the
+ * library tests at the end of later calls, so that a receive is unpacked as
+ * soon as the library can see it complete, and waits for at MPI_Finalize
+ * (MPI requires every pending operation to be matched by then). */
 #define _POSIX_C_SOURCE 200809L
 #include "pending.h"
 #include "../handles.h"
@@ -23,6 +24,7 @@ struct mg_dt_pending {
     mg_dt_side x;
     MPI_Request req;
     int persistent, unpacked;
+    int active; /* persistent: started and not yet completed */
     entry *older; /* the next entry of the same handle */
     entry *next_orphan;
 };
@@ -101,6 +103,7 @@ void mg_tune__dt_before_start(MPI_Request req)
     entry *e = mg_tune__dt_pending_of(req);
     if (!e) return;
     e->unpacked = 0;
+    e->active = 1;
     if (e->x.send) mg_tune__dt_repack(&e->x);
 }
 
@@ -108,16 +111,17 @@ void mg_tune__dt_completed(entry *e, MPI_Request now, int rc, const MPI_Status *
 {
     if (!e || rc == MPI_ERR_PENDING) return; /* pending: not done */
     unpack(e, rc, st);
+    e->active = 0;
     if (now == MPI_REQUEST_NULL && !e->persistent) {
         unlink_entry(e);
         release(e);
     }
 }
 
-void mg_tune__dt_peeked(MPI_Request req, const MPI_Status *st)
+void mg_tune__dt_peeked(MPI_Request req, int rc, const MPI_Status *st)
 {
     entry *e = mg_tune__dt_pending_of(req);
-    if (e) unpack(e, MPI_SUCCESS, st);
+    if (e) unpack(e, rc, st);
 }
 
 int mg_tune__dt_free(MPI_Request *req)
@@ -125,11 +129,13 @@ int mg_tune__dt_free(MPI_Request *req)
     entry *e = mg_tune__dt_pending_of(*req);
     if (!e) return PMPI_Request_free(req);
     unlink_entry(e);
-    if (e->persistent) { /* an inactive persistent request: nothing is in flight */
+    if (e->persistent && !e->active) { /* nothing is in flight */
         int rc = PMPI_Request_free(req);
         release(e);
         return rc;
     }
+    /* in flight: MPI lets the operation complete, so its stream stays until
+     * the library sees it complete (a persistent request is freed then) */
     pthread_mutex_lock(&orphans_mu);
     e->next_orphan = atomic_load_explicit(&orphans, memory_order_relaxed);
     atomic_store_explicit(&orphans, e, memory_order_release);
@@ -148,14 +154,10 @@ void mg_tune__dt_progress_orphans(int wait)
     while (list) {
         entry *e = list, *next = e->next_orphan;
         MPI_Status st;
-        int done = 0, rc = PMPI_Test(&e->req, &done, &st);
-        if (!done && wait) {
-            if (!e->x.send) PMPI_Cancel(&e->req); /* a receive that never arrived */
-            rc = PMPI_Wait(&e->req, &st);
-            done = 1;
-        }
-        if (done) {
+        int done = 0, rc = wait ? PMPI_Wait(&e->req, &st) : PMPI_Test(&e->req, &done, &st);
+        if (wait || done) {
             unpack(e, rc, &st);
+            if (e->persistent) PMPI_Request_free(&e->req); /* complete, so inactive */
             release(e);
         } else {
             e->next_orphan = keep;

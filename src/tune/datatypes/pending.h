@@ -31,16 +31,19 @@ void mg_tune__dt_before_start(MPI_Request req);
  * MPI_REQUEST_NULL) lets its side go. */
 void mg_tune__dt_completed(mg_dt_pending *p, MPI_Request now, int rc, const MPI_Status *st);
 
-/* MPI_Request_get_status said the operation is complete: unpack once. */
-void mg_tune__dt_peeked(MPI_Request req, const MPI_Status *st);
+/* An inspection (MPI_Request_get_status and its array forms) said the
+ * operation of req is complete with status st and return code rc (a
+ * truncated receive too): a packed receive unpacks once. */
+void mg_tune__dt_peeked(MPI_Request req, int rc, const MPI_Status *st);
 
-/* MPI_Request_free of a request with a packed side: the native free, then the
- * side is kept until the operation can be seen complete (orphans). */
+/* MPI_Request_free of a request with a packed side: an inactive persistent
+ * request is freed natively; one whose operation is in flight becomes an
+ * orphan, kept (with its stream) until the operation is seen complete. */
 int mg_tune__dt_free(MPI_Request *req);
 
-/* Orphaned receives that have completed are unpacked: at the end of every
- * intercepted point-to-point and completion call, and (waiting for them) at
- * MPI_Finalize. */
+/* Orphans whose operation has completed let go (receives are unpacked): at
+ * the end of every intercepted communication, probe and completion call, and
+ * (waiting for them) at MPI_Finalize. */
 void mg_tune__dt_progress_orphans(int wait);
 
 #endif

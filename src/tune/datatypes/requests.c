@@ -1,7 +1,10 @@
 /* The intercepted nonblocking, persistent and matched-probe calls of the
- * datatype strategies, and the completion calls that finish their packed
- * sides (pending.h). Completion calls go straight to the native ones while no
- * request has a packed side. */
+ * datatype strategies, and every call that completes, tests or inspects a
+ * request, which finish their packed sides (pending.h). Those go straight to
+ * the native ones while no request has a packed side. tests/c/
+ * request_functions.txt says, for each MPI function that takes a request,
+ * why it is intercepted or needs not be (the test request_functions checks it
+ * against the stack's mpi.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "pending.h"
 #include <stdlib.h>
@@ -118,12 +121,21 @@ MG_TUNE_API int MPI_Request_free(MPI_Request *request)
     return mg_tune__dt_free(request);
 }
 
+/* rc of a single inspection says the operation is done (its flag is then
+ * valid): success, or a truncated receive, whose bytes are unpacked too. */
+static int finished(int rc)
+{
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) PMPI_Error_class(rc, &cls);
+    return cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE;
+}
+
 MG_TUNE_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status(request, flag, status);
     MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = PMPI_Request_get_status(request, flag, st);
-    if (rc == MPI_SUCCESS && *flag) mg_tune__dt_peeked(request, st);
+    if (finished(rc) && *flag) mg_tune__dt_peeked(request, rc, st);
     return rc;
 }
 
@@ -271,4 +283,97 @@ MG_TUNE_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount,
 {
     if (!mg_tune__dt_any_pending()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
     return some(0, incount, requests, outcount, indices, statuses);
+}
+
+/* The MPI-4.1 inspections: like MPI_Request_get_status, they complete
+ * nothing, so a packed receive found complete is unpacked once here and its
+ * request finished by a later completion call. */
+#ifdef MG_HAVE_MPI_REQUEST_GET_STATUS_ALL
+MG_TUNE_API int MPI_Request_get_status_all(int count, const MPI_Request requests[], int *flag,
+                                           MPI_Status statuses[])
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status_all(count, requests, flag, statuses);
+    arrays a;
+    if (arrays_get(&a, count, requests, statuses) != 0) {
+        arrays_free(&a, statuses);
+        *flag = 0; /* not now: the application asks again */
+        return MPI_SUCCESS;
+    }
+    int rc = PMPI_Request_get_status_all(count, requests, flag, a.st);
+    if (*flag)
+        for (int i = 0; i < count; i++)
+            if (a.p[i]) mg_tune__dt_peeked(requests[i], rc_of(rc, &a.st[i]), &a.st[i]);
+    arrays_free(&a, statuses);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Request_get_status_any(int count, const MPI_Request requests[], int *index, int *flag,
+                                           MPI_Status *status)
+{
+    if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status_any(count, requests, index, flag, status);
+    MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Request_get_status_any(count, requests, index, flag, st);
+    if (finished(rc) && *flag && *index != MPI_UNDEFINED) mg_tune__dt_peeked(requests[*index], rc, st);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Request_get_status_some(int incount, const MPI_Request requests[], int *outcount, int indices[],
+                                            MPI_Status statuses[])
+{
+    if (!mg_tune__dt_any_pending())
+        return PMPI_Request_get_status_some(incount, requests, outcount, indices, statuses);
+    arrays a;
+    if (arrays_get(&a, incount, requests, statuses) != 0) {
+        arrays_free(&a, statuses);
+        return MPI_ERR_NO_MEM;
+    }
+    int rc = PMPI_Request_get_status_some(incount, requests, outcount, indices, a.st);
+    if (*outcount != MPI_UNDEFINED)
+        for (int k = 0; k < *outcount; k++)
+            mg_tune__dt_peeked(requests[indices[k]], rc_of(rc, &a.st[k]), &a.st[k]);
+    arrays_free(&a, statuses);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+#endif
+
+#ifdef MG_HAVE_MPIX_REQUEST_IS_COMPLETE
+/* MPICH's test without progress: a packed receive it finds complete is
+ * unpacked before the application can look at its buffer. */
+MG_TUNE_API int MPIX_Request_is_complete(MPI_Request request)
+{
+    int done = PMPIX_Request_is_complete(request);
+    if (done && mg_tune__dt_any_pending() && mg_tune__dt_pending_of(request)) {
+        MPI_Status st;
+        int flag = 0;
+        if (PMPI_Request_get_status(request, &flag, &st) == MPI_SUCCESS && flag)
+            mg_tune__dt_peeked(request, MPI_SUCCESS, &st);
+    }
+    return done;
+}
+#endif
+
+/* Calls that complete no request of their own but after which a program may
+ * look at data a freed request received: orphans are progressed after them. */
+MG_TUNE_API int MPI_Barrier(MPI_Comm comm)
+{
+    int rc = PMPI_Barrier(comm);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    int rc = PMPI_Probe(source, tag, comm, status);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
+MG_TUNE_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+    mg_tune__dt_progress_orphans(0);
+    return rc;
 }

@@ -36,8 +36,8 @@
  *    errors unless the application's ends the job).
  *
  * Implemented by: pool.c (the lease), types.c (mg_type_bytes and
- * mg_type_contiguous, cached per type), mockups/common.c (the helpers that
- * need more code); the static inline helpers are below. */
+ * mg_type_contiguous, cached per type; mg_type_combiner), mockups/common.c
+ * (the helpers that need more code); the static inline helpers are below. */
 #ifndef MG_MOCKUP_API_H
 #define MG_MOCKUP_API_H
 
@@ -172,6 +172,13 @@ extern const mg_coll_mockups mg_allgather_mockups, mg_allreduce_mockups, mg_allt
 /* Size in bytes of count x type, or -1 if it overflows MPI_Count or the size
  * is undefined (types.c: cached per type). */
 MPI_Count mg_type_bytes(MPI_Count count, MPI_Datatype type);
+/* The combiner of type (MPI_COMBINER_NAMED, ...), or -1 if type is not a
+ * datatype. Asked with MPI_Type_get_envelope_c where the stack has it: a type
+ * made by a large-count (`_c`) constructor cannot be asked otherwise (types.c). */
+int mg_type_combiner(MPI_Datatype type);
+/* 1 if type is predefined (named or an f90 parameterized type): no attribute,
+ * never freed, and its handle from MPI_Type_get_contents must not be freed. */
+int mg_type_predefined(MPI_Datatype type);
 
 /* ---- helpers (mockups/common.c) ---- */
 
@@ -204,6 +211,12 @@ int mg_reduction_supported(const mg_call *c);
 int mg_padding_allowed(const mg_call *c);
 /* Copies count x type from src to dst, both laid out as the type (for reductions' local copies). */
 int mg_copy_typed(const void *src, void *dst, MPI_Count count, MPI_Datatype type);
+/* The widest unsigned integer type whose words divide `bytes`, and their
+ * count (bytes fits an int): an MPI_BOR over zero-filled blocks gives the same
+ * bits at any width, and MPI libraries reduce words several times faster
+ * than bytes. A function of `bytes` alone, so uniform where bytes is; the
+ * buffer must be 8-byte aligned (a lease's is). */
+MPI_Datatype mg_or_words(MPI_Count bytes, int *count);
 /* Chunked round-robin distribution of n elements over p processes in chunks of C
  * elements (002 Appendix A, GL7/GL16): counts[i] elements for process i, displs[i] offsets. */
 void mg_round_robin_counts(MPI_Count n, int p, MPI_Count chunk, int *counts, int *displs);

@@ -180,14 +180,6 @@ static int inner_types(MPI_Datatype t, MPI_Count ni, MPI_Count na, MPI_Count nc,
     return rc;
 }
 
-static int is_named(MPI_Datatype t)
-{
-    MPI_Count ni, na, nc, nd;
-    int comb = MPI_COMBINER_NAMED;
-    get_envelope(t, &ni, &na, &nc, &nd, &comb);
-    return comb == MPI_COMBINER_NAMED;
-}
-
 /* The traits of every base type of t, through any constructor (unknown: all bits). */
 static int type_traits(MPI_Datatype t, int depth)
 {
@@ -214,7 +206,7 @@ static int type_traits(MPI_Datatype t, int depth)
     int traits = 0;
     for (MPI_Count i = 0; i < nd; i++) {
         traits |= type_traits(types[i], depth + 1);
-        if (!is_named(types[i])) PMPI_Type_free(&types[i]);
+        if (!mg_type_predefined(types[i])) PMPI_Type_free(&types[i]);
     }
     free(types);
     return traits;
@@ -238,7 +230,7 @@ static int layout_ok(MPI_Datatype t, int commutative)
         PMPI_Type_get_true_extent(t, &true_lb, &true_extent) != MPI_SUCCESS || size <= 0)
         return 0;
     if (extent == size && true_extent == size && true_lb == 0) return 1;
-    return is_named(t) && commutative;
+    return mg_type_combiner(t) == MPI_COMBINER_NAMED && commutative;
 }
 
 int mg_reduction_supported(const mg_call *c)
