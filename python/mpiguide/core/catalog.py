@@ -38,7 +38,7 @@ MOCKUPS = {
     "bcast": (("bcast_as_allgatherv", 9, "MPI_Allgatherv"),
               ("bcast_as_scatter_allgather", 10, "MPI_Scatter + MPI_Allgather")),
     "gather": (("gather_as_allgather", 11, "MPI_Allgather"), ("gather_as_gatherv", 12, "MPI_Gatherv"),
-               ("gather_as_reduce", 13, "MPI_Reduce (MPI_BOR on zero-filled bytes)")),
+               ("gather_as_reduce", 13, "MPI_Reduce (MPI_BOR on zero-filled blocks)")),
     "reduce": (("reduce_as_allreduce", 14, "MPI_Allreduce"),
                ("reduce_as_reducescatterblock_gather", 15, "MPI_Reduce_scatter_block + MPI_Gather"),
                ("reduce_as_reducescatter_gatherv", 16, "MPI_Reduce_scatter + MPI_Gatherv")),

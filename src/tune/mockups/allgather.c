@@ -107,9 +107,12 @@ static int gl2_run(const mg_call *c, mg_lease *lease)
 }
 
 /* ---- GL3: MPI_Allreduce(MPI_BOR) over p blocks that are zero except for the
- * rank's own: x | 0 = x bytewise, so the result is the concatenation of all
- * blocks whatever the reduction order. Reduced in place of the receive buffer
- * when it is one run (002 Table 1: p x n for the zero-filled send buffer). */
+ * rank's own: x | 0 = x bitwise, so the result is the concatenation of all
+ * blocks whatever the reduction order. Reduced in the lease (002 Table 1: p x n
+ * for the zero-filled send buffer), always: its words are aligned, so the
+ * reduction runs on the widest words that divide p x B (mg_or_words), on every
+ * rank alike, and the result is then copied or unpacked into the receive
+ * buffer. */
 
 static int gl3_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes); }
 
@@ -118,14 +121,14 @@ static mg_need gl3_need(const mg_call *c) { return (mg_need){(size_t)c->size * (
 static int gl3_run(const mg_call *c, mg_lease *lease)
 {
     const size_t block = (size_t)c->block;
-    int unpack;
-    char *all = gathered(c, lease, &unpack);
+    char *all = mg_lease_msg(lease, (size_t)c->size * block);
     if (all == NULL) return MPI_ERR_NO_MEM;
     memset(all, 0, (size_t)c->rank * block);
     memset(all + (size_t)(c->rank + 1) * block, 0, (size_t)(c->size - c->rank - 1) * block);
-    int err = place_own(c, all, unpack);
-    err = mg_first_error(err, PMPI_Allreduce(MPI_IN_PLACE, all, c->size * (int)block, MPI_BYTE, MPI_BOR, c->comm));
-    return finish(c, all, unpack, err);
+    int n, err = pack_own(c, all + (size_t)c->rank * block);
+    MPI_Datatype words = mg_or_words((MPI_Count)c->size * c->block, &n);
+    err = mg_first_error(err, PMPI_Allreduce(MPI_IN_PLACE, all, n, words, MPI_BOR, c->comm));
+    return finish(c, all, 1, err);
 }
 
 /* ---- GL4: MPI_Allgatherv with recvcounts[i] = B and displs[i] = i x B: the

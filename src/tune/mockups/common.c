@@ -104,3 +104,18 @@ void mg_round_robin_counts(MPI_Count n, int p, MPI_Count chunk, int *counts, int
         off += c;
     }
 }
+
+MPI_Datatype mg_or_words(MPI_Count bytes, int *count)
+{
+    static const struct {
+        int width;
+        MPI_Datatype type;
+    } words[] = {{8, MPI_UINT64_T}, {4, MPI_UINT32_T}, {2, MPI_UINT16_T}};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (bytes % words[i].width == 0) {
+            *count = (int)(bytes / words[i].width);
+            return words[i].type;
+        }
+    *count = (int)bytes;
+    return MPI_BYTE;
+}

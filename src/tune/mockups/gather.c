@@ -87,9 +87,10 @@ static int as_gatherv_run(const mg_call *c, mg_lease *lease)
 }
 
 /* GL13 MPI_Reduce: every process zero-fills a p x B byte buffer except its own
- * slot, where it packs its block; MPI_Reduce with MPI_BOR on MPI_BYTE (in place
- * at the root) ORs each block with zeros only, which yields the gathered bytes
- * exactly; the root unpacks them. */
+ * slot, where it packs its block; MPI_Reduce with MPI_BOR (in place at the
+ * root, on the widest words that divide p x B: mg_or_words) ORs each block
+ * with zeros only, which yields the gathered bytes exactly; the root unpacks
+ * them. */
 static int as_reduce_supports(const mg_call *c) { return gather_fits(c); }
 
 static mg_need as_reduce_need(const mg_call *c) { return (mg_need){(size_t)(c->size * c->bytes), 0}; }
@@ -101,10 +102,10 @@ static int as_reduce_run(const mg_call *c, mg_lease *lease)
     if (!all) return MPI_ERR_NO_MEM;
     memset(all, 0, (size_t)c->rank * b);
     memset(all + (size_t)(c->rank + 1) * b, 0, (size_t)(c->size - c->rank - 1) * b);
-    int rc = pack_own_block(c, all + (size_t)c->rank * b);
-    int n = (int)((size_t)c->size * b);
-    if (c->rank != c->root) return mg_first_error(rc, PMPI_Reduce(all, NULL, n, MPI_BYTE, MPI_BOR, c->root, c->comm));
-    rc = mg_first_error(rc, PMPI_Reduce(MPI_IN_PLACE, all, n, MPI_BYTE, MPI_BOR, c->root, c->comm));
+    int rc = pack_own_block(c, all + (size_t)c->rank * b), n;
+    MPI_Datatype words = mg_or_words((MPI_Count)c->size * c->block, &n);
+    if (c->rank != c->root) return mg_first_error(rc, PMPI_Reduce(all, NULL, n, words, MPI_BOR, c->root, c->comm));
+    rc = mg_first_error(rc, PMPI_Reduce(MPI_IN_PLACE, all, n, words, MPI_BOR, c->root, c->comm));
     if (rc == MPI_SUCCESS) rc = unpack_blocks(c, all);
     return rc;
 }
@@ -112,7 +113,7 @@ static int as_reduce_run(const mg_call *c, mg_lease *lease)
 static const mg_mockup gather_list[] = {
     {"gather_as_allgather", 11, "MPI_Allgather", as_allgather_supports, as_allgather_need, as_allgather_run},
     {"gather_as_gatherv", 12, "MPI_Gatherv", as_gatherv_supports, as_gatherv_need, as_gatherv_run},
-    {"gather_as_reduce", 13, "MPI_Reduce (MPI_BOR on zero-filled bytes)", as_reduce_supports, as_reduce_need,
+    {"gather_as_reduce", 13, "MPI_Reduce (MPI_BOR on zero-filled blocks)", as_reduce_supports, as_reduce_need,
      as_reduce_run},
 };
 
