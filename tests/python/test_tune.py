@@ -411,6 +411,53 @@ def test_a_bad_pgmpi_profile_is_named_with_its_line(tmp_path, text, message):
     assert res.rc == 2 and message in res.text, res.text
 
 
+@pytest.mark.parametrize("to", ["pgmpi", "mpiguide"])
+def test_convert_names_a_file_that_is_not_a_profile(tmp_path, to):
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    (src / "x.prf").write_text("# a comment\nnonsense line\n")
+    res = run_cli(["profiles", "convert", str(src), "--to", to, "--output", str(out)])
+    assert res.rc == 2, res.text
+    assert f"skipped: {src / 'x.prf'}:2: not a profile: found 'nonsense line'" in res.text
+    assert f"mpiguide: error: nothing converted from {src} to {to}'s format: 1 file(s) could not be read" in res.text
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("to", ["pgmpi", "mpiguide"])
+def test_convert_of_a_mixed_directory_writes_the_good_profiles(tmp_path, to):
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    ranges = [(8, 64, "bcast_as_scatter_allgather")]
+    if to == "pgmpi":
+        (src / "bcast_p2.prof").write_text(profiles.profile_text("bcast", 2, ranges, "test"))
+    else:
+        (src / "bcast_p2.prf").write_text(profiles.pgmpi_text("bcast", 2, ranges))
+    (src / "bad.prof").write_text("nonsense line\n")
+    (src / "notes.txt").write_text("nonsense line\n")
+    res = run_cli(["profiles", "convert", str(src), "--to", to, "--output", str(out)])
+    assert res.rc == 1, res.text
+    assert f"skipped: {src / 'bad.prof'}:1: not a profile: found 'nonsense line'" in res.text
+    assert "left out: notes.txt: not named like a profile" in res.text
+    assert f"wrote 1 profile(s) in {to}'s format to {out}; 1 file(s) could not be read" in res.text
+    (written,) = out.iterdir()
+    read = profiles.read_pgmpi if to == "pgmpi" else profiles.read_profile
+    assert read(written) == ("bcast", 2, ranges)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", ":1: ends without a 'collective' line"),
+    ("collective MPI_Bcastx\n", ":2: unknown collective 'MPI_Bcastx'"),
+    ("collective bcast\n8 64 bcast_as_magic\n", ":3: bcast has no mock-up 'bcast_as_magic'"),
+    ("8 64 default\n", ":2: cannot read '8 64 default' (a range needs a 'collective' line before it)"),
+    ("collective bcast\n8 64 default\n", ":3: ends without a 'procs' line"),
+])
+def test_a_bad_mpiguide_profile_is_named_with_its_line(tmp_path, text, message):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "x.prof").write_text(profiles.PROFILE_HEADER + "\n" + text)
+    res = run_cli(["profiles", "convert", str(tmp_path / "in"), "--to", "pgmpi", "--output", str(tmp_path / "o")])
+    assert res.rc == 2 and f"skipped: {tmp_path / 'in' / 'x.prof'}{message}" in res.text, res.text
+
+
 def test_library_reads_an_exported_pgmpi_profile(mpich_stack, mpich_build, tmp_path):
     """The PGMPITuneLib form of a written profile, through the real library: the same choices as the mpiguide
     form (the mock-up at 8 B, native at 16000 B)."""

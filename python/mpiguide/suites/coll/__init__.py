@@ -6,6 +6,7 @@ profiles and validates the tuned library (docs/tuning.md)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -126,10 +127,20 @@ class CollSuite(Suite):
         p.set_defaults(func=self._convert_command)
 
     def _convert_command(self, args: argparse.Namespace) -> int:
+        """0: every profile of SRC converted; 1: some could not be read (the others are written); 2: none
+        converted."""
         src = Path(args.src)
         out = Path(args.output) if args.output else src.resolve().with_name(f"{src.resolve().name}-{args.to}")
-        written, skipped = profiles.convert(src, args.to, out)
-        for s in skipped:
-            print(f"left out: {s}")
-        print(f"wrote {len(written)} profile(s) in {args.to}'s format to {out}")
-        return 0
+        done = profiles.convert(src, args.to, out)
+        for note in done.left_out:
+            print(f"left out: {note}")
+        for problem in done.skipped:
+            print(f"skipped: {problem}", file=sys.stderr)
+        if not done.written:
+            why = (f"{len(done.skipped)} file(s) could not be read (skipped: above)" if done.skipped else
+                   f"it holds no collective profile (*.prof, *.prf) in another format than {args.to}'s" + (
+                       " (left out: above)" if done.left_out else ""))
+            raise MpiguideError(f"nothing converted from {src} to {args.to}'s format: {why}")
+        print(f"wrote {len(done.written)} profile(s) in {args.to}'s format to {out}" + (
+            f"; {len(done.skipped)} file(s) could not be read (skipped: above)" if done.skipped else ""))
+        return 1 if done.skipped else 0

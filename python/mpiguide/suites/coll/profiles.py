@@ -5,6 +5,7 @@ or in PGMPITuneLib's, and converted between the two."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -55,8 +56,8 @@ def write_profiles(choices: pd.DataFrame, out: Path, origin: str) -> list[Path]:
 
 
 def read_profile(path: Path) -> tuple[str, int, list[tuple[int, int, str]]]:
-    """The (collective, processes, ranges) of a profile in mpiguide's format (for reports and tests; the
-    library has its own reader with warnings)."""
+    """The (collective, processes, ranges) of a profile in mpiguide's format (for reports, conversion and tests;
+    the library has its own reader with warnings); MpiguideError with file:line otherwise."""
     lines = path.read_text().splitlines()
     if not lines or not lines[0].startswith(PROFILE_HEADER):
         raise MpiguideError(f"{path}:1: not an mpiguide tune profile (first line must be '{PROFILE_HEADER}')")
@@ -66,13 +67,22 @@ def read_profile(path: Path) -> tuple[str, int, list[tuple[int, int, str]]]:
         if not words:
             continue
         if words[0] == "collective" and len(words) == 2:
-            coll = words[1]
+            coll = words[1][4:].lower() if words[1].startswith("MPI_") else words[1]
+            if coll not in COLLECTIVES:
+                raise MpiguideError(f"{path}:{no}: unknown collective {words[1]!r} (mpiguide has "
+                                    f"{', '.join(COLLECTIVES)})")
         elif words[0] == "procs" and len(words) == 2 and words[1].isdigit():
             procs = int(words[1])
-        elif len(words) == 3 and words[0].isdigit() and words[1].isdigit():
+        elif len(words) == 3 and words[0].isdigit() and words[1].isdigit() and coll:
+            if words[2] != DEFAULT and words[2] not in {m for m, _, _ in MOCKUPS[coll]}:
+                raise MpiguideError(f"{path}:{no}: {coll} has no mock-up {words[2]!r} (it has "
+                                    f"{', '.join(m for m, _, _ in MOCKUPS[coll])})")
             ranges.append((int(words[0]), int(words[1]), words[2]))
         else:
-            raise MpiguideError(f"{path}:{no}: cannot read {line!r}")
+            raise MpiguideError(f"{path}:{no}: cannot read {line!r}" + (
+                "" if coll else " (a range needs a 'collective' line before it)"))
+    if not coll or not procs:
+        raise MpiguideError(f"{path}:{len(lines)}: ends without a '{'collective' if not coll else 'procs'}' line")
     return coll, procs, ranges
 
 
@@ -141,45 +151,84 @@ def read_pgmpi(path: Path) -> tuple[str, int, list[tuple[int, int, str]]]:
 
 
 FORMATS = ("pgmpi", "mpiguide")
+SUFFIXES = {"mpiguide": ".prof", "pgmpi": ".prf"}  # libmpiguide-tune reads files of either suffix, nothing else
 
 
-def convert(src: Path, to: str, out: Path) -> tuple[list[Path], list[str]]:
-    """Every collective profile of src written in the other format into out; returns the files written and
-    what was left as it is (datatype profiles have no PGMPITuneLib form)."""
+@dataclass
+class Conversion:
+    """What `convert` did with each file of a profile directory."""
+
+    written: list[Path] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # not for conversion: datatype profiles, the target format
+    skipped: list[str] = field(default_factory=list)  # could not be read: FILE:LINE: why
+
+
+def _read_foreign(path: Path, lines: list[str]) -> tuple[str, int, list[tuple[int, int, str]]]:
+    """read_pgmpi of a file whose first line is not mpiguide's header; one in neither format says so."""
+    first = next(((no, x.split("#", 1)[0].strip()) for no, x in enumerate(lines, 1) if x.split("#", 1)[0].strip()),
+                 None)
+    if first is None:
+        raise MpiguideError(f"{path}:{len(lines) or 1}: not a profile: the file holds no profile line")
+    no, text = first
+    if not text.startswith("MPI_"):
+        raise MpiguideError(f"{path}:{no}: not a profile: found {text!r} where mpiguide's format has "
+                            f"'{PROFILE_HEADER}' and PGMPITuneLib's a collective's MPI name such as MPI_Bcast")
+    return read_pgmpi(path)
+
+
+def convert(src: Path, to: str, out: Path) -> Conversion:
+    """Every collective profile of src written in the other format into out (created for the first one). A file
+    that cannot be read is skipped with its line and why, and the others are still converted; files that are not
+    for conversion are left out with a note (datatype profiles have no PGMPITuneLib form). Two profiles of one
+    (collective, processes) or a file already at the target stop it."""
     if to not in FORMATS:
         raise MpiguideError(f"--to {to}: choose pgmpi or mpiguide")
     if not src.is_dir():
         raise MpiguideError(f"profile directory {src} does not exist")
     if out.resolve() == src.resolve():
         raise MpiguideError(f"--output {out} is the profile directory itself: write the conversion elsewhere")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise MpiguideError(f"cannot create {out}: {exc.strerror}") from None
-    written, skipped = [], []
-    for path in sorted(p for p in src.iterdir() if p.suffix in (".prof", ".prf")):
+    done = Conversion()
+    for path in sorted(src.iterdir()):
+        if path.is_dir():
+            done.left_out.append(f"{path.name}/: a directory (convert each profile directory on its own)")
+            continue
+        if path.suffix not in SUFFIXES.values():
+            done.left_out.append(f"{path.name}: not named like a profile (the library reads only *.prof and *.prf)")
+            continue
         try:
             lines = path.read_text().splitlines()
         except (OSError, UnicodeDecodeError) as exc:
-            raise MpiguideError(f"cannot read the profile {path}: {exc}") from None
+            done.skipped.append(f"{path}: cannot read it: {exc}")
+            continue
         mine = bool(lines) and lines[0].startswith(PROFILE_HEADER)
         words = next((w for w in (x.split("#", 1)[0].split() for x in lines[1:]) if w), [])
         if mine and words[:1] == ["datatypes"]:
-            skipped.append(f"{path.name}: a datatype profile (mpiguide's format only)")
+            done.left_out.append(f"{path.name}: a datatype profile (mpiguide's format only)")
             continue
-        if mine == (to == "mpiguide"):
-            skipped.append(f"{path.name}: already in {to}'s format")
+        if mine and to == "mpiguide":
+            done.left_out.append(f"{path.name}: already in {to}'s format")
             continue
-        coll, nprocs, ranges = read_profile(path) if mine else read_pgmpi(path)
-        target = out / f"{coll}_p{nprocs}.{'prf' if to == 'pgmpi' else 'prof'}"
-        if target in written:  # one (collective, processes) has one profile; the library would take either
+        try:
+            coll, nprocs, ranges = read_profile(path) if mine else _read_foreign(path, lines)
+        except MpiguideError as exc:
+            done.skipped.append(str(exc))
+            continue
+        if not mine and to == "pgmpi":
+            done.left_out.append(f"{path.name}: already in {to}'s format")
+            continue
+        target = out / f"{coll}_p{nprocs}{SUFFIXES[to]}"
+        if target in done.written:  # one (collective, processes) has one profile; the library would take either
             raise MpiguideError(f"{path} and another profile of {src} are both for {coll} on {nprocs} processes")
         if target.exists():
             raise MpiguideError(f"{target} exists: convert into an empty directory (--output)")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MpiguideError(f"cannot create {out}: {exc.strerror}") from None
         try:
             target.write_text(pgmpi_text(coll, nprocs, ranges) if to == "pgmpi"
                               else profile_text(coll, nprocs, ranges, f"converted from {path}"))
         except OSError as exc:
             raise MpiguideError(f"cannot write {target}: {exc.strerror}") from None
-        written.append(target)
-    return written, skipped
+        done.written.append(target)
+    return done
