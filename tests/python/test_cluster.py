@@ -287,10 +287,14 @@ def test_node_failure_stops_the_run_and_resume_completes(cluster, stacks_built, 
     assert (run / "raw/mpich/mpich-pp-r1.attempt1.txt").read_text() == partial
 
 
-def test_batch_job_killed_by_its_time_limit_then_resubmitted(cluster, stacks_built, cli, tmp_path):
+def test_batch_job_time_limit_leaves_launches_pending_and_resume_completes(cluster, stacks_built, cli, tmp_path):
+    """The job's second launch runs until it is killed, so the time limit (1 minute, a hard limit on the test
+    cluster) is certain to end the job with two launches left, however fast the machine is. Whichever sign of the
+    end the runner meets first (SIGTERM, the step cut off, srun refusing the next step), it starts nothing more:
+    nothing failed, the launches left are pending with the reason, and a second job completes them."""
     run = tmp_path / "run"
     template, _ = node_stalling_template(tmp_path)
-    res = cli(["batch", "pingpong", "--stacks", "mpich", "--runs", "3", "--sizes", "4", "--nrep", "5",
+    res = cli(["batch", "pingpong", "--stacks", "mpich", "--runs", "4", "--sizes", "4", "--nrep", "5",
                "--launcher-template", template, "--output", str(run), "--nodes", "2", "--ppn", "1", "--time", "1",
                "--timeout", "900"])
     assert res.rc == 0, res.text
@@ -301,10 +305,16 @@ def test_batch_job_killed_by_its_time_limit_then_resubmitted(cluster, stacks_bui
     assert f"-m mpiguide run --resume {run} --timeout 900" in script
     assert job_state(cluster, job["job_id"]) == "TIMEOUT"
     launches = read_launches(run)
-    assert [x["status"] for x in launches] == ["ok", "interrupted", "pending"]
-    assert launches[1]["message"].startswith("stopped by SIGTERM (a batch job's time limit")
+    assert [x["status"] for x in launches] == ["ok", "interrupted", "pending", "pending"], launches
+    cut = launches[1]["message"]
+    assert cut.startswith(("stopped by SIGTERM (the end of a batch job", f"cut off: job {job['job_id']} ")), cut
+    assert all(x["message"].startswith("not started: ") and x["attempts"] == 0 for x in launches[2:]), launches
     partial = (run / launches[1]["raw"]).read_text()
-    assert f"mpiguide batch --resume {run}" in (run / "batch" / f"slurm-{job['job_id']}.out").read_text()
+    output = " ".join((run / "batch" / f"slurm-{job['job_id']}.out").read_text().split())
+    assert "the run stopped before its end: " in output and "1 of 4 launches are done; 1 interrupted, 2 pending" \
+        in output, output
+    assert output.count("--resume") == 1 and f"continue with: mpiguide batch --resume {run}" in output, output
+    assert "did not complete" not in output
 
     res = cli(["batch", "--resume", str(run), "--time", "10"])
     assert res.rc == 0, res.text
@@ -313,7 +323,7 @@ def test_batch_job_killed_by_its_time_limit_then_resubmitted(cluster, stacks_bui
     assert "--timeout 900" in (run / "batch" / second["script"]).read_text()  # the run's own, kept
     assert job_state(cluster, second["job_id"]) == "COMPLETED"
     launches = read_launches(run)
-    assert [(x["status"], x["attempts"]) for x in launches] == [("ok", 1), ("ok", 2), ("ok", 1)]
+    assert [(x["status"], x["attempts"]) for x in launches] == [("ok", 1), ("ok", 2), ("ok", 1), ("ok", 1)]
     assert (run / "raw/mpich/mpich-pp-r1.attempt1.txt").read_text() == partial
 
 

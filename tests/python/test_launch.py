@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import pytest
 
 from conftest import read_launches
+from mpiguide.cluster import slurm
 from mpiguide.core import build, launch
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
@@ -274,3 +276,57 @@ def test_what_srun_logs_mean():
     assert launch.stops_the_run(spec, failed).startswith("node c2-n7 failed during the launch")
     assert launch.stops_the_run(spec, missing) is None
     assert launch.stops_the_run(launch.LaunchSpec(), failed) is None  # a local launch has no nodes
+
+
+def test_what_slurm_says_when_the_allocation_ends():
+    refused = "srun: error: Unable to create step for job 41: Job/step already completing or completed"
+    assert slurm.step_refused(refused) == ("job 41 is ending: srun starts no step in it any more (Job/step already "
+                                           "completing or completed)")
+    gone = "srun: error: Unable to create step for job 41: Invalid job id specified"
+    assert slurm.step_refused(gone).endswith("(Invalid job id specified)")
+    limit = "slurmstepd: error: *** STEP 41.3 ON c2-n1 CANCELLED AT 2026-11-26T19:54:35 DUE TO TIME LIMIT ***"
+    assert slurm.step_cut_off(limit) == "job 41 was cancelled at 2026-11-26T19:54:35 due to its time limit"
+    preempted = "slurmstepd: error: *** JOB 41 ON c2-n1 CANCELLED AT 2026-11-26T19:54:35 DUE TO PREEMPTION ***"
+    assert slurm.step_cut_off(preempted).endswith("due to its preemption")
+    # a step's own scancel, a node failure, an ordinary failure: the allocation goes on
+    for log in ("slurmstepd: error: *** STEP 41.3 ON c2-n1 CANCELLED AT 2026-11-26T19:54:35 ***",
+                "srun: error: Node failure on c2-n7", "srun: error: task 0: Exited with exit code 2", refused):
+        assert slurm.step_cut_off(log) is None
+    assert slurm.step_refused(limit) is None
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("5:07", 307), ("1:00:00", 3600), ("2-01:00:05", 2 * 86400 + 3605), ("INVALID", 0), ("UNLIMITED", math.inf),
+    ("NOT_SET", math.inf), ("soon", None),
+])
+def test_squeue_time_left(text, seconds):
+    assert slurm._seconds_left(text) == seconds
+
+
+def test_the_job_end_is_asked_of_squeue_only_when_it_may_have_come(tmp_path):
+    """squeue once at the start, and again only once the end it gave (or SLURM_JOB_END_TIME) has passed."""
+    calls, answer = tmp_path / "calls", tmp_path / "answer"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "squeue").write_text(f'#!/bin/sh\necho "$*" >> {calls}\ncat {answer}\n')
+    (bin_dir / "squeue").chmod(0o755)
+
+    def job_end(**env: str) -> slurm.JobEnd:
+        return slurm.JobEnd({"PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_CONF": "/x/slurm.conf", **env})
+
+    def asked() -> list[str]:
+        return calls.read_text().splitlines() if calls.exists() else []
+
+    assert job_end().passed() is None and asked() == []  # no Slurm job
+    answer.write_text("RUNNING 1-00:00:00\n")
+    j = job_end(SLURM_JOB_ID="7")
+    assert j.passed() is None and j.passed() is None
+    assert asked() == ["-h -j 7 -o %T %L"]
+    # SLURM_JOB_END_TIME passed, but the limit was raised since
+    assert job_end(SLURM_JOB_ID="7", SLURM_JOB_END_TIME="1").passed() is None and len(asked()) == 2
+    assert job_end(SLURM_JOB_ID="7", SLURM_JOB_END_TIME=str(2**40)).passed() is None and len(asked()) == 2
+    for state in ("COMPLETING 0:00", "RUNNING INVALID", "TIMEOUT 0:00"):
+        answer.write_text(state + "\n")
+        assert job_end(SLURM_JOB_ID="7", SLURM_JOB_END_TIME="1").passed() == "job 7 has reached its end time (squeue)"
+    answer.write_text("")  # squeue cannot tell (the job unknown, the controller away): never a reason to stop
+    assert job_end(SLURM_JOB_ID="7", SLURM_JOB_END_TIME="1").passed() is None

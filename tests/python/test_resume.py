@@ -208,3 +208,125 @@ def test_failed_launch_output_with_brackets(mpich_build, tmp_path, cli):
     assert res.rc == 1
     assert "[/usr/lib/libfoo.so] cannot map segment" in res.err
     assert (run / "report.html").is_file()
+
+
+# ---------------------------------------------------------------- the end of a batch job's allocation
+
+REFUSED = "srun: error: Unable to create step for job 1: Job/step already completing or completed"
+CUT_OFF = "slurmstepd: error: *** STEP 1.1 ON n1 CANCELLED AT 2026-11-26T19:54:35 DUE TO TIME LIMIT ***"
+
+
+def fake_command(bin_dir, name: str, body: str):
+    """An executable `name` in bin_dir (a fake srun or squeue on PATH)."""
+    bin_dir.mkdir(exist_ok=True)
+    path = bin_dir / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+def fake_srun(tmp_path, second: str) -> tuple[object, object]:
+    """An srun that counts its calls: the first runs its command (MPICH's mpiexec), the second ends as `second`
+    says (a step the allocation's end cut off), every later one is refused as Slurm refuses steps in a job that
+    is completing. Once the file `allowed` exists (a new allocation), every call runs its command."""
+    count = tmp_path / "srun-calls"
+    fake_command(tmp_path / "bin", "srun", f'n=$(cat {count} 2>/dev/null || echo 0); echo $((n+1)) > {count}\n'
+                 f'if [ -e {tmp_path}/allowed ] || [ $n -eq 0 ]; then exec "$@"; fi\n'
+                 f'if [ $n -eq 1 ]; then {second}; fi\n'
+                 f'echo "{REFUSED}" >&2; exit 1\n')
+    return count, tmp_path / "allowed"
+
+
+@pytest.mark.parametrize("second, calls", [
+    # Slurm's own words under the step, then no further launch is tried
+    (f"echo '{CUT_OFF}' >&2; exit 143", 2),
+    # a step that died without them (the other node's ranks killed first): the refusal after it tells
+    ("echo 'srun: error: n2: task 1: Terminated' >&2; exit 143", 3),
+])
+def test_the_allocation_ending_leaves_the_rest_pending(mpich_build, tmp_path, cli, monkeypatch, second, calls):
+    run = tmp_path / "run"
+    count, allowed = fake_srun(tmp_path, second)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "5", "--sizes", "4", "--nrep", "5",
+               "--launcher-template", "srun {mpiexec} -n {np} {prog} {args}", "--output", str(run)])
+    assert res.rc == 130, res.text
+    assert count.read_text().strip() == str(calls)  # nothing launched after the refusal or the cut-off step
+    launches = read_launches(run)
+    assert [(x["status"], x["attempts"]) for x in launches] == [
+        ("ok", 1), ("interrupted", 1), ("pending", 0), ("pending", 0), ("pending", 0)]
+    reason = (("job 1 was cancelled at 2026-11-26T19:54:35 due to its time limit") if calls == 2 else
+              "job 1 is ending: srun starts no step in it any more (Job/step already completing or completed)")
+    assert launches[1]["message"].startswith(f"cut off: {reason} (it ended: exit code 143")
+    assert all(x["message"] == f"not started: {reason}" for x in launches[2:])
+    why = reason if calls == 2 else f"{reason}; mpich-pp-r1, which failed just before, counts as cut off by it"
+    assert f"the run stopped before its end: {why}. 1 of 5 launches are done; 1 interrupted, 3 pending" in res.text
+    assert res.text.count("--resume") == 1 and f"continue with: mpiguide run --resume {run}" in res.text
+    assert "did not complete" not in res.text and not (run / "report.html").exists()
+
+    allowed.touch()  # the next allocation
+    res = cli(["run", "--resume", str(run)])
+    assert res.rc == 0, res.text
+    assert [(x["status"], x["attempts"]) for x in read_launches(run)] == [("ok", 1), ("ok", 2)] + [("ok", 1)] * 3
+
+
+def signalling_template(tmp_path, sig: str, then: str) -> str:
+    """A launcher whose second launch sends `sig` to the runner (its parent) itself, then does `then`; every other
+    launch runs mpiexec. The signal arrives while that launch runs, however fast the machine is."""
+    count = tmp_path / "launch-count"
+    script = fake_command(tmp_path / "bin", "signalling-launcher",
+                          f'n=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n'
+                          f'if [ $n -eq 2 ]; then kill -{sig} $PPID; {then}; fi\n'
+                          'exec "$@"\n')
+    return f"{script} {{mpiexec}} -n {{np}} {{prog}} {{args}}"
+
+
+def test_sigterm_mid_run_leaves_the_rest_pending(mpich_build, tmp_path):
+    run = tmp_path / "run"
+    template = signalling_template(tmp_path, "TERM", "exec sleep 600")
+    proc = start_mpiguide(["run", "pingpong", "--stacks", "mpich", "--runs", "4", "--sizes", "4", "--nrep", "5",
+                           "--launcher-template", template, "--output", str(run)], tmp_path)
+    try:
+        out, err = proc.communicate(timeout=POLL_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, out + err
+    launches = read_launches(run)
+    assert [(x["status"], x["attempts"]) for x in launches] == [
+        ("ok", 1), ("interrupted", 1), ("pending", 0), ("pending", 0)]
+    reason = "stopped by SIGTERM (the end of a batch job: its time limit or scancel; or a kill)"
+    assert launches[1]["message"] == f"{reason}; rerun with --resume"
+    assert all(x["message"] == f"not started: {reason}" for x in launches[2:])
+    text = " ".join((out + err).split())
+    assert text.count("--resume") == 1 and f"continue with: mpiguide run --resume {run}" in text
+    assert not (run / "report.html").exists()
+
+
+def test_slurms_warning_signal_lets_the_launch_finish(mpich_build, tmp_path):
+    """sbatch --signal=B:USR1@SECONDS: the launch it came in completes, no other starts."""
+    run = tmp_path / "run"
+    template = signalling_template(tmp_path, "USR1", "true")
+    proc = start_mpiguide(["run", "pingpong", "--stacks", "mpich", "--runs", "3", "--sizes", "4", "--nrep", "5",
+                           "--launcher-template", template, "--output", str(run)], tmp_path)
+    out, err = proc.communicate(timeout=POLL_LIMIT_S)
+    assert proc.returncode == 130, out + err
+    launches = read_launches(run)
+    assert [x["status"] for x in launches] == ["ok", "ok", "pending"]
+    assert launches[2]["message"] == "not started: SIGUSR1: the allocation ends soon (sbatch --signal)"
+    assert (tmp_path / "launch-count").read_text().strip() == "2"
+
+
+def test_a_job_past_its_end_time_starts_no_launch(mpich_build, tmp_path, cli, monkeypatch):
+    run = tmp_path / "run"
+    fake_command(tmp_path / "bin", "squeue", 'echo "COMPLETING 0:00"\n')
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURM_JOB_END_TIME", "1")
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "2", "--sizes", "4", "--launcher-template",
+               f"sh -c 'touch {tmp_path}/launched' {{prog}}", "--output", str(run)])
+    assert res.rc == 130, res.text
+    assert not (tmp_path / "launched").exists()
+    assert [(x["status"], x["message"]) for x in read_launches(run)] == [
+        ("pending", "not started: job 7 has reached its end time (squeue)")] * 2
+    assert res.text.count("--resume") == 1

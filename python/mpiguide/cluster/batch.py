@@ -2,9 +2,9 @@
 
 `mpiguide batch` plans the run (its directory holds everything from the start), writes an sbatch script
 into <run>/batch/ that continues the run (`mpiguide run --resume RUN`) inside the allocation, submits it
-and records the job. The run directory is the state: when the allocation's time limit stops the job, the
-runner records the launch it was in as interrupted and keeps every finished one, and `mpiguide batch
---resume RUN` submits the rest in a new allocation."""
+and records the job. The run directory is the state: when the allocation ends (its time limit), the runner
+starts no launch any more, records the launch it was in as interrupted and the others as pending, with the
+reason, keeps every finished one, and `mpiguide batch --resume RUN` submits the rest in a new allocation."""
 
 from __future__ import annotations
 
@@ -77,8 +77,8 @@ def script_text(rd: RunDir, alloc: Allocation, timeout: float | None, job_name: 
         lines.append(f"#SBATCH --partition={alloc.partition}")
     if alloc.account:
         lines.append(f"#SBATCH --account={alloc.account}")
-    lines += ["# Written by mpiguide batch: continues the run in this allocation. When the time limit stops it,",
-              "# the launch it was in is recorded as interrupted; mpiguide batch --resume RUN submits the rest."]
+    lines += ["# Written by mpiguide batch: continues the run in this allocation. When the time limit ends it,",
+              "# the launches left stay pending (launches.json); mpiguide batch --resume RUN submits them."]
     # the compute nodes find the same stacks, builds and sources (a file system they share)
     for var in ("MPIGUIDE_HOME", "MPIGUIDE_BUILD", "MPIGUIDE_SOURCE"):
         if os.environ.get(var):

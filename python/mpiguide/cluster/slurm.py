@@ -1,15 +1,17 @@
 """Launching through Slurm: the srun line for a stack, the environment it runs with (the test cluster's
 SLURM_CONF when the user set none; TCP between the test cluster's nodes), and a clear message when srun,
-a partition or an MPI plugin is missing. Nothing here assumes the test cluster: on any other Slurm it
-only adds what the stack needs."""
+a partition or an MPI plugin is missing; and the signs that the allocation a run executes in is ending.
+Nothing here assumes the test cluster: on any other Slurm it only adds what the stack needs."""
 
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -139,3 +141,88 @@ def missing_on_nodes(log: str) -> str | None:
         return ("a program or library is missing on a compute node: the stack's prefix, mpiguide's build "
                 "directory and the run directory must be on a file system the nodes share")
     return None
+
+
+# ---------------------------------------------------------------- the end of the allocation
+
+# srun inside a job that is completing (its time limit, scancel) or gone: the step never starts
+_REFUSED = re.compile(r"Unable to create step for job (\d+): (Job/step already completing or completed|"
+                      r"Invalid job id specified)")
+# slurmstepd, through srun, when the whole job ends under a running step (a step's own scancel says no DUE TO)
+_CUT_OFF = re.compile(r"\*\*\* (?:STEP|JOB) (\d+)\S* ON \S+ CANCELLED AT (\S+) "
+                      r"DUE TO (TIME LIMIT|PREEMPTION|JOB REQUEUE) \*\*\*")
+
+
+def step_refused(log: str) -> str | None:
+    """srun's word in a launch's log that it started nothing because the job's allocation is ending or over,
+    as the reason; None otherwise."""
+    m = _REFUSED.search(log)
+    return f"job {m[1]} is ending: srun starts no step in it any more ({m[2]})" if m else None
+
+
+def step_cut_off(log: str) -> str | None:
+    """slurmstepd's word in a launch's log that the job's time limit (or its preemption or requeue) ended the
+    running step, as the reason; None otherwise."""
+    m = _CUT_OFF.search(log)
+    return f"job {m[1]} was cancelled at {m[2]} due to its {m[3].lower()}" if m else None
+
+
+# states in which a job runs no launch any more (squeue -o %T)
+_OVER = {"COMPLETING", "COMPLETED", "CANCELLED", "TIMEOUT", "FAILED", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
+         "DEADLINE", "OUT_OF_MEMORY"}
+
+
+def _seconds_left(text: str) -> float | None:
+    """squeue's %L ([days-][hours:]minutes:seconds, UNLIMITED, NOT_SET, INVALID once the limit has passed)."""
+    if text in ("UNLIMITED", "NOT_SET"):
+        return math.inf
+    if text == "INVALID":
+        return 0.0
+    m = re.fullmatch(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)", text)
+    if not m:
+        return None
+    days, hours, minutes, seconds = (int(x or 0) for x in m.groups())
+    return float(((days * 24 + hours) * 60 + minutes) * 60 + seconds)
+
+
+class JobEnd:
+    """The end of the Slurm job this process runs in (SLURM_JOB_ID; none outside a job), so that a runner starts
+    no launch after it: SLURM_JOB_END_TIME where Slurm sets it (23.02 and later), else squeue's time left, asked
+    once; when that moment has passed, squeue is asked again (the limit may have been raised)."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        env = os.environ if env is None else env
+        self.job_id = env.get("SLURM_JOB_ID")
+        self.env = {**env, **slurm_env(env)}
+        end = env.get("SLURM_JOB_END_TIME", "")
+        self.end: float | None = float(end) if end.isdigit() else None
+
+    def passed(self) -> str | None:
+        """Why the job's end has come, or None (it has not, squeue cannot tell, or this is no Slurm job)."""
+        if not self.job_id:
+            return None
+        if self.end is None:
+            self.end = self._ask()
+        if time.time() < self.end:
+            return None
+        self.end = self._ask()
+        if time.time() < self.end:
+            return None
+        return f"job {self.job_id} has reached its end time (squeue)"
+
+    def _ask(self) -> float:
+        """When squeue says the job ends: now once it is completing or over, never when squeue cannot tell."""
+        assert self.job_id is not None
+        try:
+            res = subprocess.run(["squeue", "-h", "-j", self.job_id, "-o", "%T %L"], capture_output=True, text=True,
+                                 timeout=30, env=self.env)
+        except (OSError, subprocess.TimeoutExpired):
+            return math.inf
+        words = res.stdout.split()
+        if res.returncode != 0 or len(words) != 2:
+            return math.inf
+        state, left = words
+        if state in _OVER:
+            return time.time()
+        seconds = _seconds_left(left)
+        return math.inf if seconds is None else time.time() + seconds

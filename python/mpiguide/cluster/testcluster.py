@@ -233,6 +233,9 @@ def slurm_conf(c: TestCluster) -> str:
         # a node that stops answering is noticed within seconds, not minutes
         "SlurmdTimeout=10",
         "MessageTimeout=5",
+        # a job's time limit is a hard limit (the tests' batch job must reach it), and the job's processes have 5 s
+        # after SIGTERM (30 by default)
+        "OverTimeLimit=0",
         "KillWait=5",
         "InactiveLimit=0",
     ]

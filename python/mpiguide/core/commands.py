@@ -6,6 +6,7 @@ and printing a suite's report. Nothing here knows which suite it runs."""
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
@@ -243,20 +244,34 @@ def _progress_callbacks(total_all: int):
     return None, on_start_plain, on_done_plain
 
 
+def _interrupted_message(rd: RunDir, reason: str, resume_hint: str) -> str:
+    left = Counter(x.status for x in rd.pending())
+    return (f"the run stopped before its end: {reason}. {len(rd.launches) - left.total()} of {len(rd.launches)} "
+            f"launches are done; {', '.join(f'{n} {status}' for status, n in left.items())} (launches.json says "
+            f"why); no report yet (mpiguide analyze {rd.path} writes one of what was measured); continue with: "
+            f"{resume_hint}")
+
+
 def execute(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: bool = True) -> int:
     """Runs the pending launches and (report=True) writes the suite's report of the run. Returns 0, 1 (launches
-    failed), 3 (every launch completed but some configurations failed their data check) or 130
-    (interrupted)."""
+    failed), 3 (every launch completed but some configurations failed their data check) or 130 (interrupted:
+    Ctrl-C, SIGTERM, the end of the batch job's allocation). A run stopped by SIGTERM or by its allocation's
+    end writes no report: it ends at once, with what it measured and what is left in launches.json."""
     todo = rd.pending()
     console.print(f"run {rd.path}: {len(todo)} launch(es) to go of {len(rd.launches)}")
     progress, on_start, on_done = _progress_callbacks(len(todo))
     interrupted, stopped = False, None
     try:
-        if progress:
-            with progress:
-                failed = runner.execute(rd, on_start, on_done, timeout)
-        else:
-            failed = runner.execute(rd, on_start, on_done, timeout)
+        with runner.StopSignals() as signals:
+            try:
+                if progress:
+                    with progress:
+                        failed = runner.execute(rd, on_start, on_done, timeout, signals)
+                else:
+                    failed = runner.execute(rd, on_start, on_done, timeout, signals)
+            except runner.RunInterrupted as exc:  # said while SIGTERM is still handled: it often follows
+                console.print(_interrupted_message(rd, str(exc), resume_hint), style="yellow")
+                return 130
     except KeyboardInterrupt:
         interrupted = True
         failed = rd.pending()

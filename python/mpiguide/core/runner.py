@@ -10,6 +10,7 @@ Run directory (docs/formats.md):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -17,11 +18,12 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from mpiguide import __version__
+from mpiguide.cluster import slurm
 from mpiguide.core import build, launch, rawfile, segments
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
@@ -214,16 +216,63 @@ def t1_for(rd: RunDir, target: Launch) -> float | None:
     return max(values) if values else None
 
 
-class _Terminated(Exception):
-    pass
+class _Terminated(BaseException):
+    """SIGTERM while a launch runs (a BaseException, so that no `except Exception` on the way swallows it)."""
 
 
 class RunStopped(Exception):
     """A failed launch showed that the launches after it cannot run either (a cluster node failed)."""
 
 
-def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
-    raise _Terminated()
+class RunInterrupted(Exception):
+    """The run stopped before its end for a reason from outside it (SIGTERM, the end of its Slurm allocation):
+    the launch cut off is interrupted, the ones not started are pending with the reason, all for --resume."""
+
+
+class StopSignals:
+    """The signals that end a run early, handled while the context lasts (execute() and what its caller says
+    after it, so that a SIGTERM of the allocation's end right after another sign of it does not cut that short).
+    SIGTERM (a batch job's end: its time limit or scancel; or a kill) stops the running launch at once; SIGUSR1
+    and SIGUSR2 (Slurm's warning that the allocation ends soon, sbatch --signal=B:USR1@SECONDS) let it finish.
+    After either, no launch starts."""
+
+    WARNINGS = (signal.SIGUSR1, signal.SIGUSR2)
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self.now = False  # the reason stops the running launch too
+        self._waiting = False
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> StopSignals:
+        for sig in (signal.SIGTERM, *self.WARNINGS):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            if handler is not None:  # None: not set from Python, and not restorable from it
+                signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: object) -> None:  # noqa: ARG002 - signal handler signature
+        if signum == signal.SIGTERM:
+            self.reason = "stopped by SIGTERM (the end of a batch job: its time limit or scancel; or a kill)"
+            self.now = True
+            if self._waiting:
+                raise _Terminated()
+        elif self.reason is None:
+            self.reason = f"{signal.Signals(signum).name}: the allocation ends soon (sbatch --signal)"
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """While the runner waits for a launch: SIGTERM (also one that came just before) raises _Terminated."""
+        if self.now:
+            raise _Terminated()
+        self._waiting = True
+        try:
+            yield
+        finally:
+            self._waiting = False
 
 
 def _stop_process(proc: subprocess.Popen) -> None:
@@ -266,7 +315,11 @@ def expand_args(run_dir: Path, x: Launch) -> list[str]:
             .replace("{run}", str(x.run_index)) for a in x.args]
 
 
-def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float) -> None:
+def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float,
+               signals: StopSignals, cut_off: Callable[[str], None]) -> None:
+    """Runs one launch and records its outcome in x. SIGTERM or Ctrl-C while it runs: x is interrupted,
+    cut_off(why) records that (before the launch is stopped, which takes a moment that a batch job's end may not
+    leave), and the exception goes on."""
     exe = build.driver_path(stack, x.driver)
     args = expand_args(rd.path, x)
     if x.needs_t1:
@@ -297,7 +350,8 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
             x.status, x.message = FAILED, f"cannot start {argv[0]}: {exc.strerror}"
             return
         try:
-            rc = proc.wait(timeout=timeout)
+            with signals.waiting():
+                rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             _stop_process(proc)
             x.status, x.returncode = FAILED, None
@@ -305,11 +359,11 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
             x.seconds = time.monotonic() - start
             return
         except BaseException as exc:
-            _stop_process(proc)
-            why = ("stopped by SIGTERM (a batch job's time limit, scancel or kill)" if isinstance(exc, _Terminated)
-                   else "interrupted")
+            why = signals.reason if isinstance(exc, _Terminated) else "interrupted"
             x.status, x.message = INTERRUPTED, f"{why}; rerun with --resume"
             x.seconds = time.monotonic() - start
+            cut_off(why)
+            _stop_process(proc)
             raise
         finally:
             _sweep_segments(since, logf)
@@ -338,8 +392,28 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
 ProgressFn = Callable[[Launch, int, int, float], None]
 
 
-def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: float) -> list[Launch]:
-    """Runs every launch that is not done yet; returns the ones that failed."""
+def _cut_off(x: Launch, reason: str) -> None:
+    """A failed launch whose allocation ended under it: interrupted, to be redone, its failure kept in the message."""
+    x.status, x.message = INTERRUPTED, f"cut off: {reason} (it ended: {x.message})"
+
+
+def _stop_here(rd: RunDir, rest: list[Launch], reason: str, last: Launch | None = None) -> str:
+    """The run stops before `rest` for `reason`; recorded at once. The launches of rest that were to run stay
+    pending with the reason. `last`, the launch just before, if it failed, was cut off by the same end (the
+    allocation's steps die before the runner hears of it): interrupted, to be redone, not failed. Returns the
+    reason, with that said."""
+    for x in rest:
+        if x.status == PENDING:
+            x.message = f"not started: {reason}"
+    if last is not None and last.status == FAILED:
+        _cut_off(last, reason)
+        reason += f"; {last.id}, which failed just before, counts as cut off by it"
+    rd.save()
+    return reason
+
+
+def _prepare(rd: RunDir) -> tuple[dict[str, stackmod.Stack], launch.LaunchSpec]:
+    """The run's stacks (the ones it started with), built, and its launcher, checked before the first launch."""
     names = sorted({x.stack for x in rd.launches})
     stack_objs = {name: stackmod.get(name) for name in names}
     for name, s in stack_objs.items():
@@ -355,27 +429,52 @@ def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: floa
     for s in stack_objs.values():
         env = s.env()
         launch.preflight(spec, s, {**env, **launch.environment(spec, s, env)})
+    return stack_objs, spec
+
+
+def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: float,
+            signals: StopSignals) -> list[Launch]:
+    """Runs every launch that is not done yet, inside `with signals`; returns the ones that failed. Raises
+    RunStopped when a node failed, KeyboardInterrupt on Ctrl-C, and RunInterrupted when the run must stop before
+    its end: SIGTERM, or the Slurm allocation it runs in ending (Slurm's warning signal, srun refusing steps, a
+    step cut off by the time limit, the job's end time passed). Then no launch starts any more and the ones left
+    stay pending."""
+    stack_objs, spec = _prepare(rd)
     todo = rd.pending()
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    job_end = slurm.JobEnd()
     started = time.monotonic()
-    try:
-        for k, x in enumerate(todo):
-            on_start(x, k, len(todo), time.monotonic() - started)
-            x.status, x.message = PENDING, ""
-            try:
-                run_launch(rd, x, stack_objs[x.stack], spec, timeout)
-            finally:
-                rd.save()
-            on_done(x, k + 1, len(todo), time.monotonic() - started)
-            log = rd.path / "logs" / f"{x.id}.log"
-            reason = launch.stops_the_run(spec, log.read_text(errors="replace")) if x.status == FAILED and \
-                log.exists() else None
-            if reason:
-                raise RunStopped(f"{x.id}: {reason}")
-    except _Terminated:
-        raise KeyboardInterrupt from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    last: Launch | None = None  # the launch run just before
+    for k, x in enumerate(todo):
+        reason = signals.reason or job_end.passed()
+        if reason:
+            now = signals.now or signals.reason is None  # the end has come (not a warning of it)
+            raise RunInterrupted(_stop_here(rd, todo[k:], reason, last if now else None))
+        on_start(x, k, len(todo), time.monotonic() - started)
+        x.status, x.message = PENDING, ""
+        try:
+            run_launch(rd, x, stack_objs[x.stack], spec, timeout, signals,
+                       lambda why, rest=todo[k + 1:]: _stop_here(rd, rest, why))
+        except _Terminated:
+            raise RunInterrupted(signals.reason or "SIGTERM") from None
+        finally:
+            rd.save()
+        log = rd.path / "logs" / f"{x.id}.log"
+        text = log.read_text(errors="replace") if x.status == FAILED and log.exists() else ""
+        refused = slurm.step_refused(text)
+        if refused:
+            x.status, x.message, x.attempts = PENDING, "", x.attempts - 1  # it never ran
+            raise RunInterrupted(_stop_here(rd, todo[k:], refused, last))
+        cut = slurm.step_cut_off(text)
+        if cut:
+            _cut_off(x, cut)
+            _stop_here(rd, todo[k + 1:], cut)
+        on_done(x, k + 1, len(todo), time.monotonic() - started)
+        if cut:
+            raise RunInterrupted(cut)
+        stop = launch.stops_the_run(spec, text) if text else None
+        if stop:
+            raise RunStopped(f"{x.id}: {stop}")
+        last = x
     return [x for x in rd.launches if x.status != OK]
 
 
