@@ -12,8 +12,9 @@
  *            (barrier or dissem, as the measurement core's), maximum over ranks,
  *            divided by steps. The header holds #@sync and #@nrep (mg_bench_begin).
  *            Order (#@order): interleaved (default) prepares every variant first,
- *            then runs repetition r of each in turn, starting with variant r mod n,
- *            so that a slow phase of a shared machine hits all variants alike;
+ *            then runs repetition r of each in turn, in an order drawn for every
+ *            repetition from --order-seed (#@order_seed), so that a slow phase of
+ *            a shared machine hits all variants alike;
  *            --sequential times one variant after the other and frees it before
  *            the next (one variant's grids in memory at a time).
  *   Preparing a variant: create its grids and halo objects, check it (below),
@@ -843,8 +844,9 @@ static void warm_modes(const options *o, const app_ctx *a)
 }
 
 /* Interleaved (default): every variant is prepared first and repetition r of
- * each runs in turn (starting with variant r mod n), so that a slow phase of a
- * shared machine hits all variants alike. Sequential: one variant at a time.
+ * each runs in turn, in an order drawn for each repetition from --order-seed,
+ * so that a slow phase of a shared machine hits all variants alike.
+ * Sequential: one variant at a time.
  * 0, or 2 when memory is short. */
 static int run_variants(mg_bench *b, const options *o, const app_ctx *a, const check_ctx *cc)
 {
@@ -867,11 +869,15 @@ static int run_variants(mg_bench *b, const options *o, const app_ctx *a, const c
                      mg_halo_mode_name(m));
             ready[v] = variant_prepare(b, a, p, m, labels[v], cc, &vars[v]);
         }
-        for (int r = 0; r < nrep; r++)
+        unsigned long long state = b->order;
+        int order[MAX_VARIANTS];
+        for (int r = 0; r < nrep; r++) {
+            mg_bench_shuffle(&state, order, per_round);
             for (int k = 0; k < per_round; k++) {
-                int v = first + (r + k) % per_round;
+                int v = first + order[k];
                 if (ready[v]) ready[v] = variant_timed_rep(b, a, &vars[v], o->steps, r, labels[v]);
             }
+        }
         for (int v = first; v < first + per_round; v++) {
             if (ready[v]) variant_write(b, a, &vars[v], o->steps, labels[v]);
             variant_free(&vars[v]);

@@ -411,38 +411,57 @@ static int select_impls(mg_bench *b, const options *o, const char *name, const c
     return n;
 }
 
-/* One implementation at one size: checked against the native call, then timed. */
-static void measure_impl(mg_bench *b, const options *o, call_ctx *c, const char *impl, size_t msize, size_t sbytes,
-                         size_t rbytes, unsigned char *want)
+/* One implementation of a collective: what an interleaved side needs. */
+typedef struct {
+    call_ctx *c;
+    const char *impl;
+    char label[256];
+} impl_side;
+
+/* Untimed, before each repetition of a side: the library runs the side's implementation. */
+static int use_impl(void *p)
 {
-    char label[256], msg[256];
-    snprintf(label, sizeof label, "%s %s %zu", c->name, impl, msize);
-    if (strcmp(impl, "tuned") == 0) {
-        mg_tune_set_mode(MG_TUNE_TUNED);
-    } else {
-        mg_tune_set_mode(MG_TUNE_FORCED);
-        mg_tune_force(c->name, impl);
-    }
-    int fell_back = 0;
-    if (!check(b, c, sbytes, rbytes, (size_t)o->tsize, want, impl, &fell_back, msg, sizeof msg)) {
-        mg_bench_config_error(b, label, msg);
-        return;
-    }
-    if (fell_back) {
-        mg_bench_note(b, "skip", label,
-                      "the library ran the native call: %s does not apply here or its extra memory exceeds the pool",
-                      impl);
-        return;
-    }
-    if (!o->check_only && mg_bench_measure(b, label, msize, do_call, c) != MPI_SUCCESS)
-        mg_bench_config_error(b, label, "an MPI call failed during measurement");
+    impl_side *s = p;
+    if (strcmp(s->impl, "tuned") == 0) return mg_tune_set_mode(MG_TUNE_TUNED) == MG_TUNE_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;
+    if (mg_tune_set_mode(MG_TUNE_FORCED) != MG_TUNE_SUCCESS || mg_tune_force(s->c->name, s->impl) != MG_TUNE_SUCCESS)
+        return MPI_ERR_OTHER;
+    return MPI_SUCCESS;
 }
 
-/* Every implementation of one collective at every size; returns the number of configurations. */
+static int side_call(void *p)
+{
+    impl_side *s = p;
+    return do_call(s->c);
+}
+
+/* One implementation at one size, checked against the native call: 1 if it can be timed. */
+static int check_impl(mg_bench *b, const options *o, impl_side *s, size_t sbytes, size_t rbytes, unsigned char *want)
+{
+    char msg[256];
+    use_impl(s);
+    int fell_back = 0;
+    if (!check(b, s->c, sbytes, rbytes, (size_t)o->tsize, want, s->impl, &fell_back, msg, sizeof msg)) {
+        mg_bench_config_error(b, s->label, msg);
+        return 0;
+    }
+    if (fell_back) {
+        mg_bench_note(b, "skip", s->label,
+                      "the library ran the native call: %s does not apply here or its extra memory exceeds the pool",
+                      s->impl);
+        return 0;
+    }
+    return 1;
+}
+
+/* Every implementation of one collective at every size: each size's implementations are checked,
+ * then timed interleaved (mg_bench_measure_interleaved), so that the native call and its mock-ups
+ * see the same state of the machine. Returns the number of configurations. */
 static int measure_collective(mg_bench *b, const options *o, call_ctx *c, unsigned char *want)
 {
     const char *impls[MAX_IMPLS + 1];
     int nimpls = select_impls(b, o, c->name, impls), nconfigs = 0;
+    impl_side sides[MAX_IMPLS + 1];
+    mg_bench_side timed[MAX_IMPLS + 1];
     for (int s = 0; s < o->nsizes; s++) {
         size_t block = o->sizes[s];
         if (c->kind == C_RSB) block = block / (size_t)b->size / (size_t)o->tsize * (size_t)o->tsize;
@@ -450,7 +469,25 @@ static int measure_collective(mg_bench *b, const options *o, call_ctx *c, unsign
         size_t sbytes, rbytes, msize = key_bytes(c->kind, block, b->size);
         buffer_sizes(c->kind, block, b->size, &sbytes, &rbytes);
         c->count = (int)(block / (size_t)o->tsize);
-        for (int i = 0; i < nimpls; i++, nconfigs++) measure_impl(b, o, c, impls[i], msize, sbytes, rbytes, want);
+        int n = 0;
+        for (int i = 0; i < nimpls; i++, nconfigs++) {
+            impl_side *x = &sides[n];
+            *x = (impl_side){.c = c, .impl = impls[i]};
+            snprintf(x->label, sizeof x->label, "%s %s %zu", c->name, impls[i], msize);
+            if (check_impl(b, o, x, sbytes, rbytes, want) && !o->check_only)
+                timed[n] = (mg_bench_side){x->label, side_call, x, 1, use_impl}, n++;
+        }
+        while (n > 0) {
+            int failed = -1;
+            if (mg_bench_measure_interleaved(b, n, timed, msize, &failed) == MPI_SUCCESS) break;
+            if (failed < 0) {
+                for (int j = 0; j < n; j++) mg_bench_config_error(b, timed[j].label, "an MPI call failed during measurement");
+                break;
+            }
+            mg_bench_config_error(b, timed[failed].label, "an MPI call failed during measurement");
+            timed[failed] = timed[--n];
+        }
+        mg_tune_set_mode(MG_TUNE_FORCED);
         mg_tune_force(c->name, "default");
     }
     return nconfigs;

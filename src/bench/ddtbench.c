@@ -536,51 +536,117 @@ static void tuned(int on)
 static void tuned(int on) { (void)on; }
 #endif
 
-/* Checks and times every requested mode that is not marked bad. */
-static void run_modes(mg_bench *b, const options *o, const char *cfg, const layout_cfg *g, xfer *x,
-                      const mg_layout_type *lt, MPI_Datatype norm, const int *bad, counters *cnt)
+/* Untimed, before each repetition of a side (mg_bench_side.before): the library's mode for its mode. */
+static int library_off(void *ctx)
 {
-    char label[400];
-    for (int i = 0; i < o->nmodes; i++) {
-        int mode = o->modes[i];
-        if (bad[mode]) continue;
-        snprintf(label, sizeof label, "%s %d %s", cfg, x->msize, mode_names[mode]);
-        x->engine = mode == MODE_ENGINE;
-        x->type = mode == MODE_NORMALIZED ? norm : lt->type;
-        x->count = mode == MODE_NORMALIZED ? 1 : lt->count;
-        mg_bench_op op = mode == MODE_PACK || mode == MODE_ENGINE ? pk_ops[o->pattern] : dt_ops[o->pattern];
-        cnt->checks++;
-        tuned(mode == MODE_TUNED);
-        if (check_mode(b, o, g, x, op, label) && !o->check_only &&
-            mg_bench_measure(b, label, (size_t)x->msize, op, x) != MPI_SUCCESS)
-            mg_bench_config_error(b, label, "an MPI call failed during measurement");
-        tuned(0);
-    }
+    (void)ctx;
+    tuned(0);
+    return MPI_SUCCESS;
 }
 
-static void run_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, counters *cnt)
+static int library_tuned(void *ctx)
 {
+    (void)ctx;
+    tuned(1);
+    return MPI_SUCCESS;
+}
+
+/* One configuration (a layout at (A, m)) prepared for its modes: its type, buffers and
+ * normalized type, and per mode whether it failed before it could be timed. */
+typedef struct {
     char cfg[320];
-    snprintf(cfg, sizeof cfg, "%s %s %ld %zu", pattern_names[o->pattern], d->label, A, m);
-    mg_layout_params p;
-    mg_layout_info info;
-    if (plan_config(b, o, d, A, n, cfg, &p, &info, cnt) != 0) return;
-    long long msize = (long long)info.data_size;
     mg_layout_type lt;
-    if (build_config(b, o, &p, n, cfg, msize, &lt, cnt) != 0) return;
-    const mg_layout_info *L = &lt.info;
     layout_cfg g;
     xfer x;
-    config_alloc(b, o, &lt, &g, &x, cfg);
-    int bad[NMODES] = {0};
-    pack_setup(b, o, cfg, msize, &x, bad);
-    mg_bench_note(b, "info", cfg, "n=%ld,count=%d,k=%ld,msize=%lld,extent=%lld,packed=%d", L->n, lt.count, L->k, msize,
-                  (long long)L->extent, x.packed);
-    MPI_Datatype norm = engine_prepare(b, o, cfg, &lt, &x, bad);
-    run_modes(b, o, cfg, &g, &x, &lt, norm, bad, cnt);
-    if (norm != MPI_DATATYPE_NULL) MPI_Type_free(&norm);
-    config_free(&g, &x);
-    mg_layout_type_free(&lt);
+    MPI_Datatype norm;
+    int bad[NMODES];
+    double bytes; /* what its buffers take per rank */
+} prepared;
+
+/* Builds, allocates and prepares configuration d at (A, m) with n elements into *pc.
+ * Returns 0, or -1 when it was skipped or failed (notes and errors written). */
+static int prepare_config(mg_bench *b, const options *o, const desc *d, long A, size_t m, long n, counters *cnt,
+                          prepared *pc)
+{
+    memset(pc, 0, sizeof *pc);
+    snprintf(pc->cfg, sizeof pc->cfg, "%s %s %ld %zu", pattern_names[o->pattern], d->label, A, m);
+    mg_layout_params p;
+    mg_layout_info info;
+    if (plan_config(b, o, d, A, n, pc->cfg, &p, &info, cnt) != 0) return -1;
+    long long msize = (long long)info.data_size;
+    if (build_config(b, o, &p, n, pc->cfg, msize, &pc->lt, cnt) != 0) return -1;
+    const mg_layout_info *L = &pc->lt.info;
+    config_alloc(b, o, &pc->lt, &pc->g, &pc->x, pc->cfg);
+    pc->bytes = (double)pc->g.span + 2.0 * (double)pc->g.rsize + 2.0 * (double)pc->x.packsize;
+    pack_setup(b, o, pc->cfg, msize, &pc->x, pc->bad);
+    mg_bench_note(b, "info", pc->cfg, "n=%ld,count=%d,k=%ld,msize=%lld,extent=%lld,packed=%d", L->n, pc->lt.count,
+                  L->k, msize, (long long)L->extent, pc->x.packed);
+    pc->norm = engine_prepare(b, o, pc->cfg, &pc->lt, &pc->x, pc->bad);
+    return 0;
+}
+
+static void prepared_free(prepared *pc)
+{
+    if (pc->norm != MPI_DATATYPE_NULL) MPI_Type_free(&pc->norm);
+    config_free(&pc->g, &pc->x);
+    mg_layout_type_free(&pc->lt);
+}
+
+/* A side of a group: one mode of one prepared configuration, with the transfer of that mode. */
+typedef struct {
+    char label[400];
+    xfer x;
+    const layout_cfg *g;
+} mode_side;
+
+/* Checks every requested mode of every configuration of the group, then times those that
+ * passed interleaved (mg_bench_measure_interleaved): a slow phase of the machine hits every
+ * layout and mode of the group alike, so their ratios hold within a launch. A side whose
+ * measurement fails is recorded and the others are measured again without it. */
+static void measure_group(mg_bench *b, const options *o, prepared *pcs, int npc, counters *cnt)
+{
+    int cap = npc * o->nmodes, n = 0;
+    mode_side *ms = calloc((size_t)(cap > 0 ? cap : 1), sizeof *ms);
+    mg_bench_side *sides = calloc((size_t)(cap > 0 ? cap : 1), sizeof *sides);
+    if (!ms || !sides) MPI_Abort(MPI_COMM_WORLD, 2);
+    size_t msize = 0;
+    for (int c = 0; c < npc; c++) {
+        prepared *pc = &pcs[c];
+        for (int i = 0; i < o->nmodes; i++) {
+            int mode = o->modes[i];
+            if (pc->bad[mode]) continue;
+            mode_side *m = &ms[n];
+            snprintf(m->label, sizeof m->label, "%s %d %s", pc->cfg, pc->x.msize, mode_names[mode]);
+            m->x = pc->x;
+            m->g = &pc->g;
+            m->x.engine = mode == MODE_ENGINE;
+            m->x.type = mode == MODE_NORMALIZED ? pc->norm : pc->lt.type;
+            m->x.count = mode == MODE_NORMALIZED ? 1 : pc->lt.count;
+            mg_bench_op op = mode == MODE_PACK || mode == MODE_ENGINE ? pk_ops[o->pattern] : dt_ops[o->pattern];
+            cnt->checks++;
+            tuned(mode == MODE_TUNED);
+            int ok = check_mode(b, o, &pc->g, &m->x, op, m->label);
+            tuned(0);
+            if (!ok || o->check_only) continue;
+            sides[n] = (mg_bench_side){m->label, op, &m->x, 1, mode == MODE_TUNED ? library_tuned : library_off};
+            msize = (size_t)pc->x.msize;
+            n++;
+        }
+    }
+    while (n > 0) {
+        int failed = -1;
+        int rc = mg_bench_measure_interleaved(b, n, sides, msize, &failed);
+        tuned(0);
+        if (rc == MPI_SUCCESS) break;
+        if (failed < 0) { /* not one side's failure: none of them was timed */
+            for (int j = 0; j < n; j++) mg_bench_config_error(b, sides[j].label, "an MPI call failed during measurement");
+            break;
+        }
+        mg_bench_config_error(b, sides[failed].label, "an MPI call failed during measurement");
+        sides[failed] = sides[--n];
+    }
+    free(sides);
+    free(ms);
 }
 
 /* ------------------------------------------------------------------ */
@@ -588,18 +654,21 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
 /* ------------------------------------------------------------------ */
 
 /* Every description at (A, m): n of each is round(m / common unit) common
- * units, the common unit being that of every description valid at A.
- * units: scratch space of o->ndescs entries. */
+ * units, the common unit being that of every description valid at A. The
+ * configurations are prepared together and measured interleaved, in groups
+ * whose buffers fit --max-memory together. units: scratch space of
+ * o->ndescs entries. */
 static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, mg_unit *units, counters *cnt)
 {
     char cfg[320];
     long long cb, nunits;
-    int nvalid;
+    int nvalid, npc = 0;
+    double held = 0;
+    prepared *pcs = calloc((size_t)o->ndescs, sizeof *pcs);
+    if (!pcs) MPI_Abort(MPI_COMM_WORLD, 2);
     for (int i = 0; i < o->ndescs; i++) mg_unit_at(&o->descs[i].params, A, &units[i]);
     int overflow = mg_common_unit(units, o->ndescs, NULL, &cb, &nvalid) != 0;
-    /* --rotate: the layout measured first at each (A, m) differs from launch to launch */
-    for (int j = 0; j < o->ndescs; j++) {
-        int i = (j + o->rotate) % o->ndescs;
+    for (int i = 0; i < o->ndescs; i++) {
         const desc *d = &o->descs[i];
         const mg_unit *u = &units[i];
         long n;
@@ -619,11 +688,23 @@ static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, mg_u
             mg_bench_note(b, "skip", cfg, "%s: %lld units of %lld bytes need more than INT_MAX elements", d->label,
                           nunits, cb);
         else {
-            run_config(b, o, d, A, m, n, cnt);
+            if (prepare_config(b, o, d, A, m, n, cnt, &pcs[npc]) != 0) continue;
+            /* the group so far is measured before its buffers and this one's exceed --max-memory */
+            if (npc > 0 && held + pcs[npc].bytes > (double)o->max_memory) {
+                prepared next = pcs[npc];
+                measure_group(b, o, pcs, npc, cnt);
+                for (int k = 0; k < npc; k++) prepared_free(&pcs[k]);
+                pcs[0] = next;
+                npc = 0, held = 0;
+            }
+            held += pcs[npc++].bytes;
             continue;
         }
         cnt->skipped++;
     }
+    measure_group(b, o, pcs, npc, cnt);
+    for (int k = 0; k < npc; k++) prepared_free(&pcs[k]);
+    free(pcs);
 }
 
 /* ------------------------------------------------------------------ */
@@ -643,8 +724,8 @@ static void usage(FILE *out)
             "  --modes LIST          %s (default datatype)\n"
             "  --type NAME           basic type of specs without type=: %s (default " DEFAULT_TYPE ")\n"
             "  --root R              root of bcast (default 0)\n"
-            "  --rotate K            measure the layouts of each (A, m) from the K-th (mod their count) on, so\n"
-            "                        that launches differing in K put each layout first in turn (default 0)\n"
+            "  --rotate K            accepted and ignored (runs planned before the layouts and modes of each\n"
+            "                        (A, m) were measured interleaved, in the order of --order-seed)\n"
             "  --max-memory BYTES    skip configurations whose buffers need more per rank (default " DEFAULT_MEMORY
             "; k/m/g)\n"
             "  --check-only          check the data of every configuration and mode, time nothing\n"
@@ -905,7 +986,6 @@ static void write_header(mg_bench *b, const options *o)
     mg_bench_param(b, "modes", "%s", o->modes_arg);
     mg_bench_param(b, "type", "%s", o->type_arg);
     mg_bench_param(b, "root", "%d", o->root);
-    mg_bench_param(b, "rotate", "%d", o->rotate);
     mg_bench_param(b, "max_memory", "%zu", o->max_memory);
     mg_bench_param(b, "check_only", "%d", o->check_only);
     if (o->corrupt) mg_bench_param(b, "corrupt", "1");

@@ -196,21 +196,33 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
     return st;
 }
 
-/* Every variant at every size: checked, then timed. */
+/* Every variant at every size: checked, then the variants of a size timed interleaved
+ * (mg_bench_measure_interleaved), so that each sees the same state of the machine. */
 static void measure(mg_bench *b, const options *o, pp_ctx *ctx)
 {
+    mg_bench_side sides[NVARIANTS];
+    char labels[NVARIANTS][128];
     for (int s = 0; s < o->nsizes && !b->calibrate_only; s++) {
+        int n = 0;
+        ctx->count = (int)(o->sizes[s] / (size_t)o->tsize);
         for (int v = 0; v < o->nvar; v++) {
             const variant *var = &variants[o->chosen[v]];
-            char label[128];
-            ctx->count = (int)(o->sizes[s] / (size_t)o->tsize);
-            snprintf(label, sizeof label, "%s %zu %d", var->name, o->sizes[s], ctx->count);
+            snprintf(labels[n], sizeof labels[n], "%s %zu %d", var->name, o->sizes[s], ctx->count);
             if (!check_exchange(ctx, var, o->sizes[s], b->comm)) {
-                mg_bench_config_error(b, label, "received data differs from what was sent");
+                mg_bench_config_error(b, labels[n], "received data differs from what was sent");
                 continue;
             }
-            if (!o->check_only && mg_bench_measure(b, label, o->sizes[s], var->op, ctx) != MPI_SUCCESS)
-                mg_bench_config_error(b, label, "an MPI call failed during measurement");
+            if (!o->check_only) sides[n] = (mg_bench_side){labels[n], var->op, ctx, 1, NULL}, n++;
+        }
+        while (n > 0) {
+            int failed = -1;
+            if (mg_bench_measure_interleaved(b, n, sides, o->sizes[s], &failed) == MPI_SUCCESS) break;
+            if (failed < 0) {
+                for (int j = 0; j < n; j++) mg_bench_config_error(b, sides[j].label, "an MPI call failed during measurement");
+                break;
+            }
+            mg_bench_config_error(b, sides[failed].label, "an MPI call failed during measurement");
+            sides[failed] = sides[--n];
         }
     }
 }

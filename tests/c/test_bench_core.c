@@ -260,6 +260,10 @@ static void test_options(void)
     CHECK(parse(&b, 2, missing) == -1);
     char *unknown[] = {"x", "--bogus"};
     CHECK(parse(&b, 2, unknown) == 0);
+    char *seed[] = {"x", "--order-seed", "4294967295"};
+    CHECK(parse(&b, 3, seed) == 1 && b.order == 4294967295ul);
+    char *bad_seed[] = {"x", "--order-seed", "-3"}, *bad_seed2[] = {"x", "--order-seed", "12x"};
+    CHECK(parse(&b, 3, bad_seed) == -1 && parse(&b, 3, bad_seed2) == -1);
     mg_bench_end(&b);
 }
 
@@ -447,48 +451,111 @@ static int op_a(void *ctx) { return op_letter(ctx, 'a'); }
 static int op_b(void *ctx) { return op_letter(ctx, 'b'); }
 static int op_c(void *ctx) { return op_letter(ctx, 'c'); }
 
-/* mg_bench_measure_side_by_side: every repetition runs each operation's
- * batch once, the first one rotating; the rows come out grouped by label in
- * the given order; a failing operation is named by its index. */
-static void test_side_by_side(const char *path)
+/* Which side opened each repetition of a measurement of three one-call sides. */
+static int calls_seen, first_of[3];
+static int op_first(int k)
+{
+    if (calls_seen++ % 3 == 0) first_of[k]++;
+    return MPI_SUCCESS;
+}
+static int op_first0(void *ctx) { return (void)ctx, op_first(0); }
+static int op_first1(void *ctx) { return (void)ctx, op_first(1); }
+static int op_first2(void *ctx) { return (void)ctx, op_first(2); }
+
+/* The trace of one interleaved measurement of a, b (2 calls) and c at --order-seed seed, nrep 3. */
+static void trace_of(const char *path, const char *seed, order_ctx *c, int *failed, int *rc)
 {
     mg_bench b;
     mg_bench_init(&b, "test", MPI_COMM_WORLD);
-    char *argv[] = {"x", "--nrep", "3", "--output", (char *)path};
-    CHECK(parse(&b, 5, argv) == 1);
+    char *argv[] = {"x", "--nrep", "3", "--order-seed", (char *)seed, "--output", (char *)path};
+    CHECK(parse(&b, 7, argv) == 1);
     CHECK(mg_bench_begin(&b, "variant") == 0);
     const char *labels[] = {"first", "second", "third"};
     const mg_bench_op ops[] = {op_a, op_b, op_c};
     const int calls[] = {1, 2, 1};
-    order_ctx c = {.fail_at = -1};
-    int failed = 7;
-    CHECK(mg_bench_measure_side_by_side(&b, 3, labels, 8, ops, &c, calls, &failed) == MPI_SUCCESS);
-    CHECK(failed == -1);
-    c.trace[c.len] = '\0';
-    CHECK(strcmp(c.trace, "abbc" "bbca" "cabb") == 0);
-    const int zero[] = {1, 0, 1};
-    CHECK(mg_bench_measure_side_by_side(&b, 3, labels, 8, ops, &c, zero, &failed) == MPI_ERR_ARG);
-    c = (order_ctx){.fail_at = 7}; /* the seventh call: the second repetition's c */
-    CHECK(mg_bench_measure_side_by_side(&b, 3, labels, 8, ops, &c, calls, &failed) == MPI_ERR_OTHER);
-    CHECK(failed == 2);
+    *rc = mg_bench_measure_side_by_side(&b, 3, labels, 8, ops, c, calls, failed);
+    c->trace[c->len < (int)sizeof c->trace ? c->len : (int)sizeof c->trace - 1] = '\0';
+    mg_bench_end(&b);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* 1 if each repetition's part of the trace holds a, bb and c once, in some order. */
+static int permutations(const char *trace, int reps)
+{
+    if ((int)strlen(trace) != 4 * reps) return 0;
+    for (int r = 0; r < reps; r++) {
+        const char *t = trace + 4 * r, *bb = strstr(t, "bb");
+        if (!bb || bb - t > 2 || !memchr(t, 'a', 4) || !memchr(t, 'c', 4)) return 0;
+    }
+    return 1;
+}
+
+static int before_calls;
+static int count_before(void *ctx)
+{
+    (void)ctx;
+    before_calls++;
+    return MPI_SUCCESS;
+}
+
+/* mg_bench_measure_interleaved (and side_by_side): every repetition runs each
+ * side's batch once, in an order drawn from --order-seed alone (the same
+ * seed, the same order; another seed, another); before runs untimed before
+ * each batch; the rows come out grouped by label; a failing side is named by
+ * its index; the seed is in the header. */
+static void test_interleaved(const char *path)
+{
+    order_ctx c = {.fail_at = -1}, again = {.fail_at = -1}, other = {.fail_at = -1};
+    int failed = 7, rc;
+    trace_of(path, "5", &c, &failed, &rc);
+    CHECK(rc == MPI_SUCCESS && failed == -1 && permutations(c.trace, 3));
+    trace_of(path, "5", &again, &failed, &rc);
+    CHECK(rc == MPI_SUCCESS && strcmp(c.trace, again.trace) == 0);
+    trace_of(path, "6", &other, &failed, &rc);
+    CHECK(rc == MPI_SUCCESS && permutations(other.trace, 3) && strcmp(c.trace, other.trace) != 0);
+    /* the seventh call fails: the side it belongs to in seed 5's order is named */
+    order_ctx f = {.fail_at = 7};
+    trace_of(path, "5", &f, &failed, &rc);
+    int want = c.trace[6] == 'a' ? 0 : c.trace[6] == 'b' ? 1 : 2;
+    CHECK(rc == MPI_ERR_OTHER && failed == want);
+
+    /* every side first about equally often over many repetitions; before once per batch */
+    mg_bench b;
+    mg_bench_init(&b, "test", MPI_COMM_WORLD);
+    char *argv[] = {"x", "--nrep", "300", "--order-seed", "11", "--output", (char *)path};
+    CHECK(parse(&b, 7, argv) == 1);
+    CHECK(mg_bench_begin(&b, "variant") == 0);
+    mg_bench_side sides[3] = {{"first", op_first0, NULL, 1, count_before},
+                              {"second", op_first1, NULL, 1, count_before},
+                              {"third", op_first2, NULL, 1, count_before}};
+    before_calls = 0;
+    CHECK(mg_bench_measure_interleaved(&b, 3, sides, 8, &failed) == MPI_SUCCESS);
+    CHECK(before_calls == 900);
+    mg_bench_side zero = sides[1];
+    zero.calls = 0;
+    CHECK(mg_bench_measure_interleaved(&b, 1, &zero, 8, &failed) == MPI_ERR_ARG);
     int rank = b.rank;
     CHECK(mg_bench_end(&b) == 0);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank != 0) return;
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
-    if (!f) return;
-    char line[512], seen[16] = "";
-    int rows = 0;
-    while (fgets(line, sizeof line, f)) {
+    FILE *fp = fopen(path, "r");
+    CHECK(fp != NULL);
+    if (!fp) return;
+    char line[512], seen[8] = "";
+    int rows = 0, seed_line = 0;
+    while (fgets(line, sizeof line, fp)) {
+        seed_line |= strcmp(line, "#@order_seed=11\n") == 0;
         if (line[0] == '#' || !strncmp(line, "variant", 7)) continue;
-        rows++;
-        size_t k = strlen(seen);
-        if (k < sizeof seen - 1) seen[k] = line[0], seen[k + 1] = '\0';
+        if (rows++ % 300 == 0) {
+            size_t k = strlen(seen);
+            seen[k] = line[0], seen[k + 1] = '\0';
+        }
     }
-    fclose(f);
-    CHECK(rows == 9);
-    CHECK(strcmp(seen, "fffsssttt") == 0);
+    fclose(fp);
+    CHECK(seed_line && rows == 900 && strcmp(seen, "fst") == 0);
+    /* over 300 repetitions each side went first between 70 and 130 times (seed 11: fixed, so exact) */
+    CHECK(first_of[0] + first_of[1] + first_of[2] == 300);
+    for (int k = 0; k < 3; k++) CHECK(first_of[k] > 70 && first_of[k] < 130);
 }
 
 int main(int argc, char **argv)
@@ -509,7 +576,7 @@ int main(int argc, char **argv)
     test_measure_writes_max_over_ranks(path);
     test_estimate(path);
     test_measure_calls(path);
-    test_side_by_side(path);
+    test_interleaved(path);
     if (rank == 0) remove(path);
 
     int total_failures = 0;

@@ -94,6 +94,7 @@ int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm)
     b->sync = MG_BENCH_DEFAULT_SYNC;
     b->nrep_method = MG_BENCH_DEFAULT_NREP;
     b->est = mg_nrep_estimate_defaults;
+    b->order = 1;
     int rc = MPI_Comm_dup(comm, &b->comm);
     if (rc != MPI_SUCCESS) return rc;
     MPI_Comm_rank(b->comm, &b->rank);
@@ -207,6 +208,11 @@ int mg_bench_begin(mg_bench *b, const char *columns)
     if (b->nrep_method == MG_NREP_ESTIMATE)
         fprintf(f, "#@nrep_estimate=rse_calib=%g,rse_batch=%g,b1=%d,b2=%d,K=%d,nrep_max=%d\n", b->est.rse_calib,
                 b->est.rse_batch, b->est.b1, b->est.b2, b->est.k_min, b->est.nrep_max);
+    /* the core's measurements interleave; a driver that times its own loop says how (mg_stencil) */
+    fprintf(f, "#@order_seed=%lu\n", b->order);
+    int own_order = 0;
+    for (int i = 0; i < b->nparams; i++) own_order |= strncmp(b->params[i], "order=", 6) == 0;
+    if (!own_order) fputs("#@order=interleaved\n", f);
     for (int i = 0; i < b->nparams; i++) {
         fputs("#@", f);
         put_oneline(f, b->params[i]);
@@ -306,14 +312,37 @@ int mg_bench_measure_calls(mg_bench *b, const char *label, size_t msize_bytes, m
     return mg_bench_measure_side_by_side(b, 1, &label, msize_bytes, &op, ctx, &calls, NULL);
 }
 
-int mg_bench_measure_side_by_side(mg_bench *b, int n, const char *const *labels, size_t msize_bytes,
-                                  const mg_bench_op *ops, void *ctx, const int *calls, int *failed)
+/* splitmix64: the order of the sides, reproducible from --order-seed alone. */
+static unsigned long long next_random(unsigned long long *state)
+{
+    unsigned long long z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A random permutation of 0..n-1 (Fisher-Yates). */
+void mg_bench_shuffle(unsigned long long *state, int *order, int n)
+{
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(next_random(state) % (unsigned long long)(i + 1)), t = order[i];
+        order[i] = order[j], order[j] = t;
+    }
+}
+
+static int run_before(const mg_bench_side *s)
+{
+    return s->before ? s->before(s->ctx) : MPI_SUCCESS;
+}
+
+int mg_bench_measure_interleaved(mg_bench *b, int n, const mg_bench_side *sides, size_t msize_bytes, int *failed)
 {
     int nrep = 0, rc;
     if (failed) *failed = -1;
     if (n < 1) return MPI_ERR_ARG;
     for (int j = 0; j < n; j++)
-        if (calls[j] < 1) return MPI_ERR_ARG;
+        if (sides[j].calls < 1) return MPI_ERR_ARG;
     switch (b->nrep_method) {
     case MG_NREP_FIXED: nrep = b->nrep_fixed; break;
     case MG_NREP_RULE: nrep = mg_nrep_rule(msize_bytes); break;
@@ -321,38 +350,60 @@ int mg_bench_measure_side_by_side(mg_bench *b, int n, const char *const *labels,
         if (b->est.t1 <= 0) return MPI_ERR_OTHER; /* mg_bench_calibrate() not called */
         for (int j = 0; j < n; j++) { /* the most any of them needs, for all */
             int need;
-            rc = estimate_nrep(b, labels[j], ops[j], ctx, &need);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = run_before(&sides[j]);
+            if (rc == MPI_SUCCESS) rc = estimate_nrep(b, sides[j].label, sides[j].op, sides[j].ctx, &need);
+            if (rc != MPI_SUCCESS) {
+                if (failed) *failed = j;
+                return rc;
+            }
             nrep = need > nrep ? need : nrep;
         }
     }
     size_t total = (size_t)n * (size_t)nrep;
     if (total > INT_MAX) return MPI_ERR_ARG; /* one reduction of all of them */
-    if (reserve(b, total)) return MPI_ERR_NO_MEM;
-    for (int i = 0; i < nrep; i++)
-        for (int k = 0; k < n; k++) {
-            int j = (i + k) % n; /* each operation goes first in turn */
-            rc = mg_bench_sync(b);
-            if (rc != MPI_SUCCESS) return rc;
+    int *order = malloc(sizeof *order * (size_t)n);
+    if (!order || reserve(b, total)) {
+        free(order);
+        return MPI_ERR_NO_MEM;
+    }
+    /* every measurement draws its orders from the seed alone, so a launch is reproducible */
+    unsigned long long state = b->order;
+    rc = MPI_SUCCESS;
+    for (int i = 0; i < nrep && rc == MPI_SUCCESS; i++) {
+        mg_bench_shuffle(&state, order, n);
+        for (int k = 0; k < n && rc == MPI_SUCCESS; k++) {
+            int j = order[k];
+            rc = run_before(&sides[j]);
+            if (rc == MPI_SUCCESS) rc = mg_bench_sync(b);
             double t0 = MPI_Wtime();
-            rc = MPI_SUCCESS;
-            for (int c = 0; c < calls[j] && rc == MPI_SUCCESS; c++) rc = ops[j](ctx);
-            b->local[(size_t)j * (size_t)nrep + (size_t)i] = (MPI_Wtime() - t0) / calls[j];
-            if (rc != MPI_SUCCESS) {
-                if (failed) *failed = j;
-                return rc;
-            }
+            for (int c = 0; c < sides[j].calls && rc == MPI_SUCCESS; c++) rc = sides[j].op(sides[j].ctx);
+            b->local[(size_t)j * (size_t)nrep + (size_t)i] = (MPI_Wtime() - t0) / sides[j].calls;
+            if (rc != MPI_SUCCESS && failed) *failed = j;
         }
+    }
+    free(order);
+    if (rc != MPI_SUCCESS) return rc;
     /* The reduction happens after the loop so that it never perturbs a repetition. */
     rc = PMPI_Reduce(b->local, b->reduced, (int)total, MPI_DOUBLE, MPI_MAX, 0, b->comm);
     if (rc != MPI_SUCCESS) return rc;
     if (b->rank == 0) {
         for (int j = 0; j < n; j++)
             for (int i = 0; i < nrep; i++)
-                fprintf(b->out, "%s %d %.9e\n", labels[j], i, b->reduced[(size_t)j * (size_t)nrep + (size_t)i]);
+                fprintf(b->out, "%s %d %.9e\n", sides[j].label, i, b->reduced[(size_t)j * (size_t)nrep + (size_t)i]);
         fflush(b->out);
     }
     return MPI_SUCCESS;
+}
+
+int mg_bench_measure_side_by_side(mg_bench *b, int n, const char *const *labels, size_t msize_bytes,
+                                  const mg_bench_op *ops, void *ctx, const int *calls, int *failed)
+{
+    mg_bench_side *sides = malloc(sizeof *sides * (size_t)(n > 0 ? n : 1));
+    if (!sides) return MPI_ERR_NO_MEM;
+    for (int j = 0; j < n; j++) sides[j] = (mg_bench_side){labels[j], ops[j], ctx, calls[j], NULL};
+    int rc = mg_bench_measure_interleaved(b, n, sides, msize_bytes, failed);
+    free(sides);
+    return rc;
 }
 
 static void keyed_line(mg_bench *b, const char *kind, const char *label, const char *value)

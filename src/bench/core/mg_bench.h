@@ -59,7 +59,8 @@ typedef struct {
     char *params[MG_BENCH_MAX_PARAMS]; /* "key=value", written in the header */
     double *local, *reduced;
     size_t cap;
-    int errors; /* configurations that failed their data check */
+    int errors;          /* configurations that failed their data check */
+    unsigned long order; /* --order-seed: the order of interleaved sides, the same on every rank */
 } mg_bench;
 
 /* One timed operation. Returns MPI_SUCCESS or an MPI error code. */
@@ -96,12 +97,29 @@ int mg_bench_measure(mg_bench *b, const char *label, size_t msize_bytes, mg_benc
 /* The same with `calls` consecutive calls of op per repetition, recording the
  * time per call: for operations too short to time one by one. */
 int mg_bench_measure_calls(mg_bench *b, const char *label, size_t msize_bytes, mg_bench_op op, void *ctx, int calls);
-/* n operations on one context measured side by side: each repetition times
- * calls[j] calls of every ops[j] in turn, the first one rotating, so that a
- * slow phase of the machine hits all of them alike and their ratios hold.
- * Writes the same lines as n calls of mg_bench_measure_calls; with the
- * estimated nrep, all take the largest any of them needs. If an operation
- * fails, its index goes to *failed (when failed is not NULL; else -1). */
+/* One side of an interleaved measurement: `calls` calls of op(ctx) per
+ * repetition; before(ctx), if given, runs untimed before each of them (to set
+ * a library mode, say). */
+typedef struct {
+    const char *label;
+    mg_bench_op op;
+    void *ctx;
+    int calls;
+    mg_bench_op before;
+} mg_bench_side;
+/* n sides measured interleaved: each repetition times every side once, in an
+ * order drawn anew for every repetition from --order-seed (the same on every
+ * rank, recorded in the header as #@order_seed), so that a slow phase of the
+ * machine hits all sides alike and their ratios hold. Writes the lines n
+ * calls of mg_bench_measure_calls would; with the estimated nrep, all take
+ * the largest any of them needs. If a side fails, its index goes to *failed
+ * (when failed is not NULL; else -1). */
+int mg_bench_measure_interleaved(mg_bench *b, int n, const mg_bench_side *sides, size_t msize_bytes, int *failed);
+/* The order of one repetition of n interleaved sides: a permutation of 0..n-1
+ * drawn from *state, which starts at b->order (--order-seed) for a driver's
+ * own interleaved loop. */
+void mg_bench_shuffle(unsigned long long *state, int *order, int n);
+/* n operations on one context measured interleaved (mg_bench_measure_interleaved). */
 int mg_bench_measure_side_by_side(mg_bench *b, int n, const char *const *labels, size_t msize_bytes,
                                   const mg_bench_op *ops, void *ctx, const int *calls, int *failed);
 

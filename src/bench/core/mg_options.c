@@ -131,7 +131,7 @@ void mg_json_long_list(mg_json *j, const char *key, const char *text)
 
 const char *mg_bench_common_usage(void)
 {
-    static char text[1536];
+    static char text[2048];
     const mg_nrep_estimate *e = &mg_nrep_estimate_defaults;
     snprintf(text, sizeof text,
              "common options:\n"
@@ -145,7 +145,9 @@ const char *mg_bench_common_usage(void)
              "  --nrep-min K         estimation: lower bound K on nrep (%d)\n"
              "  --nrep-max N         estimation: upper bound on nrep (%d)\n"
              "  --calib-max SECONDS  estimation: stop calibrating after this long (%g)\n"
-             "  --calibrate-only     estimation: only measure t_nrep1 and stop\n",
+             "  --calibrate-only     estimation: only measure t_nrep1 and stop\n"
+             "  --order-seed N       the order of the sides measured interleaved, drawn anew for every\n"
+             "                       repetition from this seed (default 1; the runner gives each launch its own)\n",
              mg_sync_name(MG_BENCH_DEFAULT_SYNC), mg_nrep_method_name(MG_BENCH_DEFAULT_NREP), e->rse_calib,
              e->rse_batch, e->b1, e->b2, e->k_min, e->nrep_max, e->calib_max_s);
     return text;
@@ -171,11 +173,17 @@ static int valued_option(const mg_bench *b, int argc, char **argv, int *i, const
 
 int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i)
 {
-    static const char *const names[] = {"--output", "--sync", "--nrep"};
+    static const char *const names[] = {"--output", "--sync", "--nrep", "--order-seed"};
     const char *val;
-    int k = valued_option(b, argc, argv, i, names, 3, &val), n, bad = 0;
+    int k = valued_option(b, argc, argv, i, names, 4, &val), n, bad = 0;
     if (k < 0) return k == -1 ? 0 : -1;
-    if (k == 0) {
+    if (k == 3) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(val, &end, 10);
+        bad = errno || end == val || *end || val[0] == '-';
+        if (!bad) b->order = v;
+    } else if (k == 0) {
         b->out_path = val;
     } else if (k == 1) {
         if (strcmp(val, mg_sync_name(MG_SYNC_BARRIER)) == 0)

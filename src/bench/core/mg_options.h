@@ -57,7 +57,7 @@ void mg_json_long_list(mg_json *j, const char *key, const char *text);
  * it is none, -1 on a bad or missing value (message printed). */
 int mg_bench_option(mg_bench *b, int argc, char **argv, int *i);
 /* The part of mg_bench_option() for drivers that time their own loop and have
- * no NREP estimation (mg_stencil): only --output, --sync and --nrep. */
+ * no NREP estimation (mg_stencil): only --output, --sync, --nrep and --order-seed. */
 int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i);
 /* The --help text of mg_bench_option(). */
 const char *mg_bench_common_usage(void);
