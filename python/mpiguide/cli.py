@@ -276,8 +276,8 @@ def _run_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stacks", metavar="BASE_STACK:NEW_STACK[,...]",
                    help="which stacks to compare (default: those of the same name, or the one stack of each run)")
     p.add_argument("--fail-on", metavar="regression|violation",
-                   help="exit 1 on a configuration significantly slower in NEW (regression) and/or a guideline point "
-                        "newly violated (violation); comma-separated")
+                   help="exit 1 where NEW is shown slower, as a whole or a configuration beyond that (regression), "
+                        "and/or a guideline point is newly violated (violation); comma-separated")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML: a test case per guideline point")
     p.add_argument("--output", metavar="DIR", help="where to write the report (default results/<time>-compare)")
     commands.add_verdict_options(p)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-from itertools import combinations
 
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from conftest import VARIANTS, write_synthetic_run
 
@@ -23,19 +23,6 @@ def synthetic_time(variant: str, size: int, launch: int) -> float:
     if size == 4:
         return {"send_recv": b, "sendrecv": 2 * b, "isend_irecv": b}[variant]
     return {"send_recv": 3 * b, "sendrecv": 1.5 * b, "isend_irecv": NOISY[launch]}[variant]
-
-
-def exact_p_greater(a: list[float], b: list[float]) -> float:
-    """One-sided rank-sum p-value by enumerating every relabelling (no ties): independent of scipy."""
-    def u(x, y):
-        return sum(1 for xi in x for yi in y if xi > yi)
-    pooled, n, observed = a + b, len(a), u(a, b)
-    hits = total = 0
-    for idx in combinations(range(len(pooled)), n):
-        rest = [pooled[i] for i in range(len(pooled)) if i not in idx]
-        hits += u([pooled[i] for i in idx], rest) >= observed
-        total += 1
-    return hits / total
 
 
 @pytest.fixture
@@ -56,28 +43,35 @@ def test_analyze_synthetic_verdicts(synthetic_run, cli):
 
     gl1_4 = v[("PP-GL1", 4)]
     assert (gl1_4.verdict, gl1_4.n_a, gl1_4.n_b, gl1_4.a, gl1_4.b) == ("VIOLATED", 5, 5, "sendrecv", "send_recv")
-    assert gl1_4.ratio == pytest.approx(2.0, rel=1e-6)
-    assert gl1_4.p_value == pytest.approx(1 / 252, rel=1e-6)
+    # every launch says exactly 2: no spread, so the interval is the point and the p-value 0
+    assert gl1_4.ratio == pytest.approx(2.0, rel=1e-6) and (gl1_4.low, gl1_4.high) == pytest.approx((2.0, 2.0))
+    assert gl1_4.p_value == 0.0 and gl1_4.design == "paired by launch"
 
     gl2_4 = v[("PP-GL2", 4)]
     assert gl2_4.verdict == "PASS" and gl2_4.ratio == pytest.approx(1.0, rel=1e-6)
 
     gl1_64 = v[("PP-GL1", 64)]
     assert gl1_64.verdict == "PASS" and gl1_64.ratio == pytest.approx(0.5, rel=1e-6)
-    assert gl1_64.p_value == pytest.approx(1.0)
+    assert gl1_64.p_value == pytest.approx(1.0 * 1.05 * 3 / 4)  # p = 1, adjusted as below
 
+    # per launch d = log(3 b / noisy): mean, Student's t on 4 degrees of freedom (four points: too few to
+    # moderate), then the family's two-stage step-up: Benjamini-Hochberg ranks it 2nd of 4 (q = 2p), stage
+    # one rejects only PP-GL1 at 4 bytes (m0 = 3), and the adjusted value is q (1 + alpha) m0 / m
     gl2_64 = v[("PP-GL2", 64)]
-    send_recv_64 = [3 * b for b in BASE]
-    assert gl2_64.ratio == pytest.approx(sum(send_recv_64) / sum(NOISY), rel=1e-6)
-    assert gl2_64.ratio > 1.05
-    assert gl2_64.p_value == pytest.approx(exact_p_greater(send_recv_64, NOISY), rel=1e-6)
-    assert gl2_64.p_value > 0.05
-    assert gl2_64.verdict == "INCONCLUSIVE"
+    d = [math.log(3 * b / n) for b, n in zip(BASE, NOISY, strict=True)]
+    mean = sum(d) / 5
+    se = math.sqrt(sum((x - mean) ** 2 for x in d) / 4 / 5)
+    p = sps.t.sf((mean - math.log(1.05)) / se, 4)
+    assert gl2_64.ratio == pytest.approx(math.exp(mean), rel=1e-6) and gl2_64.ratio > 1.05
+    half = sps.t.ppf(0.95, 4) * se
+    assert (gl2_64.low, gl2_64.high) == pytest.approx((math.exp(mean - half), math.exp(mean + half)))
+    assert gl2_64.p_value == pytest.approx(2 * p * 1.05 * 3 / 4, rel=1e-6)
+    assert gl2_64.verdict == "INCONCLUSIVE" and "holds 1 + tolerance" in gl2_64.reason
 
     text = res.text
     assert "guideline verdicts: INCONCLUSIVE 1, PASS 2, VIOLATED 1" in text
     assert ("VIOLATED PP-GL1 (MPI_Sendrecv is no slower than MPI_Send followed by MPI_Recv) at stack=fake, "
-            "nprocs=2, msize_bytes=4: ratio 2.00, p=0.00397") in text
+            "nprocs=2, msize_bytes=4: ratio 2.00 (x2 to x2, q=0)") in text
 
 
 def test_analyze_synthetic_summary(synthetic_run, cli):
@@ -107,7 +101,7 @@ def test_analyze_synthetic_report(synthetic_run, cli):
     # Latency of sendrecv in microseconds: the mean launch median 2 * 1.02 us.
     sendrecv = md.split("## Latency of sendrecv", 1)[1].split("##", 1)[0]
     assert "| 4 B | 2.04 |" in sendrecv
-    assert "| PP-GL1 | fake | 4 | sendrecv | send_recv | VIOLATED | 2 | 0.00397 |" in md
+    assert "| PP-GL1 | fake | 4 | sendrecv | send_recv | VIOLATED | 2 | 2 | 2 | 0 | paired by launch |  |" in md
     html = (synthetic_run / "report.html").read_text()
     assert "VIOLATED" in html and "INCONCLUSIVE" in html
     assert (synthetic_run / "plots" / "latency.png").read_bytes()[:4] == b"\x89PNG"
@@ -119,8 +113,7 @@ def test_only_ok_measure_launches_are_analyzed(synthetic_run, cli):
     (synthetic_run / "launches.json").write_text(json.dumps(data))
     assert cli(["analyze", str(synthetic_run)]).rc == 0
     v = verdict_rows(synthetic_run)[("PP-GL1", 4)]
-    assert (v.n_a, v.n_b) == (4, 4)
-    assert v.p_value == pytest.approx(1 / math.comb(8, 4), rel=1e-6)
+    assert (v.n_a, v.n_b) == (4, 4) and v.verdict == "VIOLATED"
     m = pd.read_csv(synthetic_run / "measurements.csv")
     assert sorted(set(m["launch"])) == [0, 1, 2, 3]
     assert "Launches not completed" in (synthetic_run / "report.html").read_text()

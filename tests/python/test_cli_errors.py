@@ -56,8 +56,9 @@ def test_version(capsys):
     (["--runs", "0"], "bad --runs 0: at least 1 launch per configuration"),
     (["--nrep", "0"], "bad --nrep '0': use rule, estimate or a positive number"),
     (["--nrep", "many"], "bad --nrep 'many': use rule, estimate or a positive number"),
+    (["--order-seed", "0"], "bad --order-seed 0: must be between 1 and 2^31 - 1"),
     (["--tolerance", "-0.1"], "bad --tolerance -0.1: a fraction such as 0.05 for 5%"),
-    (["--alpha", "1"], "bad --alpha 1.0: a significance level such as 0.05"),
+    (["--alpha", "0.5"], "bad --alpha 0.5: a significance level below 0.5, such as 0.05"),
 ])
 def test_bad_run_options(cli, tmp_path, extra, message):
     res = dry_run(cli, tmp_path, *extra)

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import read_launches
 from mpiguide.cluster import slurm
-from mpiguide.core import build, launch
+from mpiguide.core import build, launch, runner
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
 
@@ -155,15 +155,16 @@ def dry(cli, tmp_path, *extra: str, runs: str = "2"):
 
 
 def test_dry_run_local(cli, tmp_path, mpich_stack):
-    res, out, lines = dry(cli, tmp_path)
+    res, out, lines = dry(cli, tmp_path, "--order-seed", "7")
     assert res.rc == 0, res.text
     assert "dry run: 2 launch(es); nothing is built or run" in res.text
     assert len(lines) == 2
     exe = build.build_dir(mpich_stack) / "mg_pingpong"
     for i, line in enumerate(lines):
+        seed = runner.order_seed(7, f"mpich-pp-r{i}")  # the run's --order-seed 7, drawn per launch
         assert line == (f"env PATH={mpich_stack.bin}:\"$PATH\" {mpich_stack.mpiexec} -n 2 {exe} --sizes 4 "
                         "--variants send_recv,sendrecv,isend_irecv --datatype int --sync barrier --nrep rule "
-                        f"--output {out}/raw/mpich/mpich-pp-r{i}.txt")
+                        f"--order-seed {seed} --output {out}/raw/mpich/mpich-pp-r{i}.txt")
     assert not out.exists()
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -43,7 +45,7 @@ def test_meta_json(small_run):
     assert meta["params"] == {"sizes": [4, 1024], "variants": VARIANTS, "datatype": "int"}
     assert meta["measurement"]["nrep"] == "rule"
     assert meta["measurement"]["sync"] == "barrier"
-    assert meta["analysis"] == {"samples": "medians", "tolerance": 0.05, "alpha": 0.05}
+    assert meta["analysis"] == {"samples": "medians", "tolerance": 0.05, "alpha": 0.05, "looks": 1, "adaptive": None}
     assert meta["launch"] == {"launcher": "local", "nodes": 1, "ppn": None, "hostfile": None, "template": None,
                               "partition": None}
     mpich = meta["stacks"]["mpich"]
@@ -119,9 +121,9 @@ def test_summary_csv_matches_measurements(small_run):
 def test_verdicts_csv(small_run):
     path = small_run[0]
     v = pd.read_csv(path / "verdicts.csv")
-    s = pd.read_csv(path / "summary.csv").set_index(["variant", "msize_bytes"])["mean_s"]
     m = pd.read_csv(path / "measurements.csv")
-    medians = m.groupby(["variant", "msize_bytes", "launch"])["time_s"].median()
+    # per launch the median of the log times (stats.per_launch; with an even count, the geometric middle)
+    log_medians = np.log(m["time_s"]).groupby([m["variant"], m["msize_bytes"], m["launch"]]).median()
     assert sorted(zip(v["guideline"], v["msize_bytes"], strict=True)) == [
         ("PP-GL1", 4), ("PP-GL1", 1024), ("PP-GL2", 4), ("PP-GL2", 1024)]
     sides = {"PP-GL1": ("sendrecv", "send_recv"), "PP-GL2": ("send_recv", "isend_irecv")}
@@ -129,15 +131,12 @@ def test_verdicts_csv(small_run):
         a, b = sides[row.guideline]
         assert (row.a, row.b) == (a, b)
         assert (row.n_a, row.n_b) == (SMALL_RUNS, SMALL_RUNS)
-        assert row.ratio == pytest.approx(s[(a, row.msize_bytes)] / s[(b, row.msize_bytes)], rel=1e-6)
-        # Two launch medians per side: never small enough for a violation; without ties among the four
-        # medians the exact test gives a multiple of 1/6 (with ties scipy uses the normal approximation)
-        four = [*medians.loc[(a, row.msize_bytes)], *medians.loc[(b, row.msize_bytes)]]
-        assert row.p_value > 0.05
-        if len(set(four)) == 4:
-            assert row.p_value * 6 == pytest.approx(round(row.p_value * 6), abs=1e-6)
-        expected = "PASS" if row.ratio <= 1.05 else "INCONCLUSIVE"
-        assert row.verdict == expected
+        # the sides share every launch: the geometric mean of the per-launch ratios, with its interval
+        la, lb = log_medians.loc[(a, row.msize_bytes)], log_medians.loc[(b, row.msize_bytes)]
+        assert row.ratio == pytest.approx(math.exp(np.mean(la.to_numpy() - lb.to_numpy())), rel=1e-6)
+        assert row.design == "paired by launch" and row.low <= row.ratio <= row.high
+        # a verdict only where the interval is clear of 1 + tolerance
+        assert {"PASS": row.high < 1.05, "VIOLATED": row.low > 1.05, "INCONCLUSIVE": True}[row.verdict]
 
 
 def test_report_html_and_md(small_run):
@@ -180,11 +179,13 @@ def test_analyze_with_reps_samples(small_run_copy, cli):
     res = cli(["analyze", str(small_run_copy), "--samples", "reps", "--tolerance", "0.1"])
     assert res.rc == 0, res.text
     meta = json.loads((small_run_copy / "meta.json").read_text())
-    assert meta["analysis"] == {"samples": "reps", "tolerance": 0.1, "alpha": 0.05}
+    assert meta["analysis"] == {"samples": "reps", "tolerance": 0.1, "alpha": 0.05, "looks": 1, "adaptive": None}
     v = pd.read_csv(small_run_copy / "verdicts.csv")
     assert len(v) == 4
     assert (v["n_a"] == SMALL_RUNS * RULE_NREP).all() and (v["n_b"] == SMALL_RUNS * RULE_NREP).all()
-    assert ((v["ratio"] <= 1.1) == (v["verdict"] == "PASS")).all()
+    assert (v["design"] == "unpaired").all()  # every repetition a sample of its side
+    for row in v.itertuples():  # a verdict only where the interval is clear of the new 1 + tolerance
+        assert {"PASS": row.high < 1.1, "VIOLATED": row.low > 1.1, "INCONCLUSIVE": True}[row.verdict]
 
 
 def test_analyze_rejects_bad_alpha(small_run_copy, cli):

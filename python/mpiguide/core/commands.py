@@ -6,13 +6,14 @@ and printing a suite's report. Nothing here knows which suite it runs."""
 from __future__ import annotations
 
 import argparse
+import random
 from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from mpiguide.core import build, launch, runner
+from mpiguide.core import adaptive, build, launch, runner
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.runner import Launch, RunDir
@@ -46,6 +47,9 @@ def add_run_options(p: argparse.ArgumentParser, suite: Suite) -> None:
     m = p.add_argument_group("measurement")
     m.add_argument("--sync", choices=("barrier", "dissem"), default="barrier",
                    help="synchronization before each repetition: MPI_Barrier or mpiguide's dissemination barrier")
+    m.add_argument("--order-seed", type=int, default=None, metavar="N",
+                   help="seed of the random order of launches in a round and of sides in a launch (default: drawn "
+                        "at random; meta.json records it, and the same seed repeats the run's orders)")
     d = ESTIMATE_DEFAULTS
     if suite.fixed_nrep:
         m.add_argument("--nrep", default=str(suite.fixed_nrep),
@@ -64,6 +68,13 @@ def add_run_options(p: argparse.ArgumentParser, suite: Suite) -> None:
                        help="estimate: seconds of calibration at most")
     a = p.add_argument_group("guideline verdicts")
     add_verdict_options(a, default_samples=suite.default_samples)
+    a.add_argument("--until-decided", action="store_true",
+                   help="after --runs rounds, launch again the templates whose points are INCONCLUSIVE, until "
+                        "every point is decided or --max-runs / --budget is reached (the verdicts' error rate "
+                        "allows for the extra looks)")
+    a.add_argument("--max-runs", type=int, help="--until-decided: rounds of launches at most (default 2 x --runs)")
+    a.add_argument("--budget", metavar="DURATION",
+                   help="--until-decided: no new round once the run's launches took this long (20m, 1h, 90s)")
     lg = p.add_argument_group("launching")
     lg.add_argument("--launcher", choices=launch.LAUNCHERS, default="local", help="local mpiexec (default), "
                     "hostfile, srun, or template")
@@ -104,17 +115,21 @@ def measurement_settings(args: argparse.Namespace, suite: Suite) -> dict:
               ("--nrep-min", args.nrep_min, args.nrep_min >= 1, "at least 1"),
               ("--nrep-max", args.nrep_max, args.nrep_max >= 1, "at least 1"),
               ("--calib-max", args.calib_max, args.calib_max > 0, "positive")]
+    seed = getattr(args, "order_seed", None)
+    checks.append(("--order-seed", seed, seed is None or 1 <= seed < 2**31, "between 1 and 2^31 - 1"))
     for opt, value, ok, rule in checks:
         if not ok:
             raise MpiguideError(f"bad {opt} {value}: must be {rule}")
-    return {"sync": args.sync, "nrep": nrep, **{k: getattr(args, k) for k in ESTIMATE_DEFAULTS}}
+    # the order of the launches of a round and of the sides inside a launch: random, recorded, reproducible
+    return {"sync": args.sync, "nrep": nrep, **{k: getattr(args, k) for k in ESTIMATE_DEFAULTS},
+            "order_seed": seed if seed is not None else random.randrange(1, 2**31)}
 
 
 def check_verdict_options(tolerance: float | None, alpha: float | None) -> None:
     if tolerance is not None and not 0 <= tolerance < 10:
         raise MpiguideError(f"bad --tolerance {tolerance}: a fraction such as 0.05 for 5%")
-    if alpha is not None and not 0 < alpha < 1:
-        raise MpiguideError(f"bad --alpha {alpha}: a significance level such as 0.05")
+    if alpha is not None and not 0 < alpha < 0.5:  # the interval is 1 - 2 alpha
+        raise MpiguideError(f"bad --alpha {alpha}: a significance level below 0.5, such as 0.05")
 
 
 def check_timeout(timeout: float) -> None:
@@ -157,7 +172,10 @@ class Plan:
         self.stacks = stackmod.parse_stack_list(args.stacks)
         self.runs = args.runs
         self.measurement = measurement_settings(args, suite)
-        self.analysis = {"samples": args.samples, "tolerance": args.tolerance, "alpha": args.alpha}
+        adapt, looks = adaptive.settings(getattr(args, "until_decided", False), args.runs,
+                                         getattr(args, "max_runs", None), getattr(args, "budget", None))
+        self.analysis = {"samples": args.samples, "tolerance": args.tolerance, "alpha": args.alpha, "looks": looks,
+                         "adaptive": adapt}
         self.spec = launch_spec(args, suite)
         self.launches = runner.plan(suite, self.params, self.stacks, args.runs, self.measurement)
         for x in self.launches:
@@ -252,7 +270,8 @@ def _interrupted_message(rd: RunDir, reason: str, resume_hint: str) -> str:
             f"{resume_hint}")
 
 
-def execute(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: bool = True) -> int:
+def execute(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: bool = True,
+            adapt: bool = True) -> int:
     """Runs the pending launches and (report=True) writes the suite's report of the run. Returns 0, 1 (launches
     failed), 3 (every launch completed but some configurations failed their data check) or 130 (interrupted:
     Ctrl-C, SIGTERM, the end of the batch job's allocation). A run stopped by SIGTERM or by its allocation's
@@ -278,6 +297,8 @@ def execute(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: 
     except runner.RunStopped as exc:
         stopped = str(exc)
         failed = [x for x in rd.launches if x.status != runner.OK]
+    if adapt and not (interrupted or stopped or failed) and rd.meta["analysis"].get("adaptive"):
+        return until_decided(rd, suite, timeout, resume_hint, report)
     if report:
         write_report(suite, [rd], rd.path)
     if stopped:
@@ -292,12 +313,40 @@ def execute(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: 
         console.print(f"{len(failed)} launch(es) did not complete (see report and logs/); "
                       f"retry them with: {resume_hint}")
         return 1
+    return _data_checks(rd)
+
+
+def _data_checks(rd: RunDir) -> int:
+    """3 (and says so) where a launch had configurations whose data check failed, else 0."""
     checked_bad = [x for x in rd.launches if x.status == runner.OK and x.returncode == 3]
     if checked_bad:
         console.print(f"{len(checked_bad)} launch(es) had configurations whose data check failed; they were not "
                       "timed (see the report, config_errors.csv and logs/)", style="red")
         return 3
     return 0
+
+
+def until_decided(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: bool) -> int:
+    """--until-decided: rounds of launches of the undecided templates, each run like the planned ones, until
+    adaptive.stop_reason says why not; then the report."""
+    while True:
+        why, todo = adaptive.stop_reason(suite, rd)
+        if why:
+            console.print(f"--until-decided: {why} ({adaptive.rounds(rd)} round(s))", highlight=False)
+            break
+        new = adaptive.next_round(suite, rd, todo)
+        if not new:  # the undecided points name no template of the plan: another round would change nothing
+            console.print(f"--until-decided: no launch template measures the {len(todo)} undecided one(s) "
+                          f"({adaptive.rounds(rd)} round(s))", highlight=False)
+            break
+        console.print(f"--until-decided: round {adaptive.rounds(rd)} for {len(new)} launch(es) of the undecided "
+                      "templates", highlight=False)
+        rc = execute(rd, suite, timeout, resume_hint, report=False, adapt=False)
+        if rc not in (0, 3) or rd.pending():
+            return rc
+    if report:
+        write_report(suite, [rd], rd.path)
+    return _data_checks(rd)
 
 
 def write_report(suite: Suite, rds: list[RunDir], out_dir: Path, label: str = "report") -> Path:

@@ -1,17 +1,27 @@
 """`mpiguide compare BASE NEW`: two runs of one job (two versions of an MPI
 library, before and after a change) side by side, for a maintainer's CI.
 
-Two views, both from the runs' own data:
+Two views, both from the runs' own data and the statistics of mpiguide.core.stats:
 
 - guideline points: every verdict the suite computes (Suite.verdict_points),
-  matched by stack pair, guideline and point: fixed (violated in BASE, not in
-  NEW), still violated, newly violated (violated in NEW only, also where BASE
-  did not measure it), passing, or measured on one side only (and not
-  violated in NEW);
-- configurations: every measured configuration of both runs, NEW against BASE
-  with the suite's verdict test both ways (one-sided Mann-Whitney U, tolerance,
-  alpha): slower (a regression), faster, same (within the tolerance both ways)
-  or unclear; ratio = NEW / BASE of the mean launch medians.
+  matched by stack pair, guideline and point. A point changed only where both
+  runs decided it: newly violated (PASS in BASE, or not measured there; VIOLATED
+  in NEW), fixed (VIOLATED, then PASS), still violated, passing; a point either
+  run left INCONCLUSIVE is undecided, never a change;
+- configurations: every configuration measured in both runs, NEW against BASE.
+  A whole run that is faster or slower is one fact: the run-level shift (the
+  mean log ratio over the configurations, per round of launches) is estimated
+  once, with its interval, and judged against the tolerance; each
+  configuration is judged on its change beyond that shift, all configurations
+  of the comparison as one family (the two-stage step-up of Benjamini, Krieger
+  and Yekutieli): slower, faster, same (shown within the tolerance both ways)
+  or unclear.
+
+Runs measured apart are compared unpaired (launches of one run against the
+other's). The robust path for CI is one run holding both stacks (BASE and NEW
+registered as two stacks, interleaved round by round in a random order): then
+round i of one stack is paired with round i of the other, so that what the
+machine does in a round cancels.
 
 Stacks are paired by name, or the single stack of each run with each other
 (an MPICH 4 run against an MPICH 5 run), or as `--stacks BASE:NEW,...` says;
@@ -36,15 +46,18 @@ from mpiguide.core.measurements import NOT_MEASURED, Measured, stack_versions
 from mpiguide.core.runner import RunDir, resolve_run
 from mpiguide.core.suite import Suite
 
-FIXED, STILL, NEW, PASSING, BASE_ONLY, NEW_ONLY = ("fixed", "still violated", "newly violated", "passing",
-                                                   "only in base", "only in new")
-STATUSES = (NEW, STILL, FIXED, PASSING, BASE_ONLY, NEW_ONLY)
+FIXED, STILL, NEW, PASSING, UNDECIDED, BASE_ONLY, NEW_ONLY = (
+    "fixed", "still violated", "newly violated", "passing", "undecided", "only in base", "only in new")
+STATUSES = (NEW, STILL, FIXED, PASSING, UNDECIDED, BASE_ONLY, NEW_ONLY)
 SLOWER, FASTER, SAME, UNCLEAR = "slower", "faster", "same", "unclear"
-FAIL_ON = {"regression": "a configuration significantly slower in NEW",
+FAIL_ON = {"regression": "NEW significantly slower: the whole run, or a configuration beyond the run's shift",
            "violation": "a guideline point newly violated in NEW"}
 POINT_RESULT = ["base_stack", "new_stack", "guideline", "point", "base_verdict", "new_verdict", "base_factor",
                 "new_factor", "new_p_value", "status"]
-CONFIG_RESULT = ["base_stack", "new_stack", "config", "base_s", "new_s", "ratio", "p_value", "change"]
+CONFIG_RESULT = ["base_stack", "new_stack", "config", "base_s", "new_s", "ratio", "beyond_shift", "low", "high",
+                 "p_value", "design", "change"]
+SHIFT_RESULT = ["base_stack", "new_stack", "configurations", "rounds", "shift", "low", "high", "p_value", "design",
+                "change", "reason"]
 
 
 @dataclass
@@ -53,19 +66,24 @@ class Comparison:
     pairs: list[tuple[str, str]]
     points: pd.DataFrame  # POINT_RESULT
     configs: pd.DataFrame  # CONFIG_RESULT
+    shifts: pd.DataFrame  # SHIFT_RESULT: one row per stack pair
     tolerance: float
     alpha: float
     notes: list[str] = field(default_factory=list)
 
     def newly_violated(self) -> pd.Series:
-        """Points violated in NEW and not in BASE (also those BASE did not measure)."""
+        """Points PASS in BASE (or not measured there) and VIOLATED in NEW."""
         return self.points["status"] == NEW
 
     def failures(self, fail_on: list[str]) -> list[str]:
         """What makes `--fail-on` fail, one line per kind."""
         out = []
-        if "regression" in fail_on and (n := int((self.configs["change"] == SLOWER).sum())):
-            out.append(f"{n} configuration(s) significantly slower in NEW")
+        if "regression" in fail_on:
+            for s in self.shifts[self.shifts["change"] == SLOWER].itertuples():
+                out.append(f"{s.new_stack} is slower than {s.base_stack} as a whole: x{s.shift:.3f} "
+                           f"(x{s.low:.3f} to x{s.high:.3f})")
+            if n := int((self.configs["change"] == SLOWER).sum()):
+                out.append(f"{n} configuration(s) significantly slower in NEW beyond the run's shift")
         if "violation" in fail_on and (n := int(self.newly_violated().sum())):
             out.append(f"{n} guideline point(s) newly violated in NEW")
         return out
@@ -107,8 +125,17 @@ def stack_pairs(base: RunDir, new: RunDir, spec: str | None) -> list[tuple[str, 
                         f"{', '.join(b_stacks)}; NEW has {', '.join(n_stacks)})")
 
 
-def _violated(v: str) -> bool:
-    return v == stats.VIOLATED
+def _status(bv: str | None, nv: str | None) -> str:
+    """A point's status from its BASE and NEW verdicts (None: not measured there)."""
+    if nv is None:
+        return BASE_ONLY
+    if bv is None:
+        return NEW if nv == stats.VIOLATED else NEW_ONLY
+    if stats.INCONCLUSIVE in (bv, nv):
+        return UNDECIDED
+    if nv == stats.VIOLATED:
+        return STILL if bv == stats.VIOLATED else NEW
+    return FIXED if bv == stats.VIOLATED else PASSING
 
 
 def compare_points(base: pd.DataFrame, new: pd.DataFrame, pairs: list[tuple[str, str]]) -> pd.DataFrame:
@@ -120,47 +147,120 @@ def compare_points(base: pd.DataFrame, new: pd.DataFrame, pairs: list[tuple[str,
         n = new[new["stack"] == n_stack].drop_duplicates(key).set_index(key)
         for k in b.index.union(n.index, sort=False):
             in_b, in_n = k in b.index, k in n.index
-            bv = b.at[k, "verdict"] if in_b else ""
-            nv = n.at[k, "verdict"] if in_n else ""
-            if not in_n:
-                status = BASE_ONLY
-            elif _violated(nv):
-                status = STILL if _violated(bv) else NEW
-            elif not in_b:
-                status = NEW_ONLY
-            else:
-                status = FIXED if _violated(bv) else PASSING
-            rows.append(dict(base_stack=b_stack, new_stack=n_stack, guideline=k[0], point=k[1], base_verdict=bv,
-                             new_verdict=nv, base_factor=b.at[k, "factor"] if in_b else math.nan,
+            bv = b.at[k, "verdict"] if in_b else None
+            nv = n.at[k, "verdict"] if in_n else None
+            rows.append(dict(base_stack=b_stack, new_stack=n_stack, guideline=k[0], point=k[1], base_verdict=bv or "",
+                             new_verdict=nv or "", base_factor=b.at[k, "factor"] if in_b else math.nan,
                              new_factor=n.at[k, "factor"] if in_n else math.nan,
-                             new_p_value=n.at[k, "p_value"] if in_n else math.nan, status=status))
+                             new_p_value=n.at[k, "p_value"] if in_n else math.nan, status=_status(bv, nv)))
     return pd.DataFrame(rows, columns=POINT_RESULT)
 
 
-def _config_label(keys: list[str], values: tuple) -> str:
+def _config_label(keys: list[str], values: tuple | object) -> str:
+    values = values if isinstance(values, tuple) else (values,)  # one key: pandas gives the bare value
     return " ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
 
 
-def compare_configs(base: pd.DataFrame, new: pd.DataFrame, pairs: list[tuple[str, str]], samples: str,
-                    tolerance: float, alpha: float) -> pd.DataFrame:
-    """Every configuration measured in both runs: NEW against BASE (CONFIG_RESULT)."""
+@dataclass
+class _Side:
+    """One stack's configurations in one run, per round of launches: the log medians (configurations x rounds)
+    and their variances from the repetitions."""
+
+    logs: pd.DataFrame
+    var: pd.DataFrame
+
+    @classmethod
+    def of(cls, rows: pd.DataFrame, keys: list[str]) -> _Side:
+        stats_ = {k: stats.per_launch(part, "launch") for k, part in rows.groupby(keys, sort=True)}
+        frame = pd.concat(stats_, names=[*keys, "launch"]) if stats_ else pd.DataFrame()
+        if frame.empty:
+            return cls(pd.DataFrame(), pd.DataFrame())
+        return cls(np.log(frame["median_s"]).unstack("launch"), frame["var_log"].unstack("launch"))
+
+    def centered(self, common: list) -> tuple[pd.DataFrame, pd.Series]:
+        """The log medians of the configurations both runs have, less what their round of launches did to every
+        configuration alike, and those round levels. A round's level is the mean over its configurations of
+        their deviation from their own mean, plus the mean of all: a round that lacks some configurations (an
+        extra adaptive round, a failed launch) is not mistaken for a slow or fast one."""
+        logs = self.logs.loc[common]
+        own = logs.mean(axis=1)
+        rounds = logs.sub(own, axis=0).mean(axis=0) + own.mean()
+        return logs - rounds, rounds
+
+
+def compare_configs(base: pd.DataFrame, new: pd.DataFrame, pairs: list[tuple[str, str]], opts: dict,
+                    same_run: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every configuration measured in both runs, NEW against BASE beyond the run-level shift (CONFIG_RESULT),
+    and the shift of each stack pair (SHIFT_RESULT). A round of launches moves every configuration of a stack
+    alike (the machine's state): the shift is judged on the rounds' means (NEW's rounds against BASE's, paired
+    round by round when both stacks are of one run), and each configuration on its deviations from its round's
+    mean, where round effects and the shift have cancelled."""
     if base.empty or new.empty:
-        return pd.DataFrame(columns=CONFIG_RESULT)
+        return pd.DataFrame(columns=CONFIG_RESULT), pd.DataFrame(columns=SHIFT_RESULT)
     keys = [c for c in base.columns if c in new.columns and c not in (*NOT_MEASURED, "stack")]
-    rows = []
+    tol, alpha, looks = opts["tolerance"], opts["alpha"], opts.get("looks", 1)
+    rows, estimates, strata, shift_rows, shift_estimates = [], [], [], [], []
+    design = stats.PAIRED_ROUND if same_run else stats.UNPAIRED
     for b_stack, n_stack in pairs:
-        b = dict(iter(base[base["stack"] == b_stack].groupby(keys, sort=True)))
-        n = dict(iter(new[new["stack"] == n_stack].groupby(keys, sort=True)))
-        for k in (x for x in b if x in n):
-            slower, faster = stats.both_ways(n[k], b[k], samples, tolerance, alpha)
-            change = SLOWER if slower.verdict == stats.VIOLATED else FASTER if faster.verdict == stats.VIOLATED \
-                else SAME if slower.verdict == faster.verdict == stats.PASS else UNCLEAR
-            p = slower.p_value if change != FASTER else faster.p_value
+        b = _Side.of(base[base["stack"] == b_stack], keys)
+        n = _Side.of(new[new["stack"] == n_stack], keys)
+        if b.logs.empty or n.logs.empty:
+            continue
+        common = [k for k in b.logs.index if k in n.logs.index]
+        if not common:
+            continue
+        cb, rb = b.centered(common)
+        cn, rn = n.centered(common)
+        shift = stats.from_medians(np.exp(rn), np.exp(rb), stats.PAIRED_ROUND) if same_run else \
+            stats.unpaired_estimate(rn.to_numpy(float), rb.to_numpy(float), [str(i) for i in rn.index],
+                                    [str(i) for i in rb.index])
+        shift_estimates.append(shift)
+        shift_rows.append(dict(base_stack=b_stack, new_stack=n_stack, configurations=len(common),
+                               rounds=min(shift.n_a, shift.n_b)))
+        for k in common:
+            xn, xb = cn.loc[k].dropna(), cb.loc[k].dropna()
+            vn, vb = n.var.loc[k, xn.index].to_numpy(float), b.var.loc[k, xb.index].to_numpy(float)
+            if same_run:
+                both = xn.index.intersection(xb.index)
+                e = stats.paired_estimate((xn[both] - xb[both]).to_numpy(float), [str(i) for i in both], design,
+                                          vn[xn.index.get_indexer(both)] + vb[xb.index.get_indexer(both)])
+            else:
+                e = stats.unpaired_estimate(xn.to_numpy(float), xb.to_numpy(float), [str(i) for i in xn.index],
+                                            [str(i) for i in xb.index], (vn, vb))
+            estimates.append(e)
+            strata.append((b_stack, n_stack))
+            raw = float(np.exp(n.logs.loc[k].mean() - b.logs.loc[k].mean()))
             rows.append(dict(base_stack=b_stack, new_stack=n_stack, config=_config_label(keys, k),
-                             base_s=b[k].groupby("launch")["time_s"].median().mean(),
-                             new_s=n[k].groupby("launch")["time_s"].median().mean(), ratio=slower.ratio,
-                             p_value=p, change=change))
-    return pd.DataFrame(rows, columns=CONFIG_RESULT)
+                             base_s=float(np.exp(b.logs.loc[k].mean())), new_s=float(np.exp(n.logs.loc[k].mean())),
+                             ratio=raw, design=design))
+    for i, up, down in _both_ways(estimates, tol, alpha, looks, strata):
+        change = _change(up, down)
+        rows[i].update(beyond_shift=up.ratio, low=up.low, high=up.high, change=change,
+                       p_value=down.p_value if change == FASTER else up.p_value)
+    for i, up, down in _both_ways(shift_estimates, tol, alpha, looks):
+        change = _change(up, down)
+        shift_rows[i].update(shift=up.ratio, low=up.low, high=up.high, design=up.design, change=change,
+                             p_value=down.p_value if change == FASTER else up.p_value,
+                             reason=up.reason if change == UNCLEAR else "")
+    return pd.DataFrame(rows, columns=CONFIG_RESULT), pd.DataFrame(shift_rows, columns=SHIFT_RESULT)
+
+
+def _both_ways(estimates: list[stats.Estimate], tol: float, alpha: float, looks: int, strata: list | None = None):
+    """(index, NEW ⪯ BASE verdict, BASE ⪯ NEW verdict) of every estimate, the family judged together (strata:
+    per estimate, the stack pair whose spreads it shares)."""
+    verdicts = stats.decide([x for e in estimates for x in (e, e.reversed())], tol, alpha, looks,
+                            None if strata is None else [s for s in strata for _ in (0, 1)])
+    for i in range(len(estimates)):
+        yield i, verdicts[2 * i], verdicts[2 * i + 1]
+
+
+def _change(slower: stats.Verdict, faster: stats.Verdict) -> str:
+    """NEW against BASE from `NEW ⪯ BASE` (VIOLATED: slower) and `BASE ⪯ NEW` (VIOLATED: faster)."""
+    if slower.verdict == stats.VIOLATED:
+        return SLOWER
+    if faster.verdict == stats.VIOLATED:
+        return FASTER
+    return SAME if slower.verdict == faster.verdict == stats.PASS else UNCLEAR
 
 
 def point_summary(points: pd.DataFrame) -> pd.DataFrame:
@@ -173,13 +273,20 @@ def point_summary(points: pd.DataFrame) -> pd.DataFrame:
     return out.reindex(columns=[s for s in STATUSES if s in out.columns])
 
 
-def config_summary(configs: pd.DataFrame) -> pd.DataFrame:
-    """Per stack pair: configurations by change, and the NEW/BASE ratios (geometric mean, range)."""
+def config_summary(configs: pd.DataFrame, shifts: pd.DataFrame) -> pd.DataFrame:
+    """Per stack pair: the run-level shift, then the configurations by change beyond it, and the NEW/BASE ratios
+    (geometric mean, range)."""
     rows = []
+    shift = shifts.set_index(["base_stack", "new_stack"]) if not shifts.empty else pd.DataFrame()
     for (b, n), part in configs.groupby(["base_stack", "new_stack"], sort=False):
         counts = part["change"].value_counts()
         r = part["ratio"].to_numpy(dtype=float)
+        s = shift.loc[(b, n)] if (b, n) in shift.index else None
         rows.append({"pair": f"{b} -> {n}", "configurations": len(part),
+                     "shift": s["shift"] if s is not None else math.nan,
+                     "shift_low": s["low"] if s is not None else math.nan,
+                     "shift_high": s["high"] if s is not None else math.nan,
+                     "shift_change": s["change"] if s is not None else "",
                      **{c: int(counts.get(c, 0)) for c in (SLOWER, FASTER, SAME, UNCLEAR)},
                      "ratio_geomean": float(np.exp(np.log(r).mean())) if len(r) else math.nan,
                      "ratio_min": float(r.min()) if len(r) else math.nan,
@@ -193,9 +300,8 @@ def compare(suite: Suite, base: RunDir, new: RunDir, pairs_spec: str | None, tol
         raise MpiguideError(f"BASE ({base.path}) is a '{base.job}' run and NEW ({new.path}) a '{new.job}' run: "
                             "compare runs of one job")
     pairs = stack_pairs(base, new, pairs_spec)
-    opts = new.meta["analysis"]
-    tol = opts["tolerance"] if tolerance is None else tolerance
-    alp = opts["alpha"] if alpha is None else alpha
+    opts = dict(new.meta["analysis"])
+    opts.update({k: v for k, v in (("tolerance", tolerance), ("alpha", alpha)) if v is not None})
     notes = []
     b_pts, n_pts = suite.verdict_points(base), suite.verdict_points(new)
     if b_pts is None:
@@ -203,15 +309,21 @@ def compare(suite: Suite, base: RunDir, new: RunDir, pairs_spec: str | None, tol
         points = pd.DataFrame(columns=POINT_RESULT)
     else:
         points = compare_points(b_pts, n_pts, pairs)
+    same_run = base.path.resolve() == new.path.resolve()
+    if not same_run:
+        notes.append("BASE and NEW are separate runs: their launches are compared unpaired, and a change of the "
+                     "machine between the runs counts as a change of the library; measure both as two stacks of "
+                     "one run to pair them round by round (docs/compare.md)")
     b_df, _ = Measured.load(base).tables()
     n_df, _ = Measured.load(new).tables()
-    configs = compare_configs(b_df, n_df, pairs, opts["samples"], tol, alp)
-    return Comparison(base.job, pairs, points, configs, tol, alp, notes)
+    configs, shifts = compare_configs(b_df, n_df, pairs, opts, same_run)
+    return Comparison(base.job, pairs, points, configs, shifts, opts["tolerance"], opts["alpha"], notes)
 
 
 def write_junit(c: Comparison, path: Path) -> None:
-    """One test case per guideline point; a point violated in NEW fails (type newly-violated or
-    still-violated, with its factor and p-value); one measured in BASE only is skipped."""
+    """One test case per guideline point; a point violated in NEW fails (type newly-violated, still-violated,
+    or violated where BASE could not tell, with its factor and adjusted p-value); one measured in BASE only is
+    skipped."""
     root = ET.Element("testsuites", name=f"mpiguide compare {c.job}")
     for (b, n, guideline), part in c.points.groupby(["base_stack", "new_stack", "guideline"], sort=False):
         suite = ET.SubElement(root, "testsuite", name=f"{c.job} {n} {guideline}", tests=str(len(part)),
@@ -222,8 +334,8 @@ def write_junit(c: Comparison, path: Path) -> None:
             if p.status == BASE_ONLY:
                 ET.SubElement(case, "skipped", message=f"measured in BASE ({b}) only")
             elif p.new_verdict == stats.VIOLATED:
-                kind = "still-violated" if p.status == STILL else "newly-violated"
-                msg = (f"{p.status}: factor x{p.new_factor:.3g}, p={p.new_p_value:.3g} (BASE {b}: "
+                kind = {STILL: "still-violated", NEW: "newly-violated"}.get(p.status, "violated")
+                msg = (f"{p.status}: factor x{p.new_factor:.3g}, q={p.new_p_value:.3g} (BASE {b}: "
                        f"{p.base_verdict or 'not measured'}"
                        + (f", x{p.base_factor:.3g})" if not math.isnan(p.base_factor) else ")"))
                 ET.SubElement(case, "failure", type=kind, message=msg).text = msg
@@ -235,7 +347,7 @@ def write_junit(c: Comparison, path: Path) -> None:
 
 
 STATUS_COLORS = ((NEW, "#f4b6b6"), (STILL, "#f6cf9a"), (FIXED, "#9fdc9f"), (PASSING, "#dff3df"),
-                 (NEW_ONLY, "#e6e6e6"), (BASE_ONLY, "#f2f2f2"))
+                 (UNDECIDED, "#f6e7a8"), (NEW_ONLY, "#e6e6e6"), (BASE_ONLY, "#f2f2f2"))
 
 
 def status_heatmap(c: Comparison) -> Heatmap:
@@ -249,38 +361,45 @@ def status_heatmap(c: Comparison) -> Heatmap:
         n = part["status"].value_counts()
         cells.append(dict(guideline=guideline, pair=pair, verdict=worst, count=len(hit), points=len(part),
                           factor=hit["new_factor"].max(),
-                          counts=", ".join(f"{int(n[s])} {s}" for s in (NEW, STILL, FIXED) if n.get(s))))
+                          counts=", ".join(f"{int(n[s])} {s}" for s in (NEW, STILL, FIXED, UNDECIDED) if n.get(s))))
     return Heatmap(pd.DataFrame(cells, columns=["guideline", "pair", "verdict", "count", "points", "factor", "counts"]),
                    ["guideline"], ["pair"],
                    "Per guideline and stack pair, coloured by the most pressing status of its points (newly "
-                   "violated, still violated, fixed, passing); the text counts the points that changed or stay "
-                   "violated, of all.",
+                   "violated, still violated, fixed, passing); the text counts the points that changed, stay "
+                   "violated or are undecided (INCONCLUSIVE in a run), of all.",
                    colors=STATUS_COLORS, text=lambda x: f"{x.counts or 'all passing'} (of {x.points})")
 
 
 def write_report(c: Comparison, base: RunDir, new: RunDir, fail_on: list[str], out: Path) -> Path:
-    write_csvs(out, {"points": c.points, "configurations": c.configs, "point_summary": point_summary(c.points),
-                     "configuration_summary": config_summary(c.configs)},
+    summary = config_summary(c.configs, c.shifts)
+    write_csvs(out, {"points": c.points, "configurations": c.configs, "shifts": c.shifts,
+                     "point_summary": point_summary(c.points), "configuration_summary": summary},
                keep_index=("point_summary", "configuration_summary"))
     doc = Document(f"mpiguide compare: {c.job}")
     doc.heatmap(status_heatmap(c))
+    looks = new.meta["analysis"].get("looks", 1)
     doc.section("Runs", fields({
         "BASE": f"{base.path} ({base.meta['run_id']})", "NEW": f"{new.path} ({new.meta['run_id']})",
         "stack pairs": ", ".join(f"{b} -> {n}" for b, n in c.pairs),
         "BASE libraries": "; ".join(f"{b}: {stack_versions(base).get(b, '?')}" for b, _ in c.pairs),
         "NEW libraries": "; ".join(f"{n}: {stack_versions(new).get(n, '?')}" for _, n in c.pairs),
-        "configurations": f"NEW against BASE both ways, one-sided Mann-Whitney U ({new.meta['analysis']['samples']}), "
-                          f"tolerance {c.tolerance}, alpha {c.alpha}",
+        "configurations": "NEW against BASE per round of launches, beyond the run-level shift, both ways, all "
+                          "configurations as one family: " + stats.error_rate_text(c.tolerance, c.alpha, looks),
+        "points": "a point changed where both runs decided it (PASS or VIOLATED); INCONCLUSIVE on either side: "
+                  "undecided",
         "fail on": ", ".join(fail_on) or "nothing (exit 0)", **({"notes": "; ".join(c.notes)} if c.notes else {})}))
     doc.section("Guideline points per stack pair and guideline", point_summary(c.points))
-    doc.section("Configurations per stack pair", config_summary(c.configs),
-                note="slower / faster: significantly, by more than the tolerance; same: within the tolerance both "
-                     "ways; ratio = NEW / BASE time.")
+    doc.section("Run-level shift and configurations per stack pair", summary,
+                note="shift: NEW / BASE over the whole run (the mean over configurations, per round), with its "
+                     "interval and its change; slower / faster: a configuration's change beyond the shift, shown "
+                     "larger than the tolerance; same: shown within it both ways; ratio = NEW / BASE time.")
     for title, status in (("Newly violated", NEW), ("Fixed", FIXED), ("Still violated", STILL)):
         part = c.points[c.points["status"] == status]
         doc.section(f"{title} guideline points ({len(part)})", part.set_index(["base_stack", "new_stack"]))
-    slow = c.configs[c.configs["change"] == SLOWER].sort_values("ratio", ascending=False)
-    doc.section(f"Configurations slower in NEW ({len(slow)})", slow.set_index(["base_stack", "new_stack"]))
+    for title, change in (("slower", SLOWER), ("faster", FASTER)):
+        part = c.configs[c.configs["change"] == change].sort_values("beyond_shift", ascending=change == FASTER)
+        doc.section(f"Configurations {title} in NEW beyond the run's shift ({len(part)})",
+                    part.set_index(["base_stack", "new_stack"]))
     return doc.write(out)
 
 
@@ -289,18 +408,18 @@ def console_lines(c: Comparison) -> list[str]:
     for (b, n), part in c.points.groupby(["base_stack", "new_stack"], sort=False):
         counts = part["status"].value_counts()
         lines.append(f"{b} -> {n}: guideline points: " + ", ".join(f"{s} {int(counts.get(s, 0))}" for s in
-                                                                    (NEW, STILL, FIXED, PASSING))
+                                                                    (NEW, STILL, FIXED, PASSING, UNDECIDED))
                      + "".join(f", {s} {int(counts[s])}" for s in (BASE_ONLY, NEW_ONLY) if counts.get(s)))
-    summary = config_summary(c.configs)
-    for pair, row in summary.iterrows():
+    for pair, row in config_summary(c.configs, c.shifts).iterrows():
         n = {k: int(row[k]) for k in ("configurations", SLOWER, FASTER, SAME, UNCLEAR)}
-        lines.append(f"{pair}: {n['configurations']} configuration(s): slower {n[SLOWER]}, faster "
-                     f"{n[FASTER]}, same {n[SAME]}, unclear {n[UNCLEAR]}; NEW/BASE geometric mean "
-                     f"x{row['ratio_geomean']:.3f} (x{row['ratio_min']:.3f} to x{row['ratio_max']:.3f})")
+        lines.append(f"{pair}: run-level shift NEW/BASE x{row['shift']:.3f} (x{row['shift_low']:.3f} to "
+                     f"x{row['shift_high']:.3f}): {row['shift_change']}; {n['configurations']} configuration(s) "
+                     f"beyond it: slower {n[SLOWER]}, faster {n[FASTER]}, same {n[SAME]}, unclear {n[UNCLEAR]}; "
+                     f"NEW/BASE x{row['ratio_min']:.3f} to x{row['ratio_max']:.3f}")
     worst = c.points[c.newly_violated()].sort_values("new_factor", ascending=False).head(5)
     for p in worst.itertuples():
         lines.append(f"  newly violated: {p.new_stack} {p.guideline} {p.point}: x{p.new_factor:.2f} "
-                     f"(p={p.new_p_value:.2g}; BASE {p.base_verdict or 'not measured'})")
+                     f"(q={p.new_p_value:.2g}; BASE {p.base_verdict or 'not measured'})")
     return lines
 
 

@@ -16,13 +16,13 @@ from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_c
 from mpiguide.core.measurements import ID_COLUMNS, Measured, config_keys, unfinished
 from mpiguide.core.pairing import guideline_verdicts
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import POINT_COLUMNS, Guideline, Report, Suite
+from mpiguide.core.suite import POINT_COLUMNS, POINT_TEMPLATE, Guideline, Report, Suite
 
 # Columns that an empty table still names, so that every CSV can be read back.
 EMPTY_COLUMNS = {
     "measurements": [*ID_COLUMNS, "launch", "launch_id", "rep", "time_s"],
     "summary": [*ID_COLUMNS, "mean_s", "min_s", "max_s", "launches", "nrep"],
-    "verdicts": ["guideline", "statement", "a", "b", "verdict", "ratio", "p_value", "n_a", "n_b"],
+    "verdicts": ["guideline", "statement", "a", "b", *stats.VERDICT_FIELDS],
 }
 
 
@@ -65,11 +65,9 @@ class GuidelineSuite(Suite):
         df, errors = measured.tables()
         if df.empty:
             return Analysis(rd, measured, df, pd.DataFrame(), pd.DataFrame(), errors, [])
-        opts = rd.meta["analysis"]
         keys = config_keys(df, self.ignore_keys)
         a = Analysis(rd, measured, df, stats.summarize(df, keys),
-                     guideline_verdicts(self.guidelines, df, keys, opts["samples"], opts["tolerance"], opts["alpha"]),
-                     errors, keys)
+                     guideline_verdicts(self.guidelines, df, keys, rd.meta["analysis"]), errors, keys)
         self.extend(a)
         return a
 
@@ -80,7 +78,8 @@ class GuidelineSuite(Suite):
         where = [c for c in v.columns if c not in (*EMPTY_COLUMNS["verdicts"], "stack")]
         point = v[where].astype(str).apply(lambda r: " ".join(f"{k}={x}" for k, x in r.items()), axis=1) \
             if where else pd.Series("", index=v.index)
-        return v.assign(point=point, factor=v["ratio"])[POINT_COLUMNS]
+        cols = [*POINT_COLUMNS, *([POINT_TEMPLATE] if POINT_TEMPLATE in v.columns else [])]
+        return v.assign(point=point, factor=v["ratio"])[cols]
 
     def report(self, runs: list[RunDir], out: Path) -> Report:
         (rd,) = runs
@@ -121,9 +120,10 @@ class GuidelineSuite(Suite):
             doc.section("Configurations that failed their data check", a.config_errors.set_index("stack"))
         doc.heading("Guidelines")
         doc.items([(g.name, g.text) for g in self.guidelines])
-        doc.text("A guideline `A ⪯ B` is VIOLATED when A is slower than B by more than the tolerance and a one-sided "
-                 "Mann-Whitney U test rejects `A ⪯ B` at level alpha; INCONCLUSIVE when A is slower but not "
-                 "significantly.")
+        opts = meta["analysis"]
+        doc.text("A guideline `A ⪯ B` is judged on the ratio A / B (per launch where both sides share it): "
+                 + stats.error_rate_text(opts["tolerance"], opts["alpha"], opts.get("looks", 1))
+                 + "; INCONCLUSIVE otherwise, with the reason (docs/measurement.md).")
         doc.images(charts, out)
         return doc
 
@@ -136,14 +136,14 @@ class GuidelineSuite(Suite):
             lines.append("guideline verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
             for _, v in a.verdicts[a.verdicts["verdict"] == stats.VIOLATED].iterrows():
                 where = ", ".join(f"{k}={v[k]}" for k in a.keys if k in v and k != "template")
-                lines.append(f"  VIOLATED {v['guideline']} ({v['statement']}) at {where}: ratio {v['ratio']:.2f}, "
-                             f"p={v['p_value']:.3g}")
+                lines.append(f"  VIOLATED {v['guideline']} ({v['statement']}) at {where}: ratio {v['ratio']:.2f} "
+                             f"(x{v['low']:.3g} to x{v['high']:.3g}, q={v['p_value']:.2g})")
         return lines
 
 
 def _verdict_table(verdicts: pd.DataFrame) -> pd.DataFrame:
     if verdicts.empty:
         return verdicts
-    cols = [c for c in verdicts.columns if c not in ("statement", "n_a", "n_b", "template", "nprocs")]
+    cols = [c for c in verdicts.columns if c not in ("statement", "n_a", "n_b", "template", "nprocs", "more")]
     front = ["guideline", "stack"]
     return verdicts[front + [c for c in cols if c not in front]].set_index("guideline")

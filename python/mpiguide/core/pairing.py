@@ -35,21 +35,28 @@ def paired(a: pd.DataFrame, b: pd.DataFrame, keys: list[str]) -> Iterator[tuple[
             yield (key if isinstance(key, tuple) else (key,)), part_a, part_b
 
 
-def guideline_verdicts(guidelines: list[Guideline], df: pd.DataFrame, keys: list[str], samples: str,
-                       tolerance: float, alpha: float) -> pd.DataFrame:
-    """Every `A ⪯ B` guideline on every configuration where both sides were measured: the configuration
-    columns the two sides share, then guideline, statement, a, b, verdict, ratio, p_value, n_a, n_b."""
-    rows = []
+def guideline_verdicts(guidelines: list[Guideline], df: pd.DataFrame, keys: list[str], opts: dict) -> pd.DataFrame:
+    """Every `A ⪯ B` guideline on every configuration where both sides were measured, judged together as one
+    family (stats.decide): the configuration columns the two sides share, then guideline, statement, a, b and
+    stats.VERDICT_FIELDS. opts: the run's analysis options (samples, tolerance, alpha, looks)."""
+    rows, estimates = [], []
     for g in guidelines:
         selector_cols = set(g.a) | set(g.b)
         if not selector_cols <= set(df.columns):
             continue
         match = [k for k in keys if k not in selector_cols]
         for key, part_a, part_b in paired(select(df, g.a), select(df, g.b), match):
-            c = stats.compare_samples(part_a, part_b, samples, tolerance, alpha)
             row = dict(zip(match, key, strict=True))
             row.update(guideline=g.name, statement=g.text, a=",".join(map(str, g.a.values())),
-                       b=",".join(map(str, g.b.values())), verdict=c.verdict, ratio=c.ratio, p_value=c.p_value,
-                       n_a=c.n_a, n_b=c.n_b)
+                       b=",".join(map(str, g.b.values())))
             rows.append(row)
+            estimates.append(stats.estimate(part_a, part_b, opts["samples"]))
+    for row, v in zip(rows, decide(estimates, opts, [row.get("stack") for row in rows]), strict=True):
+        row.update(stats.verdict_dict(v))
     return pd.DataFrame(rows)
+
+
+def decide(estimates: list[stats.Estimate], opts: dict, strata: list | None = None) -> list[stats.Verdict]:
+    """stats.decide with a run's analysis options; strata: per estimate, the group whose spreads it shares
+    (its stack)."""
+    return stats.decide(estimates, opts["tolerance"], opts["alpha"], opts.get("looks", 1), strata)

@@ -14,10 +14,12 @@ import contextlib
 import json
 import os
 import platform
+import random
 import signal
 import socket
 import subprocess
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -115,21 +117,36 @@ def measurement_args(m: dict) -> list[str]:
     return args
 
 
-def plan(suite: Suite, params: dict, stack_names: list[str], runs: int, measurement: dict) -> list[Launch]:
-    """All launches, interleaved by launch index so that every stack sees the same drift."""
+def order_seed(seed: int, launch_id: str) -> int:
+    """The --order-seed of one launch: the order of the sides it measures interleaved, drawn from the run's
+    seed and the launch alone (so a rerun of the launch draws the same)."""
+    return zlib.crc32(f"{seed}:{launch_id}".encode())
+
+
+def plan(suite: Suite, params: dict, stack_names: list[str], runs: int, measurement: dict,
+         first_round: int = 0) -> list[Launch]:
+    """All launches, round by round (launch index i of every stack and template, then i + 1, ...) so that every
+    stack and template sees the same drift; inside a round in a random order drawn from the run's order seed
+    (measurement["order_seed"]), so that no stack or template always goes first. Rounds first_round to
+    first_round + runs - 1 (adaptive launches add rounds to a run)."""
     common = measurement_args(measurement)
+    seed = int(measurement.get("order_seed", 0))
     out: list[Launch] = []
     templates = suite.launches(params)
-    phases = [CALIBRATE, MEASURE] if measurement["nrep"] == "estimate" else [MEASURE]
+    phases = [CALIBRATE, MEASURE] if measurement["nrep"] == "estimate" and first_round == 0 else [MEASURE]
     for phase in phases:
-        for i in range(runs):
-            for stack in stack_names:
-                for t in templates:
-                    lid = f"{stack}-{t.key}-{'cal' if phase == CALIBRATE else 'r'}{i}"
-                    extra = ["--calibrate-only"] if phase == CALIBRATE else []
-                    out.append(Launch(id=lid, stack=stack, template=t.key, phase=phase, run_index=i,
-                                      nprocs=t.nprocs, driver=t.driver, args=[*t.args, *common, *extra],
-                                      raw=f"raw/{stack}/{lid}.txt", placement=t.placement))
+        for i in range(first_round, first_round + runs):
+            pairs = [(stack, t) for stack in stack_names for t in templates]
+            if seed:
+                random.Random(seed * 1_000_003 + i).shuffle(pairs)
+            for stack, t in pairs:
+                lid = f"{stack}-{t.key}-{'cal' if phase == CALIBRATE else 'r'}{i}"
+                extra = ["--calibrate-only"] if phase == CALIBRATE else []
+                if seed:
+                    extra += ["--order-seed", str(order_seed(seed, lid))]
+                out.append(Launch(id=lid, stack=stack, template=t.key, phase=phase, run_index=i,
+                                  nprocs=t.nprocs, driver=t.driver, args=[*t.args, *common, *extra],
+                                  raw=f"raw/{stack}/{lid}.txt", placement=t.placement))
     return out
 
 

@@ -46,6 +46,9 @@ class Guideline:
 # point within its stack and guideline alike in every run of the same parameters; `factor` is how much slower
 # the guideline's left side was (the verdict's ratio).
 POINT_COLUMNS = ["stack", "guideline", "point", "verdict", "factor", "p_value"]
+# Optional beside them: the launch template whose launches measured the point, so that adaptive launches
+# (`--until-decided`) launch only the templates of undecided points (without it: every template of the stack).
+POINT_TEMPLATE = "template"
 
 
 @dataclass(frozen=True)

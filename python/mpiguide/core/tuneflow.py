@@ -105,9 +105,9 @@ class TuneWorkflow(ABC):
         if not 0 <= args.threshold < 1:
             raise MpiguideError(f"bad --threshold {args.threshold}: the fraction of time {self.alternative} must "
                                 "save, such as 0.1 for 10%")
-        if args.runs < 3:
-            raise MpiguideError(f"bad --runs {args.runs}: profiles need at least 3 launches per configuration "
-                                "(the significance test cannot pass with fewer)")
+        if args.runs < 2:
+            raise MpiguideError(f"bad --runs {args.runs}: profiles need at least 2 launches per configuration "
+                                "(one launch says nothing of the next: no gain can be shown with fewer)")
         plan = commands.Plan(self.suite, args)
         run_id = runner.new_run_id(self.run_name)
         out_dir = Path(args.output) if args.output else Path("results") / run_id

@@ -5,10 +5,10 @@ setup cost and memory per halo-exchange variant, and which packing wins where.
 A variant's time per iteration in one launch is the median of its nrep
 repetitions (each the maximum over ranks of `steps` iterations, divided by
 steps); over the launches: mean, min and max of those medians. Which of two
-packings wins is decided with the one-sided Mann-Whitney U test of mpiguide.stats
-in both directions, on all repetitions (the apps job's default: mg_stencil
-interleaves the variants' repetitions) or on the launch medians (the run's
-samples, tolerance and alpha).
+packings wins is decided with the statistics of mpiguide.core.stats in both
+directions: the ratio per launch (mg_stencil interleaves the variants'
+repetitions in every launch), every comparison of a pair of packings judged
+as one family (the run's tolerance and alpha).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mpiguide.core.charts import per_group, plt
 from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_cells, write_csvs
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import Measured, stack_versions, unfinished
-from mpiguide.core.pairing import paired
+from mpiguide.core.pairing import decide, paired
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import POINT_COLUMNS
 from mpiguide.suites.apps import job as apps
@@ -110,18 +110,25 @@ def headline_nprocs(r: AppsResult) -> int:
 
 
 def winners(r: AppsResult, reference: str, challenger: str) -> pd.DataFrame:
-    """Per stack, application, scaling, processes and mode: reference against challenger packing, tested
-    on every repetition or on the launch medians (the run's samples setting) both ways.
-    factor: the loser's time over the winner's (>= 1); winner: a packing name, tie (within the tolerance)
-    or unclear (apart by more than the tolerance, not significantly)."""
+    """Per stack, application, scaling, processes and mode: reference against challenger packing (the
+    variants share each launch), both ways, every point of the comparison judged as one family.
+    factor: the loser's time over the winner's (>= 1); winner: a packing name (shown slower the other way by
+    more than the tolerance), tie (shown within the tolerance both ways) or unclear."""
     if r.measurements.empty:
         return pd.DataFrame()
-    opts = {k: r.settings[k] for k in ("samples", "tolerance", "alpha")}
-    rows = []
+    rows, estimates = [], []
     m = r.measurements
     for where, a, b in paired(m[m["packing"] == reference], m[m["packing"] == challenger], [*POINT, "mode"]):
+        ab = stats.estimate(a, b, r.settings["samples"])
+        estimates += [ab, ab.reversed()]
+        rows.append(dict(zip([*POINT, "mode"], where, strict=True), reference=reference, challenger=challenger,
+                         reference_s=a.groupby("launch")["time_s"].median().mean(),
+                         challenger_s=b.groupby("launch")["time_s"].median().mean(),
+                         launches=min(a["launch"].nunique(), b["launch"].nunique())))
+    verdicts = iter(decide(estimates, r.settings, [row["stack"] for row in rows for _ in (0, 1)]))
+    for row in rows:
         # reference ⪯ challenger violated: the challenger wins; the other way round: the reference wins
-        slower_ref, slower_ch = stats.both_ways(a, b, **opts)
+        slower_ref, slower_ch = next(verdicts), next(verdicts)
         if slower_ref.verdict == stats.VIOLATED:
             winner, p = challenger, slower_ref.p_value
         elif slower_ch.verdict == stats.VIOLATED:
@@ -129,12 +136,9 @@ def winners(r: AppsResult, reference: str, challenger: str) -> pd.DataFrame:
         else:
             tied = slower_ref.verdict == stats.PASS and slower_ch.verdict == stats.PASS
             winner, p = TIE if tied else UNCLEAR, min(slower_ref.p_value, slower_ch.p_value)
-        ratio = slower_ref.ratio  # mean launch median of the reference over the challenger's
-        rows.append(dict(zip([*POINT, "mode"], where, strict=True), reference=reference, challenger=challenger,
-                         reference_s=a.groupby("launch")["time_s"].median().mean(),
-                         challenger_s=b.groupby("launch")["time_s"].median().mean(), winner=winner,
-                         factor=max(ratio, 1 / ratio), p_value=p, launches=min(a["launch"].nunique(),
-                                                                              b["launch"].nunique())))
+        ratio = slower_ref.ratio  # the reference over the challenger, per launch
+        row.update(winner=winner, factor=max(ratio, 1 / ratio), low=slower_ref.low, high=slower_ref.high,
+                   p_value=p, reason=slower_ref.reason if winner == UNCLEAR else "")
     return pd.DataFrame(rows)
 
 
@@ -281,7 +285,6 @@ def scaling_charts(r: AppsResult, out: Path) -> list[Path]:
 def _run_table(r: AppsResult) -> pd.DataFrame:
     meta = r.rd.meta
     p, m, host = meta["params"], meta["measurement"], meta["host"]
-    samples = "launch medians" if r.settings["samples"] == "medians" else "repetitions"
     grids = "; ".join(f"{a}: " + ", ".join(f"{s} {nx}x{ny} x {steps} it." for s, (nx, ny, steps)
                                           in p["scales"][a].items() if s in p["scalings"]) for a in p["apps"])
     values = {
@@ -294,8 +297,8 @@ def _run_table(r: AppsResult) -> pd.DataFrame:
         "launches (mpiexec calls)": str(meta["runs"]), "repetitions per launch": str(m["nrep"]),
         "synchronization": m["sync"],
         "host": host_text(host),
-        "winners": f"one-sided Mann-Whitney U on the {samples} both ways, tolerance {r.settings['tolerance']}, "
-                   f"alpha {r.settings['alpha']}",
+        "winners": "the ratio per launch both ways, each comparison's points as one family: "
+                   + stats.error_rate_text(r.settings["tolerance"], r.settings["alpha"], r.settings.get("looks", 1)),
     }
     return fields(values)
 
@@ -318,8 +321,8 @@ def write(r: AppsResult, out: Path) -> Path:
             continue
         doc.heading(f"{ref.upper()} vs {ch.upper()}: {what}")
         doc.text(f"Which packing is faster per application and communication mode on {n} processes: the winner "
-                 "and by how much (the loser's time per iteration over the winner's); tie: within the tolerance; "
-                 f"unclear: apart, but not significantly. Every scaling and process count is in winners_{key}.csv.")
+                 "and by how much (the loser's time per iteration over the winner's); tie: shown within the tolerance "
+                 f"both ways; unclear: neither shown. Every scaling and process count is in winners_{key}.csv.")
         for scaling in dict.fromkeys(w["scaling"]):
             doc.heading(f"{scaling} scaling, {n} processes", 3)
             doc.table(winner_matrix(w, scaling, n))

@@ -15,7 +15,7 @@ from mpiguide.core.catalog import COLLECTIVES, POOL_DEFAULTS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import POINT_COLUMNS, CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.core.suite import POINT_COLUMNS, POINT_TEMPLATE, CommandContext, LaunchTemplate, Report, Suite
 from mpiguide.core.tuneflow import add_tune_options
 from mpiguide.suites.coll import analysis, profiles, report, workflow
 from mpiguide.suites.ddt.expectations import default_np
@@ -100,7 +100,8 @@ class CollSuite(Suite):
         v = analysis.guideline_verdicts(analysis.load(rd))
         point = (v["collective"] + " " + v["impl"] + " np" + v["nprocs"].astype(str) + " m=" + v["msize"].astype(str)
                  + " vs m=" + v["reference_msize"].astype(str))
-        return v.assign(point=point)[POINT_COLUMNS]
+        template = v["collective"] + "-p" + v["nprocs"].astype(str)  # the keys of launches()
+        return v.assign(point=point, template=template)[[*POINT_COLUMNS, POINT_TEMPLATE]]
 
     def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:
         p = commands.add_parser("tune", help="measure collectives and their mock-ups, find guideline violations, "

@@ -11,7 +11,8 @@ Guidelines checked on the native collective of each stack:
   SPLIT        MPI_X(m) ⪯ k x MPI_X(m/k), for measured sizes m = k m': one call
                is no slower than k calls on the pieces (PGMPI, 002 Sec. 2); the
                k calls are estimated as k times the measured single call.
-Verdicts use the statistics of mpiguide.core.stats on the per-launch medians.
+Verdicts use the statistics of mpiguide.core.stats: per-launch ratios (the native call and its mock-ups share
+each launch), every family of checks judged together.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import numpy as np
 import pandas as pd
 
 from mpiguide.core import stats
@@ -35,9 +35,9 @@ TUNED = "tuned"
 CONFIG = ["stack", "nprocs", "collective", "msize"]  # one call of one collective; impl varies
 KEYS = ["stack", "nprocs", "collective", "impl", "msize"]
 VERDICT_COLUMNS = ["stack", "nprocs", "collective", "guideline", "relation", "impl", "msize", "reference_msize",
-                   "verdict", "factor", "p_value", "n_a", "n_b"]
-CHOICE_COLUMNS = ["stack", "nprocs", "collective", "msize", "impl", "default_s", "best_s", "gain", "p_value",
-                  "decision"]
+                   "factor", *stats.VERDICT_FIELDS]
+CHOICE_COLUMNS = ["stack", "nprocs", "collective", "msize", "impl", "default_s", "best_s", "gain", "low", "high",
+                  "p_value", "decision"]
 
 
 @dataclass
@@ -59,11 +59,12 @@ class CollResult:
 
     @cached_property
     def medians(self) -> pd.DataFrame:
-        """Per configuration (KEYS): its launch medians as one array, in column `medians`."""
+        """Per configuration (KEYS): its per-launch medians as one Series indexed by launch id, in column
+        `medians` (configurations measured in one launch are paired on it)."""
         if self.measurements.empty:
             return pd.DataFrame(columns=[*KEYS, "medians"])
-        med = stats.launch_medians(self.measurements, KEYS)
-        return med.groupby(KEYS)["median_s"].apply(lambda s: s.to_numpy()).rename("medians").reset_index()
+        rows = [(*key, stats.per_launch(part)) for key, part in self.measurements.groupby(KEYS, sort=True)]
+        return pd.DataFrame(rows, columns=[*KEYS, "medians"])
 
 
 def mpi_name(collective: str) -> str:
@@ -91,23 +92,31 @@ def load(rd: RunDir) -> CollResult:
     return CollResult(rd, df, summary, mk, sk, errors, stack_versions(rd), [x.id for x in unfinished(rd)])
 
 
-def _compare(a: np.ndarray, b: np.ndarray, tolerance: float, alpha: float) -> stats.Comparison:
-    ratio = float(np.mean(a) / np.mean(b)) if len(a) and len(b) else float("nan")
-    return stats.compare(a, b, ratio, tolerance, alpha)
+def _mean(launches: pd.DataFrame) -> float:
+    """The mean of a configuration's launch medians (stats.per_launch)."""
+    return float(launches["median_s"].mean())
 
 
-def _row(where: tuple, guideline: str, relation: str, impl: str, msize: int, ref: int, c: stats.Comparison) -> dict:
+def _row(where: tuple, guideline: str, relation: str, impl: str, msize: int, ref: int) -> dict:
     return dict(zip(CONFIG[:3], where, strict=True), guideline=guideline, relation=relation, impl=impl, msize=msize,
-                reference_msize=ref, verdict=c.verdict, factor=c.ratio, p_value=c.p_value, n_a=c.n_a, n_b=c.n_b)
+                reference_msize=ref)
 
 
-def guideline_verdicts(r: CollResult, tolerance: float | None = None, alpha: float | None = None) -> pd.DataFrame:
-    """COLL-GLn, MONOTONY and SPLIT on the native collective (impl `default`) of every stack.
+def _decided(rows: list[dict], estimates: list[stats.Estimate], opts: dict, columns: list[str],
+             tolerance: float | None = None) -> pd.DataFrame:
+    """The rows with the verdicts of their estimates, judged as one family (factor: the ratio)."""
+    tol = opts["tolerance"] if tolerance is None else tolerance
+    verdicts = stats.decide(estimates, tol, opts["alpha"], opts.get("looks", 1), [row["stack"] for row in rows])
+    for row, v in zip(rows, verdicts, strict=True):
+        row.update(stats.verdict_dict(v), factor=v.ratio)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def guideline_verdicts(r: CollResult) -> pd.DataFrame:
+    """COLL-GLn, MONOTONY and SPLIT on the native collective (impl `default`) of every stack, judged together.
     factor: the collective's time over the other side's (> 1: the collective is slower)."""
-    tol = r.settings["tolerance"] if tolerance is None else tolerance
-    alp = r.settings["alpha"] if alpha is None else alpha
     med = r.medians
-    rows = []
+    rows, estimates = [], []
     formulas = {m.impl: (m.guideline, m.formula) for m in r.mockups.itertuples()}
     for where, part in med.groupby(CONFIG[:3], sort=True):
         coll = where[2]
@@ -115,58 +124,62 @@ def guideline_verdicts(r: CollResult, tolerance: float | None = None, alpha: flo
         for impl, mock_rows in part[part["impl"].isin(list(formulas))].groupby("impl", sort=True):
             number, formula = formulas[impl]
             for (m,), a, b in paired(native_rows, mock_rows, ["msize"]):
-                c = _compare(a["medians"].iloc[0], b["medians"].iloc[0], tol, alp)
-                rows.append(_row(where, f"COLL-GL{number}", f"{mpi_name(coll)} ⪯ {formula}", impl, m, m, c))
+                rows.append(_row(where, f"COLL-GL{number}", f"{mpi_name(coll)} ⪯ {formula}", impl, m, m))
+                estimates.append(stats.from_medians(a["medians"].iloc[0], b["medians"].iloc[0]))
         native = dict(zip(native_rows["msize"], native_rows["medians"], strict=True))
         sizes = sorted(native)
         for small, large in zip(sizes, sizes[1:], strict=False):
-            c = _compare(native[small], native[large], tol, alp)
             rows.append(_row(where, "MONOTONY", f"{mpi_name(coll)}(m) ⪯ {mpi_name(coll)}(m') for m < m'", DEFAULT,
-                             small, large, c))
+                             small, large))
+            estimates.append(stats.from_medians(native[small], native[large]))
         for m in sizes:
             piece = max((d for d in sizes if d < m and m % d == 0), default=None)
             if piece is None:
                 continue
-            k = m // piece
-            c = _compare(native[m], k * native[piece], tol, alp)
-            rows.append(_row(where, "SPLIT", f"{mpi_name(coll)}(m) ⪯ k x {mpi_name(coll)}(m/k)", DEFAULT, m, piece,
-                             c))
-    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+            rows.append(_row(where, "SPLIT", f"{mpi_name(coll)}(m) ⪯ k x {mpi_name(coll)}(m/k)", DEFAULT, m, piece))
+            estimates.append(stats.from_medians(native[m], native[piece], scale_b=m // piece))
+    return _decided(rows, estimates, r.settings, VERDICT_COLUMNS)
 
 
-def choose(r: CollResult, threshold: float, alpha: float | None = None) -> pd.DataFrame:
-    """Per stack, processes, collective and size: the fastest mock-up, and whether the profile uses it: it
-    must be faster than the native call by at least `threshold` (0.1 = 10% less time) and significantly so
-    (one-sided Mann-Whitney U at alpha). Mock-ups the library refused (skips: no such call, or more memory
-    than the pool) and those with failed data checks are never candidates."""
-    alp = r.settings["alpha"] if alpha is None else alpha
+def choose(r: CollResult, threshold: float) -> pd.DataFrame:
+    """Per stack, processes, collective and size: the fastest mock-up, and whether the profile uses it: the
+    native call must be shown slower than it by more than the gain threshold (0.1 = the mock-up takes 10%
+    less time), the candidates of the run judged as one family (docs/measurement.md), so a profile is written
+    only from a decided gain. Mock-ups the library refused (skips: no such call, or more memory than the
+    pool) and those with failed data checks are never candidates."""
     med = r.medians
     bad = {(e.stack, *e.config.split()[:2], int(e.config.split()[2])) for e in r.errors.itertuples()
            if len(e.config.split()) == 3}
-    rows = []
+    rows, estimates, candidates = [], [], []
     for (stack, nprocs, coll, m), part in med.groupby(CONFIG, sort=True):
         times = {impl: t for impl, t in zip(part["impl"], part["medians"], strict=True)
                  if impl != TUNED and (stack, coll, impl, m) not in bad}
         if DEFAULT not in times:
             continue
         native = times.pop(DEFAULT)
-        base = dict(stack=stack, nprocs=nprocs, collective=coll, msize=m, default_s=float(np.mean(native)))
+        base = dict(stack=stack, nprocs=nprocs, collective=coll, msize=m, default_s=_mean(native))
         if not times:
-            rows.append({**base, "impl": DEFAULT, "best_s": math.nan, "gain": math.nan, "p_value": math.nan,
-                         "decision": "no mock-up applies"})
+            rows.append({**base, "impl": DEFAULT, "best_s": math.nan, "gain": math.nan, "low": math.nan,
+                         "high": math.nan, "p_value": math.nan, "decision": "no mock-up applies"})
             continue
-        impl = min(times, key=lambda i: float(np.mean(times[i])))
-        best = float(np.mean(times[impl]))
-        c = stats.compare(native, times[impl], base["default_s"] / best, 0.0, alp)
-        gain = 1 - best / base["default_s"]
-        if gain < threshold:
-            decision, chosen = f"native: best mock-up {impl} saves {gain:.0%} < {threshold:.0%}", DEFAULT
-        elif c.verdict != stats.VIOLATED:
-            decision, chosen = f"native: {impl} saves {gain:.0%} but not significantly (p={c.p_value:.2g})", DEFAULT
+        impl = min(times, key=lambda i: _mean(times[i]))
+        best = _mean(times[impl])
+        candidates.append((len(rows), impl))
+        rows.append({**base, "best_s": best})
+        estimates.append(stats.from_medians(native, times[impl]))
+    # native ⪯ mock-up VIOLATED with tolerance 1 / (1 - threshold) - 1: the gain is shown to exceed the threshold
+    verdicts = stats.decide(estimates, 1 / (1 - threshold) - 1, r.settings["alpha"], r.settings.get("looks", 1),
+                            [rows[i]["stack"] for i, _ in candidates])
+    for (i, impl), v in zip(candidates, verdicts, strict=True):
+        gain, low, high = 1 - 1 / v.ratio, 1 - 1 / v.low, 1 - 1 / v.high
+        shown = f"saves {gain:.0%} ({low:.0%} to {high:.0%})"
+        if v.verdict == stats.VIOLATED:
+            decision, chosen = f"{impl}: {shown}", impl
+        elif v.verdict == stats.PASS:
+            decision, chosen = f"native: best mock-up {impl} {shown}, below {threshold:.0%}", DEFAULT
         else:
-            decision, chosen = f"{impl}: saves {gain:.0%}", impl
-        rows.append({**base, "impl": chosen, "best_s": best, "gain": gain, "p_value": c.p_value,
-                     "decision": decision})
+            decision, chosen = f"native: {impl} {shown}, not shown above {threshold:.0%}", DEFAULT
+        rows[i].update(impl=chosen, gain=gain, low=low, high=high, p_value=v.p_value, decision=decision)
     return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
 
 
@@ -175,37 +188,35 @@ def choose(r: CollResult, threshold: float, alpha: float | None = None) -> pd.Da
 REPAIR_COLUMNS = ["stack", "nprocs", "collective", "guideline", "relation", "impl", "msize", "measured_factor",
                   "profile", "default_factor", "tuned_factor", "tuned_verdict", "repaired"]
 GAIN_COLUMNS = ["stack", "nprocs", "collective", "msize", "profile", "default_s", "tuned_s", "speedup", "verdict",
-                "p_value"]
+                "low", "high", "p_value", "reason"]
 
 
-def gains(v: CollResult, choices: pd.DataFrame, tolerance: float | None = None,
-          alpha: float | None = None) -> pd.DataFrame:
-    """Validation: the tuned library against the native call at every size. speedup = default / tuned;
-    verdict of `tuned ⪯ default` (tuned no slower than native)."""
-    tol = v.settings["tolerance"] if tolerance is None else tolerance
-    alp = v.settings["alpha"] if alpha is None else alpha
+def gains(v: CollResult, choices: pd.DataFrame) -> pd.DataFrame:
+    """Validation: the tuned library against the native call at every size, judged together. speedup =
+    default / tuned; verdict of `tuned ⪯ default` (tuned no slower than native)."""
     med = v.medians
     chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
-    rows = []
+    rows, estimates = [], []
     for key, tuned_rows, native_rows in paired(med[med["impl"] == TUNED], med[med["impl"] == DEFAULT], CONFIG):
         tuned, native = tuned_rows["medians"].iloc[0], native_rows["medians"].iloc[0]
-        c = _compare(tuned, native, tol, alp)
         rows.append(dict(zip(CONFIG, key, strict=True), profile=chosen.get(key, DEFAULT),
-                         default_s=float(np.mean(native)), tuned_s=float(np.mean(tuned)),
-                         speedup=1 / c.ratio, verdict=c.verdict, p_value=c.p_value))
+                         default_s=_mean(native), tuned_s=_mean(tuned)))
+        estimates.append(stats.from_medians(tuned, native))
+    verdicts = stats.decide(estimates, v.settings["tolerance"], v.settings["alpha"], v.settings.get("looks", 1),
+                            [row["stack"] for row in rows])
+    for row, x in zip(rows, verdicts, strict=True):
+        row.update(speedup=1 / x.ratio, verdict=x.verdict, low=x.low, high=x.high, p_value=x.p_value,
+                   reason=x.reason)
     return pd.DataFrame(rows, columns=GAIN_COLUMNS)
 
 
-def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame, tolerance: float | None = None,
-            alpha: float | None = None) -> pd.DataFrame:
+def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame) -> pd.DataFrame:
     """Every COLL-GL violation of the measurement, checked again in the validation run: default against the
     mock-up (does the violation reproduce?) and tuned against the mock-up (`tuned ⪯ mock-up`: repaired when
-    it passes)."""
-    tol = v.settings["tolerance"] if tolerance is None else tolerance
-    alp = v.settings["alpha"] if alpha is None else alpha
+    it passes), the checks of the run judged together."""
     med = v.medians.set_index(KEYS)["medians"]
     chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
-    rows = []
+    rows, checks, estimates = [], [], []
     viol = measured[(measured["verdict"] == stats.VIOLATED) & measured["guideline"].str.startswith("COLL-GL")]
     for w in viol.itertuples():
         key = (w.stack, w.nprocs, w.collective)
@@ -216,12 +227,15 @@ def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame, tolera
         mock = med.get((*key, w.impl, w.msize))
         native, tuned = med.get((*key, DEFAULT, w.msize)), med.get((*key, TUNED, w.msize))
         if mock is not None and native is not None:
-            row["default_factor"] = _compare(native, mock, tol, alp).ratio
+            row["default_factor"] = stats.from_medians(native, mock).ratio
         if mock is not None and tuned is not None:
-            c = _compare(tuned, mock, tol, alp)
-            row.update(tuned_factor=c.ratio, tuned_verdict=c.verdict,
-                       repaired=repaired(c.verdict))
+            checks.append(len(rows))
+            estimates.append(stats.from_medians(tuned, mock))
         rows.append(row)
+    verdicts = stats.decide(estimates, v.settings["tolerance"], v.settings["alpha"], v.settings.get("looks", 1),
+                            [rows[i]["stack"] for i in checks])
+    for i, c in zip(checks, verdicts, strict=True):
+        rows[i].update(tuned_factor=c.ratio, tuned_verdict=c.verdict, repaired=repaired(c.verdict))
     return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
 
 

@@ -69,8 +69,9 @@ def _run_table(r: tune.CollResult, extra: dict[str, str]) -> pd.DataFrame:
         "library pools": f"message {p['msg_pool']}, int {p['int_pool']}",
         "launches (mpiexec calls)": str(meta["runs"]), "synchronization": m["sync"], "repetitions": str(nrep),
         "host": host_text(host),
-        "verdicts": "one-sided Mann-Whitney U on the per-launch medians, tolerance "
-                    f"{r.settings['tolerance']}, alpha {r.settings['alpha']}",
+        "verdicts": "the ratio per launch (the native call and its mock-ups share each launch), all checks of the "
+                    "run as one family (docs/measurement.md): "
+                    + stats.error_rate_text(r.settings["tolerance"], r.settings["alpha"], r.settings.get("looks", 1)),
         **extra,
     }
     crowded = oversubscription(Measured.load(r.rd))
@@ -148,7 +149,7 @@ def write_tune(t: tune.TuneAnalysis, profiles: list[Path], out: Path) -> Path:
     doc.section("Run", _run_table(m, {
         "validation run": v.rd.meta["run_id"] if v is not None else "not yet",
         "profile rule": f"the fastest mock-up where it takes at least {t.threshold:.0%} less time than the native "
-                        "call, significantly (alpha as above), and fits the pools"}))
+                        "call, shown so by its interval (the run's candidates judged together), and fits the pools"}))
     _common_sections(doc, m, verdicts)
 
     used = choices[choices["impl"] != tune.DEFAULT]
@@ -167,7 +168,7 @@ def write_tune(t: tune.TuneAnalysis, profiles: list[Path], out: Path) -> Path:
         doc.section("Validation: outcome of each measured COLL-GL violation", tune.repair_counts(rep),
                     note="repaired: the tuned library is no slower than the mock-up (tuned ⪯ mock-up passes); "
                          "profiled: the profile uses a mock-up at that size (left native: the gain was below "
-                         "the threshold or not significant).")
+                         "the threshold or not shown above it).")
         doc.section("Validation: the guidelines the native library violated, with the tuned library", rep,
                     note="Each COLL-GL violation of the measurement run, measured again: default_factor = native "
                          "over the mock-up now, tuned_factor = tuned over the mock-up, tuned_verdict tests "

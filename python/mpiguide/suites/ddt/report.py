@@ -17,16 +17,16 @@ from mpiguide.core.charts import grouped_bars, per_group, plt
 from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_cells, write_csvs
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import NOT_MEASURED, Measured, oversubscription, stack_versions, unfinished
-from mpiguide.core.pairing import paired
+from mpiguide.core.pairing import decide, paired
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import POINT_COLUMNS
+from mpiguide.core.suite import POINT_COLUMNS, POINT_TEMPLATE
 from mpiguide.suites.ddt.expectations import CHARACTERIZE, MODES, PRECEDES, TESTS, TUNED, Comparison, label
 
 # what both sides of a comparison share
 MATCH = ["stack", "nprocs", "placement", "pattern", "A", "m", "msize"]
 PAPER_GUIDELINES = ("DT-GL1", "DT-GL2/3", "DT-GL4")
 VERDICT_COLUMNS = ["test", "template", "guideline", "comparison", "relation", "compared", "compared_mode", "reference",
-                   "reference_mode", *MATCH, "verdict", "ratio", "factor", "p_value", "n_a", "n_b"]
+                   "reference_mode", *MATCH, "factor", *stats.VERDICT_FIELDS]
 FACTOR_COLUMNS = ["test", "compared", "reference", *MATCH, "time_s", "reference_s", "factor"]
 
 
@@ -57,20 +57,6 @@ def comparison_text(c: Comparison) -> str:
     return f"{side(*c.compared)} {c.relation} {reference}"
 
 
-def _verdict_row(c: Comparison, part_a: pd.DataFrame, part_b: pd.DataFrame, samples: str, tolerance: float,
-                 alpha: float) -> dict:
-    if c.relation == PRECEDES:
-        ab = stats.compare_samples(part_a, part_b, samples, tolerance, alpha)
-        return {"verdict": ab.verdict, "ratio": ab.ratio, "factor": ab.ratio, "p_value": ab.p_value,
-                "n_a": ab.n_a, "n_b": ab.n_b}
-    # ≃: each side is no slower than the other; the verdict of the slower direction counts.
-    ab, ba = stats.both_ways(part_a, part_b, samples, tolerance, alpha)
-    rank = stats.RANK
-    worse = ab if rank[ab.verdict] > rank[ba.verdict] or (ab.verdict == ba.verdict and ab.ratio >= 1) else ba
-    return {"verdict": worse.verdict, "ratio": ab.ratio, "factor": max(ab.ratio, 1 / ab.ratio),
-            "p_value": worse.p_value, "n_a": ab.n_a, "n_b": ab.n_b}
-
-
 def _fastest(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """Per configuration (MATCH), the rows of the layout with the lowest median time among the frames."""
     rows = pd.concat(frames, ignore_index=True)
@@ -79,13 +65,13 @@ def _fastest(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return rows.merge(best, on=[*MATCH, "layout"])
 
 
-def compute_verdicts(df: pd.DataFrame, entries: pd.DataFrame, samples: str, tolerance: float,
-                     alpha: float) -> pd.DataFrame:
-    """Every guideline comparison of every test on every configuration where both sides were measured."""
+def compute_verdicts(df: pd.DataFrame, entries: pd.DataFrame, opts: dict) -> pd.DataFrame:
+    """Every guideline comparison of every test on every configuration where both sides were measured, all judged
+    together as one family (stats.decide). A `≃` comparison is judged both ways and the worse direction counts."""
     if df.empty:
         return pd.DataFrame(columns=VERDICT_COLUMNS)
     groups = dict(iter(df.groupby(["stack", "template", "layout", "mode"], sort=False)))
-    rows = []
+    rows, estimates, strata = [], [], []
     for e in entries.itertuples():
         for d in e.comparisons:
             c = Comparison.from_dict(d)
@@ -102,12 +88,19 @@ def compute_verdicts(df: pd.DataFrame, entries: pd.DataFrame, samples: str, tole
                 continue
             for key, part_a, part_b in paired(a, b, MATCH):
                 reference = str(part_b["layout"].iloc[0]) if c.among else label(c.reference[0])
-                row = {"test": e.test, "template": e.template, "guideline": c.guideline,
-                       "comparison": comparison_text(c), "relation": c.relation, "compared": label(c.compared[0]),
-                       "compared_mode": c.compared[1], "reference": reference, "reference_mode": c.reference[1],
-                       **dict(zip(MATCH, key, strict=True))}
-                row.update(_verdict_row(c, part_a, part_b, samples, tolerance, alpha))
-                rows.append(row)
+                rows.append({"test": e.test, "template": e.template, "guideline": c.guideline,
+                             "comparison": comparison_text(c), "relation": c.relation, "compared": label(c.compared[0]),
+                             "compared_mode": c.compared[1], "reference": reference, "reference_mode": c.reference[1],
+                             **dict(zip(MATCH, key, strict=True))})
+                ab = stats.estimate(part_a, part_b, opts["samples"])
+                estimates += [ab] if c.relation == PRECEDES else [ab, ab.reversed()]
+                strata += [e.stack] * (1 if c.relation == PRECEDES else 2)
+    verdicts = iter(decide(estimates, opts, strata))
+    for row in rows:
+        v = next(verdicts)
+        if row["relation"] != PRECEDES:
+            v = stats.worse(v, next(verdicts))
+        row.update(stats.verdict_dict(v), factor=v.ratio if row["relation"] == PRECEDES else max(v.ratio, 1 / v.ratio))
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 
 
@@ -210,7 +203,7 @@ def load(rds: list[RunDir]) -> DdtResult:
         else pd.DataFrame()
     return DdtResult(
         runs=rds, stacks=stacks, measurements=df, versions=versions, entries=entries, summary=summary,
-        verdicts=compute_verdicts(df, entries, opts["samples"], opts["tolerance"], opts["alpha"]),
+        verdicts=compute_verdicts(df, entries, opts),
         factors=compute_factors(summary, entries),
         notes=pd.concat(notes, ignore_index=True) if notes else pd.DataFrame(columns=SKIP_COLUMNS),
         errors=pd.concat(errors, ignore_index=True) if errors else pd.DataFrame(),
@@ -237,7 +230,7 @@ def verdict_points(r: DdtResult) -> pd.DataFrame:
     point = ("test " + v["test"].astype(str) + ": " + v["comparison"] + ", " + v["pattern"] + " np"
              + v["nprocs"].astype(str) + " " + v["placement"].astype(str) + ", A=" + v["A"].astype(str) + " m="
              + v["m"].astype(str))
-    return v.assign(point=point)[POINT_COLUMNS]
+    return v.assign(point=point)[[*POINT_COLUMNS, POINT_TEMPLATE]]
 
 
 def placement_label(entry: dict, spec: dict) -> str:
@@ -461,8 +454,10 @@ def write(r: DdtResult, out: Path) -> Path:
         "grid": ", ".join(sorted({rd.meta["params"]["grid"] for rd in r.runs})),
         "launches per configuration": ", ".join(sorted({str(rd.meta["runs"]) for rd in r.runs})),
         "host": host_text(host),
-        "verdicts": "one-sided Mann-Whitney U on the per-launch medians (see docs/measurement.md), "
-                    f"tolerance {meta0['analysis']['tolerance']}, alpha {meta0['analysis']['alpha']}",
+        "verdicts": "the ratio per launch (both sides of a comparison share each launch), a confidence interval "
+                    "across launches and a false-discovery-rate step-up over the run's points (docs/measurement.md): "
+                    + stats.error_rate_text(meta0["analysis"]["tolerance"], meta0["analysis"]["alpha"],
+                                            meta0["analysis"].get("looks", 1)),
         **({"oversubscribed": "; ".join(crowded)} if crowded else {})}))
     doc.section("Stacks", pd.DataFrame({"MPI_Get_library_version": r.versions}))
     doc.section("Cross-stack matrix", m, colored=True,
@@ -477,7 +472,8 @@ def write(r: DdtResult, out: Path) -> Path:
     doc.section("Verdicts per stack and guideline", verdict_counts(r))
     worst = worst_violations(r, 10)
     doc.section("Largest violations", worst[["stack", "test", "guideline", "comparison", "pattern", "nprocs",
-                                             "placement", "A", "m", "msize", "factor", "p_value"]].set_index("stack")
+                                             "placement", "A", "m", "msize", "factor", "low", "high", "p_value",
+                                             "design"]].set_index("stack")
                 if not worst.empty else pd.DataFrame())
     doc.heading("The paper's expectations and findings next to this run")
     for n, expectation, finding, here in paper_comparison(r):
@@ -538,7 +534,7 @@ def console_lines(r: DdtResult) -> list[str]:
         slower = ", reference slower" if v["relation"] != PRECEDES and v["ratio"] < 1 else ""
         lines.append(f"  VIOLATED {v['guideline']} test {v['test']} {v['comparison']} on {v['stack']}, "
                      f"{v['pattern']} {v['placement']}, A={v['A']}, m={v['m']}: x{v['factor']:.2f}{slower} "
-                     f"(p={v['p_value']:.3g})")
+                     f"(x{v['low']:.3g} to x{v['high']:.3g}, q={v['p_value']:.2g})")
     if r.failed:
         lines.append(f"{len(r.failed)} launch(es) did not complete; the report covers what was measured")
     return lines

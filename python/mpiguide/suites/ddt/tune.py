@@ -12,9 +12,10 @@ packing around a contiguous transfer (`pack` in the library). MPI_Pack (mode
 Choices are made per group of configurations the library cannot tell apart: the
 same operation, processes and message bytes, and types of the same normalized
 shape and mean block bytes (mg_dt_mean_block; several layouts share them). A strategy is chosen for the
-group when, over the group's configurations together, it takes at least the
-threshold less time than the native call and the per-launch totals show it
-significantly (one-sided Mann-Whitney U)."""
+group when, over the group's configurations together, the native call is shown
+slower than it by more than the threshold: the per-launch totals' ratio, its
+interval clear of the threshold, the run's groups judged as one family
+(mpiguide.core.stats), so a profile is written from decided gains only."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.core import stats
+from mpiguide.core.pairing import decide
 from mpiguide.core.tuneflow import repaired
 from mpiguide.suites.coll.profiles import PROFILE_HEADER
 from mpiguide.suites.ddt.expectations import PRECEDES, TUNED
@@ -41,8 +43,8 @@ ANY = "any"
 MAX_BYTES = 2**63 - 1  # the largest MPI_Count: "every larger size" in a profile's last range
 CONFIG = ["stack", "template", "placement", "pattern", "nprocs", "layout", "A", "m", "msize"]
 GROUP = ["stack", "pattern", "procs", "msize"]  # what a profile rule sees, besides the shape
-CHOICE_COLUMNS = [*GROUP, "shape", "block", "configs", "strategy", "native_s", "best", "best_s", "gain", "p_value",
-                  "decision"]
+CHOICE_COLUMNS = [*GROUP, "shape", "block", "configs", "strategy", "native_s", "best", "best_s", "gain", "low",
+                  "high", "p_value", "decision"]
 REPAIRABLE = ("DT-GL2/3", "DT-GL2/3-ENG", "DT-GL4", "DT-GL4-NORM")  # guidelines on the call with the type
 
 
@@ -79,67 +81,113 @@ class Pick:
     best: str  # the fastest candidate
     best_s: float
     gain: float  # 1 - best / native
+    low: float  # the gain's confidence interval
+    high: float
     p_value: float
     decision: str
 
 
-def pick(part: pd.DataFrame, candidates: tuple[str, ...], threshold: float, alpha: float) -> Pick:
-    """The strategy of a group of configurations (rows: configuration x launch): the candidate with the least
-    total time, if it saves at least `threshold` over native and the launches' totals show it significantly;
-    else native. Candidates missing for a configuration of the group are not considered."""
+@dataclass(frozen=True)
+class Candidate:
+    """A group of configurations before its family is judged: its fastest strategy and, where that is not
+    native, the per-launch totals of native against it (paired: the strategies share every launch)."""
+
+    configs: int
+    native_s: float
+    best: str
+    best_s: float
+    estimate: stats.Estimate | None  # None: nothing to judge (native is fastest, or not measured in full)
+    note: str = ""
+
+
+def candidate(part: pd.DataFrame, candidates: tuple[str, ...]) -> Candidate:
+    """The group's candidate (rows: configuration x launch): the strategy with the least total time over the
+    launches that measured all of its configurations. Candidates missing for a configuration of the group
+    are not considered."""
     configs = part.groupby(CONFIG, sort=False).ngroups
     usable = [s for s in candidates if s == NATIVE or part.groupby(CONFIG, sort=False)[s].count().gt(0).all()]
     rows = part.dropna(subset=usable)
     complete = rows.groupby("launch")["launch"].transform("size") == configs  # launches measuring all of it
     totals = rows[complete].groupby("launch")[usable].sum()
     if totals.empty:
-        return Pick(NATIVE, configs, math.nan, NATIVE, math.nan, math.nan, math.nan, "not measured in full")
+        return Candidate(configs, math.nan, NATIVE, math.nan, None, "not measured in full")
     means = totals.mean()
     best = str(means.idxmin())
     native_s, best_s = float(means[NATIVE]), float(means[best])
-    base = dict(configs=configs, native_s=native_s, best=best, best_s=best_s)
     if best == NATIVE:
-        return Pick(NATIVE, **base, gain=0.0, p_value=math.nan, decision="native is fastest")
-    gain = 1 - best_s / native_s
-    c = stats.compare(totals[NATIVE].to_numpy(), totals[best].to_numpy(), native_s / best_s, 0.0, alpha)
-    if gain < threshold:
-        return Pick(NATIVE, **base, gain=gain, p_value=c.p_value,
-                    decision=f"native: {best} saves {gain:.0%} < {threshold:.0%}")
-    if c.verdict != stats.VIOLATED:
-        return Pick(NATIVE, **base, gain=gain, p_value=c.p_value,
-                    decision=f"native: {best} saves {gain:.0%} but not significantly (p={c.p_value:.2g})")
-    return Pick(best, **base, gain=gain, p_value=c.p_value, decision=f"{best}: saves {gain:.0%}")
+        return Candidate(configs, native_s, NATIVE, best_s, None, "native is fastest")
+    return Candidate(configs, native_s, best, best_s, stats.from_medians(totals[NATIVE], totals[best]))
 
 
-def star_pick(group: pd.DataFrame, own: dict[tuple[str, int], Pick], threshold: float, alpha: float) -> Pick:
+def decide_picks(cands: list[Candidate], threshold: float, opts: dict, stacks: list[str]) -> list[Pick]:
+    """The candidates (of the given stacks) judged as one family: a strategy is taken where native is shown
+    slower than it by more than the threshold (`native ⪯ best` VIOLATED with tolerance 1 / (1 - threshold) - 1),
+    so that profiles are written from decided gains only."""
+    judged = [(c, s) for c, s in zip(cands, stacks, strict=True) if c.estimate is not None]
+    verdicts = iter(stats.decide([c.estimate for c, _ in judged], 1 / (1 - threshold) - 1, opts["alpha"],
+                                 opts.get("looks", 1), [s for _, s in judged]))
+    out = []
+    for c in cands:
+        base = dict(configs=c.configs, native_s=c.native_s, best=c.best, best_s=c.best_s)
+        if c.estimate is None:
+            out.append(Pick(NATIVE, **base, gain=0.0 if c.best == NATIVE and c.note != "not measured in full"
+                            else math.nan, low=math.nan, high=math.nan, p_value=math.nan, decision=c.note))
+            continue
+        v = next(verdicts)
+        gain, low, high = 1 - 1 / v.ratio, 1 - 1 / v.low, 1 - 1 / v.high
+        shown = f"saves {gain:.0%} ({low:.0%} to {high:.0%})"
+        if v.verdict == stats.VIOLATED:
+            out.append(Pick(c.best, **base, gain=gain, low=low, high=high, p_value=v.p_value,
+                            decision=f"{c.best}: {shown}"))
+        else:
+            why = "below" if v.verdict == stats.PASS else "not shown above"
+            out.append(Pick(NATIVE, **base, gain=gain, low=low, high=high, p_value=v.p_value,
+                            decision=f"native: {c.best} {shown}, {why} {threshold:.0%}"))
+    return out
+
+
+def star_candidate(group: pd.DataFrame, own: dict[tuple[str, int], Pick]) -> Candidate:
     """A collective's `pack` for every type at one size (shape "*"): every rank must take it alike, from
-    values all have, so it packs every type of that size, whatever its shape would take. Chosen when packing
-    all the size's configurations takes at least the threshold less time than each shape's own choice
-    (native or normalized) and the launches' totals show it significantly."""
+    values all have, so it packs every type of that size, whatever its shape would take. Its baseline is
+    each shape's own choice (native or normalized) rather than native."""
     baseline = [row[own[(row["shape"], row["block"])].strategy] for _, row in group.iterrows()]
-    p = pick(group.assign(**{NATIVE: baseline}), (NATIVE, PACK), threshold, alpha)
+    return candidate(group.assign(**{NATIVE: baseline}), (NATIVE, PACK))
+
+
+def star_decision(p: Pick) -> Pick:
     what = "every shape's own choice"  # the row's native_s is the time of that baseline
     return replace(p, decision=p.decision.replace("native", what, 1) if p.strategy != PACK
-                   else f"pack for every shape: saves {p.gain:.0%} over {what}")
+                   else f"pack for every shape: {p.decision.split(': ', 1)[-1]} over {what}")
 
 
-def choose(r: DdtResult, threshold: float, alpha: float | None = None) -> pd.DataFrame:
+def choose(r: DdtResult, threshold: float) -> pd.DataFrame:
     """One row per (stack, pattern, procs, msize, shape, block): the strategy the profiles give it
     (CHOICE_COLUMNS). In a collective, shapes choose between native and normalized, and one row of shape
-    "*" per size says whether every type is packed there (star_pick), as the library applies it first."""
-    alp = r.runs[0].meta["analysis"]["alpha"] if alpha is None else alpha
+    "*" per size says whether every type is packed there (star_candidate), as the library applies it first.
+    The shapes' choices of the run are judged as one family, then the sizes' "*" rows as another."""
+    opts = r.runs[0].meta["analysis"]
     t = launch_table(r)
+    groups = [(key, group, {(shape, block): part for (shape, block), part in group.groupby(["shape", "block"],
+                                                                                           sort=True)})
+              for key, group in t.groupby(GROUP, sort=True)]
+    own_cands = [(key, sb, candidate(part, (NATIVE, NORMALIZED) if key[1] != "pingpong" else
+                                     (NATIVE, NORMALIZED, PACK)))
+                 for key, _, parts in groups for sb, part in parts.items()]
+    own = dict(zip(((k, sb) for k, sb, _ in own_cands),
+                   decide_picks([c for _, _, c in own_cands], threshold, opts, [k[0] for k, _, _ in own_cands]),
+                   strict=True))
+    star_keys = [(key, group) for key, group, _ in groups if key[1] != "pingpong"]
+    star_cands = [star_candidate(group, {sb: p for (k, sb), p in own.items() if k == key}) for key, group in star_keys]
+    star = dict(zip((k for k, _ in star_keys),
+                    map(star_decision, decide_picks(star_cands, threshold, opts, [k[0] for k, _ in star_keys])),
+                    strict=True))
     rows = []
-    for key, group in t.groupby(GROUP, sort=True):
-        collective = key[1] != "pingpong"
-        candidates = (NATIVE, NORMALIZED) if collective else (NATIVE, NORMALIZED, PACK)
-        picks = {(shape, block): pick(part, candidates, threshold, alp)
-                 for (shape, block), part in group.groupby(["shape", "block"], sort=True)}
-        if collective:
-            rows.append({**dict(zip(GROUP, key, strict=True)), "shape": "*", "block": NO_BLOCK,
-                         **asdict(star_pick(group, picks, threshold, alp))})
-        for (shape, block), p in picks.items():
-            rows.append({**dict(zip(GROUP, key, strict=True)), "shape": shape, "block": block, **asdict(p)})
+    for key, _, parts in groups:
+        where = dict(zip(GROUP, key, strict=True))
+        if key in star:
+            rows.append({**where, "shape": "*", "block": NO_BLOCK, **asdict(star[key])})
+        for shape, block in parts:
+            rows.append({**where, "shape": shape, "block": block, **asdict(own[(key, (shape, block))])})
     return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
 
 
@@ -256,47 +304,44 @@ class Strategies:
                         collective=pattern != "pingpong")
 
 
-def gains(v: DdtResult, choices: pd.DataFrame, tolerance: float | None = None,
-          alpha: float | None = None) -> pd.DataFrame:
+def gains(v: DdtResult, choices: pd.DataFrame) -> pd.DataFrame:
     """Every configuration of the validation run: the tuned library against the native call (speedup =
     native / tuned; verdict of `tuned ⪯ native`) and against the fastest of the four modes measured beside
-    it (`tuned ⪯ best`)."""
+    it (`tuned ⪯ best`), each kind judged as one family."""
     opts = v.runs[0].meta["analysis"]
-    tol = opts["tolerance"] if tolerance is None else tolerance
-    alp = opts["alpha"] if alpha is None else alpha
     df = v.measurements
     if df.empty or TUNED not in set(df["mode"]):
         return pd.DataFrame(columns=GAIN_COLUMNS)
     strategies = Strategies(choices, v.shapes)
-    rows = []
+    rows, to_native, to_best = [], [], []
     for key, part in df.groupby(CONFIG, sort=True):
         by_mode = dict(iter(part.groupby("mode", sort=False)))
         tuned, native = by_mode.get(TUNED), by_mode.get("datatype")
         if tuned is None or native is None:
             continue
-        c = stats.compare_samples(tuned, native, opts["samples"], tol, alp)
         means = {mo: rows_.groupby("launch")["time_s"].median().mean() for mo, rows_ in by_mode.items() if mo != TUNED}
         best_mode = min(means, key=means.get)
-        b = stats.compare_samples(tuned, by_mode[best_mode], opts["samples"], tol, alp)
+        to_native.append(stats.estimate(tuned, native, opts["samples"]))
+        to_best.append(stats.estimate(tuned, by_mode[best_mode], opts["samples"]))
         k = dict(zip(CONFIG, key, strict=True))
         rows.append({**k, "shape": strategies.shape(k["stack"], k["template"], k["layout"], k["A"], k["m"]),
                      "strategy": strategies.of(*(k[x] for x in ("stack", "template", "pattern", "nprocs", "layout",
                                                                  "A", "m", "msize"))),
                      "native_s": means["datatype"], "tuned_s": float(tuned.groupby("launch")["time_s"].median().mean()),
-                     "speedup": 1 / c.ratio, "verdict": c.verdict, "p_value": c.p_value, "best_mode": best_mode,
-                     "best_factor": b.ratio, "best_verdict": b.verdict})
+                     "best_mode": best_mode})
+    strata = [row["stack"] for row in rows]
+    for row, c, b in zip(rows, decide(to_native, opts, strata), decide(to_best, opts, strata), strict=True):
+        row.update(speedup=1 / c.ratio, verdict=c.verdict, p_value=c.p_value, best_factor=b.ratio,
+                   best_verdict=b.verdict)
     return pd.DataFrame(rows, columns=GAIN_COLUMNS)
 
 
-def repairs(measured: DdtResult, v: DdtResult, choices: pd.DataFrame, tolerance: float | None = None,
-            alpha: float | None = None) -> pd.DataFrame:
+def repairs(measured: DdtResult, v: DdtResult, choices: pd.DataFrame) -> pd.DataFrame:
     """Every violation of a guideline on the call with the type (REPAIRABLE) in the measurement, checked in
     the validation run: the slow side natively against the fast side (native_factor: does it reproduce?) and
-    with the tuned library (`tuned ⪯ fast side`: repaired when it passes). For ≃ the slow side is the one the
-    measurement found slower."""
+    with the tuned library (`tuned ⪯ fast side`: repaired when it passes; the checks judged together). For ≃
+    the slow side is the one the measurement found slower."""
     opts = v.runs[0].meta["analysis"]
-    tol = opts["tolerance"] if tolerance is None else tolerance
-    alp = opts["alpha"] if alpha is None else alpha
     vd = measured.verdicts
     viol = vd[(vd["verdict"] == stats.VIOLATED) & vd["guideline"].isin(REPAIRABLE)
               & (vd["compared_mode"] == "datatype")]
@@ -308,7 +353,7 @@ def repairs(measured: DdtResult, v: DdtResult, choices: pd.DataFrame, tolerance:
     def rows_of(w, layout: str, mode: str) -> pd.DataFrame:
         return groups.get((w.stack, w.template, layout, mode, w.A, w.m, w.msize), none)
 
-    rows = []
+    rows, checks, estimates = [], [], []
     for w in viol.itertuples():
         swap = w.relation != PRECEDES and w.ratio < 1 and w.reference_mode == "datatype"
         slow, fast, fast_mode = (w.reference, w.compared, "datatype") if swap else \
@@ -321,12 +366,13 @@ def repairs(measured: DdtResult, v: DdtResult, choices: pd.DataFrame, tolerance:
                    tuned_verdict="not measured", repaired="?")
         ref, native, tuned = rows_of(w, fast, fast_mode), rows_of(w, slow, "datatype"), rows_of(w, slow, TUNED)
         if not ref.empty and not native.empty:
-            row["native_factor"] = stats.compare_samples(native, ref, opts["samples"], tol, alp).ratio
+            row["native_factor"] = stats.estimate(native, ref, opts["samples"]).ratio
         if not ref.empty and not tuned.empty:
-            c = stats.compare_samples(tuned, ref, opts["samples"], tol, alp)
-            row.update(tuned_factor=c.ratio, tuned_verdict=c.verdict,
-                       repaired=repaired(c.verdict))
+            checks.append(len(rows))
+            estimates.append(stats.estimate(tuned, ref, opts["samples"]))
         rows.append(row)
+    for i, c in zip(checks, decide(estimates, opts, [rows[i]["stack"] for i in checks]), strict=True):
+        rows[i].update(tuned_factor=c.ratio, tuned_verdict=c.verdict, repaired=repaired(c.verdict))
     return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
 
 

@@ -68,8 +68,9 @@ def write_tune_report(t: dtune.TuneAnalysis, profiles: list[Path], out: Path) ->
         "profile rule": f"per stack, operation, processes, normalized shape, mean block and size: the strategy "
                         "(normalized "
                         f"type or engine packing) that takes at least {t.threshold:.0%} less time than the native "
-                        "call over the configurations of that shape and block together, significantly (one-sided "
-                        f"Mann-Whitney U on the per-launch totals, alpha {meta['analysis']['alpha']})"}))
+                        "call over the configurations of that shape and block together, shown so by the interval of "
+                        "the per-launch totals' ratio, the run's groups judged as one family (false discovery "
+                        f"rate {meta['analysis']['alpha']})"}))
     doc.section("Stacks", pd.DataFrame({"MPI_Get_library_version": m.versions}))
     doc.section("Measurement: verdicts per stack and guideline", report.verdict_counts(m))
     doc.section("Measurement: cross-stack matrix", report.matrix(m), colored=True,

@@ -91,8 +91,11 @@ class DtBenchSuite(GuidelineSuite):
         a.extra["dt_ratios"] = report.ratios(a.summary, report.load_info(a.measured))
 
     def tables(self, a: Analysis) -> dict[str, pd.DataFrame]:
-        return report.report_tables(a.summary, a.extra.get("dt_ratios", pd.DataFrame())) if not a.summary.empty \
-            else {}
+        if a.summary.empty:
+            return {}
+        opts = a.rd.meta["analysis"]  # with adaptive looks, each judged at alpha / looks (docs/measurement.md)
+        return report.report_tables(a.summary, a.extra.get("dt_ratios", pd.DataFrame()),
+                                    report.estimates(a.measurements), opts["alpha"] / opts.get("looks", 1))
 
     def console_tables(self, a: Analysis) -> dict[str, pd.DataFrame]:
         picked = {k: v for k, v in self.tables(a).items() if k.startswith(("Engine goals", "Commit cost"))}
