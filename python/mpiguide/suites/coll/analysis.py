@@ -26,7 +26,7 @@ import pandas as pd
 from mpiguide.core import stats
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import Measured, stack_versions, unfinished
-from mpiguide.core.pairing import paired
+from mpiguide.core.pairing import decide, decide_gains, paired
 from mpiguide.core.runner import RunDir
 from mpiguide.core.tuneflow import repaired
 
@@ -102,16 +102,6 @@ def _row(where: tuple, guideline: str, relation: str, impl: str, msize: int, ref
                 reference_msize=ref)
 
 
-def _decided(rows: list[dict], estimates: list[stats.Estimate], opts: dict, columns: list[str],
-             tolerance: float | None = None) -> pd.DataFrame:
-    """The rows with the verdicts of their estimates, judged as one family (factor: the ratio)."""
-    tol = opts["tolerance"] if tolerance is None else tolerance
-    verdicts = stats.decide(estimates, tol, opts["alpha"], opts.get("looks", 1), [row["stack"] for row in rows])
-    for row, v in zip(rows, verdicts, strict=True):
-        row.update(stats.verdict_dict(v), factor=v.ratio)
-    return pd.DataFrame(rows, columns=columns)
-
-
 def guideline_verdicts(r: CollResult) -> pd.DataFrame:
     """COLL-GLn, MONOTONY and SPLIT on the native collective (impl `default`) of every stack, judged together.
     factor: the collective's time over the other side's (> 1: the collective is slower)."""
@@ -138,7 +128,9 @@ def guideline_verdicts(r: CollResult) -> pd.DataFrame:
                 continue
             rows.append(_row(where, "SPLIT", f"{mpi_name(coll)}(m) ⪯ k x {mpi_name(coll)}(m/k)", DEFAULT, m, piece))
             estimates.append(stats.from_medians(native[m], native[piece], scale_b=m // piece))
-    return _decided(rows, estimates, r.settings, VERDICT_COLUMNS)
+    for row, v in zip(rows, decide(estimates, r.settings, [row["stack"] for row in rows]), strict=True):
+        row.update(stats.verdict_dict(v), factor=v.ratio)
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 
 
 def choose(r: CollResult, threshold: float) -> pd.DataFrame:
@@ -167,19 +159,16 @@ def choose(r: CollResult, threshold: float) -> pd.DataFrame:
         candidates.append((len(rows), impl))
         rows.append({**base, "best_s": best})
         estimates.append(stats.from_medians(native, times[impl]))
-    # native ⪯ mock-up VIOLATED with tolerance 1 / (1 - threshold) - 1: the gain is shown to exceed the threshold
-    verdicts = stats.decide(estimates, 1 / (1 - threshold) - 1, r.settings["alpha"], r.settings.get("looks", 1),
-                            [rows[i]["stack"] for i, _ in candidates])
-    for (i, impl), v in zip(candidates, verdicts, strict=True):
-        gain, low, high = 1 - 1 / v.ratio, 1 - 1 / v.low, 1 - 1 / v.high
-        shown = f"saves {gain:.0%} ({low:.0%} to {high:.0%})"
-        if v.verdict == stats.VIOLATED:
-            decision, chosen = f"{impl}: {shown}", impl
-        elif v.verdict == stats.PASS:
-            decision, chosen = f"native: best mock-up {impl} {shown}, below {threshold:.0%}", DEFAULT
+    gains = decide_gains(estimates, threshold, r.settings, [rows[i]["stack"] for i, _ in candidates])
+    for (i, impl), g in zip(candidates, gains, strict=True):
+        if g.verdict.verdict == stats.VIOLATED:
+            decision, chosen = f"{impl}: {g.text}", impl
+        elif g.verdict.verdict == stats.PASS:
+            decision, chosen = f"native: best mock-up {impl} {g.text}, below {threshold:.0%}", DEFAULT
         else:
-            decision, chosen = f"native: {impl} {shown}, not shown above {threshold:.0%}", DEFAULT
-        rows[i].update(impl=chosen, gain=gain, low=low, high=high, p_value=v.p_value, decision=decision)
+            decision, chosen = f"native: {impl} {g.text}, not shown above {threshold:.0%}", DEFAULT
+        rows[i].update(impl=chosen, gain=g.gain, low=g.low, high=g.high, p_value=g.verdict.p_value,
+                       decision=decision)
     return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
 
 
@@ -202,9 +191,7 @@ def gains(v: CollResult, choices: pd.DataFrame) -> pd.DataFrame:
         rows.append(dict(zip(CONFIG, key, strict=True), profile=chosen.get(key, DEFAULT),
                          default_s=_mean(native), tuned_s=_mean(tuned)))
         estimates.append(stats.from_medians(tuned, native))
-    verdicts = stats.decide(estimates, v.settings["tolerance"], v.settings["alpha"], v.settings.get("looks", 1),
-                            [row["stack"] for row in rows])
-    for row, x in zip(rows, verdicts, strict=True):
+    for row, x in zip(rows, decide(estimates, v.settings, [row["stack"] for row in rows]), strict=True):
         row.update(speedup=1 / x.ratio, verdict=x.verdict, low=x.low, high=x.high, p_value=x.p_value,
                    reason=x.reason)
     return pd.DataFrame(rows, columns=GAIN_COLUMNS)
@@ -232,9 +219,7 @@ def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame) -> pd.
             checks.append(len(rows))
             estimates.append(stats.from_medians(tuned, mock))
         rows.append(row)
-    verdicts = stats.decide(estimates, v.settings["tolerance"], v.settings["alpha"], v.settings.get("looks", 1),
-                            [rows[i]["stack"] for i in checks])
-    for i, c in zip(checks, verdicts, strict=True):
+    for i, c in zip(checks, decide(estimates, v.settings, [rows[i]["stack"] for i in checks]), strict=True):
         rows[i].update(tuned_factor=c.ratio, tuned_verdict=c.verdict, repaired=repaired(c.verdict))
     return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
 

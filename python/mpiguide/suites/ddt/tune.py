@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.core import stats
-from mpiguide.core.pairing import decide
+from mpiguide.core.pairing import decide, decide_gains
 from mpiguide.core.tuneflow import repaired
 from mpiguide.suites.coll.profiles import PROFILE_HEADER
 from mpiguide.suites.ddt.expectations import PRECEDES, TUNED
@@ -124,8 +124,7 @@ def decide_picks(cands: list[Candidate], threshold: float, opts: dict, stacks: l
     slower than it by more than the threshold (`native ⪯ best` VIOLATED with tolerance 1 / (1 - threshold) - 1),
     so that profiles are written from decided gains only."""
     judged = [(c, s) for c, s in zip(cands, stacks, strict=True) if c.estimate is not None]
-    verdicts = iter(stats.decide([c.estimate for c, _ in judged], 1 / (1 - threshold) - 1, opts["alpha"],
-                                 opts.get("looks", 1), [s for _, s in judged]))
+    gains = iter(decide_gains([c.estimate for c, _ in judged], threshold, opts, [s for _, s in judged]))
     out = []
     for c in cands:
         base = dict(configs=c.configs, native_s=c.native_s, best=c.best, best_s=c.best_s)
@@ -133,16 +132,13 @@ def decide_picks(cands: list[Candidate], threshold: float, opts: dict, stacks: l
             out.append(Pick(NATIVE, **base, gain=0.0 if c.best == NATIVE and c.note != "not measured in full"
                             else math.nan, low=math.nan, high=math.nan, p_value=math.nan, decision=c.note))
             continue
-        v = next(verdicts)
-        gain, low, high = 1 - 1 / v.ratio, 1 - 1 / v.low, 1 - 1 / v.high
-        shown = f"saves {gain:.0%} ({low:.0%} to {high:.0%})"
-        if v.verdict == stats.VIOLATED:
-            out.append(Pick(c.best, **base, gain=gain, low=low, high=high, p_value=v.p_value,
-                            decision=f"{c.best}: {shown}"))
+        g = next(gains)
+        shown = dict(gain=g.gain, low=g.low, high=g.high, p_value=g.verdict.p_value)
+        if g.verdict.verdict == stats.VIOLATED:
+            out.append(Pick(c.best, **base, **shown, decision=f"{c.best}: {g.text}"))
         else:
-            why = "below" if v.verdict == stats.PASS else "not shown above"
-            out.append(Pick(NATIVE, **base, gain=gain, low=low, high=high, p_value=v.p_value,
-                            decision=f"native: {c.best} {shown}, {why} {threshold:.0%}"))
+            why = "below" if g.verdict.verdict == stats.PASS else "not shown above"
+            out.append(Pick(NATIVE, **base, **shown, decision=f"native: {c.best} {g.text}, {why} {threshold:.0%}"))
     return out
 
 
