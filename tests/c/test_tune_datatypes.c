@@ -202,17 +202,21 @@ static int recv_side(MPI_Datatype t, const exchange *e, int tag, MPI_Comm comm, 
         }
         break;
     case R_WAITANY:
+    case R_TESTANY:
+    case R_WAITSOME:
     case R_TESTSOME:
         EXPECT(MPI_Irecv(b->at, e->recvcount, t, src, tg == MPI_ANY_TAG ? tag : tg, comm, &r[0]) == MPI_SUCCESS);
         for (int left = 2; left > 0;) {
             int idx[2], n = 0, one;
             MPI_Status sts[2];
-            if (e->recv_how == R_WAITANY) {
-                int rca = MPI_Waitany(2, r, &one, &sts[0]);
-                idx[0] = one, n = 1;
-                if (one == 0) rc = rca;
+            if (e->recv_how == R_WAITANY || e->recv_how == R_TESTANY) {
+                int got = 1, rca = e->recv_how == R_WAITANY ? MPI_Waitany(2, r, &one, &sts[0])
+                                                            : MPI_Testany(2, r, &one, &got, &sts[0]);
+                if (got && one != MPI_UNDEFINED) idx[0] = one, n = 1;
+                if (n && one == 0) rc = rca;
             } else {
-                int rcs = MPI_Testsome(2, r, &n, idx, sts);
+                int rcs = e->recv_how == R_WAITSOME ? MPI_Waitsome(2, r, &n, idx, sts)
+                                                    : MPI_Testsome(2, r, &n, idx, sts);
                 for (int k = 0; k < n; k++)
                     if (idx[k] == 0) rc = rcs == MPI_ERR_IN_STATUS ? sts[k].MPI_ERROR : rcs;
             }
@@ -230,26 +234,6 @@ static int recv_side(MPI_Datatype t, const exchange *e, int tag, MPI_Comm comm, 
             *status = sts[1];
             if (rc == MPI_ERR_IN_STATUS) rc = sts[1].MPI_ERROR;
             r[1] = MPI_REQUEST_NULL;
-        }
-        break;
-    case R_TESTANY:
-    case R_WAITSOME:
-        EXPECT(MPI_Irecv(b->at, e->recvcount, t, src, tg == MPI_ANY_TAG ? tag : tg, comm, &r[0]) == MPI_SUCCESS);
-        for (int left = 2; left > 0;) {
-            int idx[2], n = 0, one;
-            MPI_Status sts[2];
-            if (e->recv_how == R_TESTANY) {
-                int rca = MPI_Testany(2, r, &one, &flag, &sts[0]);
-                if (flag && one != MPI_UNDEFINED) idx[0] = one, n = 1;
-                if (n && one == 0) rc = rca;
-            } else {
-                int rcs = MPI_Waitsome(2, r, &n, idx, sts);
-                for (int k = 0; k < n; k++)
-                    if (idx[k] == 0) rc = rcs == MPI_ERR_IN_STATUS ? sts[k].MPI_ERROR : rcs;
-            }
-            for (int k = 0; k < n; k++)
-                if (idx[k] == 0) *status = sts[k];
-            left -= n;
         }
         break;
     case R_GET_STATUS:
@@ -521,7 +505,8 @@ static void freed(const typ *ty, MPI_Comm comm)
                     unsigned char *got = freed_early(ty, s, how, by_barrier, count, comm, &m);
                     if (rank == 1 && (n != m || memcmp(ref, got, n))) {
                         fprintf(stderr, "rank 1: %s: %s freed early (%d elements, arrival known %s): %s differs from "
-                                "native\n", ty->name, free_names[how], count, by_barrier ? "after barriers" : "from a message",
+                                "native\n", ty->name, free_names[how], count,
+                                by_barrier ? "after barriers" : "from a message",
                                 strategies[s]);
                         failures++;
                     }

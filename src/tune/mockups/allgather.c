@@ -108,11 +108,11 @@ static int gl2_run(const mg_call *c, mg_lease *lease)
 
 /* ---- GL3: MPI_Allreduce(MPI_BOR) over p blocks that are zero except for the
  * rank's own: x | 0 = x bitwise, so the result is the concatenation of all
- * blocks whatever the reduction order. Reduced in the lease (002 Table 1: p x n
- * for the zero-filled send buffer), always: its words are aligned, so the
- * reduction runs on the widest words that divide p x B (mg_or_words), on every
- * rank alike, and the result is then copied or unpacked into the receive
- * buffer. */
+ * blocks whatever the reduction order. Reduced in the lease (Hunold and
+ * Carpen-Amarie 2018, Table 1: p x n for the zero-filled send buffer),
+ * always: its words are aligned, so the reduction runs on the widest words
+ * that divide p x B (mg_or_words), on every rank alike, and the result is
+ * then copied or unpacked into the receive buffer. */
 
 static int gl3_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes); }
 
