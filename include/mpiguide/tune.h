@@ -1,6 +1,7 @@
 /* libmpiguide-tune: PMPI interposition that replaces a collective with a
- * semantically equivalent composition of other collectives (a mock-up, 002)
- * when that is faster, and never changes a result (docs/tuning.md).
+ * semantically equivalent composition of other collectives (a mock-up; Hunold
+ * and Carpen-Amarie 2018) when that is faster, and never changes a result
+ * (docs/tuning.md).
  *
  * Normally controlled by the environment (MPIGUIDE_TUNE_MODE, ...); this API
  * lets a benchmark or test linked with the library choose directly. All

@@ -1,9 +1,9 @@
 /* mg_stencil: the stencil application driver.
  *
- * Runs one of the three 2D stencil codes of paper 003 (Jacobi CFD, Game of Life,
- * lattice image reconstruction) on a 2D block decomposition (halo.h) with every
- * requested halo-exchange variant (packing x mode) and writes a raw file in the
- * format of the measurement core (mg_bench.h, docs/formats.md):
+ * Runs one of the three 2D stencil codes of Adefemi (2025), Jacobi CFD, Game of
+ * Life or lattice image reconstruction, on a 2D block decomposition (halo.h)
+ * with every requested halo-exchange variant (packing x mode) and writes a raw
+ * file in the format of the measurement core (mg_bench.h, docs/formats.md):
  *
  *   columns  app packing mode gnx gny steps rep time_s
  *            time_s = seconds per iteration (halo exchange + kernel + swap) of one
@@ -56,10 +56,11 @@
  * Check (--check, default): before timing, each variant runs `steps` iterations
  * from the initial state. (b) After each of the first 3 exchanges its whole local
  * array (halo included) must equal bitwise that of a BASIC:NONBLOCKING reference
- * run made once per launch (003's method). (a) The final interior must equal
- * bitwise the serial reference: every rank runs the kernels on one block covering
- * the whole grid (so --check needs gnx*gny cells per rank; use --no-check for big
- * benchmark grids) and compares its own block with the corresponding cells.
+ * run made once per launch (the method of Adefemi 2025). (a) The final interior
+ * must equal bitwise the serial reference: every rank runs the kernels on one
+ * block covering the whole grid (so --check needs gnx*gny cells per rank; use
+ * --no-check for big benchmark grids) and compares its own block with the
+ * corresponding cells.
  * --save-image FILE.pgm (image app, with --check) writes that serial reference:
  * the image reconstructed from its edge image after `steps` iterations, which
  * every variant that passed its check computed bitwise too.

@@ -1,15 +1,15 @@
 #define _POSIX_C_SOURCE 200809L
-/* mg_collbench: the regular collectives of paper 002 with their native
- * implementation and each mock-up of libmpiguide-tune (forced mode), or with
- * the tuned library (profiles), over a list of message sizes. The collectives,
- * their mock-ups and guidelines are the library's (mpiguide/tune.h); this
- * driver knows how to call each. Timing follows 002 Algorithm 1 through the
- * measurement core (use --sync dissem and --nrep estimate for the paper's
- * method). Before a configuration is timed, its result is compared on every
- * rank with the native PMPI call; a mock-up that does not apply to the call
- * (the library ran the native code) is recorded as a skip, not timed: so are
- * all reduction mock-ups under --datatype double --op sum, because
- * floating-point MPI_SUM/MPI_PROD always runs natively (docs/tuning.md,
+/* mg_collbench: the regular collectives of Hunold and Carpen-Amarie (2018) with
+ * their native implementation and each mock-up of libmpiguide-tune (forced
+ * mode), or with the tuned library (profiles), over a list of message sizes.
+ * The collectives, their mock-ups and guidelines are the library's
+ * (mpiguide/tune.h); this driver knows how to call each. Timing follows their
+ * Algorithm 1 through the measurement core (use --sync dissem and --nrep
+ * estimate for the paper's method). Before a configuration is timed, its result
+ * is compared on every rank with the native PMPI call; a mock-up that does not
+ * apply to the call (the library ran the native code) is recorded as a skip,
+ * not timed: so are all reduction mock-ups under --datatype double --op sum,
+ * because floating-point MPI_SUM/MPI_PROD always runs natively (docs/tuning.md,
  * "Reductions"). The library's usage report is appended to the raw file as
  * `#@tune_alg[...]` and `#@tune_config[...]` lines (docs/formats.md). */
 #include "bench_util.h"
@@ -27,7 +27,7 @@
 #define MAX_IMPLS 64
 #define MAX_COLLS 32
 
-/* 002 Figure 4 (--help and --list print it). */
+/* Hunold and Carpen-Amarie (2018), Figure 4 (--help and --list print it). */
 #define DEFAULT_SIZES "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"
 
 /* How each collective is called; which collectives exist is the library's. */
@@ -186,8 +186,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: mpiexec -n P mg_collbench [options]\n"
             "  --collectives LIST   %s (default all)\n"
-            "  --sizes LIST         message sizes in bytes, k/m/g = KiB/MiB/GiB (default 002 Fig. 4: " DEFAULT_SIZES
-            "); reduce_scatter_block: the whole vector\n"
+            "  --sizes LIST         message sizes in bytes, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES
+            ", Hunold and Carpen-Amarie 2018, Figure 4); reduce_scatter_block: the whole vector\n"
             "  --impls LIST         default and mock-up names (--list shows them), or all (default all)\n"
             "  --profiles DIR       also measure `tuned`: the library with the profiles in DIR\n"
             "  --datatype NAME      byte (default), int, double\n"
@@ -514,7 +514,8 @@ static int run(int argc, char **argv)
         mg_bench_error(&b, "cannot allocate 3 x %zu bytes", cap);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    /* t_nrep1 (002 Sec. 4.2): the first collective, native, on its smallest size. */
+    /* t_nrep1 (Hunold and Carpen-Amarie 2018, Section 4.2): the first collective, native, on its smallest
+     * size. */
     if (!o.check_only) {
         mg_tune_set_mode(MG_TUNE_OFF);
         c.name = o.names[o.colls[0]];

@@ -1,10 +1,10 @@
 #define _POSIX_C_SOURCE 200809L
-/* mg_ddtbench: the derived-datatype expectation tests of paper 000 (Sec. 2.3.2,
- * 3.1). One launch measures one communication pattern (ping-pong, MPI_Bcast,
- * MPI_Allgather) for every layout description x blocksize A x data size m x
- * mode: the derived type in the call, MPI_Pack + contiguous transfer +
- * MPI_Unpack, the same with the datatype engine, or the engine's normalized
- * type in the call.
+/* mg_ddtbench: the derived-datatype expectation tests of Carpen-Amarie et al.
+ * (2016, Sections 2.3.2 and 3.1). One launch measures one communication pattern
+ * (ping-pong, MPI_Bcast, MPI_Allgather) for every layout description x
+ * blocksize A x data size m x mode: the derived type in the call, MPI_Pack +
+ * contiguous transfer + MPI_Unpack, the same with the datatype engine, or the
+ * engine's normalized type in the call.
  *
  * All descriptions of one (A, m) move the same data bytes, so that they compare
  * directly. Every configuration and mode is checked with known data before it
@@ -160,8 +160,8 @@ static int op_dt_allgather(void *p)
     return MPI_Allgather(c->sbuf, c->count, c->type, c->rbuf, c->count, c->type, c->comm);
 }
 
-/* 000 Sec. 3.1: ping side pack, send, receive, unpack; pong side receive,
- * unpack, pack, send. */
+/* Carpen-Amarie et al. (2016), Section 3.1: ping side pack, send, receive,
+ * unpack; pong side receive, unpack, pack, send. */
 static int op_pk_pingpong(void *p)
 {
     xfer *c = p;
@@ -195,7 +195,7 @@ static int op_pk_bcast(void *p)
 }
 
 /* One unpack per received block: a catenation of packing units is not a
- * packing unit (000 Sec. 3.1, MPI 4.2). */
+ * packing unit (Carpen-Amarie et al. 2016, Section 3.1; MPI 4.2). */
 static int op_pk_allgather(void *p)
 {
     xfer *c = p;

@@ -1,7 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 /* mg_dtbench: the datatype engine against the stack's MPI_Pack/MPI_Unpack, the
  * engine's normalized type inside MPI, a hand-written loop and memcpy, on one
- * process, for the layout descriptions of paper 000 (src/bench/layouts.h).
+ * process, for the layout descriptions of Carpen-Amarie et al. (2016)
+ * (src/bench/layouts.h).
  *
  * For every data size m, blocksize A and layout description, one configuration
  * of n elements (about m data bytes) is built, checked and then timed per

@@ -5,7 +5,8 @@
  * Prints the type as given, what MPI reports for it, the normalized form of
  * one element and of the communicated count, the loop program, and the bytes
  * a pack reads and writes. A layout spec (`tiled A=2 B=4`) is built by the
- * catalog of paper 000 for N elements (default 1000) or M data bytes. */
+ * catalog of the layouts of Carpen-Amarie et al. (2016) for N elements (default
+ * 1000) or M data bytes. */
 #include "layouts.h"
 #include "mg_json.h"
 #include "mpiguide/dt.h"
@@ -47,7 +48,7 @@ static int usage(const char *msg)
     fprintf(stderr,
             "usage: mg_dtexplain [--count C] [--n N | --bytes M] '<type>' | '<layout spec>'\n"
             "  <type>        the notation of docs/dt-notation.md, e.g. 'vector(count=4, block=2, stride=6, int)'\n"
-            "  <layout spec> a layout of paper 000, e.g. 'tiled A=2 B=4' (docs/layouts.md)\n"
+            "  <layout spec> a layout of Carpen-Amarie et al. 2016, e.g. 'tiled A=2 B=4' (docs/layouts.md)\n"
             "  --count C     elements of <type> communicated (default 1)\n"
             "  --n N         elements of the layout (default 1000); --bytes M: data bytes instead\n"
             "  --list        the layouts it takes by name and the defaults, as one JSON object\n");

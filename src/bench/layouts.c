@@ -1,4 +1,4 @@
-/* Catalog of the datatype layouts of paper 000; see layouts.h and docs/layouts.md.
+/* Catalog of the datatype layouts of Carpen-Amarie et al. (2016); see layouts.h and docs/layouts.md.
  *
  * One table row per layout. A row carries the public description, the default
  * set (Table 2 of the paper and the per-test choices), the geometry family

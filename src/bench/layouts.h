@@ -1,5 +1,5 @@
-/* Catalog of the datatype layouts of paper 000 (Carpen-Amarie, Hunold, Träff:
- * "MPI Derived Datatypes: Performance Expectations and Status Quo").
+/* Catalog of the datatype layouts of Carpen-Amarie et al. (2016, "MPI Derived
+ * Datatypes: Performance Expectations and Status Quo").
  *
  * A layout is named by a short text spec, e.g. `tiled A=2`, `alternating A=10
  * variant=2 type=double` or `contiguous-subtype sub=block A=10` (docs/layouts.md).
@@ -94,7 +94,7 @@ typedef struct {
     const char *title;        /* the paper's name, e.g. "Tiled (AB)" */
     const char *summary;      /* one line on the geometry */
     const char *constructors; /* the MPI calls, outermost first */
-    const char *tests;        /* expectation tests of paper 000 that use it */
+    const char *tests;        /* expectation tests of Carpen-Amarie et al. (2016) that use it */
     unsigned params;          /* parameters it takes (MG_LAYOUT_BIT mask) */
     int dynamic;              /* 1: one type for all n elements, count 1 */
 } mg_layout_desc;

@@ -1,7 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
-/* Ping-pong between ranks 0 and 1 (000 Sec. 2.3.2) over a list of message
- * sizes, in several point-to-point variants, so that guidelines between the
- * variants can be checked. Other ranks only take part in synchronization. */
+/* Ping-pong between ranks 0 and 1 (Carpen-Amarie et al. 2016, Section 2.3.2)
+ * over a list of message sizes, in several point-to-point variants, so that
+ * guidelines between the variants can be checked. Other ranks only take part
+ * in synchronization. */
 #include "mg_bench.h"
 #include "mg_options.h"
 

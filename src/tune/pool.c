@@ -1,13 +1,13 @@
 /* The two pools (message bytes, int vectors) and the leases on them.
  *
- * The pools are allocated once at MPI_Init with the configured sizes (002,
- * Sec. 3.2.3: size_msg_buffer_bytes, size_int_buffer_bytes) so that a mock-up
- * makes no system call for its buffers. One lease holds both pools for one
- * call; sub-allocations are bump-allocated, 64-byte aligned, and all returned
- * at release. A second, concurrent lease (another thread) and every lease
- * before MPI_Init or with pools of size 0 malloc its pieces instead: the
- * choice of the mock-up never depends on the free space, so all ranks make the
- * same one. */
+ * The pools are allocated once at MPI_Init with the configured sizes (Hunold
+ * and Carpen-Amarie 2018, Section 3.2.3: size_msg_buffer_bytes,
+ * size_int_buffer_bytes) so that a mock-up makes no system call for its
+ * buffers. One lease holds both pools for one call; sub-allocations are
+ * bump-allocated, 64-byte aligned, and all returned at release. A second,
+ * concurrent lease (another thread) and every lease before MPI_Init or with
+ * pools of size 0 malloc its pieces instead: the choice of the mock-up never
+ * depends on the free space, so all ranks make the same one. */
 #define _POSIX_C_SOURCE 200809L
 #include "tune_internal.h"
 #include <pthread.h>

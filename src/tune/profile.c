@@ -6,7 +6,7 @@
  *     procs 4
  *     1 1024 allgather_as_gather_bcast      # from_bytes to_bytes implementation
  *
- * PGMPITuneLib's (002 Listing 1; anything else, e.g. "# pgtune profile"):
+ * PGMPITuneLib's (Hunold and Carpen-Amarie 2018, Listing 1; anything else, e.g. "# pgtune profile"):
  *     MPI_Scatter
  *     1024 # nb. of processes
  *     2    # nb. of mock-up impl.

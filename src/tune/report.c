@@ -1,8 +1,8 @@
 /* Usage counters (per collective, message size and implementation that ran;
  * per operation with a derived datatype, bytes and strategy) and the report,
- * in the spirit of 002 Listing 2, as keyed notes of a raw file
- * (`#@kind[config]=value`, docs/formats.md), so that a report appended to a
- * raw file is read with it:
+ * in the spirit of Hunold and Carpen-Amarie (2018), Listing 2, as keyed notes
+ * of a raw file (`#@kind[config]=value`, docs/formats.md), so that a report
+ * appended to a raw file is read with it:
  *   #@tune_alg[MPI_Allgather 100 allgather_as_gather_bcast]=25
  *   #@tune_dt[MPI_Send 3200 pack]=12
  *   #@tune_config[msg_pool_bytes]=67108864

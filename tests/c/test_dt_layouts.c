@@ -1,7 +1,8 @@
-/* Every layout description of paper 000 normalizes to the expected form: the
- * count-aware normal form (what mg_dt_to_mpi builds) is asserted as text, the
- * text parses back to mg_dt_to_mpi's type (size, lb, extent, true extent and
- * packed bytes), and the engine's pack equals MPI_Pack for each. */
+/* Every layout description of Carpen-Amarie et al. (2016) normalizes to the
+ * expected form: the count-aware normal form (what mg_dt_to_mpi builds) is
+ * asserted as text, the text parses back to mg_dt_to_mpi's type (size, lb,
+ * extent, true extent and packed bytes), and the engine's pack equals MPI_Pack
+ * for each. */
 #include "layouts.h"
 #include "mpiguide/dt.h"
 
@@ -17,9 +18,10 @@ typedef struct {
     const char *expected; /* mg_dt_describe_count(t, count) */
 } case_t;
 
-/* A=4, Variant 1: B=6; B1=5, B2=7; A1=3, A2=5 (Table 2 of 000). Where the
- * count elements' extent (MPI_Type_contiguous(count, type)) is not the span of
- * their data, the form is resized to it, as mg_dt_to_mpi's type is. */
+/* A=4, Variant 1: B=6; B1=5, B2=7; A1=3, A2=5 (Carpen-Amarie et al. 2016,
+ * Table 2). Where the count elements' extent (MPI_Type_contiguous(count, type))
+ * is not the span of their data, the form is resized to it, as mg_dt_to_mpi's
+ * type is. */
 #define TILED   "vector(count=12, block=4, stride=6, int)"
 #define TILED60 "vector(count=15, block=4, stride=6, int)"
 #define R288(f) "resized(lb=0, extent=288, " f ")"

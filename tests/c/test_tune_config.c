@@ -188,8 +188,9 @@ static void check_profiles(void)
     write_file("p/bad_version.prof", "# mpiguide tune profile 2\ncollective allgather\nprocs 2\n");
     write_file("p/not_a_profile.txt", "garbage that is never read\n");
 
-    /* PGMPITuneLib's format: 002 Listing 1 with this communicator size and,
-     * where mpiguide has no mock-up of that name, "default" */
+    /* PGMPITuneLib's format: Hunold and Carpen-Amarie (2018), Listing 1, with
+     * this communicator size and, where mpiguide has no mock-up of that name,
+     * "default" */
     const char *sb = impl_of(MG_COLL_SCATTER, "scatter_as_bcast") > 0 ? "scatter_as_bcast" : "default";
     const char *sv = impl_of(MG_COLL_SCATTER, "scatter_as_scatterv") > 0 ? "scatter_as_scatterv" : "default";
     snprintf(text, sizeof text,

@@ -331,7 +331,8 @@ static void write_good_profiles(const char *sub, int p)
     char text[1024], name[128];
     for (int k = 0; k < NK; k++) {
         if (k == K_REDUCE) {
-            /* PGMPITuneLib's format (002 Listing 1); alg ids are local labels, "default" is native */
+            /* PGMPITuneLib's format (Hunold and Carpen-Amarie 2018, Listing 1); alg ids are local labels,
+             * "default" is native */
             snprintf(text, sizeof text,
                      "# pgtune profile\nMPI_Reduce\n%d # nb. of processes\n3 # nb. of mock-up impl.\n3 %s\n5 %s\n"
                      "9 default\n3 # nb. of ranges\n404 800 9\n1 16 3\n20 400 5\n",

@@ -71,7 +71,7 @@ def test_collectives_and_library_defaults(lists):
     assert tuple(x["name"] for x in c["collectives"]) == COLLECTIVES
     assert all(x["mpi_name"] == "MPI_" + x["name"].capitalize() for x in c["collectives"])
     numbers = sorted(m["guideline"] for x in c["collectives"] for m in x["mockups"])
-    assert numbers == list(range(1, 23))  # the 22 mock-ups of 002, each once
+    assert numbers == list(range(1, 23))  # the 22 mock-ups of Hunold and Carpen-Amarie (2018), each once
     assert {x["name"]: tuple((m["name"], m["guideline"], m["formula"]) for m in x["mockups"])
             for x in c["collectives"]} == MOCKUPS
     assert c["datatypes"] == coll_suite.DATATYPES and tuple(c["ops"]) == coll_suite.OPS

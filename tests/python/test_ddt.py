@@ -1,6 +1,7 @@
-"""The datatype expectation tests (job `ddt`): the test catalog against paper
-000, option handling, verdicts from recorded raw data with known outcomes,
-the report of one and of several runs, and a small real run on MPICH."""
+"""The datatype expectation tests (job `ddt`): the test catalog against
+Carpen-Amarie et al. (2016), option handling, verdicts from recorded raw data
+with known outcomes, the report of one and of several runs, and a small real run
+on MPICH."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def test_every_test_uses_catalog_layouts_and_its_own_layouts_only():
 
 
 def test_paper_grids():
-    """000 Sections 2.4.1-3.2.9."""
+    """Carpen-Amarie et al. (2016), Sections 2.4.1-3.2.9."""
     T = ddt.TESTS
     assert T[1].paper.A == (2, 10, 100, 1000, 1024, 10000) and T[1].paper.sizes == (3200, 2560000)
     assert set(T[1].paper.patterns) == {"pingpong", "bcast", "allgather"}
@@ -138,7 +139,8 @@ def test_pingpong_layout_follows_the_collective_layout():
 
 
 def test_several_placements_plan_a_launch_each():
-    """000's pair: collectives on 32x1 and 1x16, the ping-pong inter-node (2x1) and intra-node (1x2)."""
+    """The pair of Carpen-Amarie et al. (2016): collectives on 32x1 and 1x16, the ping-pong inter-node (2x1) and
+    intra-node (1x2)."""
     entries = _params("--tests", "3", "--placement", "32x1,1x16")["entries"]
     assert [(e["key"], e["nprocs"], e["placement"]) for e in entries] == [
         ("t03-pingpong-np2-2x1", 2, "2x1"), ("t03-pingpong-np2-1x2", 2, "1x2"),

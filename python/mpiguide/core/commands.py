@@ -24,8 +24,8 @@ from mpiguide.core.suite import Suite
 console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
 out = Console(markup=False, highlight=False, soft_wrap=True)
 
-# The NREP estimation settings of 002 Sec. 4.2 as the drivers default them (their --list prints them; a test
-# keeps the two equal).
+# The NREP estimation settings of Hunold and Carpen-Amarie (2018), Section 4.2, as the drivers default them
+# (their --list prints them; a test keeps the two equal).
 ESTIMATE_DEFAULTS = {"rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5, "nrep_min": 10, "nrep_max": 10000,
                      "calib_max": 10.0}
 DEFAULT_TIMEOUT = 1800.0
@@ -56,7 +56,8 @@ def add_run_options(p: argparse.ArgumentParser, suite: Suite) -> None:
                        help=f"timed repetitions per launch (default {suite.fixed_nrep})")
         p.set_defaults(**d)
     else:
-        m.add_argument("--nrep", default="rule", help="rule (100/50/20 by size), a number, or estimate (002 Sec. 4.2)")
+        m.add_argument("--nrep", default="rule", help="rule (100/50/20 by size), a number, or estimate (Hunold and "
+                       "Carpen-Amarie 2018, Section 4.2)")
         m.add_argument("--rse-calib", type=float, default=d["rse_calib"],
                        help="estimate: RSE target at the smallest size")
         m.add_argument("--rse-batch", type=float, default=d["rse_batch"], help="estimate: RSE after b1 that skips b2")

@@ -1,6 +1,7 @@
 """How a driver is started: locally with mpiexec, or on a cluster through srun,
 a hostfile, or a user template. A placement is nodes x processes per node, such
-as 000's 32x1 and 1x16 (--placement; --layout is its old name)."""
+as the 32x1 and 1x16 of Carpen-Amarie et al. (2016) (--placement; --layout is
+its old name)."""
 
 from __future__ import annotations
 

@@ -223,7 +223,8 @@ def resolve_run(ref: str, results: Path = Path("results")) -> Path:
 
 
 def t1_for(rd: RunDir, target: Launch) -> float | None:
-    """002 Sec. 4.2: t_nrep1 is the longest calibration time over the calibration launches."""
+    """Hunold and Carpen-Amarie (2018), Section 4.2: t_nrep1 is the longest calibration time over the
+    calibration launches."""
     values = []
     for x in rd.launches:
         if x.phase == CALIBRATE and x.stack == target.stack and x.template == target.template and x.status == OK:

@@ -21,7 +21,7 @@
 typedef enum { MG_SYNC_BARRIER, MG_SYNC_DISSEM } mg_sync_kind;
 typedef enum { MG_NREP_RULE, MG_NREP_FIXED, MG_NREP_ESTIMATE } mg_nrep_method;
 
-/* Parameters of the NREP estimation of Hunold/Carpen-Amarie (002, Sec. 4.2). */
+/* Parameters of the NREP estimation of Hunold and Carpen-Amarie (2018), Section 4.2. */
 typedef struct {
     double rse_calib;   /* RSE the smallest message must reach (0.01) */
     double rse_batch;   /* RSE after b1 below which b2 is skipped */
@@ -67,7 +67,7 @@ typedef struct {
 typedef int (*mg_bench_op)(void *ctx);
 
 /* Pure helpers (unit-tested). */
-int mg_nrep_rule(size_t msize_bytes);  /* 000 Sec. 2.3.2: 100 / 50 / 20 */
+int mg_nrep_rule(size_t msize_bytes);  /* Carpen-Amarie et al. (2016), Section 2.3.2: 100 / 50 / 20 */
 double mg_rse(const double *x, int n); /* relative standard error, sd/sqrt(n)/mean */
 int mg_nrep_from_latencies(double t1, const double *lat, int n, int k_min, int nrep_max);
 

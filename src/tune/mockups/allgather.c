@@ -1,4 +1,4 @@
-/* Mock-ups of MPI_Allgather (002, COLL-GL1..GL4).
+/* Mock-ups of MPI_Allgather (Hunold and Carpen-Amarie 2018, COLL-GL1..GL4).
  *
  * Every inner message is MPI_BYTE: block i is rank i's B = c->block packed
  * bytes, whatever the datatypes, so all ranks describe the same bytes the same
@@ -59,7 +59,8 @@ static int finish(const mg_call *c, const char *all, int unpack, int err)
 
 /* ---- GL1: MPI_Gather to rank 0 + MPI_Bcast of all p blocks: after the
  * Gather, rank 0 holds the Allgather's result, which the Bcast copies to all.
- * Extra memory only for a non-contiguous receive type (002 Table 1: none). */
+ * Extra memory only for a non-contiguous receive type (Hunold and
+ * Carpen-Amarie 2018, Table 1: none). */
 
 static int gl1_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_product(c->size, c->bytes); }
 
@@ -89,7 +90,8 @@ static int gl2_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int(c
 
 static mg_need gl2_need(const mg_call *c)
 {
-    /* p x bytes for the copies (002 Table 1), p x bytes more for a non-contiguous receive type */
+    /* p x bytes for the copies (Hunold and Carpen-Amarie 2018, Table 1), p x bytes more for a non-contiguous
+     * receive type */
     return (mg_need){2 * (size_t)c->size * (size_t)c->bytes, 0};
 }
 
@@ -139,7 +141,8 @@ static int gl4_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_p
 
 static mg_need gl4_need(const mg_call *c)
 {
-    /* recvcounts, displs (002 Table 1); p x bytes for a non-contiguous receive type */
+    /* recvcounts, displs (Hunold and Carpen-Amarie 2018, Table 1); p x bytes for a non-contiguous receive
+     * type */
     return (mg_need){(size_t)c->size * (size_t)c->bytes, 2 * (size_t)c->size * sizeof(int)};
 }
 

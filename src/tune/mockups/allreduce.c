@@ -1,4 +1,4 @@
-/* Mock-ups of MPI_Allreduce (002, COLL-GL5..GL7).
+/* Mock-ups of MPI_Allreduce (Hunold and Carpen-Amarie 2018, COLL-GL5..GL7).
  *
  * The inner reductions get the user's (count, datatype, op), the same on all
  * ranks as MPI requires. Every composition reduces each element over the ranks
@@ -76,7 +76,7 @@ static int gl6_supports(const mg_call *c)
 static mg_need gl6_need(const mg_call *c)
 {
     /* The result block, and with a pad the padded vector:
-     * (n + pad) / p + (n + pad) elements at most (002 Table 1). */
+     * (n + pad) / p + (n + pad) elements at most (Hunold and Carpen-Amarie 2018, Table 1). */
     gl6_sizes s = gl6_sizes_of(c);
     MPI_Aint lo;
     size_t bytes = (size_t)mg_typed_span(s.block, c->recvtype, &lo);
@@ -112,12 +112,13 @@ static int gl6_run(const mg_call *c, mg_lease *lease)
 }
 
 /* ---- GL7: MPI_Reduce_scatter with chunked round-robin counts (chunks of C
- * elements, 002 App. A) + MPI_Allgatherv(MPI_IN_PLACE). Reduce_scatter hands
- * out the result in rank order, so rank i's block belongs at the prefix sum of
- * the counts before it: it is reduced straight into its place in the receive
- * buffer, and the Allgatherv fills in the other blocks. With MPI_IN_PLACE the
- * Reduce_scatter leaves the block at the start of the buffer and it is moved
- * up to its place. No message memory at all. */
+ * elements, Hunold and Carpen-Amarie 2018, Appendix A) +
+ * MPI_Allgatherv(MPI_IN_PLACE). Reduce_scatter hands out the result in rank
+ * order, so rank i's block belongs at the prefix sum of the counts before it:
+ * it is reduced straight into its place in the receive buffer, and the
+ * Allgatherv fills in the other blocks. With MPI_IN_PLACE the Reduce_scatter
+ * leaves the block at the start of the buffer and it is moved up to its place.
+ * No message memory at all. */
 
 static int gl7_supports(const mg_call *c)
 {

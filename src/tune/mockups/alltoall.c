@@ -1,4 +1,4 @@
-/* Mock-up of MPI_Alltoall (002, COLL-GL8). */
+/* Mock-up of MPI_Alltoall (Hunold and Carpen-Amarie 2018, COLL-GL8). */
 #include <string.h>
 
 #include "mockup_api.h"
@@ -17,7 +17,7 @@ static int gl8_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int_p
 
 static mg_need gl8_need(const mg_call *c)
 {
-    /* counts, displs, shared by both sides (002 Table 1: 2pI); p x bytes for
+    /* counts, displs, shared by both sides (Hunold and Carpen-Amarie 2018, Table 1: 2pI); p x bytes for
      * each side whose datatype is not contiguous */
     return (mg_need){2 * (size_t)c->size * (size_t)c->bytes, 2 * (size_t)c->size * sizeof(int)};
 }

@@ -1,4 +1,4 @@
-/* Mock-ups of MPI_Bcast (002, COLL-GL9 and GL10).
+/* Mock-ups of MPI_Bcast (Hunold and Carpen-Amarie 2018, COLL-GL9 and GL10).
  *
  * Both move the buffer as its c->bytes packed bytes in MPI_BYTE messages, so
  * every rank makes the same calls, and the MPI library the same internal
@@ -19,7 +19,8 @@ static int gl9_supports(const mg_call *c) { return c->bytes > 0 && mg_fits_int(c
 
 static mg_need gl9_need(const mg_call *c)
 {
-    /* recvcounts, displs (002 Table 1); the packed buffer for a non-contiguous datatype */
+    /* recvcounts, displs (Hunold and Carpen-Amarie 2018, Table 1); the packed buffer for a non-contiguous
+     * datatype */
     return (mg_need){(size_t)c->bytes, 2 * (size_t)c->size * sizeof(int)};
 }
 
@@ -49,8 +50,9 @@ static int gl9_run(const mg_call *c, mg_lease *lease)
  * so every rank makes the same calls whatever its datatype. The root scatters
  * in place and every rank receives its block at its place in the padded
  * buffer, so the Allgather runs in place: one buffer of n + pad bytes is all
- * the memory (002 Table 1: (n + pad) + (n + pad) / p). Without a pad, a
- * contiguous buffer is used directly. */
+ * the memory (Hunold and Carpen-Amarie 2018, Table 1:
+ * (n + pad) + (n + pad) / p). Without a pad, a contiguous buffer is used
+ * directly. */
 
 static MPI_Count gl10_block(const mg_call *c) { return (c->bytes + c->size - 1) / c->size; }
 

@@ -1,4 +1,4 @@
-/* Mock-ups of MPI_Gather (002, COLL-GL11..GL13).
+/* Mock-ups of MPI_Gather (Hunold and Carpen-Amarie 2018, COLL-GL11..GL13).
  *
  * B = c->block is the block every process contributes (its own data: B = bytes
  * in a correct program), p = c->size. The send side is significant

@@ -133,8 +133,9 @@ void *mg_lease_msg(mg_lease *l, size_t bytes);                  /* 64-byte align
 int *mg_lease_ints(mg_lease *l, size_t count);                  /* from the int pool */
 void mg_lease_release(mg_lease *l);
 
-/* Extra memory of a mock-up for this call (002 Table 1, in bytes), the maximum
- * over the roles (root or not) so that every rank computes the same value. */
+/* Extra memory of a mock-up for this call (Hunold and Carpen-Amarie 2018,
+ * Table 1, in bytes), the maximum over the roles (root or not) so that every
+ * rank computes the same value. */
 typedef struct {
     size_t msg_bytes;
     size_t int_bytes;
@@ -142,7 +143,7 @@ typedef struct {
 
 typedef struct {
     const char *name;    /* e.g. "allgather_as_gather_bcast" (PGMPITuneLib's name where it has one) */
-    int guideline;       /* n of COLL-GLn (002, Sec. 3.1) */
+    int guideline;       /* n of COLL-GLn (Hunold and Carpen-Amarie 2018, Section 3.1) */
     const char *formula; /* "MPI_Gather + MPI_Bcast" */
     /* 1 if this mock-up can produce the exact native result for the call; uniform inputs only. */
     int (*supports)(const mg_call *c);
@@ -218,7 +219,8 @@ int mg_copy_typed(const void *src, void *dst, MPI_Count count, MPI_Datatype type
  * buffer must be 8-byte aligned (a lease's is). */
 MPI_Datatype mg_or_words(MPI_Count bytes, int *count);
 /* Chunked round-robin distribution of n elements over p processes in chunks of C
- * elements (002 Appendix A, GL7/GL16): counts[i] elements for process i, displs[i] offsets. */
+ * elements (Hunold and Carpen-Amarie 2018, Appendix A, GL7/GL16): counts[i] elements for process i,
+ * displs[i] offsets. */
 void mg_round_robin_counts(MPI_Count n, int p, MPI_Count chunk, int *counts, int *displs);
 
 /* ---- static inline helpers ----

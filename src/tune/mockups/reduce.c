@@ -1,4 +1,4 @@
-/* Mock-ups of MPI_Reduce (002, COLL-GL14..GL16).
+/* Mock-ups of MPI_Reduce (Hunold and Carpen-Amarie 2018, COLL-GL14..GL16).
  *
  * n = count elements of the datatype T per process, p = c->size; (n, T, op) are
  * uniform and go unchanged to the inner reductions, which all combine in rank
@@ -121,7 +121,8 @@ static int as_rsb_gather_run(const mg_call *c, mg_lease *lease)
  * Gatherv puts the segments back in place in the root's recvbuf. Exact: the
  * segments partition the vector in order and each is reduced in rank order. */
 
-/* Upper bound of the largest segment (002 Table 1: (floor(n / (C p)) + 1) C, at most n). */
+/* Upper bound of the largest segment (Hunold and Carpen-Amarie 2018, Table 1: (floor(n / (C p)) + 1) C,
+ * at most n). */
 static MPI_Count rs_max_segment(MPI_Count n, int p, MPI_Count chunk)
 {
     if (chunk < 1) chunk = 1;

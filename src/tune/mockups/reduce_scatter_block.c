@@ -1,4 +1,4 @@
-/* Mock-ups of MPI_Reduce_scatter_block (002, COLL-GL17..GL19).
+/* Mock-ups of MPI_Reduce_scatter_block (Hunold and Carpen-Amarie 2018, COLL-GL17..GL19).
  *
  * Each process contributes N = p x n elements of the datatype T and receives
  * block `rank` (n elements) of the element-wise reduction. (N, T, op) are

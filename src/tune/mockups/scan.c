@@ -1,4 +1,4 @@
-/* Mock-up of MPI_Scan (002, COLL-GL20).
+/* Mock-up of MPI_Scan (Hunold and Carpen-Amarie 2018, COLL-GL20).
  *
  * n elements of the datatype T per process; (n, T, op) are uniform and go
  * unchanged to MPI_Exscan and MPI_Reduce_local. The input x_i is sendbuf, or
@@ -29,8 +29,9 @@ static int as_exscan_supports(const mg_call *c)
 
 static mg_need as_exscan_need(const mg_call *c)
 {
-    /* 002 Table 1 says none; that holds for commutative ops without MPI_IN_PLACE
-     * only, and in_place is not uniform, so every process reserves n. */
+    /* Table 1 of Hunold and Carpen-Amarie (2018) says none; that holds for
+     * commutative ops without MPI_IN_PLACE only, and in_place is not uniform,
+     * so every process reserves n. */
     return (mg_need){mg_typed_need(mg_red_count(c), mg_red_type(c)), 0};
 }
 

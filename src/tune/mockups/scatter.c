@@ -1,4 +1,4 @@
-/* Mock-ups of MPI_Scatter (002, COLL-GL21, GL22).
+/* Mock-ups of MPI_Scatter (Hunold and Carpen-Amarie 2018, COLL-GL21, GL22).
  *
  * B = c->block is the block every process receives (B = bytes in a correct
  * program), p = c->size. The send side (sendbuf, sendcount, sendtype) is

@@ -1,5 +1,5 @@
-"""The stencil applications of paper 003 (mg_stencil): Jacobi CFD, Game of Life
-and image reconstruction with every halo-exchange variant, strong and weak
+"""The stencil applications (mg_stencil) of Adefemi (2025): Jacobi CFD, Game of
+Life and image reconstruction with every halo-exchange variant, strong and weak
 scaling, bitwise checks, and which packing wins where (docs/apps.md)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class AppsSuite(Suite):
 
     name = "apps"
     title = ("Stencil applications: halo exchange by manual packing vs derived datatypes, three communication modes "
-             "(paper 003)")
+             "(Adefemi 2025)")
     fixed_nrep = apps.DEFAULT_NREP
     # mg_stencil interleaves the variants' repetitions; the variants share every launch, so the verdicts pair
     # them launch by launch, like every suite's (docs/measurement.md)
@@ -40,8 +40,8 @@ class AppsSuite(Suite):
         g.add_argument("--scaling", default=",".join(apps.SCALINGS),
                        help="strong (fixed global grid), weak (fixed block per rank) or both (default)")
         g.add_argument("--preset", choices=apps.PRESETS, default="machine",
-                       help="grids and iterations: 003 Table I scaled to a 2-core machine (machine, default) or "
-                            "at full size (paper); see docs/apps.md")
+                       help="grids and iterations: Adefemi 2025, Table I, scaled to a 2-core machine (machine, "
+                            "default) or at full size (paper); see docs/apps.md")
         g.add_argument("--strong-grid", metavar="NXxNY", help="global grid of strong scaling (default: preset)")
         g.add_argument("--weak-grid", metavar="NXxNY", help="block per rank of weak scaling (default: preset)")
         g.add_argument("--steps", type=int, help="iterations per repetition for every application "
@@ -98,7 +98,7 @@ class AppsSuite(Suite):
         return report.verdict_points(report.load(rd))[POINT_COLUMNS]
 
     def add_commands(self, commands_: argparse._SubParsersAction, context: CommandContext) -> None:
-        ap = commands_.add_parser("apps", help="the stencil applications of paper 003: halo exchange by manual "
+        ap = commands_.add_parser("apps", help="the stencil applications of Adefemi 2025: halo exchange by manual "
                                   "packing vs derived datatypes")
         aps = ap.add_subparsers(dest="apps_command", required=True, metavar="ACTION")
         p = aps.add_parser("run", help=self.title, description=f"{self.title}. Same as `mpiguide run apps`. "

@@ -1,17 +1,17 @@
-"""The stencil applications of paper 003 (Jacobi CFD, Game of Life, lattice image
-reconstruction) as a measurement job: which grids, how many iterations, which
+"""The stencil applications of Adefemi (2025), Jacobi CFD, Game of Life and lattice
+image reconstruction, as a measurement job: which grids, how many iterations, which
 halo-exchange variants, on how many processes, and the launches of `mg_stencil`
 that measure them. The analysis and the report are in mpiguide.suites.apps.report.
 
-Scaling (003 Sec. III, Table I):
+Scaling (Adefemi 2025, Section III, Table I):
   strong  a fixed global grid, ranks 1, 2, 4, ...: speedup T(1) / T(P)
   weak    a fixed local block per rank (global = local x process grid): efficiency T(1) / T(P)
 
 Parameter sets (`--preset`, docs/apps.md):
   machine  Table I scaled down so that all three applications, both scalings and
            every variant run on a 2-core machine in minutes (default)
-  paper    Table I's iteration counts on grids of a real node; 003 gives the Life
-           landscape (1024) but no grid for the CFD and image codes: mpiguide uses 1024 x 1024
+  paper    Table I's iteration counts on grids of a real node; Adefemi (2025) gives the
+           Life landscape (1024) but no grid for the CFD and image codes: mpiguide uses 1024 x 1024
 """
 
 from __future__ import annotations
@@ -48,8 +48,9 @@ PRESET_SCALES: dict[str, dict[str, dict[str, Scale]]] = {
         "life": {"strong": Scale(512, 512, 100), "weak": Scale(256, 256, 200)},
         "image": {"strong": Scale(512, 512, 300), "weak": Scale(256, 256, 300)},
     },
-    # 003 Table I: CFD 10,000 iterations; Life landscape 1024, 11,520 iterations (its weak series grows the
-    # landscape with the ranks: a 1024 x 1024 block per rank here); image 1000 iterations strong, 300-900 weak.
+    # Adefemi (2025), Table I: CFD 10,000 iterations; Life landscape 1024, 11,520 iterations (its weak series
+    # grows the landscape with the ranks: a 1024 x 1024 block per rank here); image 1000 iterations strong,
+    # 300-900 weak.
     "paper": {
         "jacobi": {"strong": Scale(1024, 1024, 10000), "weak": Scale(512, 512, 10000)},
         "life": {"strong": Scale(1024, 1024, 11520), "weak": Scale(1024, 1024, 11520)},

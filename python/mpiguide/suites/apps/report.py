@@ -32,7 +32,7 @@ from mpiguide.suites.apps import job as apps
 POINT = ["stack", "app", "scaling", "nprocs"]  # one launch template of one stack
 CONFIG = [*POINT, "packing", "mode"]  # one variant there
 # The comparisons of packings the report makes: (reference, challenger, what it shows).
-PAIRS = (("basic", "ddt", "manual packing against derived datatypes (003's question)"),
+PAIRS = (("basic", "ddt", "manual packing against derived datatypes (the question of Adefemi 2025)"),
          ("basic", "subarray", "manual packing against MPI_Type_create_subarray types"),
          ("ddt", "normalized", "what mpiguide's normalized types change for the MPI library"))
 # Notes of mg_stencil per variant: raw kind -> column.
@@ -165,8 +165,8 @@ def heatmap(r: AppsResult) -> Heatmap:
     packing wins (the challenger is slower), green where the challenger wins or ties."""
     pts = verdict_points(r)
     return Heatmap(worst_cells(pts, ["guideline", "app", "mode"], ["stack"]), ["guideline", "app", "mode"],
-                   ["stack"], "Per comparison CHALLENGER ⪯ REFERENCE (003: derived datatypes against manual "
-                   "packing, ...), application, communication mode and stack, over the process counts and "
+                   ["stack"], "Per comparison CHALLENGER ⪯ REFERENCE (Adefemi 2025: derived datatypes against "
+                   "manual packing, ...), application, communication mode and stack, over the process counts and "
                    "scalings: VIOLATED where the reference wins somewhere, PASS where the challenger wins or ties "
                    "everywhere; the number: the largest challenger / reference time among those points. The "
                    "winner matrices below have every point.")

@@ -1,7 +1,7 @@
-"""Collective guideline tuning (paper 002, mg_collbench and libmpiguide-tune):
-every collective natively and with each of its mock-ups, the guidelines
-COLL-GL1..22, monotony and split-robustness, and `mpiguide tune`, which writes
-profiles and validates the tuned library (docs/tuning.md)."""
+"""Collective guideline tuning (Hunold and Carpen-Amarie 2018; mg_collbench and
+libmpiguide-tune): every collective natively and with each of its mock-ups, the
+guidelines COLL-GL1..22, monotony and split-robustness, and `mpiguide tune`,
+which writes profiles and validates the tuned library (docs/tuning.md)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from mpiguide.core.tuneflow import add_tune_options
 from mpiguide.suites.coll import analysis, profiles, report, workflow
 from mpiguide.suites.ddt.expectations import default_np
 
-DEFAULT_SIZES = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"  # 002 Figure 4
+# the sizes of Hunold and Carpen-Amarie (2018), Figure 4
+DEFAULT_SIZES = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"
 DATATYPES = {"byte": 1, "int": 4, "double": 8}
 OPS = ("bor", "sum", "max")
 
@@ -35,20 +36,22 @@ def parse_pool(text: str, what: str) -> str:
 
 
 class CollSuite(Suite):
-    """One launch template per (processes, collective), so that 002's t_nrep1 is calibrated per collective."""
+    """One launch template per (processes, collective), so that t_nrep1 (Hunold and Carpen-Amarie 2018) is
+    calibrated per collective."""
 
     name = "coll"
-    title = "Collectives against their mock-ups (paper 002, COLL-GL1..22)"
+    title = "Collectives against their mock-ups (Hunold and Carpen-Amarie 2018, COLL-GL1..22)"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         g = parser.add_argument_group("collectives")
         g.add_argument("--collectives", default=",".join(COLLECTIVES),
                        help="collectives to measure (default: all nine)")
         g.add_argument("--sizes", default=DEFAULT_SIZES, help="message sizes in bytes, k/m = KiB/MiB "
-                       "(default 002 Figure 4: 1 B to 100 kB); reduce_scatter_block: the whole vector")
+                       "(default: 1 B to 100 kB as in Hunold and Carpen-Amarie 2018, Figure 4); "
+                       "reduce_scatter_block: the whole vector")
         g.add_argument("--np", help="processes, e.g. 2,4 (default: the cores, 2 to 16)")
         g.add_argument("--datatype", default="byte", choices=sorted(DATATYPES),
-                       help="element type (default byte, as 002)")
+                       help="element type (default byte, as Hunold and Carpen-Amarie 2018)")
         g.add_argument("--op", default="bor", choices=OPS, help="reduction operation (default bor)")
         g.add_argument("--root", type=int, default=0, help="root of the rooted collectives (default 0)")
         g.add_argument("--msg-pool", default=POOL_DEFAULTS["msg_pool"],
@@ -105,11 +108,13 @@ class CollSuite(Suite):
 
     def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:
         p = commands.add_parser("tune", help="measure collectives and their mock-ups, find guideline violations, "
-                                "write profiles for libmpiguide-tune and validate the tuned library (paper 002)",
+                                "write profiles for libmpiguide-tune and validate the tuned library (Hunold and "
+                                "Carpen-Amarie 2018)",
                                 description="Measure every collective natively and with each mock-up (forced "
                                 "mode), check COLL-GL1..22, monotony and split-robustness, write profiles where a "
                                 "mock-up is faster by the threshold, then measure again with the tuned library. "
-                                "Defaults follow 002: dissemination barrier, nrep estimation, 5 launches.")
+                                "Defaults follow Hunold and Carpen-Amarie (2018): dissemination barrier, nrep "
+                                "estimation, 5 launches.")
         flow = workflow.CollTune(self)
         add_tune_options(p, flow.command, flow.alternative)
         context.add_run_options(p, self)

@@ -1,16 +1,19 @@
-"""Collective guideline tuning (paper 002): from the raw files of `coll` runs
-(mg_collbench) to guideline verdicts, the mock-up chosen at each size (written
-as profiles by mpiguide.suites.coll.profiles), and the validation of the tuned
-library.
+"""Collective guideline tuning (Hunold and Carpen-Amarie 2018): from the raw
+files of `coll` runs (mg_collbench) to guideline verdicts, the mock-up chosen at
+each size (written as profiles by mpiguide.suites.coll.profiles), and the
+validation of the tuned library.
 
 Guidelines checked on the native collective of each stack:
   COLL-GLn     MPI_X ⪯ mock-up n: the collective is no slower than the
-               composition that emulates it (002 Sec. 3.1, one per mock-up);
+               composition that emulates it (Hunold and Carpen-Amarie 2018,
+               Section 3.1, one per mock-up);
   MONOTONY     MPI_X(m) ⪯ MPI_X(m'), for consecutive measured sizes m < m':
-               more data never takes less time (PGMPI, 002 Sec. 2);
+               more data never takes less time (PGMPI, Hunold and Carpen-Amarie
+               2018, Section 2);
   SPLIT        MPI_X(m) ⪯ k x MPI_X(m/k), for measured sizes m = k m': one call
-               is no slower than k calls on the pieces (PGMPI, 002 Sec. 2); the
-               k calls are estimated as k times the measured single call.
+               is no slower than k calls on the pieces (PGMPI, Hunold and
+               Carpen-Amarie 2018, Section 2); the k calls are estimated as k
+               times the measured single call.
 Verdicts use the statistics of mpiguide.core.stats: per-launch ratios (the native call and its mock-ups share
 each launch), every family of checks judged together.
 """

@@ -86,7 +86,8 @@ def read_profile(path: Path) -> tuple[str, int, list[tuple[int, int, str]]]:
     return coll, procs, ranges
 
 
-# ---------------------------------------------------------------- PGMPITuneLib's format (002 Listing 1)
+# ---------------------------------------------------------------- PGMPITuneLib's format
+# (Hunold and Carpen-Amarie 2018, Listing 1)
 
 PGMPI_HEADER = "# pgtune profile (written by mpiguide)"
 

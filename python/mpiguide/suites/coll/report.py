@@ -19,9 +19,9 @@ from mpiguide.suites.coll.profiles import read_profile
 
 
 def relative_charts(r: tune.CollResult, out: Path, prefix: str) -> list[Path]:
-    """In the style of 002 Figure 4: per stack, processes and collective, the run-time of each mock-up (and
-    of the tuned library) relative to the native call at each message size; error bars from the smallest to
-    the largest launch median; 1 = as fast as native."""
+    """In the style of Hunold and Carpen-Amarie (2018), Figure 4: per stack, processes and collective, the
+    run-time of each mock-up (and of the tuned library) relative to the native call at each message size; error
+    bars from the smallest to the largest launch median; 1 = as fast as native."""
 
     def draw(key: tuple, part: pd.DataFrame):
         stack, nprocs, coll = key
@@ -60,7 +60,8 @@ def _run_table(r: tune.CollResult, extra: dict[str, str]) -> pd.DataFrame:
     meta = r.rd.meta
     p, m, host = meta["params"], meta["measurement"], meta["host"]
     nrep = m["nrep"] if m["nrep"] != "estimate" else (
-        f"002's estimate (RSE {m['rse_calib']} at 1 B, b1 = {m['b1']}, b2 = {m['b2']}, K = {m['nrep_min']})")
+        f"estimated as in Hunold and Carpen-Amarie 2018 (RSE {m['rse_calib']} at 1 B, b1 = {m['b1']}, "
+        f"b2 = {m['b2']}, K = {m['nrep_min']})")
     values = {
         "run": meta["run_id"],
         "collectives": ", ".join(p["collectives"]), "processes": ", ".join(map(str, p["np"])),

@@ -1,8 +1,8 @@
-"""The derived-datatype expectation tests 1-11 of paper 000 (mg_ddtbench):
-ping-pong, MPI_Bcast and MPI_Allgather with a derived type, with MPI_Pack and
-MPI_Unpack, with mpiguide's engine and with its normalized type; verdicts for
-the guidelines DT-GL1..4, the cross-stack matrix and the paper's findings next
-to this run's (docs/ddt.md)."""
+"""The derived-datatype expectation tests 1-11 of Carpen-Amarie et al. (2016)
+(mg_ddtbench): ping-pong, MPI_Bcast and MPI_Allgather with a derived type, with
+MPI_Pack and MPI_Unpack, with mpiguide's engine and with its normalized type;
+verdicts for the guidelines DT-GL1..4, the cross-stack matrix and the paper's
+findings next to this run's (docs/ddt.md)."""
 
 from __future__ import annotations
 
@@ -24,14 +24,14 @@ from mpiguide.suites.ddt import report, workflow
 class DdtSuite(Suite):
     name = "ddt"
     many_placements = True
-    title = "Derived datatype expectation tests 1-11 (paper 000)"
+    title = "Derived datatype expectation tests 1-11 (Carpen-Amarie et al. 2016)"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         g = parser.add_argument_group("expectation tests (mpiguide ddt list shows each test's grid)")
         g.add_argument("--tests", default="1-11", help="tests to run: 1-11 (default), 3,5-7, ...")
         g.add_argument("--grid", choices=ex.GRIDS, default="paper",
-                       help="paper: the grids of 000 Sections 2.4-3.2 (default); quick: fewer A, sizes, for a "
-                            "first look")
+                       help="paper: the grids of Carpen-Amarie et al. 2016, Sections 2.4-3.2 (default); quick: "
+                            "fewer A, sizes, for a first look")
         g.add_argument("--layouts", help="keep only these compared layouts (names such as tiled,block-indexed or "
                        "labels such as tiled:variant=2); each test keeps its references")
         g.add_argument("--A", dest="blocksizes", help="blocksizes A for every selected test (default: each test's)")
@@ -112,7 +112,8 @@ class DdtSuite(Suite):
         return report.verdict_points(report.load([rd]))
 
     def add_commands(self, commands_: argparse._SubParsersAction, context: CommandContext) -> None:
-        dd = commands_.add_parser("ddt", help="the derived datatype expectation tests 1-11 of paper 000")
+        dd = commands_.add_parser("ddt", help="the derived datatype expectation tests 1-11 of Carpen-Amarie et al. "
+                                  "2016")
         dds = dd.add_subparsers(dest="ddt_command", required=True, metavar="ACTION")
         p = dds.add_parser("run", help=self.title, description=f"{self.title}. Same as `mpiguide run ddt`.")
         context.add_run_options(p, self)
@@ -153,7 +154,7 @@ def _list_command(args: argparse.Namespace) -> int:
     for t in ex.TESTS.values():
         grid = t.paper if args.grid == "paper" else t.quick
         guideline = t.guideline or "characterizes (slowdown against the reference)"
-        out.print(f"Test {t.number}: {t.title} (000 Section {t.section}) - {guideline}")
+        out.print(f"Test {t.number}: {t.title} (Carpen-Amarie et al. 2016, Section {t.section}) - {guideline}")
         out.print(f"  references: {', '.join(ex.label(x) for x in t.references) or '-'}; compared: "
                   f"{', '.join(ex.label(x) for x in t.compared)}; modes: {', '.join(t.modes)}")
         sizes = ", ".join(str(m) for m in grid.sizes) + (" (n = 100, 10240 elements of MPI_INT)" if t.n_grid else "")

@@ -1,7 +1,7 @@
-"""The derived-datatype expectation tests of paper 000 (Carpen-Amarie, Hunold,
-Träff: "MPI Derived Datatypes: Performance Expectations and Status Quo"): what
-each test compares, under which guideline, on which grid, and the planning that
-turns a selection of tests into launch templates of `mg_ddtbench`.
+"""The derived-datatype expectation tests of Carpen-Amarie et al. (2016, "MPI
+Derived Datatypes: Performance Expectations and Status Quo"): what each test
+compares, under which guideline, on which grid, and the planning that turns a
+selection of tests into launch templates of `mg_ddtbench`.
 
 Guidelines (names as in mpiguide; docs/ddt.md):
   DT-GL1      X(c, t) ≃ X(1, contig(c, t))
@@ -77,7 +77,7 @@ class Grid:
 class ExpectationTest:
     number: int
     title: str
-    section: str  # of paper 000
+    section: str  # of Carpen-Amarie et al. (2016)
     kind: str  # CHARACTERIZE or GUIDELINE
     guideline: str  # the paper's guideline ("" for characterization)
     references: tuple[str, ...]  # layout specs

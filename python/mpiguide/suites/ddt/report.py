@@ -1,6 +1,7 @@
 """Results of the datatype expectation tests (job `ddt`): guideline verdicts,
-slowdown factors, the cross-stack matrix, bar charts in the style of paper
-000's figures, and the HTML report of one run or of several runs together.
+slowdown factors, the cross-stack matrix, bar charts in the style of the
+figures of Carpen-Amarie et al. (2016), and the HTML report of one run or of
+several runs together.
 
 Everything is computed from the run directories' raw files."""
 
@@ -297,8 +298,8 @@ INTER_INTRA = ("DT-GL2/3", "DT-GL2/3-ENG")
 
 
 def placement_contrast(r: DdtResult) -> pd.DataFrame:
-    """DT-GL2/3 at each placement side by side (000 Sec. 3.2.1: inter- vs intra-node): rows stack, test,
-    comparison, pattern, m; columns the placements; empty unless the runs measured several."""
+    """DT-GL2/3 at each placement side by side (Carpen-Amarie et al. 2016, Section 3.2.1: inter- vs intra-node):
+    rows stack, test, comparison, pattern, m; columns the placements; empty unless the runs measured several."""
     v = r.verdicts[r.verdicts["guideline"].isin(INTER_INTRA)] if not r.verdicts.empty else r.verdicts
     if v.empty or v["placement"].nunique() < 2:
         return pd.DataFrame()
@@ -467,8 +468,8 @@ def write(r: DdtResult, out: Path) -> Path:
     if not contrast.empty:
         doc.section("DT-GL2/3 across placements (inter- vs intra-node)", contrast, colored=True,
                     note="The same comparisons at each placement (nodes x processes per node), side by side; "
-                         "000 Section 3.2.1 contrasts the inter-node ping-pong (2x1) with the intra-node one "
-                         "(1x2). Cells as in the matrix.")
+                         "Carpen-Amarie et al. (2016), Section 3.2.1, contrast the inter-node ping-pong (2x1) "
+                         "with the intra-node one (1x2). Cells as in the matrix.")
     doc.section("Verdicts per stack and guideline", verdict_counts(r))
     worst = worst_violations(r, 10)
     doc.section("Largest violations", worst[["stack", "test", "guideline", "comparison", "pattern", "nprocs",
@@ -478,7 +479,7 @@ def write(r: DdtResult, out: Path) -> Path:
     doc.heading("The paper's expectations and findings next to this run")
     for n, expectation, finding, here in paper_comparison(r):
         t = TESTS[n]
-        doc.heading(f"Test {n}: {t.title} (000 Section {t.section})", 3)
+        doc.heading(f"Test {n}: {t.title} (Carpen-Amarie et al. 2016, Section {t.section})", 3)
         doc.items([("Expected", expectation), ("Paper found", finding), *here.items()])
     doc.heading("Tests")
     for n in sorted(set(r.entries["test"])) if not r.entries.empty else []:

@@ -1,7 +1,7 @@
 """The datatype engine bench (mg_dtbench, one process): mpiguide's engine
 against each stack's MPI_Pack/MPI_Unpack, a hand-written loop, memcpy and a
-memory-traffic bound, for every description of the layouts of paper 000; and
-`mpiguide dt explain`, what the engine makes of one type."""
+memory-traffic bound, for every description of the layouts of Carpen-Amarie
+et al. (2016); and `mpiguide dt explain`, what the engine makes of one type."""
 
 from __future__ import annotations
 

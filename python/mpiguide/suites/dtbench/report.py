@@ -17,7 +17,7 @@ from mpiguide.core.measurements import Measured
 CONFIG = ["layout", "geometry", "A", "msize"]
 METHODS = ("engine", "mpi", "normalized", "hand", "memcpy")
 DIRECTIONS = ("pack", "unpack")
-# Descriptions that MPI libraries fail to normalize (000 Tests 5, 7, 10, 11).
+# Descriptions that MPI libraries fail to normalize (Carpen-Amarie et al. 2016, Tests 5, 7, 10, 11).
 HARD = ("vector-tiled", "tiled-struct", "alternating-repeated", "rowcol-fully-indexed")
 
 
