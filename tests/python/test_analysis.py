@@ -160,3 +160,11 @@ def test_one_variant_only_gives_no_verdicts(tmp_path, cli):
     assert pd.read_csv(path / "verdicts.csv").empty  # header only
     assert "guideline verdicts" not in res.text
     assert len(pd.read_csv(path / "summary.csv")) == 2  # send_recv at 4 and 64 bytes
+
+
+def test_error_bars_are_never_negative():
+    """The mean of equal values can round outside them (here by 1e-15); a missing bound gives no bar."""
+    from mpiguide.core.charts import error_bars
+
+    err = error_bars([1.0, 1.0, 1.0], [1.0 + 1e-15, 0.5, math.nan], [1.0 - 1e-15, 2.0, 1.5])
+    assert err.tolist() == [[0.0, 0.5, 0.0], [0.0, 1.0, 0.5]]

@@ -40,12 +40,19 @@ def per_group(frame: pd.DataFrame, by: list[str], out: Path, draw: Draw, dpi: in
     return paths
 
 
+def error_bars(y, low, high) -> np.ndarray:
+    """matplotlib's yerr for bars from low to high around y: never negative (the mean of equal values can land a
+    rounding error outside them) and 0 where a bound is NaN."""
+    y, low, high = (np.asarray(v, dtype=float) for v in (y, low, high))
+    return np.clip(np.nan_to_num(np.vstack([y - low, high - y])), 0, None)
+
+
 def grouped_bars(ax, series: list[tuple[str, np.ndarray, np.ndarray, np.ndarray, dict]], capsize: float = 2) -> None:
     """Bars of several series side by side at x = 0, 1, ...: each series is (label, values, lows, highs,
     bar style); the error bars go from low to high (NaN: no bar)."""
     width = 0.8 / max(1, len(series))
     for i, (label, y, lo, hi, style) in enumerate(series):
-        y, lo, hi = (np.asarray(v, dtype=float) for v in (y, lo, hi))
-        err = np.nan_to_num(np.vstack([y - lo, hi - y]))
+        y = np.asarray(y, dtype=float)
+        err = error_bars(y, lo, hi)
         ax.bar(np.arange(len(y)) + (i - (len(series) - 1) / 2) * width, y, width, yerr=err, capsize=capsize,
                label=label, **style)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.core import stats
-from mpiguide.core.charts import per_group, plt
+from mpiguide.core.charts import error_bars, per_group, plt
 from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_cells, write_csvs
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import Measured, stack_versions, unfinished
@@ -258,7 +258,7 @@ def scaling_charts(r: AppsResult, out: Path) -> list[Path]:
             style = dict(color=_MODE_COLORS.get(mode, "k"), linestyle=ls, marker=marker, markersize=4,
                          label=f"{packing}:{mode}")
             y = v["mean_s"].to_numpy() * 1e6
-            err = np.vstack([y - v["min_s"].to_numpy() * 1e6, v["max_s"].to_numpy() * 1e6 - y])
+            err = error_bars(y, v["min_s"].to_numpy() * 1e6, v["max_s"].to_numpy() * 1e6)
             ax_t.errorbar(v["nprocs"], y, yerr=err, capsize=2, **style)
             ax_s.plot(v["nprocs"], v["speedup"], **style)
         ideal = counts if scaling == "strong" else [1.0] * len(counts)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.core.charts import plt, save_figure
+from mpiguide.core.charts import error_bars, plt, save_figure
 from mpiguide.core.guidelines import Analysis
 
 
@@ -55,8 +55,8 @@ def latency_chart(a: Analysis, out: Path) -> list[Path]:
             if d.empty:
                 continue
             y = d["mean_s"] * 1e6
-            ax.errorbar(d["msize_bytes"], y, yerr=[y - d["min_s"] * 1e6, d["max_s"] * 1e6 - y], marker="o", ms=3,
-                        capsize=2, label=stack)
+            ax.errorbar(d["msize_bytes"], y, yerr=error_bars(y, d["min_s"] * 1e6, d["max_s"] * 1e6), marker="o",
+                        ms=3, capsize=2, label=stack)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(str(value))
