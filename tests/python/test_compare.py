@@ -15,7 +15,7 @@ import pytest
 
 from conftest import only_row, run_cli, write_ddt_run, write_synthetic_run
 from mpiguide.core import compare, runner, stats
-from mpiguide.core.suite import POINT_COLUMNS, POINT_TEMPLATE
+from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE
 from mpiguide.suites import SUITES
 
 DDT = SUITES.get("ddt")
@@ -199,7 +199,7 @@ def test_a_guideline_suite_compares_by_its_verdicts(tmp_path):
     new = write_synthetic_run(tmp_path / "n", lambda v, s, k: 1e-6 * (1 + 0.01 * k) * (
         2 if v == "send_recv" and s == 64 else 1))
     pts = SUITES.get("pingpong").verdict_points(runner.RunDir.open(new))
-    assert list(pts.columns) == [*POINT_COLUMNS, POINT_TEMPLATE] and set(pts[POINT_TEMPLATE]) == {"pp"}
+    assert list(pts.columns) == [*POINT_COLUMNS, POINT_TEMPLATE, POINT_MORE] and set(pts[POINT_TEMPLATE]) == {"pp"}
     gl2 = pts[(pts["guideline"] == "PP-GL2") & pts["point"].str.contains("msize_bytes=64")]
     assert len(gl2) == 1 and gl2["verdict"].iloc[0] == stats.VIOLATED
     res = run_cli(["compare", str(base), str(new), "--stacks", "fake:fake", "--fail-on", "violation", "--output",

@@ -151,6 +151,32 @@ def test_several_placements_plan_a_launch_each():
     assert [e["placement"] for e in entries] == ["2x1"]
 
 
+def _arg(template, name: str) -> str:
+    return template.args[template.args.index(name) + 1]
+
+
+def test_adaptive_rounds_measure_only_what_the_undecided_points_read():
+    """DdtSuite.narrow: the A, m, layouts and modes of the open points; a DT-GL4-BEST point keeps every layout
+    the fastest is sought among."""
+    params = _params("--tests", "3,5", "--A", "2,10", "--sizes", "4k,8k", "--patterns", "pingpong")
+    t3, t5 = JOB.launches(params)
+
+    def points(comparisons: list[str], A: int, m: int) -> pd.DataFrame:
+        return pd.DataFrame({"comparison": comparisons, "A": A, "m": m})
+
+    narrowed = JOB.narrow(params, t3, points(["block ⪯ block [pack]"], 10, 8192))
+    assert (_arg(narrowed, "--layouts"), _arg(narrowed, "--A"), _arg(narrowed, "--sizes"),
+            _arg(narrowed, "--modes")) == ("block", "10", "8192", "datatype,pack")
+    assert narrowed.key == t3.key and narrowed.nprocs == t3.nprocs and _arg(narrowed, "--pattern") == "pingpong"
+    best = "tiled-struct:S1=1:S2=1 [normalized] ⪯ fastest of tiled, tiled-struct:S1=1:S2=1, tiled-struct:S1=2:S2=3"
+    narrowed = JOB.narrow(params, t5, points([best, best], 2, 4096))
+    assert _arg(narrowed, "--layouts") == _arg(t5, "--layouts") == "tiled;tiled-struct S1=1 S2=1;tiled-struct S1=2 S2=3"
+    assert (_arg(narrowed, "--A"), _arg(narrowed, "--sizes"), _arg(narrowed, "--modes")) == \
+        ("2", "4096", "datatype,normalized")
+    # points of no comparison of the entry (another version's texts): the whole template
+    assert JOB.narrow(params, t5, points(["gone ⪯ away"], 2, 4096)) == t5
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--tests", "0-3"], "tests are numbered 1 to 11"),
     (["--tests", "5-3"], "tests are numbered 1 to 11"),

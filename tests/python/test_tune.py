@@ -103,6 +103,18 @@ def test_coll_job_options():
     assert args[-2:] == ["--profiles", "{run_dir}/profiles/{stack}"] and "--msg-pool" in args
 
 
+def test_adaptive_rounds_measure_only_the_sizes_of_undecided_points():
+    """CollSuite.narrow: the sizes a point reads (both of a MONOTONY or SPLIT point); a size that is not one of
+    the run's keeps the whole template."""
+    p = _params("--collectives", "bcast", "--sizes", "4,8,1k,2k", "--np", "4", "--datatype", "int")
+    (t,) = JOB.launches(p)
+    narrowed = JOB.narrow(p, t, pd.DataFrame({"msize": [8, 2048], "reference_msize": [8, 1024]}))
+    assert narrowed.args[narrowed.args.index("--sizes") + 1] == "8,1024,2048"
+    assert (narrowed.key, narrowed.nprocs, narrowed.args[:2]) == ("bcast-p4", 4, ["--collectives", "bcast"])
+    assert narrowed.args[4:] == t.args[4:]
+    assert JOB.narrow(p, t, pd.DataFrame({"msize": [12], "reference_msize": [12]})) == t
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--collectives", "alltoallv"], "unknown collective 'alltoallv'"),
     (["--np", "1"], "at least 2 processes"),

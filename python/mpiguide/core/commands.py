@@ -70,12 +70,15 @@ def add_run_options(p: argparse.ArgumentParser, suite: Suite) -> None:
     a = p.add_argument_group("guideline verdicts")
     add_verdict_options(a, default_samples=suite.default_samples)
     a.add_argument("--until-decided", action="store_true",
-                   help="after --runs rounds, launch again the templates whose points are INCONCLUSIVE, until "
-                        "every point is decided or --max-runs / --budget is reached (the verdicts' error rate "
-                        "allows for the extra looks)")
+                   help="after --runs rounds, measure again only the INCONCLUSIVE points that more launches can "
+                        "decide, until none is left or --max-runs / --budget is reached (the verdicts' error "
+                        "rate allows for the extra looks)")
     a.add_argument("--max-runs", type=int, help="--until-decided: rounds of launches at most (default 2 x --runs)")
     a.add_argument("--budget", metavar="DURATION",
                    help="--until-decided: no new round once the run's launches took this long (20m, 1h, 90s)")
+    a.add_argument("--looks", type=int, help="--until-decided: times the run chooses from its data what to measure "
+                   f"again, the planned rounds' end included (default {adaptive.DEFAULT_LOOKS}; each is judged at "
+                   "alpha / looks)")
     lg = p.add_argument_group("launching")
     lg.add_argument("--launcher", choices=launch.LAUNCHERS, default="local", help="local mpiexec (default), "
                     "hostfile, srun, or template")
@@ -174,7 +177,8 @@ class Plan:
         self.runs = args.runs
         self.measurement = measurement_settings(args, suite)
         adapt, looks = adaptive.settings(getattr(args, "until_decided", False), args.runs,
-                                         getattr(args, "max_runs", None), getattr(args, "budget", None))
+                                         getattr(args, "max_runs", None), getattr(args, "budget", None),
+                                         getattr(args, "looks", None))
         self.analysis = {"samples": args.samples, "tolerance": args.tolerance, "alpha": args.alpha, "looks": looks,
                          "adaptive": adapt}
         self.spec = launch_spec(args, suite)
@@ -328,8 +332,8 @@ def _data_checks(rd: RunDir) -> int:
 
 
 def until_decided(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: bool) -> int:
-    """--until-decided: rounds of launches of the undecided templates, each run like the planned ones, until
-    adaptive.stop_reason says why not; then the report."""
+    """--until-decided: rounds of launches narrowed to the undecided points, each run like the planned ones,
+    until adaptive.stop_reason says why not; then the report."""
     while True:
         why, todo = adaptive.stop_reason(suite, rd)
         if why:
@@ -337,11 +341,11 @@ def until_decided(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, re
             break
         new = adaptive.next_round(suite, rd, todo)
         if not new:  # the undecided points name no template of the plan: another round would change nothing
-            console.print(f"--until-decided: no launch template measures the {len(todo)} undecided one(s) "
+            console.print(f"--until-decided: no launch template measures the {len(todo)} undecided point(s) "
                           f"({adaptive.rounds(rd)} round(s))", highlight=False)
             break
-        console.print(f"--until-decided: round {adaptive.rounds(rd)} for {len(new)} launch(es) of the undecided "
-                      "templates", highlight=False)
+        console.print(f"--until-decided: round {adaptive.rounds(rd)}: {len(new)} launch(es) for the {len(todo)} "
+                      "undecided point(s) within reach", highlight=False)
         rc = execute(rd, suite, timeout, resume_hint, report=False, adapt=False)
         if rc not in (0, 3) or rd.pending():
             return rc

@@ -16,7 +16,7 @@ from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_c
 from mpiguide.core.measurements import ID_COLUMNS, Measured, config_keys, unfinished
 from mpiguide.core.pairing import guideline_verdicts
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import POINT_COLUMNS, POINT_TEMPLATE, Guideline, Report, Suite
+from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE, Guideline, Report, Suite
 
 # Columns that an empty table still names, so that every CSV can be read back.
 EMPTY_COLUMNS = {
@@ -78,7 +78,7 @@ class GuidelineSuite(Suite):
         where = [c for c in v.columns if c not in (*EMPTY_COLUMNS["verdicts"], "stack")]
         point = v[where].astype(str).apply(lambda r: " ".join(f"{k}={x}" for k, x in r.items()), axis=1) \
             if where else pd.Series("", index=v.index)
-        cols = [*POINT_COLUMNS, *([POINT_TEMPLATE] if POINT_TEMPLATE in v.columns else [])]
+        cols = [*POINT_COLUMNS, *(c for c in (POINT_TEMPLATE, POINT_MORE) if c in v.columns)]
         return v.assign(point=point, factor=v["ratio"])[cols]
 
     def report(self, runs: list[RunDir], out: Path) -> Report:

@@ -30,7 +30,7 @@ from mpiguide.core import build, launch, rawfile, segments
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.paths import is_checkout, source_root
-from mpiguide.core.suite import Suite
+from mpiguide.core.suite import LaunchTemplate, Suite
 
 META_KEYS = ("run_id", "job", "title", "stacks_order", "runs", "params", "measurement", "analysis", "launch",
              "stacks", "host", "git")
@@ -124,11 +124,13 @@ def order_seed(seed: int, launch_id: str) -> int:
 
 
 def plan(suite: Suite, params: dict, stack_names: list[str], runs: int, measurement: dict,
-         first_round: int = 0) -> list[Launch]:
+         first_round: int = 0,
+         choose: Callable[[str, LaunchTemplate], LaunchTemplate | None] | None = None) -> list[Launch]:
     """All launches, round by round (launch index i of every stack and template, then i + 1, ...) so that every
     stack and template sees the same drift; inside a round in a random order drawn from the run's order seed
     (measurement["order_seed"]), so that no stack or template always goes first. Rounds first_round to
-    first_round + runs - 1 (adaptive launches add rounds to a run)."""
+    first_round + runs - 1 (adaptive launches add rounds to a run); `choose` gives per stack the template to
+    launch instead of each one (a narrowed one), or None to leave it out."""
     common = measurement_args(measurement)
     seed = int(measurement.get("order_seed", 0))
     out: list[Launch] = []
@@ -137,6 +139,8 @@ def plan(suite: Suite, params: dict, stack_names: list[str], runs: int, measurem
     for phase in phases:
         for i in range(first_round, first_round + runs):
             pairs = [(stack, t) for stack in stack_names for t in templates]
+            if choose is not None:
+                pairs = [(stack, c) for stack, t in pairs if (c := choose(stack, t)) is not None]
             if seed:
                 random.Random(seed * 1_000_003 + i).shuffle(pairs)
             for stack, t in pairs:

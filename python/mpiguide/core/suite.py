@@ -47,8 +47,11 @@ class Guideline:
 # the guideline's left side was (the verdict's ratio).
 POINT_COLUMNS = ["stack", "guideline", "point", "verdict", "factor", "p_value"]
 # Optional beside them: the launch template whose launches measured the point, so that adaptive launches
-# (`--until-decided`) launch only the templates of undecided points (without it: every template of the stack).
+# (`--until-decided`) launch only the templates of undecided points (without it: every template of the stack);
+# the verdict's estimate of how many more launches would decide it, so that they skip points out of reach; and
+# any column of the suite's own that Suite.narrow reads.
 POINT_TEMPLATE = "template"
+POINT_MORE = "more"
 
 
 @dataclass(frozen=True)
@@ -119,13 +122,19 @@ class Suite(ABC):
         no guidelines (compare then looks at the configurations only)."""
         return None
 
+    def narrow(self, params: dict, template: LaunchTemplate, points: pd.DataFrame) -> LaunchTemplate:
+        """The template measuring only what `points` need: its undecided verdict points (verdict_points rows,
+        with the suite's own columns), for an adaptive round. The whole template by default."""
+        return template
+
     # ---- commands of its own
 
     def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:  # noqa: B027
         """Top-level commands of the suite (`mpiguide ddt ...`); none by default."""
 
 
-_PROTOCOL = ("add_arguments", "params", "launches", "describe_plan", "report", "verdict_points", "add_commands")
+_PROTOCOL = ("add_arguments", "params", "launches", "describe_plan", "report", "verdict_points", "narrow",
+             "add_commands")
 
 
 def check_suite(suite: object) -> Suite:

@@ -15,7 +15,7 @@ from mpiguide.core.catalog import COLLECTIVES, POOL_DEFAULTS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import POINT_COLUMNS, POINT_TEMPLATE, CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE, CommandContext, LaunchTemplate, Report, Suite
 from mpiguide.core.tuneflow import add_tune_options
 from mpiguide.suites.coll import analysis, profiles, report, workflow
 from mpiguide.suites.ddt.expectations import default_np
@@ -33,6 +33,16 @@ def parse_pool(text: str, what: str) -> str:
     if not digits.isdigit():
         raise MpiguideError(f"bad {what} '{text}': bytes with an optional k, M or G suffix, such as 64M")
     return item
+
+
+def _template(params: dict, coll: str, np_: int, sizes: list[int]) -> LaunchTemplate:
+    """One collective on np_ processes at these sizes, with every mock-up."""
+    args = ["--collectives", coll, "--sizes", ",".join(map(str, sizes)), "--datatype", params["datatype"],
+            "--op", params["op"], "--root", str(params["root"]), "--msg-pool", params["msg_pool"],
+            "--int-pool", params["int_pool"]]
+    if params.get("profiles"):
+        args += ["--profiles", params["profiles"]]
+    return LaunchTemplate(f"{coll}-p{np_}", "mg_collbench", np_, args)
 
 
 class CollSuite(Suite):
@@ -76,16 +86,16 @@ class CollSuite(Suite):
                 "profiles": None}
 
     def launches(self, params: dict) -> list[LaunchTemplate]:
-        out = []
-        for np_ in params["np"]:
-            for coll in params["collectives"]:
-                args = ["--collectives", coll, "--sizes", ",".join(map(str, params["sizes"])),
-                        "--datatype", params["datatype"], "--op", params["op"], "--root", str(params["root"]),
-                        "--msg-pool", params["msg_pool"], "--int-pool", params["int_pool"]]
-                if params.get("profiles"):
-                    args += ["--profiles", params["profiles"]]
-                out.append(LaunchTemplate(f"{coll}-p{np_}", "mg_collbench", np_, args))
-        return out
+        return [_template(params, coll, np_, params["sizes"]) for np_ in params["np"] for coll in params["collectives"]]
+
+    def narrow(self, params: dict, template: LaunchTemplate, points: pd.DataFrame) -> LaunchTemplate:
+        """The sizes of the points (both sizes of a MONOTONY or SPLIT point); the whole template where a point's
+        size is not one of the run's (reduce_scatter_block rounds its size down to whole elements per process)."""
+        wanted = set(points["msize"].astype(int)) | set(points["reference_msize"].astype(int))
+        if not wanted <= set(params["sizes"]):
+            return template
+        coll = template.key.rsplit("-p", 1)[0]
+        return _template(params, coll, template.nprocs, [m for m in params["sizes"] if m in wanted])
 
     def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
         n = len(params["collectives"]) * len(params["np"])
@@ -104,7 +114,8 @@ class CollSuite(Suite):
         point = (v["collective"] + " " + v["impl"] + " np" + v["nprocs"].astype(str) + " m=" + v["msize"].astype(str)
                  + " vs m=" + v["reference_msize"].astype(str))
         template = v["collective"] + "-p" + v["nprocs"].astype(str)  # the keys of launches()
-        return v.assign(point=point, template=template)[[*POINT_COLUMNS, POINT_TEMPLATE]]
+        return v.assign(point=point, template=template)[[*POINT_COLUMNS, POINT_TEMPLATE, POINT_MORE, "msize",
+                                                         "reference_msize"]]
 
     def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:
         p = commands.add_parser("tune", help="measure collectives and their mock-ups, find guideline violations, "

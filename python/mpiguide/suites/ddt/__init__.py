@@ -81,20 +81,22 @@ class DdtSuite(Suite):
         return {"tests": sel.tests, "grid": sel.grid, "type": sel.basic, "entries": entries}
 
     def launches(self, params: dict) -> list[LaunchTemplate]:
-        out = []
-        for e in params["entries"]:
-            # the driver measures the layouts and modes of each (A, m) interleaved in a random order per
-            # repetition (--order-seed, from the runner): the layout measured first used to be up to 1.6x slower
-            args = ["--pattern", e["pattern"], "--layouts", ";".join(e["layouts"]),
-                    "--A", ",".join(map(str, e["A"])), "--sizes", ",".join(map(str, e["sizes"])),
-                    "--modes", ",".join(e["modes"]), "--type", params["type"]]
-            driver = "mg_ddtbench"
-            if params.get("datatype_profiles"):  # the validation of mpiguide ddt tune
-                driver, args = "mg_ddtbench_tuned", [*args, "--datatype-profiles", params["datatype_profiles"]]
-            # runs planned before the placement rename call it launch_layout
-            placement = e.get("placement", e.get("launch_layout"))
-            out.append(LaunchTemplate(e["key"], driver, e["nprocs"], args, placement))
-        return out
+        return [_template(e, params) for e in params["entries"]]
+
+    def narrow(self, params: dict, template: LaunchTemplate, points: pd.DataFrame) -> LaunchTemplate:
+        """The entry's grid cut to the A and m of the points, the layouts their comparisons read (all of a
+        DT-GL4-BEST comparison's, the fastest being sought among them) and the modes of those."""
+        entry = next(e for e in params["entries"] if e["key"] == template.key)
+        by_text = {report.comparison_text(c): c for c in map(ex.Comparison.from_dict, entry["comparisons"])}
+        wanted = [by_text[t] for t in points["comparison"].unique() if t in by_text]
+        if not wanted:
+            return template
+        specs = {s for c in wanted for s in (c.compared[0], c.reference[0], *c.among)}
+        modes = {m for c in wanted for m in (c.compared[1], c.reference[1])}
+        A, sizes = set(points["A"].astype(int)), set(points["m"].astype(int))
+        return _template({**entry, "layouts": [s for s in entry["layouts"] if s in specs],
+                          "A": [a for a in entry["A"] if a in A], "sizes": [m for m in entry["sizes"] if m in sizes],
+                          "modes": [m for m in entry["modes"] if m in modes]}, params)
 
     def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
         configs, seconds = ex.estimate(params["entries"], nrep)
@@ -147,6 +149,20 @@ class DdtSuite(Suite):
         out_dir = Path(args.output) if args.output else report.default_output(rds)
         commands.write_report(self, rds, out_dir)
         return 0
+
+
+def _template(e: dict, params: dict) -> LaunchTemplate:
+    """The driver invocation of a planned entry (params["entries"])."""
+    # the driver measures the layouts and modes of each (A, m) interleaved in a random order per repetition
+    # (--order-seed, from the runner): the layout measured first used to be up to 1.6x slower
+    args = ["--pattern", e["pattern"], "--layouts", ";".join(e["layouts"]),
+            "--A", ",".join(map(str, e["A"])), "--sizes", ",".join(map(str, e["sizes"])),
+            "--modes", ",".join(e["modes"]), "--type", params["type"]]
+    driver = "mg_ddtbench"
+    if params.get("datatype_profiles"):  # the validation of mpiguide ddt tune
+        driver, args = "mg_ddtbench_tuned", [*args, "--datatype-profiles", params["datatype_profiles"]]
+    # runs planned before the placement rename call it launch_layout
+    return LaunchTemplate(e["key"], driver, e["nprocs"], args, e.get("placement", e.get("launch_layout")))
 
 
 def _list_command(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import NOT_MEASURED, Measured, oversubscription, stack_versions, unfinished
 from mpiguide.core.pairing import decide, paired
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import POINT_COLUMNS, POINT_TEMPLATE
+from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE
 from mpiguide.suites.ddt.expectations import CHARACTERIZE, MODES, PRECEDES, TESTS, TUNED, Comparison, label
 
 # what both sides of a comparison share
@@ -224,14 +224,15 @@ def heatmap(verdicts: pd.DataFrame) -> Heatmap:
 
 def verdict_points(r: DdtResult) -> pd.DataFrame:
     """The verdicts as `mpiguide compare` points (POINT_COLUMNS): a point is a test's comparison on one
-    configuration (DT-GL4-BEST names its rule, not the description that was fastest)."""
+    configuration (DT-GL4-BEST names its rule, not the description that was fastest); with the comparison, A and
+    m that DdtSuite.narrow reads."""
     v = r.verdicts
     if v.empty:
         return pd.DataFrame(columns=POINT_COLUMNS)
     point = ("test " + v["test"].astype(str) + ": " + v["comparison"] + ", " + v["pattern"] + " np"
              + v["nprocs"].astype(str) + " " + v["placement"].astype(str) + ", A=" + v["A"].astype(str) + " m="
              + v["m"].astype(str))
-    return v.assign(point=point)[[*POINT_COLUMNS, POINT_TEMPLATE]]
+    return v.assign(point=point)[[*POINT_COLUMNS, POINT_TEMPLATE, POINT_MORE, "comparison", "A", "m"]]
 
 
 def placement_label(entry: dict, spec: dict) -> str:
