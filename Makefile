@@ -7,7 +7,7 @@ TEST_STACKS ?= mpich openmpi
 MG          := $(VENV)/bin/mpiguide
 STAMP       := $(VENV)/.mpiguide-installed
 
-.PHONY: all venv run test test-c test-python lint build clean
+.PHONY: all venv run test check test-c test-python lint build clean
 
 all: run
 
@@ -38,15 +38,21 @@ test-c: venv
 	done
 
 # The cluster tests (tests/python/test_cluster.py) run MPICH and Open MPI on a Slurm test cluster.
-test-python: venv
+test-python: venv lint
 	@set -e; for s in $(TEST_STACKS); do $(MG) stack install $$s --if-missing; done
-	$(VENV)/bin/ruff check python tests/python
 	$(VENV)/bin/pytest -q
+
+# The fast tier, for the edit-test loop: lint, the import contracts and every Python test that needs no MPI
+# launch, build, root, network or browser (the pytest markers of pyproject.toml). `make test` runs all of it too.
+CHECK_MARKERS := not (mpi or build or root or network or browser or slow)
+check: lint
+	$(VENV)/bin/pytest -q -m "$(CHECK_MARKERS)"
 
 test: test-c test-python
 
 lint: venv
 	$(VENV)/bin/ruff check python tests/python
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf build

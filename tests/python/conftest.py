@@ -66,6 +66,22 @@ def run_cli(argv: list[str]) -> CliResult:
     return CliResult(rc, out.getvalue(), err.getvalue())
 
 
+# What a test needs beyond Python (pytest markers, declared in pyproject.toml): `make check` deselects every one
+# of them. A test needs what its fixtures need, and what its file is about.
+NEEDS_BY_FIXTURE = {"mpich_stack": ("mpi",), "mpich_build": ("mpi",), "pingpong_raw": ("mpi",),
+                    "small_run": ("mpi",), "stacks_built": ("mpi",), "cluster": ("mpi", "root", "network", "slow")}
+NEEDS_BY_FILE = {"test_cluster.py": ("mpi", "root", "network", "slow"), "test_install.py": ("mpi", "build", "slow"),
+                 "test_mpi4py.py": ("mpi", "build"), "test_report_browser.py": ("browser",)}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        needs = set(NEEDS_BY_FILE.get(item.path.name, ()))
+        needs.update(m for f in item.fixturenames for m in NEEDS_BY_FIXTURE.get(f, ()))
+        for marker in sorted(needs):
+            item.add_marker(marker)
+
+
 @pytest.fixture(autouse=True)
 def _wide_console(monkeypatch):
     """A wide console by default so tables are not truncated; tests about narrow output set their own."""

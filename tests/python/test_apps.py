@@ -331,6 +331,7 @@ def test_run_apps_is_the_same_job(cli, tmp_path):
         in res.text
 
 
+@pytest.mark.mpi
 def test_a_failed_check_fails_the_command(tmp_path, monkeypatch):
     """A variant whose halos differ (the driver's hidden --corrupt) is reported and the command exits 3."""
     real = JOB.launches

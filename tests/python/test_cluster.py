@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from conftest import read_launches
-from mpiguide.cluster import batch, slurm, system, testcluster
-from mpiguide.core import build, launch, rawfile, runner
+from mpiguide.cluster import batch, system, testcluster
+from mpiguide.core import build, launch, rawfile, runner, slurm
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from test_resume import POLL_LIMIT_S, start_mpiguide, wait_for
@@ -93,7 +93,7 @@ def test_cluster_is_up_with_its_own_hosts(cluster, monkeypatch):
     monkeypatch.setattr(testcluster, "current", lambda: cluster)
     assert slurm.slurm_env({}) == {"SLURM_CONF": str(cluster.conf)}
     assert slurm.slurm_env({"SLURM_CONF": "/elsewhere/slurm.conf"}) == {}
-    assert slurm.test_cluster({"SLURM_CONF": str(cluster.conf)}).name == cluster.name
+    assert slurm.site_of({"SLURM_CONF": str(cluster.conf)}).name == cluster.name
 
 
 @pytest.mark.parametrize("stack_name", ["mpich", "openmpi"])

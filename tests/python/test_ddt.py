@@ -16,6 +16,7 @@ from conftest import only_row, run_cli, run_driver, write_ddt_run
 from mpiguide.core import rawfile, runner, stats
 from mpiguide.core.catalog import LAYOUT_NAMES
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.launch import default_np
 from mpiguide.suites import SUITES
 from mpiguide.suites.ddt import expectations as ddt
 from mpiguide.suites.ddt import report as ddtreport
@@ -87,7 +88,7 @@ def test_default_plan_covers_the_paper():
     params = _params()
     assert params["tests"] == list(range(1, 12)) and params["grid"] == "paper"
     keys = [e["key"] for e in params["entries"]]
-    np_ = ddt.default_np()
+    np_ = default_np()
     assert f"t01-allgather-np{np_}" in keys and "t11-pingpong-np2" in keys
     t3 = [e for e in params["entries"] if e["test"] == 3]
     assert {e["pattern"] for e in t3} == {"pingpong", "bcast", "allgather"}

@@ -9,8 +9,7 @@ import os
 import pytest
 
 from conftest import read_launches
-from mpiguide.cluster import slurm
-from mpiguide.core import build, launch, runner
+from mpiguide.core import build, launch, runner, slurm
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
 

@@ -33,6 +33,8 @@ def fake_prefix(path, mpicc: str = "#!/bin/sh\nexit 0\n", mpiexec: str = "#!/bin
     return path
 
 
+@pytest.mark.mpi
+@pytest.mark.network  # pip install mpich from PyPI
 def test_install_list_add_env_remove(temp_home, cli):
     res = cli(["stack", "install", "mpich"])
     assert res.rc == 0, res.text

@@ -18,8 +18,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from mpiguide.cluster import slurm
-from mpiguide.core import launch
+from mpiguide.core import launch, slurm
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.runner import Launch, RunDir, write_json
 

@@ -18,7 +18,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from mpiguide.cluster import system
 from mpiguide.cluster.system import Process
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.paths import data_home
+from mpiguide.core.stacks import Stack
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,8}$")  # 9 characters: link names have at most 15
 MAX_NODES = 99
@@ -76,6 +77,11 @@ class TestCluster:
         """What Slurm's commands need to talk to this cluster."""
         return {"SLURM_CONF": str(self.conf)}
 
+    def launch_env(self, stack: Stack) -> dict[str, str]:
+        """Its nodes are namespaces of one machine: without these settings a stack would take shared memory
+        between them."""
+        return stack.network_between_nodes_env()
+
     def daemon(self, name: str) -> Process | None:
         d = self.daemons.get(name)
         return Process(d["pid"], d["start"]) if d else None
@@ -117,6 +123,30 @@ def current() -> TestCluster | None:
         return TestCluster.load(name) if name else None
     except MpiguideError:
         return None
+
+
+class Sites:
+    """The test clusters as core.slurm's SiteFinder (registered by mpiguide.cluster)."""
+
+    def current(self) -> TestCluster | None:
+        c = current()
+        return c if c and c.state == "up" else None
+
+    def of_env(self, env: Mapping[str, str]) -> TestCluster | None:
+        conf = env.get("SLURM_CONF")
+        if not conf:
+            return None
+        for name in names():
+            try:
+                c = TestCluster.load(name)
+            except MpiguideError:
+                continue
+            if Path(conf) == c.conf:
+                return c
+        return None
+
+
+SITES = Sites()
 
 
 def resolve(name: str | None) -> TestCluster:

@@ -8,14 +8,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 
-from mpiguide.cluster import slurm
+from mpiguide.core import slurm
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
 
-LAUNCHERS = ("local", "hostfile", "srun", "template")
 TEMPLATE_FIELDS = ("mpiexec", "np", "nodes", "ppn", "hostfile", "prog", "args")
 
 
@@ -38,8 +38,7 @@ class LaunchSpec:
     @property
     def on_nodes(self) -> bool:
         """The processes run on the nodes of a Slurm allocation: srun launches, and templates that call srun."""
-        return self.launcher == "srun" or (self.launcher == "template" and
-                                           re.search(r"\bsrun\b", self.template or "") is not None)
+        return launcher(self.launcher).on_nodes(self)
 
     def shape(self, nprocs: int) -> tuple[int, int]:
         """Nodes and processes per node of a launch of nprocs processes (no ppn: all on the nodes given)."""
@@ -53,30 +52,125 @@ class LaunchSpec:
         return replace(self, nodes=nodes, ppn=ppn)
 
     def validate(self, nprocs: int) -> None:
-        if self.launcher not in LAUNCHERS:
-            raise MpiguideError(f"unknown launcher '{self.launcher}': choose one of {', '.join(LAUNCHERS)}")
+        how = launcher(self.launcher)
         if self.ppn is not None and self.nodes * self.ppn != nprocs:
             raise MpiguideError(
                 f"placement {self.nodes}x{self.ppn} gives {self.nodes * self.ppn} processes, "
                 f"but this measurement needs {nprocs}"
             )
-        if self.launcher == "local" and self.nodes > 1:
+        how.validate(self)
+
+
+# ---------------------------------------------------------------- launchers
+
+class Launcher(ABC):
+    """How a driver is started. A launcher whose processes run on a Slurm allocation's nodes (on_nodes) gets
+    Slurm's environment, its node-failure and missing-file diagnostics (core.slurm)."""
+
+    name: str
+
+    def on_nodes(self, spec: LaunchSpec) -> bool:
+        return False
+
+    def validate(self, spec: LaunchSpec) -> None:  # noqa: B027 (most launchers take every setting)
+        """Refuses settings this launcher cannot use."""
+
+    @abstractmethod
+    def command(self, spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: list[str]) -> list[str]:
+        """The exact argv that starts `program` on nprocs processes (spec validated)."""
+
+    def preflight(self, spec: LaunchSpec, stack: Stack, env: Mapping[str, str]) -> None:  # noqa: B027
+        """Checks made once before the first launch (none by default)."""
+
+
+class Local(Launcher):
+    name = "local"
+
+    def validate(self, spec: LaunchSpec) -> None:
+        if spec.nodes > 1:
             raise MpiguideError(
-                f"the local launcher runs on this node only, but the placement asks for {self.nodes} nodes; "
+                f"the local launcher runs on this node only, but the placement asks for {spec.nodes} nodes; "
                 "use --launcher srun, --launcher hostfile --hostfile FILE, or --launcher-template"
             )
-        if self.launcher == "hostfile" and not self.hostfile:
+
+    def command(self, spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: list[str]) -> list[str]:
+        return [str(stack.mpiexec), *stack.local_flags(nprocs), "-n", str(nprocs), program, *args]
+
+
+class Hostfile(Launcher):
+    name = "hostfile"
+
+    def validate(self, spec: LaunchSpec) -> None:
+        if not spec.hostfile:
             raise MpiguideError("--launcher hostfile needs --hostfile FILE")
-        if self.launcher == "template":
-            if not self.template:
-                raise MpiguideError("--launcher template needs --launcher-template 'TEMPLATE'")
-            try:
-                self.template.format(**{k: "" for k in TEMPLATE_FIELDS})
-            except (KeyError, IndexError, ValueError) as exc:
-                raise MpiguideError(
-                    f"bad --launcher-template '{self.template}': {exc!r}; "
-                    f"fields are {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)}"
-                ) from exc
+
+    def command(self, spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: list[str]) -> list[str]:
+        assert spec.hostfile is not None
+        _, ppn = spec.shape(nprocs)
+        return [str(stack.mpiexec), *stack.hostfile_flags(spec.hostfile, ppn), "-n", str(nprocs), program, *args]
+
+
+class Srun(Launcher):
+    name = "srun"
+
+    def on_nodes(self, spec: LaunchSpec) -> bool:
+        return True
+
+    def command(self, spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: list[str]) -> list[str]:
+        nodes, ppn = spec.shape(nprocs)
+        partition = ["-p", spec.partition] if spec.partition else []
+        return ["srun", f"--mpi={stack.srun_mpi()}", "-N", str(nodes), "--ntasks-per-node", str(ppn),
+                "-n", str(nprocs), *partition, program, *args]
+
+    def preflight(self, spec: LaunchSpec, stack: Stack, env: Mapping[str, str]) -> None:
+        slurm.check_srun(stack, env, spec.partition)
+
+
+class Template(Launcher):
+    """The user's command line with the fields of TEMPLATE_FIELDS; on a Slurm allocation's nodes when it calls
+    srun."""
+
+    name = "template"
+
+    def on_nodes(self, spec: LaunchSpec) -> bool:
+        return re.search(r"\bsrun\b", spec.template or "") is not None
+
+    def validate(self, spec: LaunchSpec) -> None:
+        if not spec.template:
+            raise MpiguideError("--launcher template needs --launcher-template 'TEMPLATE'")
+        try:
+            spec.template.format(**{k: "" for k in TEMPLATE_FIELDS})
+        except (KeyError, IndexError, ValueError) as exc:
+            raise MpiguideError(
+                f"bad --launcher-template '{spec.template}': {exc!r}; "
+                f"fields are {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)}"
+            ) from exc
+
+    def command(self, spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: list[str]) -> list[str]:
+        assert spec.template is not None
+        nodes, ppn = spec.shape(nprocs)
+        text = spec.template.format(
+            mpiexec=shlex.quote(str(stack.mpiexec)), np=nprocs, nodes=nodes, ppn=ppn,
+            hostfile=shlex.quote(spec.hostfile or ""), prog=shlex.quote(program), args=shlex.join(args),
+        )
+        return shlex.split(text)
+
+
+_REGISTRY: dict[str, Launcher] = {x.name: x for x in (Local(), Hostfile(), Srun(), Template())}
+LAUNCHERS = tuple(_REGISTRY)
+
+
+def launcher(name: str) -> Launcher:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise MpiguideError(f"unknown launcher '{name}': choose one of {', '.join(LAUNCHERS)}") from None
+
+
+def default_np() -> int:
+    """Processes of a collective measurement without --np: the 16 per node of Carpen-Amarie et al. (2016), at most
+    the cores here, at least 2."""
+    return max(2, min(16, os.cpu_count() or 2))
 
 
 def parse_placements(text: str) -> list[str]:
@@ -105,43 +199,27 @@ def parse_placement(text: str) -> tuple[int, int]:
 def command(spec: LaunchSpec, stack: Stack, nprocs: int, program: str, args: list[str]) -> list[str]:
     """The exact argv that starts `program` on nprocs processes."""
     spec.validate(nprocs)
-    nodes, ppn = spec.shape(nprocs)
-    mpiexec = str(stack.mpiexec)
-    if spec.launcher == "local":
-        return [mpiexec, *stack.local_flags(nprocs), "-n", str(nprocs), program, *args]
-    if spec.launcher == "hostfile":
-        assert spec.hostfile is not None
-        return [mpiexec, *stack.hostfile_flags(spec.hostfile, ppn), "-n", str(nprocs), program, *args]
-    if spec.launcher == "srun":
-        partition = ["-p", spec.partition] if spec.partition else []
-        return ["srun", f"--mpi={stack.srun_mpi()}", "-N", str(nodes), "--ntasks-per-node", str(ppn),
-                "-n", str(nprocs), *partition, program, *args]
-    assert spec.template is not None
-    text = spec.template.format(
-        mpiexec=shlex.quote(mpiexec), np=nprocs, nodes=nodes, ppn=ppn,
-        hostfile=shlex.quote(spec.hostfile or ""), prog=shlex.quote(program), args=shlex.join(args),
-    )
-    return shlex.split(text)
+    return launcher(spec.launcher).command(spec, stack, nprocs, program, args)
 
 
 def environment(spec: LaunchSpec, stack: Stack, base: Mapping[str, str]) -> dict[str, str]:
-    """What a launch adds to the stack's environment `base`: on a cluster's nodes, Slurm's settings
-    (cluster.slurm.launch_env)."""
+    """What a launch adds to the stack's environment `base`: on a Slurm allocation's nodes, Slurm's settings
+    (core.slurm.launch_env)."""
     return slurm.launch_env(stack, base) if spec.on_nodes else {}
 
 
 def test_cluster_name(spec: LaunchSpec) -> str | None:
-    """The mpiguide test cluster the launches run on (its nodes share this machine's cores), if any."""
+    """The registered Slurm site the launches run on (mpiguide's test cluster, whose nodes share this machine's
+    cores), if any."""
     if not spec.on_nodes:
         return None
-    c = slurm.test_cluster({**os.environ, **slurm.slurm_env()})
-    return c.name if c else None
+    site = slurm.site_of({**os.environ, **slurm.slurm_env()})
+    return site.name if site else None
 
 
 def preflight(spec: LaunchSpec, stack: Stack, env: Mapping[str, str]) -> None:
     """Checks made once before the first launch: a missing srun, PMI plugin or partition is refused here."""
-    if spec.launcher == "srun":
-        slurm.check_srun(stack, env, spec.partition)
+    launcher(spec.launcher).preflight(spec, stack, env)
 
 
 def stops_the_run(spec: LaunchSpec, log: str) -> str | None:

@@ -25,8 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from mpiguide import __version__
-from mpiguide.cluster import slurm
-from mpiguide.core import build, launch, rawfile, segments
+from mpiguide.core import build, launch, rawfile, segments, slurm
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.paths import is_checkout, source_root

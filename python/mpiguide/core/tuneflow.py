@@ -22,6 +22,9 @@ from mpiguide.core.runner import RunDir
 from mpiguide.core.stats import PASS, VIOLATED
 from mpiguide.core.suite import Suite
 
+# the first line of every libmpiguide-tune profile, of collectives and of datatype strategies alike
+PROFILE_HEADER = "# mpiguide tune profile 1"
+
 TUNE_STATE = "tune.json"
 PROFILES = "{run_dir}/profiles/{stack}"  # the validation launches' profiles, per stack
 console = commands.console

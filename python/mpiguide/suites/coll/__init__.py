@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from mpiguide.core import launch
 from mpiguide.core.catalog import COLLECTIVES, POOL_DEFAULTS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
@@ -18,7 +19,6 @@ from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE, CommandContext, LaunchTemplate, Report, Suite
 from mpiguide.core.tuneflow import add_tune_options
 from mpiguide.suites.coll import analysis, profiles, report, workflow
-from mpiguide.suites.ddt.expectations import default_np
 
 # the sizes of Hunold and Carpen-Amarie (2018), Figure 4
 DEFAULT_SIZES = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"
@@ -71,7 +71,7 @@ class CollSuite(Suite):
                        help=f"int-vector pool of the library (default {POOL_DEFAULTS['int_pool']})")
 
     def params(self, args: argparse.Namespace) -> dict:
-        nps = int_list(args.np, "--np") if args.np else [default_np()]
+        nps = int_list(args.np, "--np") if args.np else [launch.default_np()]
         if min(nps) < 2:
             raise MpiguideError(f"bad --np '{args.np}': collectives need at least 2 processes")
         if args.root < 0 or args.root >= min(nps):

@@ -12,9 +12,8 @@ import pandas as pd
 
 from mpiguide.core.catalog import COLLECTIVES, MOCKUPS
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.tuneflow import PROFILE_HEADER
 from mpiguide.suites.coll.analysis import DEFAULT
-
-PROFILE_HEADER = "# mpiguide tune profile 1"
 
 
 def profile_ranges(choices: pd.DataFrame) -> list[tuple[int, int, str]]:

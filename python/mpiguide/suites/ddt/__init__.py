@@ -55,7 +55,7 @@ class DdtSuite(Suite):
                 raise MpiguideError(f"--np {args.np} and --placement {text}: a placement fixes the collectives' "
                                     "processes (nodes x ppn); give one or the other")
         else:
-            nps = [ex.default_np()]
+            nps = [launch.default_np()]
         layouts = None
         if args.layouts:
             layouts = [x.strip() for x in args.layouts.split(",") if x.strip()]

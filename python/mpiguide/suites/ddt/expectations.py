@@ -17,7 +17,6 @@ and beyond the paper, from mpiguide's datatype engine:
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 
 from mpiguide.core import launch
@@ -235,11 +234,6 @@ def parse_tests(text: str) -> list[int]:
     return sorted(out)
 
 
-def default_np() -> int:
-    """Processes of the collective patterns: the paper's 16 on one node, at most the cores here, at least 2."""
-    return max(2, min(16, os.cpu_count() or 2))
-
-
 def pingpong_placement(collective: tuple[int, int] | None) -> str | None:
     """The paper runs ping-pong on 2x1 under 32x1 and on 1x2 under 1x16."""
     if collective is None:
@@ -259,7 +253,7 @@ class Selection:
     sizes: list[int] | None = None
     patterns: list[str] | None = None
     modes: list[str] | None = None
-    np: list[int] = field(default_factory=lambda: [default_np()])
+    np: list[int] = field(default_factory=lambda: [launch.default_np()])
     basic: str = "int"
     # NODESxPPN of the collective launches, one launch per placement (the ping-pong's follows each:
     # pingpong_placement); none: the run's launcher decides

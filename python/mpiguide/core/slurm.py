@@ -1,7 +1,10 @@
-"""Launching through Slurm: the srun line for a stack, the environment it runs with (the test cluster's
-SLURM_CONF when the user set none; TCP between the test cluster's nodes), and a clear message when srun,
-a partition or an MPI plugin is missing; and the signs that the allocation a run executes in is ending.
-Nothing here assumes the test cluster: on any other Slurm it only adds what the stack needs."""
+"""Launching through Slurm: the srun line for a stack, the environment it runs with, and a clear message when
+srun, a partition or an MPI plugin is missing; and the signs that the allocation a run executes in is ending.
+
+Nothing here knows mpiguide's test cluster. A Slurm that mpiguide knows more about than Slurm tells (the test
+cluster: where its configuration is when the user exported none, and that its nodes share one machine) is a
+Site; the code that starts it registers a SiteFinder (register_site_finder), so that the launch path never
+imports test infrastructure."""
 
 from __future__ import annotations
 
@@ -14,35 +17,51 @@ import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
-from mpiguide.cluster import testcluster
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
 
 
+class Site(Protocol):
+    name: str
+
+    def env(self) -> dict[str, str]:
+        """What Slurm's commands need to talk to it (SLURM_CONF)."""
+
+    def launch_env(self, stack: Stack) -> dict[str, str]:
+        """What a launch of `stack` on its nodes needs besides (for example TCP between nodes)."""
+
+
+class SiteFinder(Protocol):
+    def current(self) -> Site | None:
+        """The site to use when the environment names no Slurm configuration."""
+
+    def of_env(self, env: Mapping[str, str]) -> Site | None:
+        """The site env's Slurm configuration belongs to, if it is one of these."""
+
+
+_FINDERS: list[SiteFinder] = []
+
+
+def register_site_finder(finder: SiteFinder) -> None:
+    if finder not in _FINDERS:
+        _FINDERS.append(finder)
+
+
 def slurm_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """What Slurm's commands need on top of `base` (default: this process's environment): the current
-    test cluster's SLURM_CONF, unless base names a Slurm configuration of its own."""
+    """What Slurm's commands need on top of `base` (default: this process's environment): the current site's
+    SLURM_CONF, unless base names a Slurm configuration of its own."""
     base = os.environ if base is None else base
     if base.get("SLURM_CONF"):
         return {}
-    c = testcluster.current()
-    return c.env() if c and c.state == "up" else {}
+    site = next((s for f in _FINDERS if (s := f.current()) is not None), None)
+    return site.env() if site else {}
 
 
-def test_cluster(env: Mapping[str, str]) -> testcluster.TestCluster | None:
-    """The test cluster env's Slurm configuration belongs to, if any."""
-    conf = env.get("SLURM_CONF")
-    if not conf:
-        return None
-    for name in testcluster.names():
-        try:
-            c = testcluster.TestCluster.load(name)
-        except MpiguideError:
-            continue
-        if Path(conf) == c.conf:
-            return c
-    return None
+def site_of(env: Mapping[str, str]) -> Site | None:
+    """The registered site env's Slurm configuration belongs to, if any."""
+    return next((s for f in _FINDERS if (s := f.of_env(env)) is not None), None)
 
 
 # Where distributions put Slurm's PMI-2 client library (Debian: libpmi2-0).
@@ -58,13 +77,13 @@ def pmi2_library() -> str | None:
 
 def launch_env(stack: Stack, base: Mapping[str, str]) -> dict[str, str]:
     """Additions for a launch of `stack` on Slurm's nodes: slurm_env; Intel MPI's pointer to Slurm's PMI-2
-    library (without it every rank starts alone); on the test cluster the stack's TCP-between-nodes
-    settings. Settings the user exported win."""
+    library (without it every rank starts alone); what a registered site's nodes need. Settings the user
+    exported win."""
     add = slurm_env(base)
     if stack.family == "impi" and "I_MPI_PMI_LIBRARY" not in base and (lib := pmi2_library()):
         add["I_MPI_PMI_LIBRARY"] = lib
-    if test_cluster({**base, **add}):
-        add.update({k: v for k, v in stack.network_between_nodes_env().items() if k not in base})
+    if site := site_of({**base, **add}):
+        add.update({k: v for k, v in site.launch_env(stack).items() if k not in base})
     return add
 
 
