@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from mpiguide.core import families
 from mpiguide.core import stacks as stackmod
 
 
@@ -223,7 +224,36 @@ def test_detect_family(tmp_path, tools, family):
     (tmp_path / "bin").mkdir()
     for t in tools:
         (tmp_path / "bin" / t).write_text("")
-    assert stackmod.detect_family(tmp_path) == family
+    assert families.from_prefix(tmp_path) == family
+
+
+@pytest.mark.parametrize(("text", "family"), [
+    ("Open MPI v5.0.5, package: Open MPI", "openmpi"), ("Intel(R) MPI Library 2021.13 for Linux* OS", "impi"),
+    ("MVAPICH Version: 3.0", "mpich"), ("MPICH Version: 4.2.3", "mpich"), ("Some Vendor MPI 1.0", "other"),
+])
+def test_family_from_version(text, family):
+    assert families.from_version(text) == family
+
+
+@pytest.mark.parametrize(("names", "family"), [
+    (["mpicc.openmpi", "mpiexec.openmpi"], "openmpi"), (["mpicc.mpich"], "mpich"), (["mpicc.impi"], "impi"),
+    (["mpicc", "mpiexec"], None),
+])
+def test_family_from_wrapper_names(tmp_path, names, family):
+    assert families.from_names(*(tmp_path / n for n in names)) == family
+
+
+def test_family_adapters_hold_the_launch_details():
+    """What differs between families, per adapter; an unknown family gets MPICH-style defaults."""
+    ompi, impi, mpich, other = (families.get(n) for n in ("openmpi", "impi", "mpich", "weird"))
+    assert (ompi.srun_mpi, impi.srun_mpi, mpich.srun_mpi, other.srun_mpi) == ("pmix", "pmi2", "pmi2", "pmi2")
+    assert ompi.hostfile_flags("h", 2) == ["--hostfile", "h", "--map-by", "ppr:2:node"]
+    assert other.hostfile_flags("h", 2) == mpich.hostfile_flags("h", 2) == ["-f", "h", "-ppn", "2"]
+    assert ompi.oversubscribe_flags() == ["--oversubscribe"] and impi.oversubscribe_flags() == []
+    assert impi.env("/opt/impi") == {"I_MPI_ROOT": "/opt/impi"} and impi.pmi_library_variable == "I_MPI_PMI_LIBRARY"
+    assert ompi.session_dir_env("/tmp/s") == {"PRTE_MCA_prte_local_tmpdir_base": "/tmp/s"}
+    assert other.network_between_nodes_env() == {} and "FI_PROVIDER" in mpich.network_between_nodes_env()
+    assert other.name == "other" and families.FAMILIES == ("mpich", "openmpi", "impi", "other")
 
 
 def test_stack_env_prints_the_environment(temp_home, cli, tmp_path):

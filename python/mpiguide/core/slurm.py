@@ -76,12 +76,13 @@ def pmi2_library() -> str | None:
 
 
 def launch_env(stack: Stack, base: Mapping[str, str]) -> dict[str, str]:
-    """Additions for a launch of `stack` on Slurm's nodes: slurm_env; Intel MPI's pointer to Slurm's PMI-2
-    library (without it every rank starts alone); what a registered site's nodes need. Settings the user
-    exported win."""
+    """Additions for a launch of `stack` on Slurm's nodes: slurm_env; the pointer to Slurm's PMI-2 library of a
+    family that needs one (Intel MPI: without it every rank starts alone); what a registered site's nodes
+    need. Settings the user exported win."""
     add = slurm_env(base)
-    if stack.family == "impi" and "I_MPI_PMI_LIBRARY" not in base and (lib := pmi2_library()):
-        add["I_MPI_PMI_LIBRARY"] = lib
+    var = stack.adapter.pmi_library_variable
+    if var and var not in base and (lib := pmi2_library()):
+        add[var] = lib
     if site := site_of({**base, **add}):
         add.update({k: v for k, v in site.launch_env(stack).items() if k not in base})
     return add
@@ -117,16 +118,14 @@ def check_srun(stack: Stack, env: Mapping[str, str], partition: str | None = Non
     plugin = stack.srun_mpi()
     plugins = _mpi_plugins(srun, env.get("SLURM_CONF"))
     if plugin not in plugins:
-        fix = ("run inside an allocation (salloc, or mpiguide batch) with --launcher-template "
-               "'{mpiexec} -n {np} --map-by ppr:{ppn}:node {prog} {args}': Open MPI's mpirun starts its "
-               "daemons through Slurm itself" if stack.family == "openmpi" else
-               "ask for Slurm's PMI-2 plugin (mpi_pmi2.so), or launch with --launcher hostfile")
         raise MpiguideError(f"stack '{stack.name}' needs srun --mpi={plugin}, which this Slurm does not have "
-                            f"(srun --mpi=list: {', '.join(sorted(plugins)) or 'nothing'}); {fix}")
-    if stack.family == "impi" and not env.get("I_MPI_PMI_LIBRARY"):
-        raise MpiguideError(f"stack '{stack.name}' (Intel MPI) needs Slurm's PMI-2 library under srun, and none "
-                            f"was found ({', '.join(PMI2_LIBRARIES)}): install it (Debian: apt-get install "
-                            "libpmi2-0) or set I_MPI_PMI_LIBRARY to it")
+                            f"(srun --mpi=list: {', '.join(sorted(plugins)) or 'nothing'}); "
+                            f"{stack.adapter.srun_plugin_hint}")
+    var = stack.adapter.pmi_library_variable
+    if var and not env.get(var):
+        raise MpiguideError(f"stack '{stack.name}' ({stack.family}) needs Slurm's PMI-2 library under srun, and "
+                            f"none was found ({', '.join(PMI2_LIBRARIES)}): install it (Debian: apt-get install "
+                            f"libpmi2-0) or set {var} to it")
     if partition:
         check_partition(partition, env)
 

