@@ -3,17 +3,24 @@ the ping-pong driver, and one small finished run that read-only tests share.
 
 The MPICH stack must already be installed in the default MPIGUIDE_HOME; tests
 that install, add or remove stacks use a temporary MPIGUIDE_HOME instead.
+
+Also the helpers that more than one test file uses (synthetic runs with known
+outcomes, mpiguide in its own process): test files import them from here,
+never from each other.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +36,7 @@ from mpiguide.cli import main  # noqa: E402
 from mpiguide.core import build, launch, runner  # noqa: E402
 from mpiguide.core import stacks as stackmod  # noqa: E402
 from mpiguide.suites import SUITES  # noqa: E402
+from mpiguide.suites.coll import analysis as coll_analysis  # noqa: E402
 from mpiguide.suites.ddt.expectations import label as ddt_label  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -156,6 +164,32 @@ def read_csv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+# ---------------------------------------------------------------- mpiguide in its own process
+
+POLL_LIMIT_S = 300  # only a guard against hanging forever, never an assertion about speed
+
+
+def wait_for(predicate, proc: subprocess.Popen, what: str):
+    deadline = time.monotonic() + POLL_LIMIT_S
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"mpiguide ended (exit {proc.returncode}) before {what}:\n{out}\n{err}")
+        time.sleep(0.02)
+    proc.kill()
+    pytest.fail(f"gave up waiting for {what}")
+
+
+def start_mpiguide(args: list[str], cwd) -> subprocess.Popen:
+    """The real CLI in its own process. SIGINT is reset to its default first: a shell that starts the test suite
+    in the background (nohup, `cmd &` without job control) makes children ignore it, and Python keeps it ignored."""
+    return subprocess.Popen([str(MPIGUIDE_EXE), *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
 # ---------------------------------------------------------------- synthetic run directories
 
 def synthetic_meta(run_id: str = "synthetic-pingpong", runs: int = 5, sizes: list[int] | None = None,
@@ -272,3 +306,155 @@ def write_ddt_run(path: Path, params: dict, times, stacks=("fast", "slow"), runs
         return "\n".join([*lines, "#@end=ok"]) + "\n"
 
     return synthetic_job_run(path, SUITES.get("ddt"), params, stacks, runs, nrep, raw_of)
+
+
+# ---------------------------------------------------------------- a ddt run of an old and a new library
+
+DDT_M = 64000  # the one message size of ddt_params
+
+
+def ddt_params(A: str = "2,10") -> dict:
+    job = SUITES.get("ddt")
+    p = argparse.ArgumentParser()
+    job.add_arguments(p)
+    return job.params(p.parse_args(["--tests", "8", "--A", A, "--sizes", str(DDT_M), "--patterns", "pingpong",
+                                    "--np", "2"]))
+
+
+def ddt_library(version: str):
+    """Test 8 (Block, Block-indexed; native and normalized): the old library sends Block-indexed 3x slower
+    than Block, the new one Block 3x slower than its normalized type; everything else takes 1."""
+    def times(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
+        t = 1e-4 * (1 + 0.01 * launch)
+        if mode == "datatype" and layout == ("block-indexed" if version == "old" else "block"):
+            return 3 * t
+        return t
+    return times
+
+
+# ---------------------------------------------------------------- an apps run with known outcomes
+
+APPS_VARIANTS = ["basic:nonblocking", "ddt:nonblocking", "basic:neighbor", "ddt:neighbor", "basic:persistent",
+                 "ddt:persistent"]
+APPS_RANKS = [1, 2]
+APPS_STEPS = 10
+
+
+def apps_params(*argv: str) -> dict:
+    job = SUITES.get("apps")
+    p = argparse.ArgumentParser()
+    job.add_arguments(p)
+    return job.params(p.parse_args(list(argv)))
+
+
+def apps_known_time(stack: str, nprocs: int, packing: str, mode: str, launch: int) -> float:
+    """Seconds per iteration. Halving with 2 processes (speedup 2). 'fast': DDT 1.5x faster than BASIC in
+    nonblocking, the same in neighbor, 2% apart in persistent (tie). 'slow': BASIC 2x faster in every mode,
+    except persistent where the launches scatter (unclear)."""
+    t = 1e-4 / nprocs * (1 + 0.01 * launch)
+    if stack == "fast":
+        factor = {"nonblocking": 1 / 1.5, "neighbor": 1.0, "persistent": 1.02}[mode]
+    elif mode == "persistent":
+        factor = (0.5, 3.0, 0.6, 2.5, 0.7)[launch]
+    else:
+        factor = 2.0
+    return t * (factor if packing == "ddt" else 1.0)
+
+
+def apps_known_mem(packing: str) -> int:
+    return {"basic": 200 * 1024, "ddt": 180 * 1024}[packing]
+
+
+def write_apps_run(path: Path, stacks=("fast", "slow"), runs: int = 5, nrep: int = 3, error_on=None) -> Path:
+    params = apps_params("--apps", "jacobi", "--scaling", "strong", "--ranks", ",".join(map(str, APPS_RANKS)),
+                         "--variants", ",".join(APPS_VARIANTS), "--strong-grid", "64x48", "--steps", str(APPS_STEPS))
+
+    def raw_of(x) -> str:
+        lines = ["#@mpiguide_raw=1", "#@driver=stencil", f"#@nprocs={x.nprocs}", f"#@nrep={nrep}",
+                 "app packing mode gnx gny steps rep time_s"]
+        for v in APPS_VARIANTS:
+            packing, mode = v.split(":")
+            label = f"jacobi {packing} {mode}"
+            lines.append(f"#@rss_before[{label}]=1000000")
+            if error_on and error_on(x, packing, mode):
+                lines.append(f"#@error[{label}]=step 10 rank 1 cell (3,4): got 1 want 2")
+                continue
+            t = apps_known_time(x.stack, x.nprocs, packing, mode, x.run_index)
+            lines += [f"{label} 64 48 {APPS_STEPS} {i} {t * (1 + 1e-3 * i):.9e}" for i in range(nrep)]
+            lines += [f"#@setup[{label}]=2e-5", f"#@comm[{label}]=0.25", f"#@rss[{label}]=3145728",
+                      f"#@mem[{label}]={apps_known_mem(packing) + 4096 * x.run_index}",
+                      f"#@halo_bytes[{label}]={1536 if packing == 'basic' else 0}"]
+        return "\n".join([*lines, "#@end=ok"]) + "\n"
+
+    return synthetic_job_run(path, SUITES.get("apps"), params, stacks, runs, nrep, raw_of)
+
+
+# ---------------------------------------------------------------- a coll run with known outcomes
+
+COLL_SIZES = [8, 16, 1024, 2048]
+COLL_MOCKUPS = {
+    "allreduce": {"allreduce_as_reduce_bcast": (5, "MPI_Reduce + MPI_Bcast"),
+                  "allreduce_as_reducescatterblock_allgather": (6, "MPI_Reduce_scatter_block + MPI_Allgather")},
+    "bcast": {"bcast_as_allgatherv": (9, "MPI_Allgatherv"),
+              "bcast_as_scatter_allgather": (10, "MPI_Scatter + MPI_Allgather")}}
+COLL_SKIPPED = ("bcast", "bcast_as_scatter_allgather", 2048)
+
+
+def coll_params(*argv: str) -> dict:
+    job = SUITES.get("coll")
+    p = argparse.ArgumentParser()
+    job.add_arguments(p)
+    return job.params(p.parse_args(list(argv)))
+
+
+def write_coll_run(path: Path, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
+                   impls_extra: tuple[str, ...] = ()) -> Path:
+    """A finished coll run (2 processes) whose raw files hold times(stack, collective, impl, msize, launch)."""
+    params = coll_params("--collectives", "allreduce,bcast", "--sizes", ",".join(map(str, COLL_SIZES)), "--np", "2")
+
+    def raw_of(x) -> str:
+        coll = x.template.split("-")[0]
+        lines = ["#@mpiguide_raw=1", "#@driver=collbench", "#@nprocs=2", f"#@collectives={coll}",
+                 f"#@mockup[default]=0 {coll_analysis.mpi_name(coll)}"]
+        lines += [f"#@mockup[{impl}]={n} {f}" for impl, (n, f) in COLL_MOCKUPS[coll].items()]
+        lines.append("collective impl msize rep time_s")
+        for m in COLL_SIZES:
+            for impl in ["default", *COLL_MOCKUPS[coll], *impls_extra]:
+                if (coll, impl, m) == COLL_SKIPPED:
+                    lines.insert(5, f"#@skip[{coll} {impl} {m}]=the library ran the native call")
+                    continue
+                t = times(x.stack, coll, impl, m, x.run_index)
+                lines += [f"{coll} {impl} {m} {i} {t * (1 + 1e-3 * i):.9e}" for i in range(nrep)]
+        return "\n".join([*lines, "#@tune_config[msg_pool_bytes]=67108864", "#@end=ok"]) + "\n"
+
+    return synthetic_job_run(path, SUITES.get("coll"), params, stacks, runs, nrep, raw_of)
+
+
+def coll_known_times(stack, coll, impl, m, launch):
+    """fast: native is best everywhere. slow: Allreduce native 3x slower than Reduce+Bcast (and 1.5x slower
+    than RSB+Allgather) at 1024 and 2048 B; Bcast slower at 8 B than at 16 B (monotony) and at 2048 B 3x
+    its 1024 B time (split: 1.5x two calls of 1024 B); Bcast as Allgatherv 5% faster at 16 B (below the
+    threshold); Bcast as Scatter+Allgather noisy at 1024 B (inconclusive)."""
+    t = 1e-5 * (1 + 0.01 * launch) * (1 + m / 1024)
+    if stack == "fast":
+        return t if impl in ("default", "tuned") else 2 * t
+    if coll == "allreduce":
+        slow_native = m >= 1024
+        if impl == "default":
+            return 3 * t if slow_native else t
+        if impl == "tuned":
+            return t
+        if impl == "allreduce_as_reduce_bcast":
+            return t if slow_native else 2 * t
+        return 2 * t
+    if impl == "default" or impl == "tuned":
+        if m == 8:
+            return 5 * t
+        if m == 2048:
+            return 3 * 1e-5 * (1 + 0.01 * launch) * 2  # 3 x the 1024 B time
+        return t
+    if impl == "bcast_as_allgatherv":
+        return 0.95 * t if m == 16 else 2 * t
+    if m == 1024:
+        return 1e-5 * (3 if launch % 2 else 0.5)  # mean 1.5e-5 against native 2e-5, no clear order
+    return 2 * t

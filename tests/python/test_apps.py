@@ -4,12 +4,11 @@ outcomes, and small real runs of mg_stencil on MPICH."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
 
-from conftest import only_row, run_cli, run_driver, synthetic_job_run
+from conftest import APPS_STEPS, APPS_VARIANTS, apps_params, only_row, run_cli, run_driver, write_apps_run
 from mpiguide.core import runner
 from mpiguide.core.errors import MpiguideError
 from mpiguide.suites import SUITES
@@ -17,18 +16,10 @@ from mpiguide.suites.apps import job as apps
 from mpiguide.suites.apps import report as appsreport
 
 JOB = SUITES.get("apps")
-VARIANTS = ["basic:nonblocking", "ddt:nonblocking", "basic:neighbor", "ddt:neighbor", "basic:persistent",
-            "ddt:persistent"]
-
-
-def _params(*argv: str) -> dict:
-    p = argparse.ArgumentParser()
-    JOB.add_arguments(p)
-    return JOB.params(p.parse_args(list(argv)))
 
 
 def test_defaults_are_the_machine_preset():
-    p = _params()
+    p = apps_params()
     assert p["apps"] == list(apps.APPS) and p["scalings"] == ["strong", "weak"] and p["ranks"] == [1, 2, 4]
     assert p["variants"] is None and p["check"] is True and p["sequential"] is False
     assert p["scales"]["life"] == {"strong": [512, 512, 100], "weak": [256, 256, 200]}
@@ -39,9 +30,9 @@ def test_defaults_are_the_machine_preset():
 def test_launch_arguments_follow_the_options(tmp_path):
     img = tmp_path / "in.pgm"
     img.write_bytes(b"P5\n2 2\n255\n\x00\x01\x02\x03")
-    p = _params("--apps", "image,life", "--scaling", "strong", "--ranks", "4,2,2", "--variants",
-                "ddt:neighbor,basic:persistent", "--preset", "paper", "--steps", "7", "--image", str(img),
-                "--no-check")
+    p = apps_params("--apps", "image,life", "--scaling", "strong", "--ranks", "4,2,2", "--variants",
+                    "ddt:neighbor,basic:persistent", "--preset", "paper", "--steps", "7", "--image", str(img),
+                    "--no-check")
     assert p["ranks"] == [2, 4] and p["variants"] == ["ddt:neighbor", "basic:persistent"]
     by_key = {t.key: t for t in JOB.launches(p)}
     assert set(by_key) == {"image-strong-p2", "image-strong-p4", "life-strong-p2", "life-strong-p4"}
@@ -49,7 +40,7 @@ def test_launch_arguments_follow_the_options(tmp_path):
     assert by_key["image-strong-p2"].args == ["--app", "image", "--variants", "ddt:neighbor,basic:persistent",
                                               "--steps", "7", "--image", str(img.resolve()), "--no-check"]
     assert by_key["life-strong-p2"].args[-5:] == ["--nx", "1024", "--ny", "1024", "--no-check"]
-    weak = {t.key: t for t in JOB.launches(_params("--apps", "jacobi", "--weak-grid", "40x30", "--sequential"))}
+    weak = {t.key: t for t in JOB.launches(apps_params("--apps", "jacobi", "--weak-grid", "40x30", "--sequential"))}
     assert weak["jacobi-weak-p2"].args[-6:] == ["--local-nx", "40", "--local-ny", "30", "--check", "--sequential"]
 
 
@@ -68,7 +59,7 @@ def test_launch_arguments_follow_the_options(tmp_path):
 ])
 def test_bad_options_are_named(argv, message):
     with pytest.raises(MpiguideError, match=message.replace("(", r"\(")):
-        _params(*argv)
+        apps_params(*argv)
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -83,52 +74,6 @@ def test_apps_run_takes_only_a_number_of_repetitions(argv, message, tmp_path):
 
 # ---------------------------------------------------------------- recorded runs with known outcomes
 
-RANKS = [1, 2]
-STEPS = 10
-
-
-def known_time(stack: str, nprocs: int, packing: str, mode: str, launch: int) -> float:
-    """Seconds per iteration. Halving with 2 processes (speedup 2). 'fast': DDT 1.5x faster than BASIC in
-    nonblocking, the same in neighbor, 2% apart in persistent (tie). 'slow': BASIC 2x faster in every mode,
-    except persistent where the launches scatter (unclear)."""
-    t = 1e-4 / nprocs * (1 + 0.01 * launch)
-    if stack == "fast":
-        factor = {"nonblocking": 1 / 1.5, "neighbor": 1.0, "persistent": 1.02}[mode]
-    elif mode == "persistent":
-        factor = (0.5, 3.0, 0.6, 2.5, 0.7)[launch]
-    else:
-        factor = 2.0
-    return t * (factor if packing == "ddt" else 1.0)
-
-
-def known_mem(packing: str) -> int:
-    return {"basic": 200 * 1024, "ddt": 180 * 1024}[packing]
-
-
-def write_apps_run(path: Path, stacks=("fast", "slow"), runs: int = 5, nrep: int = 3, error_on=None) -> Path:
-    params = _params("--apps", "jacobi", "--scaling", "strong", "--ranks", ",".join(map(str, RANKS)),
-                     "--variants", ",".join(VARIANTS), "--strong-grid", "64x48", "--steps", str(STEPS))
-
-    def raw_of(x) -> str:
-        lines = ["#@mpiguide_raw=1", "#@driver=stencil", f"#@nprocs={x.nprocs}", f"#@nrep={nrep}",
-                 "app packing mode gnx gny steps rep time_s"]
-        for v in VARIANTS:
-            packing, mode = v.split(":")
-            label = f"jacobi {packing} {mode}"
-            lines.append(f"#@rss_before[{label}]=1000000")
-            if error_on and error_on(x, packing, mode):
-                lines.append(f"#@error[{label}]=step 10 rank 1 cell (3,4): got 1 want 2")
-                continue
-            t = known_time(x.stack, x.nprocs, packing, mode, x.run_index)
-            lines += [f"{label} 64 48 {STEPS} {i} {t * (1 + 1e-3 * i):.9e}" for i in range(nrep)]
-            lines += [f"#@setup[{label}]=2e-5", f"#@comm[{label}]=0.25", f"#@rss[{label}]=3145728",
-                      f"#@mem[{label}]={known_mem(packing) + 4096 * x.run_index}",
-                      f"#@halo_bytes[{label}]={1536 if packing == 'basic' else 0}"]
-        return "\n".join([*lines, "#@end=ok"]) + "\n"
-
-    return synthetic_job_run(path, JOB, params, stacks, runs, nrep, raw_of)
-
-
 @pytest.fixture(scope="module")
 def known_apps(tmp_path_factory) -> appsreport.AppsResult:
     return appsreport.load(runner.RunDir.open(write_apps_run(tmp_path_factory.mktemp("apps") / "run")))
@@ -136,11 +81,11 @@ def known_apps(tmp_path_factory) -> appsreport.AppsResult:
 
 def test_load_and_summary(known_apps):
     s = known_apps.summary
-    assert len(s) == 2 * 2 * len(VARIANTS) and set(s["scaling"]) == {"strong"}
+    assert len(s) == 2 * 2 * len(APPS_VARIANTS) and set(s["scaling"]) == {"strong"}
     row = only_row(s, stack="fast", nprocs=2, packing="basic", mode="nonblocking")
     # launch medians 5e-5 x (1 + 0.01 launch) x (1 + 1e-3), mean over launches 0..4
     assert row["mean_s"] == pytest.approx(5e-5 * 1.02 * 1.001, rel=1e-6)
-    assert row["total_s"] == pytest.approx(row["mean_s"] * STEPS)
+    assert row["total_s"] == pytest.approx(row["mean_s"] * APPS_STEPS)
     assert row["speedup"] == pytest.approx(2.0, rel=1e-6)
     assert row["comm_share"] == 0.25 and row["setup_s"] == 2e-5 and row["halo_bytes"] == 1536
     assert row["mem"] == 200 * 1024 + 4096 * 2  # median over the 5 launches
@@ -290,11 +235,11 @@ def test_save_image_errors_are_named(mpich_stack, mpich_build, args, message, tm
 
 
 def test_processes_per_node_give_each_launch_its_placement():
-    p = _params("--ranks", "1,4,8,16", "--ppn", "4", "--apps", "life", "--scaling", "weak")
+    p = apps_params("--ranks", "1,4,8,16", "--ppn", "4", "--apps", "life", "--scaling", "weak")
     assert {t.nprocs: t.placement for t in JOB.launches(p)} == {1: "1x1", 4: "1x4", 8: "2x4", 16: "4x4"}
-    assert all(t.placement is None for t in JOB.launches(_params("--apps", "life")))
+    assert all(t.placement is None for t in JOB.launches(apps_params("--apps", "life")))
     with pytest.raises(MpiguideError, match="--ppn 4: 6 processes do not fill whole nodes"):
-        _params("--ranks", "2,6", "--ppn", "4")
+        apps_params("--ranks", "2,6", "--ppn", "4")
 
 
 def test_cluster_launch_lines(cli, tmp_path):

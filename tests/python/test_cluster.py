@@ -16,12 +16,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import read_launches
+from conftest import POLL_LIMIT_S, read_launches, start_mpiguide, wait_for
 from mpiguide.cluster import batch, system, testcluster
 from mpiguide.core import build, launch, rawfile, runner, slurm
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
-from test_resume import POLL_LIMIT_S, start_mpiguide, wait_for
 
 
 def _why_no_cluster() -> str | None:

@@ -4,7 +4,6 @@ with known times (an 'old' and a 'new' MPI library), the exit status of
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import xml.etree.ElementTree as ET
@@ -13,39 +12,30 @@ import zlib
 import pandas as pd
 import pytest
 
-from conftest import only_row, run_cli, write_ddt_run, write_synthetic_run
+from conftest import (
+    DDT_M,
+    coll_known_times,
+    ddt_library,
+    ddt_params,
+    only_row,
+    run_cli,
+    write_apps_run,
+    write_coll_run,
+    write_ddt_run,
+    write_synthetic_run,
+)
 from mpiguide.core import compare, runner, stats
 from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE
 from mpiguide.suites import SUITES
-
-DDT = SUITES.get("ddt")
-M = 64000
-
-
-def ddt_params(A: str = "2,10") -> dict:
-    p = argparse.ArgumentParser()
-    DDT.add_arguments(p)
-    return DDT.params(p.parse_args(["--tests", "8", "--A", A, "--sizes", str(M), "--patterns", "pingpong",
-                                    "--np", "2"]))
-
-
-def library(version: str):
-    """Test 8 (Block, Block-indexed; native and normalized): the old library sends Block-indexed 3x slower
-    than Block, the new one Block 3x slower than its normalized type; everything else takes 1."""
-    def times(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
-        t = 1e-4 * (1 + 0.01 * launch)
-        if mode == "datatype" and layout == ("block-indexed" if version == "old" else "block"):
-            return 3 * t
-        return t
-    return times
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     path = tmp_path_factory.mktemp("cmp")
-    base = write_ddt_run(path / "base", ddt_params(), library("old"), stacks=("mpich-old",))
-    new = write_ddt_run(path / "new", ddt_params(), library("new"), stacks=("mpich-new",))
-    both = write_ddt_run(path / "both", ddt_params(), lambda s, *a, **k: library(s)(s, *a, **k), stacks=("old", "new"))
+    base = write_ddt_run(path / "base", ddt_params(), ddt_library("old"), stacks=("mpich-old",))
+    new = write_ddt_run(path / "new", ddt_params(), ddt_library("new"), stacks=("mpich-new",))
+    both = write_ddt_run(path / "both", ddt_params(), lambda s, *a, **k: ddt_library(s)(s, *a, **k),
+                         stacks=("old", "new"))
     return path, base, new, both
 
 
@@ -64,14 +54,15 @@ def test_statuses_ratios_and_exit_status(runs):
     assert set(p["base_stack"]) == {"mpich-old"} and set(p["new_stack"]) == {"mpich-new"}  # the one stack of each
     for A in (2, 10):
         fixed = only_row(p, guideline="DT-GL4-NORM", point=f"test 8: block-indexed ⪯ block-indexed [normalized], "
-                                                           f"pingpong np2 1x2, A={A} m={M}")
+                                                           f"pingpong np2 1x2, A={A} m={DDT_M}")
         assert fixed["status"] == compare.FIXED and fixed["base_factor"] == pytest.approx(3, rel=1e-6)
         newly = only_row(p, guideline="DT-GL4-NORM", point=f"test 8: block ⪯ block [normalized], pingpong np2 1x2, "
-                                                           f"A={A} m={M}")
+                                                           f"A={A} m={DDT_M}")
         assert newly["status"] == compare.NEW and newly["new_factor"] == pytest.approx(3, rel=1e-6)
         assert newly["new_p_value"] <= 0.05
         # ≃ is violated whichever side is slower: both libraries violate DT-GL4 here
-        still = only_row(p, guideline="DT-GL4", point=f"test 8: block-indexed ≃ block, pingpong np2 1x2, A={A} m={M}")
+        still = only_row(p, guideline="DT-GL4", point=f"test 8: block-indexed ≃ block, pingpong np2 1x2, "
+                                                       f"A={A} m={DDT_M}")
         assert still["status"] == compare.STILL
     assert set(p[p["guideline"] == "DT-GL4-BEST"]["status"]) == {compare.PASSING}
     c = pd.read_csv(out / "configurations.csv")
@@ -96,13 +87,13 @@ def test_points_base_did_not_measure(runs):
     """NEW measures A=100 too: its violated points (block ⪯ its normalized type, block-indexed ≃ block) are
     newly violated everywhere (status, summary, report, exit status), the others are only in new."""
     path, base, _, _ = runs
-    new = write_ddt_run(path / "new-a100", ddt_params("2,10,100"), library("new"), stacks=("mpich-new",))
+    new = write_ddt_run(path / "new-a100", ddt_params("2,10,100"), ddt_library("new"), stacks=("mpich-new",))
     out = path / "c-a100"
     res = run_cli(["compare", str(base), str(new), "--fail-on", "violation", "--output", str(out)])
     assert res.rc == 1 and "FAIL (--fail-on): 4 guideline point(s) newly violated in NEW" in res.text, res.text
     p = points_of(out)
     newly = only_row(p, guideline="DT-GL4-NORM", point=f"test 8: block ⪯ block [normalized], pingpong np2 1x2, "
-                                                       f"A=100 m={M}")
+                                                       f"A=100 m={DDT_M}")
     assert newly["status"] == compare.NEW and pd.isna(newly["base_verdict"])
     a100 = p[p["point"].str.contains("A=100 ")]
     assert set(a100["status"]) == {compare.NEW, compare.NEW_ONLY} and (a100["status"] == compare.NEW).sum() == 2
@@ -158,7 +149,7 @@ def test_one_library_as_two_stacks_compares_as_identical(tmp_path):
     +-0.3% noise: paired round by round, nothing is flagged and --fail-on passes."""
     def times(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
         jitter = zlib.crc32(f"{stack} {layout} {mode} {A} {launch}".encode()) % 7 - 3
-        return library("old")(stack, test, layout, mode, A, m, launch) * (1 + 0.05 * (launch % 3)) * (
+        return ddt_library("old")(stack, test, layout, mode, A, m, launch) * (1 + 0.05 * (launch % 3)) * (
             1 + 0.001 * jitter)
     run = write_ddt_run(tmp_path / "ab", ddt_params(), times, stacks=("lib", "lib-again"))
     res = run_cli(["compare", str(run), str(run), "--stacks", "lib:lib-again", "--fail-on", "regression,violation",
@@ -214,10 +205,7 @@ def test_coll_and_apps_points(tmp_path):
     """The points of the other suites, from their known runs: COLL-GL5 of the slow stack's Allreduce at 1024 B
     (native 3x Reduce+Bcast), and "ddt ⪯ basic" of the apps (DDT 2x slower on the slow stack in nonblocking
     mode, 1.5x faster on the fast one)."""
-    from test_apps import write_apps_run
-    from test_tune import known_times, write_coll_run
-
-    coll = SUITES.get("coll").verdict_points(runner.RunDir.open(write_coll_run(tmp_path / "coll", known_times)))
+    coll = SUITES.get("coll").verdict_points(runner.RunDir.open(write_coll_run(tmp_path / "coll", coll_known_times)))
     assert list(coll.columns)[:len(POINT_COLUMNS)] == POINT_COLUMNS and POINT_TEMPLATE in coll.columns
     gl5 = only_row(coll, stack="slow", guideline="COLL-GL5", point="allreduce allreduce_as_reduce_bcast np2 m=1024 "
                                                                    "vs m=1024")

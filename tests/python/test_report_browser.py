@@ -17,11 +17,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import run_cli, write_ddt_run
+from conftest import (
+    coll_known_times,
+    ddt_library,
+    ddt_params,
+    run_cli,
+    write_apps_run,
+    write_coll_run,
+    write_ddt_run,
+)
 from mpiguide.core import stats
-from test_apps import write_apps_run
-from test_compare import ddt_params, library
-from test_tune import known_times, write_coll_run
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +108,7 @@ def check_page(chromium: str | None, out: Path, want: dict, tmp: Path) -> None:
 
 def test_heatmap_as_written(tmp_path):
     """The same checks on the HTML as written, where no browser is at hand."""
-    run = write_ddt_run(tmp_path / "ddt", ddt_params(), lambda s, *a, **k: library(s)(s, *a, **k),
+    run = write_ddt_run(tmp_path / "ddt", ddt_params(), lambda s, *a, **k: ddt_library(s)(s, *a, **k),
                         stacks=("old", "new"))
     assert run_cli(["analyze", str(run)]).rc == 0
     check_page(None, run, expected(pd.read_csv(run / "verdicts.csv"), ["guideline", "test"], "stack"), tmp_path)
@@ -112,7 +117,7 @@ def test_heatmap_as_written(tmp_path):
 
 
 def test_ddt_report(chromium, tmp_path):
-    run = write_ddt_run(tmp_path / "ddt", ddt_params(), lambda s, *a, **k: library(s)(s, *a, **k),
+    run = write_ddt_run(tmp_path / "ddt", ddt_params(), lambda s, *a, **k: ddt_library(s)(s, *a, **k),
                         stacks=("old", "new"))
     assert run_cli(["analyze", str(run)]).rc == 0
     v = pd.read_csv(run / "verdicts.csv")
@@ -124,7 +129,7 @@ def test_ddt_report(chromium, tmp_path):
 
 
 def test_coll_report(chromium, tmp_path):
-    run = write_coll_run(tmp_path / "coll", known_times)
+    run = write_coll_run(tmp_path / "coll", coll_known_times)
     assert run_cli(["analyze", str(run)]).rc == 0
     v = pd.read_csv(run / "verdicts.csv").assign(stack=lambda d: d["stack"] + " / p=" + d["nprocs"].astype(str))
     check_page(chromium, run, expected(v, ["guideline", "collective"], "stack"), tmp_path)
@@ -141,7 +146,7 @@ def test_apps_report(chromium, tmp_path):
 
 
 def test_compare_report(chromium, tmp_path):
-    run = write_ddt_run(tmp_path / "both", ddt_params(), lambda s, *a, **k: library(s)(s, *a, **k),
+    run = write_ddt_run(tmp_path / "both", ddt_params(), lambda s, *a, **k: ddt_library(s)(s, *a, **k),
                         stacks=("old", "new"))
     assert run_cli(["compare", str(run), str(run), "--stacks", "old:new", "--output", str(tmp_path / "c")]).rc == 0
     dom, log = render(chromium, tmp_path / "c" / "report.html", tmp_path)

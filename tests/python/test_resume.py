@@ -5,37 +5,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import time
 
 import pandas as pd
 import pytest
 
-from conftest import MPIGUIDE_EXE, read_launches
+from conftest import POLL_LIMIT_S, read_launches, start_mpiguide, wait_for
 from mpiguide.core import rawfile
-
-POLL_LIMIT_S = 300  # only a guard against hanging forever, never an assertion about speed
-
-
-def wait_for(predicate, proc: subprocess.Popen, what: str):
-    deadline = time.monotonic() + POLL_LIMIT_S
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        if proc.poll() is not None:
-            out, err = proc.communicate()
-            pytest.fail(f"mpiguide ended (exit {proc.returncode}) before {what}:\n{out}\n{err}")
-        time.sleep(0.02)
-    proc.kill()
-    pytest.fail(f"gave up waiting for {what}")
-
-
-def start_mpiguide(args: list[str], cwd) -> subprocess.Popen:
-    """The real CLI in its own process. SIGINT is reset to its default first: a shell that starts the test suite
-    in the background (nohup, `cmd &` without job control) makes children ignore it, and Python keeps it ignored."""
-    return subprocess.Popen([str(MPIGUIDE_EXE), *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def launch_statuses(run_dir):

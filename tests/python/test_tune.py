@@ -5,14 +5,13 @@ real workflow on MPICH."""
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import only_row, run_cli, run_driver, synthetic_job_run
+from conftest import COLL_MOCKUPS, coll_known_times, coll_params, only_row, run_cli, run_driver, write_coll_run
 from mpiguide.core import rawfile, runner, stats, tuneflow
 from mpiguide.core.errors import MpiguideError
 from mpiguide.suites import SUITES
@@ -21,81 +20,16 @@ from mpiguide.suites.coll import profiles
 from mpiguide.suites.coll import report as tunereport
 
 JOB = SUITES.get("coll")
-SIZES = [8, 16, 1024, 2048]
-MOCKUPS = {"allreduce": {"allreduce_as_reduce_bcast": (5, "MPI_Reduce + MPI_Bcast"),
-                         "allreduce_as_reducescatterblock_allgather": (6, "MPI_Reduce_scatter_block + MPI_Allgather")},
-           "bcast": {"bcast_as_allgatherv": (9, "MPI_Allgatherv"),
-                     "bcast_as_scatter_allgather": (10, "MPI_Scatter + MPI_Allgather")}}
-SKIPPED = ("bcast", "bcast_as_scatter_allgather", 2048)
-
-
-def _params(*argv: str) -> dict:
-    p = argparse.ArgumentParser()
-    JOB.add_arguments(p)
-    return JOB.params(p.parse_args(list(argv)))
-
-
-def write_coll_run(path: Path, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
-                   impls_extra: tuple[str, ...] = ()) -> Path:
-    """A finished coll run (2 processes) whose raw files hold times(stack, collective, impl, msize, launch)."""
-    params = _params("--collectives", "allreduce,bcast", "--sizes", ",".join(map(str, SIZES)), "--np", "2")
-
-    def raw_of(x) -> str:
-        coll = x.template.split("-")[0]
-        lines = ["#@mpiguide_raw=1", "#@driver=collbench", "#@nprocs=2", f"#@collectives={coll}",
-                 f"#@mockup[default]=0 {tune.mpi_name(coll)}"]
-        lines += [f"#@mockup[{impl}]={n} {f}" for impl, (n, f) in MOCKUPS[coll].items()]
-        lines.append("collective impl msize rep time_s")
-        for m in SIZES:
-            for impl in ["default", *MOCKUPS[coll], *impls_extra]:
-                if (coll, impl, m) == SKIPPED:
-                    lines.insert(5, f"#@skip[{coll} {impl} {m}]=the library ran the native call")
-                    continue
-                t = times(x.stack, coll, impl, m, x.run_index)
-                lines += [f"{coll} {impl} {m} {i} {t * (1 + 1e-3 * i):.9e}" for i in range(nrep)]
-        return "\n".join([*lines, "#@tune_config[msg_pool_bytes]=67108864", "#@end=ok"]) + "\n"
-
-    return synthetic_job_run(path, JOB, params, stacks, runs, nrep, raw_of)
-
-
-def known_times(stack, coll, impl, m, launch):
-    """fast: native is best everywhere. slow: Allreduce native 3x slower than Reduce+Bcast (and 1.5x slower
-    than RSB+Allgather) at 1024 and 2048 B; Bcast slower at 8 B than at 16 B (monotony) and at 2048 B 3x
-    its 1024 B time (split: 1.5x two calls of 1024 B); Bcast as Allgatherv 5% faster at 16 B (below the
-    threshold); Bcast as Scatter+Allgather noisy at 1024 B (inconclusive)."""
-    t = 1e-5 * (1 + 0.01 * launch) * (1 + m / 1024)
-    if stack == "fast":
-        return t if impl in ("default", "tuned") else 2 * t
-    if coll == "allreduce":
-        slow_native = m >= 1024
-        if impl == "default":
-            return 3 * t if slow_native else t
-        if impl == "tuned":
-            return t
-        if impl == "allreduce_as_reduce_bcast":
-            return t if slow_native else 2 * t
-        return 2 * t
-    if impl == "default" or impl == "tuned":
-        if m == 8:
-            return 5 * t
-        if m == 2048:
-            return 3 * 1e-5 * (1 + 0.01 * launch) * 2  # 3 x the 1024 B time
-        return t
-    if impl == "bcast_as_allgatherv":
-        return 0.95 * t if m == 16 else 2 * t
-    if m == 1024:
-        return 1e-5 * (3 if launch % 2 else 0.5)  # mean 1.5e-5 against native 2e-5, no clear order
-    return 2 * t
 
 
 @pytest.fixture(scope="module")
 def known_coll(tmp_path_factory) -> tune.CollResult:
-    path = write_coll_run(tmp_path_factory.mktemp("coll") / "measure", known_times)
+    path = write_coll_run(tmp_path_factory.mktemp("coll") / "measure", coll_known_times)
     return tune.load(runner.RunDir.open(path))
 
 
 def test_coll_job_options():
-    p = _params("--collectives", "bcast,scan", "--sizes", "4,1k", "--np", "2,4", "--datatype", "int")
+    p = coll_params("--collectives", "bcast,scan", "--sizes", "4,1k", "--np", "2,4", "--datatype", "int")
     assert p["sizes"] == [4, 1024] and p["np"] == [2, 4] and p["collectives"] == ["bcast", "scan"]
     keys = [t.key for t in JOB.launches(p)]
     assert keys == ["bcast-p2", "scan-p2", "bcast-p4", "scan-p4"]
@@ -106,7 +40,7 @@ def test_coll_job_options():
 def test_adaptive_rounds_measure_only_the_sizes_of_undecided_points():
     """CollSuite.narrow: the sizes a point reads (both of a MONOTONY or SPLIT point); a size that is not one of
     the run's keeps the whole template."""
-    p = _params("--collectives", "bcast", "--sizes", "4,8,1k,2k", "--np", "4", "--datatype", "int")
+    p = coll_params("--collectives", "bcast", "--sizes", "4,8,1k,2k", "--np", "4", "--datatype", "int")
     (t,) = JOB.launches(p)
     narrowed = JOB.narrow(p, t, pd.DataFrame({"msize": [8, 2048], "reference_msize": [8, 1024]}))
     assert narrowed.args[narrowed.args.index("--sizes") + 1] == "8,1024,2048"
@@ -125,11 +59,11 @@ def test_adaptive_rounds_measure_only_the_sizes_of_undecided_points():
 ])
 def test_coll_job_rejects_bad_options(argv, message):
     with pytest.raises(MpiguideError, match=message):
-        _params(*argv)
+        coll_params(*argv)
 
 
 def test_load_reads_mockups_and_skips(known_coll):
-    assert set(known_coll.mockups["impl"]) == {i for m in MOCKUPS.values() for i in m}
+    assert set(known_coll.mockups["impl"]) == {i for m in COLL_MOCKUPS.values() for i in m}
     assert only_row(known_coll.mockups, impl="bcast_as_scatter_allgather")["guideline"] == 10
     sk = known_coll.skipped
     assert len(sk) == 2 and set(sk["stack"]) == {"fast", "slow"} and set(sk["msize"]) == {2048}
@@ -217,17 +151,17 @@ def test_matrix_cells(known_coll):
 def validation_times(stack, coll, impl, m, launch):
     """As measured, plus `tuned`: the mock-up's time where the profile has it, else native."""
     if impl == "tuned" and stack == "slow" and coll == "allreduce" and m >= 1024:
-        return known_times(stack, coll, "allreduce_as_reduce_bcast", m, launch)
+        return coll_known_times(stack, coll, "allreduce_as_reduce_bcast", m, launch)
     if impl == "tuned" and stack == "slow" and coll == "bcast" and m == 8:
-        return known_times(stack, coll, "bcast_as_allgatherv", m, launch)
-    return known_times(stack, coll, "default" if impl == "tuned" else impl, m, launch)
+        return coll_known_times(stack, coll, "bcast_as_allgatherv", m, launch)
+    return coll_known_times(stack, coll, "default" if impl == "tuned" else impl, m, launch)
 
 
 @pytest.fixture(scope="module")
 def known_tune_dir(tmp_path_factory, known_coll) -> Path:
     """A finished tune directory: the known measurement, profiles, and a validation run."""
     out = tmp_path_factory.mktemp("tune")
-    write_coll_run(out / "measure", known_times)
+    write_coll_run(out / "measure", coll_known_times)
     write_coll_run(out / "validate", validation_times, impls_extra=("tuned",))
     profiles.write_profiles(tune.choose(known_coll, 0.10), out / "validate" / "profiles", "test")
     (out / "tune.json").write_text(json.dumps({"threshold": 0.10, "command": ["test"]}))
@@ -273,7 +207,7 @@ def test_tune_report_of_known_directory(known_tune_dir, cli):
 
 def test_resume_writes_profiles_an_interruption_left_out(tmp_path, known_coll):
     """Interrupted after the validation run was created but before its profiles were written."""
-    write_coll_run(tmp_path / "measure", known_times)
+    write_coll_run(tmp_path / "measure", coll_known_times)
     write_coll_run(tmp_path / "validate", validation_times, impls_extra=("tuned",))
     (tmp_path / "validate" / "profiles.partial" / "slow").mkdir(parents=True)
     (tmp_path / "tune.json").write_text(json.dumps({"threshold": 0.10, "command": ["test"]}))
@@ -285,7 +219,7 @@ def test_resume_writes_profiles_an_interruption_left_out(tmp_path, known_coll):
 
 
 def test_coll_run_report(tmp_path):
-    path = write_coll_run(tmp_path / "run", known_times)
+    path = write_coll_run(tmp_path / "run", coll_known_times)
     rd = runner.RunDir.open(path)
     r = tune.load(rd)
     html = tunereport.write_coll(r, tune.guideline_verdicts(r), path)
