@@ -24,6 +24,44 @@ def mpich_like(prefix: str = "/opt/mpich") -> Stack:
     return Stack(name="m", family="mpich", prefix=prefix, source="prefix")
 
 
+class _Site:
+    """A Slurm site as the test cluster is one: its configuration and what its nodes need."""
+
+    name = "lab"
+
+    def env(self) -> dict[str, str]:
+        return {"SLURM_CONF": "/lab/slurm.conf"}
+
+    def launch_env(self, stack: Stack) -> dict[str, str]:
+        return {"FI_PROVIDER": "tcp", "LAB_NODES": stack.name}
+
+
+class _Finder:
+    def current(self):
+        return _Site()
+
+    def of_env(self, env):
+        return _Site() if env.get("SLURM_CONF") == "/lab/slurm.conf" else None
+
+
+def test_a_registered_site_reaches_the_launch_path_without_being_imported(monkeypatch):
+    """core.slurm knows a site only through its SiteFinder: the site's Slurm configuration where the user
+    exported none, and what its nodes need on launches that run on them; what the user exported wins."""
+    monkeypatch.setattr(slurm, "_FINDERS", [])
+    slurm.register_site_finder(finder := _Finder())
+    slurm.register_site_finder(finder)  # once only
+    assert slurm._FINDERS == [finder]
+    assert slurm.slurm_env({}) == {"SLURM_CONF": "/lab/slurm.conf"}
+    assert slurm.slurm_env({"SLURM_CONF": "/elsewhere"}) == {}
+    srun = launch.LaunchSpec(launcher="srun")
+    assert launch.environment(srun, mpich_like(), {"FI_PROVIDER": "shm"}) == {
+        "SLURM_CONF": "/lab/slurm.conf", "LAB_NODES": "m"}
+    assert launch.environment(launch.LaunchSpec(), mpich_like(), {}) == {}  # local: not on the site's nodes
+    assert slurm.site_of({"SLURM_CONF": "/elsewhere"}) is None
+    monkeypatch.setattr(os, "environ", {})
+    assert launch.test_cluster_name(srun) == "lab" and launch.test_cluster_name(launch.LaunchSpec()) is None
+
+
 # ---------------------------------------------------------------- launch.command
 
 def test_local_command_mpich():
