@@ -15,6 +15,7 @@ import pytest
 from conftest import raw_text, read_launches, save_synthetic_run, synthetic_meta
 from mpiguide.core import build, launch, measurements, runner
 from mpiguide.core.stacks import Stack
+from mpiguide.core.suite import LaunchTemplate
 from mpiguide.suites import SUITES
 from mpiguide.suites.pingpong import report
 
@@ -33,6 +34,36 @@ def test_plan_interleaves_stacks_by_launch_index():
     assert launches[0].args == ["--sizes", "4,1024", "--variants", "send_recv,sendrecv", "--datatype", "int",
                                 "--sync", "barrier", "--nrep", "rule"]
     assert (launches[0].driver, launches[0].nprocs) == ("mg_pingpong", 2)
+
+
+def test_plan_runs_a_templates_stacks_back_to_back():
+    """Two stacks compared round by round must run each template seconds apart (a randomized block): the
+    stacks of one template are adjacent, in a random order per template, and every launch is there once."""
+    class Many:
+        def launches(self, params):
+            return [LaunchTemplate(f"t{k:02d}", "mg_ddtbench", 2, []) for k in range(12)]
+
+    suite, params = Many(), {}
+    stacks = ["a", "b", "c"]
+    launches = runner.plan(suite, params, stacks, 3, {**RULE, "order_seed": 7})
+    templates = [t.key for t in suite.launches(params)]
+    assert sorted(x.id for x in launches) == sorted(f"{s}-{t}-r{i}" for s in stacks for t in templates
+                                                     for i in range(3))
+    firsts = set()
+    for i in range(3):
+        one = [x for x in launches if x.run_index == i]
+        blocks = [one[k:k + len(stacks)] for k in range(0, len(one), len(stacks))]
+        assert all(len({x.template for x in b}) == 1 and sorted(x.stack for x in b) == stacks for b in blocks)
+        firsts |= {b[0].stack for b in blocks}
+    assert firsts == set(stacks)  # no stack always first
+    # a narrowed round leaves a stack's launch out without breaking the blocks of the others
+    first = templates[0]
+    narrowed = runner.plan(suite, params, stacks, 1, {**RULE, "order_seed": 7},
+                           choose=lambda s, t: None if (s, t.key) == ("b", first) else t)
+    assert len(narrowed) == len(templates) * 3 - 1
+    assert [x.stack for x in narrowed if x.template == first] in (["a", "c"], ["c", "a"])
+    pos = [k for k, x in enumerate(narrowed) if x.template == first]
+    assert pos[1] == pos[0] + 1
 
 
 def test_plan_estimate_calibrates_first():

@@ -122,14 +122,37 @@ def order_seed(seed: int, launch_id: str) -> int:
     return zlib.crc32(f"{seed}:{launch_id}".encode())
 
 
+def _round_order(templates: list[LaunchTemplate], stack_names: list[str], rng: random.Random | None,
+                 choose: Callable[[str, LaunchTemplate], LaunchTemplate | None] | None
+                 ) -> list[tuple[str, LaunchTemplate]]:
+    """One round's launches: the templates in a random order, each one's stacks back to back in a random
+    order of their own (a randomized block), so that two stacks compared round by round ran seconds apart.
+    Spread over the round instead, a stretch of seconds in which the machine runs slow (the test machine's
+    ping-pongs at 1.8x for several launches in a row) hit one stack's launch of a template in every round
+    often enough to flag whole templates of an A/A pair."""
+    order = list(templates)
+    if rng is not None:
+        rng.shuffle(order)
+    out = []
+    for t in order:
+        stacks = list(stack_names)
+        if rng is not None:
+            rng.shuffle(stacks)
+        for stack in stacks:
+            chosen = t if choose is None else choose(stack, t)
+            if chosen is not None:
+                out.append((stack, chosen))
+    return out
+
+
 def plan(suite: Suite, params: dict, stack_names: list[str], runs: int, measurement: dict,
          first_round: int = 0,
          choose: Callable[[str, LaunchTemplate], LaunchTemplate | None] | None = None) -> list[Launch]:
     """All launches, round by round (launch index i of every stack and template, then i + 1, ...) so that every
-    stack and template sees the same drift; inside a round in a random order drawn from the run's order seed
-    (measurement["order_seed"]), so that no stack or template always goes first. Rounds first_round to
-    first_round + runs - 1 (adaptive launches add rounds to a run); `choose` gives per stack the template to
-    launch instead of each one (a narrowed one), or None to leave it out."""
+    stack and template sees the same drift; inside a round in the random order of _round_order, drawn from the
+    run's order seed (measurement["order_seed"]), so that no stack or template always goes first. Rounds
+    first_round to first_round + runs - 1 (adaptive launches add rounds to a run); `choose` gives per stack the
+    template to launch instead of each one (a narrowed one), or None to leave it out."""
     common = measurement_args(measurement)
     seed = int(measurement.get("order_seed", 0))
     out: list[Launch] = []
@@ -137,12 +160,8 @@ def plan(suite: Suite, params: dict, stack_names: list[str], runs: int, measurem
     phases = [CALIBRATE, MEASURE] if measurement["nrep"] == "estimate" and first_round == 0 else [MEASURE]
     for phase in phases:
         for i in range(first_round, first_round + runs):
-            pairs = [(stack, t) for stack in stack_names for t in templates]
-            if choose is not None:
-                pairs = [(stack, c) for stack, t in pairs if (c := choose(stack, t)) is not None]
-            if seed:
-                random.Random(seed * 1_000_003 + i).shuffle(pairs)
-            for stack, t in pairs:
+            rng = random.Random(seed * 1_000_003 + i) if seed else None
+            for stack, t in _round_order(templates, stack_names, rng, choose):
                 lid = f"{stack}-{t.key}-{'cal' if phase == CALIBRATE else 'r'}{i}"
                 extra = ["--calibrate-only"] if phase == CALIBRATE else []
                 if seed:
