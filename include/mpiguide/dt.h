@@ -87,7 +87,8 @@ MG_DT_API void mg_dt_cursor_free(mg_dt_cursor *c);
 
 /* A committed datatype for `count` elements of t in normalized form: one element
  * of *out moves the same bytes in the same order as `count` elements of t. Its
- * lb and extent are those of MPI_Type_contiguous(count, t). The caller frees it. */
+ * lb and extent are those of MPI_Type_contiguous(count, t). The caller frees it.
+ * The form is AUTO's (below): the one measured best on the MPI library running. */
 MG_DT_API int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out);
 
 /* The forms of count elements of t that mg_dt_to_mpi can build (the same type
@@ -100,17 +101,39 @@ MG_DT_API int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out);
  * data (else VECTOR); COPIES,
  * MPI_Type_contiguous(count, one element's form) for count > 1 (positive
  * extents), and a period whose copies join into longer blocks (a head, a
- * vector of joined blocks, a tail) as copies of the period (else VECTOR). MPI
- * libraries differ in which they move fastest (docs/dt-engine.md has the
- * measurements); AUTO, what mg_dt_to_mpi builds, is MPIGUIDE_DT_FORM=vector|
- * resized|list|copies from the environment if set, else what was measured
- * best for the MPI library running (MPI_Get_library_version) and the type:
- * on MPICH COPIES for elements or periods of 4 KiB and more, LIST for many
- * small blocks (on MPICH only below 8 KiB), else RESIZED on MPICH and VECTOR
- * on the others, except a vector of blocks of 384 bytes and more on Intel
- * MPI (RESIZED). */
+ * vector of joined blocks, a tail) as copies of the period (else VECTOR).
+ * MPI libraries differ in which they move fastest; AUTO chooses per element
+ * by the form policy measured best for the MPI library running
+ * (mg_dt_form_policy_for). */
 enum { MG_DT_FORM_AUTO = 0, MG_DT_FORM_VECTOR, MG_DT_FORM_RESIZED, MG_DT_FORM_LIST, MG_DT_FORM_COPIES };
 MG_DT_API int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out);
+/* The form of a name: "auto", "vector", "resized", "list" or "copies";
+ * MG_DT_ERR_ARG for any other. mg_dt_form_name: the other way ("?" for no
+ * form). */
+MG_DT_API int mg_dt_form_parse(const char *name, int *form);
+MG_DT_API const char *mg_dt_form_name(int form);
+
+/* How AUTO chooses a form: elements and periods of repeat_from bytes and more
+ * (0: never) as COPIES; else, for data below list_below bytes (-1: any size;
+ * 0: never), a plain vector of blocks of resized_block to resized_max bytes
+ * as RESIZED (0: never), else many small blocks as LIST where a list fits;
+ * otherwise `base` (VECTOR, RESIZED, LIST or COPIES). A policy of base alone
+ * (the sizes 0) builds that form, as mg_dt_to_mpi_form does. */
+typedef struct {
+    int base;
+    MPI_Count list_below;
+    MPI_Count resized_block, resized_max;
+    MPI_Count repeat_from;
+} mg_dt_form_policy;
+/* The policy measured best on the MPI library whose MPI_Get_library_version
+ * text is `library_version` (NULL: the library running), from the engine's
+ * table of MPI families (docs/dt-engine.md has the measurements); a library
+ * the table does not know gets VECTOR with lists at any size. */
+MG_DT_API int mg_dt_form_policy_for(const char *library_version, mg_dt_form_policy *out);
+/* mg_dt_to_mpi with the caller's policy (MG_DT_ERR_ARG for one outside the
+ * ranges above). */
+MG_DT_API int mg_dt_to_mpi_policy(const mg_dt *t, MPI_Count count, const mg_dt_form_policy *policy,
+                                  MPI_Datatype *out);
 
 /* The normalized form of one element (mg_dt_describe) or of `count` elements
  * (count-aware: mg_dt_to_mpi's type map, in the VECTOR form) in the type

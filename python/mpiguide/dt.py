@@ -94,7 +94,8 @@ def _lib() -> ctypes.CDLL:
         "mg_dt_blocks": (Count, [p]), "mg_dt_mean_block": (Count, [p]), "mg_dt_same_signature": (ctypes.c_int, [p]),
         "mg_dt_pack": (ctypes.c_int, [p, p, Count, Count, p, Count, ctypes.POINTER(Count)]),
         "mg_dt_unpack": (ctypes.c_int, [p, p, Count, Count, p, Count, ctypes.POINTER(Count)]),
-        "mg_dt_to_mpi": (ctypes.c_int, [p, Count, ctypes.POINTER(h)]),
+        "mg_dt_to_mpi_form": (ctypes.c_int, [p, Count, ctypes.c_int, ctypes.POINTER(h)]),
+        "mg_dt_form_parse": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]),
         "mg_dt_describe": (ctypes.c_int, [p, ctypes.c_char_p, ctypes.c_size_t]),
         "mg_dt_describe_count": (ctypes.c_int, [p, Count, ctypes.c_char_p, ctypes.c_size_t]),
         "mg_dt_shape": (ctypes.c_int, [p, ctypes.c_char_p, ctypes.c_size_t]),
@@ -111,6 +112,7 @@ def _lib() -> ctypes.CDLL:
 
 
 MG_DT_ERR_TRUNCATED = 8
+FORMS = ("auto", "vector", "resized", "list", "copies")  # mg_dt_form_parse's names
 
 
 def _check(rc: int, what: str) -> None:
@@ -198,13 +200,17 @@ class Type:
                 "program": _text(lib.mg_dt_program, self._t, count).splitlines(),
                 "same_signature": bool(lib.mg_dt_same_signature(self._t))}
 
-    def normalize(self, count: int = 1) -> MPI.Datatype:
+    def normalize(self, count: int = 1, form: str = "auto") -> MPI.Datatype:
         """normal(t) for count elements: one element of the result moves what count elements of t move (same
-        type map, lb and extent as MPI_Type_contiguous(count, t)), committed; the caller frees it."""
+        type map, lb and extent as MPI_Type_contiguous(count, t)), committed; the caller frees it. form: how it
+        is built (FORMS; "auto": the form measured best on the MPI library running, docs/dt-engine.md)."""
         if count < 1:
             raise MpiguideError(f"count {count}: at least 1 element")
+        code = ctypes.c_int()
+        if _lib().mg_dt_form_parse(form.encode(), ctypes.byref(code)) != 0:
+            raise MpiguideError(f"form {form!r}: expected one of {', '.join(FORMS)}")
         out = _handle_type()()
-        _check(_lib().mg_dt_to_mpi(self._t, count, ctypes.byref(out)), "mg_dt_to_mpi")
+        _check(_lib().mg_dt_to_mpi_form(self._t, count, code.value, ctypes.byref(out)), "mg_dt_to_mpi_form")
         return MPI.Datatype.fromhandle(out.value or 0)
 
     def _fits(self, nbytes: int, count: int, what: str) -> None:
@@ -255,10 +261,11 @@ def explain(datatype: MPI.Datatype, count: int = 1) -> dict:
         return t.explain(count)
 
 
-def normalize(datatype: MPI.Datatype, count: int = 1) -> MPI.Datatype:
-    """mpiguide's normalized type of count elements of datatype, committed (free it with .Free())."""
+def normalize(datatype: MPI.Datatype, count: int = 1, form: str = "auto") -> MPI.Datatype:
+    """mpiguide's normalized type of count elements of datatype, committed (free it with .Free()); form as in
+    Type.normalize."""
     with Type(datatype) as t:
-        return t.normalize(count)
+        return t.normalize(count, form)
 
 
 def pack(buf, datatype: MPI.Datatype, count: int = 1, out=None) -> np.ndarray:

@@ -2,6 +2,7 @@
 #include "bench_util.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,4 +135,21 @@ void *mg_alloc64(size_t len)
     void *p = NULL;
     if (posix_memalign(&p, 64, len ? len : 64) != 0) return NULL;
     return p;
+}
+
+int mg_bench_dt_policy(mg_dt_form_policy *out, char *err, size_t errlen)
+{
+    const char *name = getenv("MPIGUIDE_DT_FORM");
+    int form = MG_DT_FORM_AUTO;
+    if (name && *name && mg_dt_form_parse(name, &form) != MG_DT_SUCCESS) {
+        snprintf(err, errlen, "MPIGUIDE_DT_FORM=%s: expected auto, vector, resized, list or copies", name);
+        return -1;
+    }
+    if (form != MG_DT_FORM_AUTO) {
+        *out = (mg_dt_form_policy){.base = form};
+        return 0;
+    }
+    int rc = mg_dt_form_policy_for(NULL, out);
+    if (rc != MG_DT_SUCCESS) snprintf(err, errlen, "mg_dt_form_policy_for: %s", mg_dt_strerror(rc));
+    return rc == MG_DT_SUCCESS ? 0 : -1;
 }

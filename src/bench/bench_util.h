@@ -5,6 +5,7 @@
 #define MG_BENCH_UTIL_H
 
 #include "layouts.h"
+#include "mpiguide/dt.h"
 
 #include <stddef.h>
 
@@ -17,6 +18,14 @@
  * blanks trimmed at both ends; empty entries are skipped. Returns the number of
  * entries, or -1 as soon as add returns nonzero (add says why). */
 int mg_each_spec(const char *list, int (*add)(void *ctx, const char *spec), void *ctx);
+
+/* ---- The normalized types ------------------------------------------------- */
+
+/* The form policy of the drivers' normalized types: MPIGUIDE_DT_FORM (auto,
+ * vector, resized, list or copies) forces one form for experiments, else the
+ * engine's policy for the MPI library running. Returns 0, or -1 with the
+ * reason in err. */
+int mg_bench_dt_policy(mg_dt_form_policy *out, char *err, size_t errlen);
 
 /* ---- Sizing -------------------------------------------------------------- */
 

@@ -80,6 +80,7 @@ typedef struct {
     size_t max_memory; /* skip configurations whose buffers need more per rank */
     desc *descs;
     int ndescs;
+    mg_dt_form_policy policy; /* of the normalized types (MPIGUIDE_DT_FORM, else the library's) */
 } options;
 
 /* ------------------------------------------------------------------ */
@@ -466,12 +467,13 @@ static void pack_setup(mg_bench *b, const options *o, const char *cfg, long long
 
 /* mg_dt_to_mpi of the engine's type: one element of count x type with its lb
  * and extent. Returns 0, or -1 with the reason in err. */
-static int normalized_type(const xfer *x, const mg_layout_type *lt, MPI_Datatype *norm, char *err, size_t len)
+static int normalized_type(const options *o, const xfer *x, const mg_layout_type *lt, MPI_Datatype *norm, char *err,
+                           size_t len)
 {
-    int rc = mg_dt_to_mpi(x->dt, lt->count, norm);
+    int rc = mg_dt_to_mpi_policy(x->dt, lt->count, &o->policy, norm);
     if (rc != MG_DT_SUCCESS) {
         *norm = MPI_DATATYPE_NULL;
-        snprintf(err, len, "mg_dt_to_mpi failed: %s", mg_dt_strerror(rc));
+        snprintf(err, len, "mg_dt_to_mpi_policy failed: %s", mg_dt_strerror(rc));
         return -1;
     }
     MPI_Aint nlb = -1, next = -1;
@@ -511,7 +513,7 @@ static MPI_Datatype engine_prepare(mg_bench *b, const options *o, const char *cf
             snprintf(err, sizeof err, "engine size %lld x count %d differs from the %lld data bytes",
                      (long long)mg_dt_size(x->dt), lt->count, msize);
             ebad[MODE_ENGINE] = ebad[MODE_NORMALIZED] = 1;
-        } else if (want_mode(o, MODE_NORMALIZED) && normalized_type(x, lt, &norm, err, sizeof err) != 0) {
+        } else if (want_mode(o, MODE_NORMALIZED) && normalized_type(o, x, lt, &norm, err, sizeof err) != 0) {
             ebad[MODE_NORMALIZED] = 1;
         }
     }
@@ -967,6 +969,11 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
     }
     if (o->corrupt && o->pattern == PAT_BCAST && b->size < 2) {
         mg_bench_error(b, "--corrupt with bcast needs a rank that receives: at least 2 processes (got %d)", b->size);
+        return 2;
+    }
+    char err[200];
+    if (mg_bench_dt_policy(&o->policy, err, sizeof err) != 0) {
+        mg_bench_error(b, "%s", err);
         return 2;
     }
     return MG_ARGS_RUN;

@@ -609,6 +609,7 @@ typedef struct {
     desc *descs;
     int ndescs;
     char all_methods[64], all_dirs[32];
+    mg_dt_form_policy policy; /* of the normalized types (MPIGUIDE_DT_FORM, else the library's) */
 } options;
 
 static const char *basic_names(char *buf, size_t len)
@@ -1156,7 +1157,7 @@ static void cfg_alloc(mg_bench *b, cfg_ctx *c, const mg_layout_info *L, layout_m
 
 /* The engine's compiled type and the normalized MPI type (never timed), with
  * the info and normal notes; a failure marks the engine's methods failed. */
-static void engine_prepare(mg_bench *b, checker *k, cfg_ctx *c, const layout_map *g)
+static void engine_prepare(mg_bench *b, const options *o, checker *k, cfg_ctx *c, const layout_map *g)
 {
     MPI_Count blocks = -1;
     char *normal = malloc(NORMAL_MAX);
@@ -1180,11 +1181,11 @@ static void engine_prepare(mg_bench *b, checker *k, cfg_ctx *c, const layout_map
             for (int d = 0; d < NDIRS; d++)
                 check_fail(k, M_ENGINE, d, "engine size %lld x count %d differs from the %zu data bytes",
                            (long long)mg_dt_size(c->t), c->count, c->data);
-        rc = mg_dt_to_mpi(c->t, c->count, &c->norm);
+        rc = mg_dt_to_mpi_policy(c->t, c->count, &o->policy, &c->norm);
         if (rc != MG_DT_SUCCESS) {
             c->norm = MPI_DATATYPE_NULL;
             for (int d = 0; d < NDIRS; d++)
-                check_fail(k, M_NORMALIZED, d, "mg_dt_to_mpi failed: %s", mg_dt_strerror(rc));
+                check_fail(k, M_NORMALIZED, d, "mg_dt_to_mpi_policy failed: %s", mg_dt_strerror(rc));
         }
     }
     mg_bench_note(b, "info", k->cfg, "packed=%zu,span=%lld,touched=%lld,blocks=%lld,n=%ld", c->data,
@@ -1250,7 +1251,7 @@ static void run_config(mg_bench *b, const options *o, const desc *d, long A, siz
     if (cfg_setup(&k, &c, &lt, d->geo) == 0) {
         layout_map g;
         cfg_alloc(b, &c, &lt.info, &g, cfg);
-        engine_prepare(b, &k, &c, &g);
+        engine_prepare(b, o, &k, &c, &g);
         check_reference(&k, &c, &g);
         check_packs(&k, &c);
         check_unpacks(&k, &c, &g);
@@ -1339,6 +1340,11 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
     if (read_values(b, o) != 0 || read_layouts(b, o) != 0) return 2;
     if (b->size != 1) {
         mg_bench_error(b, "mg_dtbench measures memory operations on one process (got %d)", b->size);
+        return 2;
+    }
+    char err[200];
+    if (mg_bench_dt_policy(&o->policy, err, sizeof err) != 0) {
+        mg_bench_error(b, "%s", err);
         return 2;
     }
     return MG_ARGS_RUN;

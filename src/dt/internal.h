@@ -174,20 +174,8 @@ const char *mg__basic_name(MPI_Datatype t);
  * in typemap order, until fn returns non-zero (walk.c). */
 int mg__walk(const mg_node *n, MPI_Aint base, int (*fn)(MPI_Aint, MPI_Count, void *), void *arg);
 
-/* What MG_DT_FORM_AUTO builds on the MPI library running (form.c): elements
- * and periods of at least repeat_from bytes (0: never) as MG_DT_FORM_COPIES;
- * else, for data below list_below bytes (-1: any size), a plain vector of
- * blocks of resized_block (0: never) to resized_max bytes as resized copies
- * (such a vector between the head and tail of a rotation: their struct),
- * else an index list where one fits (rebuild.c); otherwise base.
- * MPIGUIDE_DT_FORM forces one form: base is it, the sizes 0. */
-typedef struct {
-    int base;
-    MPI_Count list_below;
-    MPI_Count resized_block, resized_max;
-    MPI_Count repeat_from;
-} mg_form_policy;
-mg_form_policy mg__auto_form(void);
+/* Whether p is a policy dt.h allows (policy.c). */
+int mg__policy_valid(const mg_dt_form_policy *p);
 
 /* lb and extent of MPI_Type_contiguous(count, t) as the standard defines them
  * from t's lb and extent: what mg_dt_to_mpi and describe_count give. */

@@ -213,7 +213,7 @@ typedef struct {
     const mg_dt *t;
     MPI_Count count;
     int form;
-    mg_form_policy policy; /* MG_DT_FORM_AUTO's, read once per mg_dt_to_mpi_form */
+    mg_dt_form_policy policy; /* MG_DT_FORM_AUTO's */
     MPI_Datatype *out;
 } rebuild_ctx;
 
@@ -230,7 +230,7 @@ static int small_copies(const mg_node *n)
 }
 static int resized_fits(const mg_node *n) { return small_copies(n) && n->size >= MG_RESIZED_MIN_BYTES; }
 /* A plain vector of blocks of min..max bytes, which the policy may want as
- * resized copies at any size (mg_form_policy). */
+ * resized copies at any size (mg_dt_form_policy). */
 static int resized_blocks(const mg_node *n, MPI_Count min, MPI_Count max)
 {
     return min > 0 && n && n->kind == MG_N_VEC && n->stride > 0 && n->kid->kind == MG_N_BLOCK &&
@@ -391,7 +391,7 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
     MPI_Datatype body = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL;
     int form = r->form, small_resized = 0, listed = 0; /* listed: list_fits(n) */
     if (form == MG_DT_FORM_AUTO) {
-        const mg_form_policy p = r->policy;
+        const mg_dt_form_policy p = r->policy;
         int small = p.list_below < 0 || (n && n->size < p.list_below);
         small_resized = p.list_below && small &&
                         (resized_blocks(n, p.resized_block, p.resized_max) ||
@@ -436,7 +436,7 @@ static int rebuild_visit(const mg_node *n, MPI_Aint disp, void *arg)
 
 /* count copies of the one-element form: its lb and extent are t's, so the
  * array has those of MPI_Type_contiguous(count, t). */
-static int repeated(const mg_dt *t, MPI_Count count, int form, mg_form_policy p, MPI_Datatype *out)
+static int repeated(const mg_dt *t, MPI_Count count, int form, mg_dt_form_policy p, MPI_Datatype *out)
 {
     MPI_Datatype one = MPI_DATATYPE_NULL;
     rebuild_ctx r = {t, 1, form, p, &one};
@@ -448,19 +448,34 @@ static int repeated(const mg_dt *t, MPI_Count count, int form, mg_form_policy p,
     return rc;
 }
 
-int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out)
+/* form: MG_DT_FORM_AUTO with policy p, or a form forced (p unused) */
+static int to_mpi(const mg_dt *t, MPI_Count count, int form, mg_dt_form_policy p, MPI_Datatype *out)
 {
-    if (!t || !out || count < 0) return MG_DT_ERR_ARG;
-    *out = MPI_DATATYPE_NULL;
-    if (form < MG_DT_FORM_AUTO || form > MG_DT_FORM_COPIES) return MG_DT_ERR_ARG;
-    mg_form_policy p = {0};
-    if (form == MG_DT_FORM_AUTO) p = mg__auto_form();
     int copies = form == MG_DT_FORM_COPIES ||
                  (form == MG_DT_FORM_AUTO &&
                   (p.base == MG_DT_FORM_COPIES || (p.repeat_from > 0 && t->size >= p.repeat_from)));
     if (copies && count > 1 && t->extent > 0) return repeated(t, count, form, p, out);
     rebuild_ctx r = {t, count, form, p, out};
     return mg__repeat(t, count, rebuild_visit, &r);
+}
+
+int mg_dt_to_mpi_policy(const mg_dt *t, MPI_Count count, const mg_dt_form_policy *policy, MPI_Datatype *out)
+{
+    if (out) *out = MPI_DATATYPE_NULL;
+    if (!t || !out || count < 0 || !mg__policy_valid(policy)) return MG_DT_ERR_ARG;
+    return to_mpi(t, count, MG_DT_FORM_AUTO, *policy, out);
+}
+
+int mg_dt_to_mpi_form(const mg_dt *t, MPI_Count count, int form, MPI_Datatype *out)
+{
+    if (out) *out = MPI_DATATYPE_NULL;
+    if (!t || !out || count < 0 || form < MG_DT_FORM_AUTO || form > MG_DT_FORM_COPIES) return MG_DT_ERR_ARG;
+    mg_dt_form_policy p = {0};
+    if (form == MG_DT_FORM_AUTO) {
+        int rc = mg_dt_form_policy_for(NULL, &p);
+        if (rc) return rc;
+    }
+    return to_mpi(t, count, form, p, out);
 }
 
 int mg_dt_to_mpi(const mg_dt *t, MPI_Count count, MPI_Datatype *out)

@@ -4,6 +4,7 @@
  * where it is (file:line or the variable) and skipped; nothing aborts. */
 #define _POSIX_C_SOURCE 200809L
 #include "mg_size.h"
+#include "mpiguide/dt.h"
 #include "tune_internal.h"
 #include <ctype.h>
 #include <errno.h>
@@ -15,12 +16,15 @@
 extern char **environ;
 
 static const char *const keys =
-    "mode, force, profiles, msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping";
+    "mode, force, profiles, msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping, dt_form";
+
+#define DT_FORMS "auto, vector, resized, list or copies"
 
 static const char *const env_names[] = {
     "MPIGUIDE_TUNE_MODE",   "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
     "MPIGUIDE_TUNE_CONFIG", "MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL",
-    "MPIGUIDE_TUNE_CHUNK",  "MPIGUIDE_TUNE_REPORT",   "MPIGUIDE_TUNE_ALLOW_REGROUPING"};
+    "MPIGUIDE_TUNE_CHUNK",  "MPIGUIDE_TUNE_REPORT",   "MPIGUIDE_TUNE_ALLOW_REGROUPING",
+    "MPIGUIDE_TUNE_DT_FORM"};
 #define N_ENV ((int)(sizeof env_names / sizeof env_names[0]))
 
 void mg_tune__config_defaults(mg_tune_config *cfg)
@@ -184,6 +188,9 @@ static int apply_key(const char *path, const char *where, const char *key, const
     } else if (strcmp(key, "allow_regrouping") == 0) {
         ok = parse_switch(val, &cfg->allow_regrouping) == 0;
         expected = "yes or no";
+    } else if (strcmp(key, "dt_form") == 0) {
+        ok = mg_dt_form_parse(val, &cfg->dt_form) == MG_DT_SUCCESS;
+        expected = DT_FORMS;
     } else {
         mg_tune__warn("%s: unknown key '%s' (keys: %s); this line is ignored", where, key, keys);
         return 1;
@@ -253,7 +260,7 @@ static int warn_unknown_variables(void)
             known = strlen(env_names[i]) == n && strncmp(*e, env_names[i], n) == 0;
         if (!known) {
             mg_tune__warn("unknown variable %.*s ignored (known: MPIGUIDE_TUNE_MODE, _FORCE, _PROFILES, _CONFIG, "
-                          "_MSG_POOL, _INT_POOL, _CHUNK, _REPORT, _ALLOW_REGROUPING)",
+                          "_MSG_POOL, _INT_POOL, _CHUNK, _REPORT, _ALLOW_REGROUPING, _DT_FORM)",
                           (int)n, *e);
             problems++;
         }
@@ -290,6 +297,10 @@ static int read_environment(mg_tune_config *cfg)
     }
     if ((v = env("MPIGUIDE_TUNE_ALLOW_REGROUPING")) != NULL && parse_switch(v, &cfg->allow_regrouping) != 0) {
         mg_tune__warn("MPIGUIDE_TUNE_ALLOW_REGROUPING=%s: expected yes or no; ignored", v);
+        problems++;
+    }
+    if ((v = env("MPIGUIDE_TUNE_DT_FORM")) != NULL && mg_dt_form_parse(v, &cfg->dt_form) != MG_DT_SUCCESS) {
+        mg_tune__warn("MPIGUIDE_TUNE_DT_FORM=%s: expected " DT_FORMS "; ignored", v);
         problems++;
     }
     return problems;

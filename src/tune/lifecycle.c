@@ -4,6 +4,7 @@
  * at MPI_Finalize (report, free). */
 #define _POSIX_C_SOURCE 200809L
 #include "lifecycle.h"
+#include "types.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ static void publish(void)
     atomic_store_explicit(&mg_tune_hot.int_cap, life.cfg.int_pool_bytes, memory_order_relaxed);
     atomic_store_explicit(&mg_tune_hot.chunk, (int)life.cfg.chunk, memory_order_relaxed);
     atomic_store_explicit(&mg_tune_hot.regroup, life.cfg.allow_regrouping, memory_order_relaxed);
+    mg_tune__types_set_form(life.cfg.dt_form);
     int count = life.count_override >= 0 ? life.count_override : life.cfg.report != NULL || life.api_used;
     unsigned h = (life.initialized ? MG_HOT_ON : 0u) | (count ? MG_HOT_COUNT : 0u) |
                  ((unsigned)life.cfg.mode << MG_HOT_MODE_SHIFT);

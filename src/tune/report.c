@@ -9,8 +9,10 @@
  *   #@tune_config[int_pool_bytes]=262144
  *   #@tune_config[mode]=tuned
  *   #@tune_config[chunk]=64
- *   #@tune_config[allow_regrouping]=no */
+ *   #@tune_config[allow_regrouping]=no
+ *   #@tune_config[dt_form]=auto */
 #define _POSIX_C_SOURCE 200809L
+#include "mpiguide/dt.h"
 #include "tune_internal.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -237,6 +239,7 @@ int mg_tune__report_write(FILE *out, const mg_tune_config *cfg)
     fprintf(out, "#@tune_config[mode]=%s\n", modes[cfg->mode]);
     fprintf(out, "#@tune_config[chunk]=%lld\n", (long long)cfg->chunk);
     fprintf(out, "#@tune_config[allow_regrouping]=%s\n", cfg->allow_regrouping ? "yes" : "no");
+    fprintf(out, "#@tune_config[dt_form]=%s\n", mg_dt_form_name(cfg->dt_form));
     if (fflush(out) != 0 || ferror(out)) return MG_TUNE_ERR_ARG;
     return MG_TUNE_SUCCESS;
 }

@@ -191,6 +191,7 @@ typedef struct {
     MPI_Count chunk;      /* C of the chunked round-robin mock-ups, elements */
     char *report;         /* report file at MPI_Finalize, "-" = stderr, or NULL */
     int allow_regrouping; /* reduction mock-ups may regroup floating-point data (bits may change) */
+    int dt_form;          /* MG_DT_FORM_* of the normalized types (AUTO: the engine's policy for the library) */
 } mg_tune_config;
 
 void mg_tune__config_defaults(mg_tune_config *cfg);

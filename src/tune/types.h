@@ -7,6 +7,9 @@
 /* After MPI_Init, and before MPI_Finalize once no call can run any more. */
 void mg_tune__types_start(void);
 void mg_tune__types_stop(void);
+/* The form of the plans' normal types from now on (MG_DT_FORM_*, the
+ * configuration's dt_form; AUTO: the engine's policy for the library). */
+void mg_tune__types_set_form(int form);
 
 /* MPI_Type_size_x of type, cached (handles.h): after the first call with a
  * type, no MPI call. -1 if MPI says the size is undefined or type is not a

@@ -4,6 +4,7 @@
 #   DRIVER         the driver executable
 #   ARGS           driver arguments, space separated
 #   EXPECT_RC      expected exit status
+#   SET_ENV        optional NAME=VALUE: the driver runs with it in its environment
 #   STDERR_MATCH   optional regex standard error must match exactly once (an
 #                  error is printed by rank 0 alone); write ';' as '.', since
 #                  add_test splits arguments at ';'
@@ -17,6 +18,13 @@
 #   JSON_EQUAL     optional: PATH=VALUE pairs, space separated, the members
 #                  must equal (strings without quotes)
 #   JSON_ABSENT    optional: members that must not be there
+if(DEFINED SET_ENV)
+  string(FIND "${SET_ENV}" "=" eq)
+  string(SUBSTRING "${SET_ENV}" 0 ${eq} name)
+  math(EXPR eq "${eq} + 1")
+  string(SUBSTRING "${SET_ENV}" ${eq} -1 value)
+  set(ENV{${name}} "${value}")
+endif()
 separate_arguments(args UNIX_COMMAND "${ARGS}")
 separate_arguments(cmd UNIX_COMMAND "${MPIEXEC}")
 execute_process(COMMAND ${cmd} -n ${NP} "${DRIVER}" ${args}

@@ -203,15 +203,21 @@ static int body_combiner(MPI_Datatype t)
     return comb;
 }
 
-static int form_of(mg_dt *d, MPI_Count count, int form)
+/* The body combiner of mg_dt_to_mpi (form -1), of mg_dt_to_mpi_form (form
+ * >= 0), or of mg_dt_to_mpi_policy (policy given). */
+static int built_as(mg_dt *d, MPI_Count count, int form, const mg_dt_form_policy *policy)
 {
     MPI_Datatype nt = MPI_DATATYPE_NULL;
-    int rc = form < 0 ? mg_dt_to_mpi(d, count, &nt) : mg_dt_to_mpi_form(d, count, form, &nt);
+    int rc = policy     ? mg_dt_to_mpi_policy(d, count, policy, &nt)
+             : form < 0 ? mg_dt_to_mpi(d, count, &nt)
+                        : mg_dt_to_mpi_form(d, count, form, &nt);
     EXPECT(rc == MG_DT_SUCCESS);
     int comb = rc == MG_DT_SUCCESS ? body_combiner(nt) : -1;
     if (nt != MPI_DATATYPE_NULL) MPI_Type_free(&nt);
     return comb;
 }
+
+static int form_of(mg_dt *d, MPI_Count count, int form) { return built_as(d, count, form, NULL); }
 
 /* The body of an mg_dt_to_mpi result as a list: its combiner, and for an
  * hindexed_block its entries, block length, element and displacements
@@ -347,8 +353,8 @@ static int to_mpi_packs_as(mg_dt *d, MPI_Datatype t, int count)
 /* The forms of mg_dt_to_mpi (dt.h): many small copies (4000 x 8 bytes)
  * become a vector, a contiguous array of a resized block or a list; few
  * copies (100 x 8 bytes) stay a vector in the resized form; the default
- * follows the MPI library (MPICH: a list below 8 KiB, resized above; the
- * others a list) and MPIGUIDE_DT_FORM overrides it. */
+ * follows the MPI library's policy (MPICH: a list below 8 KiB, resized
+ * above; the others a list). */
 /* A committed block of n ints resized to extent bytes (the Tiled layout's element). */
 static MPI_Datatype tiled_ints(int n, MPI_Aint extent)
 {
@@ -360,50 +366,115 @@ static MPI_Datatype tiled_ints(int n, MPI_Aint extent)
     return t;
 }
 
-/* MPICH itself, not a library derived from it (form.c's families). */
-static int is_mpich(void)
+/* MPI_Get_library_version's first line on each family (the engine's table
+ * matches them): every family's policy is tested on whatever library runs. */
+enum { FAM_MPICH, FAM_INTEL, FAM_OPENMPI, FAM_MVAPICH, FAM_OTHER, NFAMS };
+static const char *const family_versions[NFAMS] = {
+    "MPICH Version:      5.0.2\nMPICH Release date: Fri Sep 25 20:45:26 UTC 2026\nMPICH Device: ch4:ofi",
+    "Intel(R) MPI Library 2021.18 for Linux* OS\n(MPICH Version: 4.2)",
+    "Open MPI v5.0.11, package: Open MPI user@localhost Distribution, ident: 5.0.11",
+    "MVAPICH Version: 4.0\nMPICH Version: 4.1",
+    "Some MPI 1.0",
+};
+
+static mg_dt_form_policy policy_of(int family)
 {
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len;
-    MPI_Get_library_version(version, &len);
-    return strstr(version, "MPICH") && !strstr(version, "Intel") && !strstr(version, "MVAPICH") &&
-           !strstr(version, "Open MPI");
+    mg_dt_form_policy p = {.base = -1};
+    EXPECT(mg_dt_form_policy_for(family_versions[family], &p) == MG_DT_SUCCESS);
+    return p;
 }
 
-static int is_intel(void)
-{
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len;
-    MPI_Get_library_version(version, &len);
-    return strstr(version, "Intel") != NULL;
-}
-
-/* AUTO's form of count elements of Tiled blocks of `ints` ints, 4 ints apart. */
-static int tiled_auto_form(int ints, MPI_Count count)
+/* The form of count elements of Tiled blocks of `ints` ints, 4 ints apart,
+ * under a family's policy. */
+static int tiled_form(int family, int ints, MPI_Count count)
 {
     MPI_Datatype t = tiled_ints(ints, 4 * (ints + 4));
     mg_dt *d = NULL;
     EXPECT(mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS);
-    int comb = d ? form_of(d, count, -1) : -1;
+    mg_dt_form_policy p = policy_of(family);
+    int comb = d ? built_as(d, count, 0, &p) : -1;
     if (d) EXPECT(to_mpi_packs_as(d, t, (int)count));
     mg_dt_free(d);
     MPI_Type_free(&t);
     return comb;
 }
 
-/* Plain vectors of larger blocks: on Intel MPI resized copies from 384-byte
- * blocks at any size, on MPICH from 16 bytes to 1 KiB (below 8 KiB; above,
- * the base RESIZED form's rule), elsewhere lists of small blocks and vectors
- * of large ones. */
+/* The table of families: names both ways, what each family's entry holds,
+ * mg_dt_to_mpi as the running library's policy, bad policies, and no
+ * environment read. */
+static void form_policies(void)
+{
+    for (int f = MG_DT_FORM_AUTO; f <= MG_DT_FORM_COPIES; f++) {
+        int back = -1;
+        EXPECT(mg_dt_form_parse(mg_dt_form_name(f), &back) == MG_DT_SUCCESS && back == f);
+    }
+    int form = 7;
+    EXPECT(mg_dt_form_parse("Vector", &form) == MG_DT_ERR_ARG && form == 7);
+    EXPECT(mg_dt_form_parse("", &form) == MG_DT_ERR_ARG && mg_dt_form_parse(NULL, &form) == MG_DT_ERR_ARG);
+    EXPECT(!strcmp(mg_dt_form_name(-1), "?") && !strcmp(mg_dt_form_name(MG_DT_FORM_COPIES + 1), "?"));
+
+    mg_dt_form_policy m = policy_of(FAM_MPICH), i = policy_of(FAM_INTEL);
+    EXPECT(m.base == MG_DT_FORM_RESIZED && m.list_below == 8192 && m.resized_block == 16 && m.resized_max == 1024 &&
+           m.repeat_from == 4096);
+    EXPECT(i.base == MG_DT_FORM_VECTOR && i.list_below == -1 && i.resized_block == 384 && i.repeat_from == 0);
+    for (int fam = FAM_OPENMPI; fam < NFAMS; fam++) {
+        mg_dt_form_policy o = policy_of(fam);
+        EXPECT(o.base == MG_DT_FORM_VECTOR && o.list_below == -1 && o.resized_block == 0 && o.repeat_from == 0);
+    }
+    EXPECT(mg_dt_form_policy_for(family_versions[FAM_MPICH], NULL) == MG_DT_ERR_ARG);
+
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(version, &len);
+    mg_dt_form_policy running, named;
+    EXPECT(mg_dt_form_policy_for(NULL, &running) == MG_DT_SUCCESS);
+    EXPECT(mg_dt_form_policy_for(version, &named) == MG_DT_SUCCESS);
+    EXPECT(!memcmp(&running, &named, sizeof running));
+
+    MPI_Datatype tiled = tiled_ints(2, 16), nt = MPI_DATATYPE_NULL;
+    mg_dt *d = engine_type(tiled);
+    if (!d) return;
+    for (MPI_Count count = 100; count <= 4000; count *= 40)
+        EXPECT(built_as(d, count, 0, &running) == form_of(d, count, -1));
+    const mg_dt_form_policy bad[] = {
+        {.base = MG_DT_FORM_AUTO},
+        {.base = MG_DT_FORM_COPIES + 1},
+        {.base = MG_DT_FORM_VECTOR, .list_below = -2},
+        {.base = MG_DT_FORM_VECTOR, .resized_block = 64, .resized_max = 32},
+        {.base = MG_DT_FORM_VECTOR, .resized_block = -1, .resized_max = 32},
+        {.base = MG_DT_FORM_VECTOR, .repeat_from = -1},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        nt = MPI_INT;
+        EXPECT(mg_dt_to_mpi_policy(d, 1, &bad[k], &nt) == MG_DT_ERR_ARG && nt == MPI_DATATYPE_NULL);
+    }
+    EXPECT(mg_dt_to_mpi_policy(d, 1, NULL, &nt) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_to_mpi_policy(d, -1, &running, &nt) == MG_DT_ERR_ARG);
+    EXPECT(mg_dt_to_mpi_policy(NULL, 1, &running, &nt) == MG_DT_ERR_ARG);
+
+    /* the engine reads no environment: the drivers and the tuning library do */
+    int before = form_of(d, 4000, -1);
+    setenv("MPIGUIDE_DT_FORM", before == MPI_COMBINER_VECTOR ? "list" : "vector", 1);
+    EXPECT(form_of(d, 4000, -1) == before);
+    unsetenv("MPIGUIDE_DT_FORM");
+    mg_dt_free(d);
+    MPI_Type_free(&tiled);
+}
+
+/* Plain vectors of larger blocks: under Intel MPI's policy resized copies from
+ * 384-byte blocks at any size, under MPICH's from 16 bytes to 1 KiB (below 8
+ * KiB; above, the base RESIZED form's rule), under the others lists of small
+ * blocks and vectors of large ones. */
 static void to_mpi_resized_blocks(void)
 {
-    unsetenv("MPIGUIDE_DT_FORM");
-    int intel = is_intel(), mpich = is_mpich();
     int list = MPI_COMBINER_HINDEXED_BLOCK, copies = MPI_COMBINER_CONTIGUOUS, vector = MPI_COMBINER_VECTOR;
-    EXPECT(tiled_auto_form(96, 10) == (intel || mpich ? copies : list));
-    EXPECT(tiled_auto_form(96, 1000) == (intel || mpich ? copies : list));
-    EXPECT(tiled_auto_form(95, 1000) == (mpich ? copies : list));
-    EXPECT(tiled_auto_form(1000, 100) == (intel ? copies : vector));
+    for (int fam = 0; fam < NFAMS; fam++) {
+        int intel = fam == FAM_INTEL, mpich = fam == FAM_MPICH;
+        EXPECT(tiled_form(fam, 96, 10) == (intel || mpich ? copies : list));
+        EXPECT(tiled_form(fam, 96, 1000) == (intel || mpich ? copies : list));
+        EXPECT(tiled_form(fam, 95, 1000) == (mpich ? copies : list));
+        EXPECT(tiled_form(fam, 1000, 100) == (intel ? copies : vector));
+    }
 
     /* Alternating-struct with A=2 at 3.2 kB: 16-byte joined blocks between a
      * head and a tail; on MPICH that struct (as the plain vector above), a
@@ -414,7 +485,10 @@ static void to_mpi_resized_blocks(void)
                        "contig(count=3, int)])",
                        &st, err, sizeof err) == MG_DT_SUCCESS);
     mg_dt *rot = engine_type(st);
-    if (rot) EXPECT(form_of(rot, 1, -1) == (mpich ? MPI_COMBINER_STRUCT : MPI_COMBINER_HINDEXED));
+    for (int fam = 0; rot && fam < NFAMS; fam++) {
+        mg_dt_form_policy p = policy_of(fam);
+        EXPECT(built_as(rot, 1, 0, &p) == (fam == FAM_MPICH ? MPI_COMBINER_STRUCT : MPI_COMBINER_HINDEXED));
+    }
     mg_dt_free(rot);
 }
 
@@ -429,20 +503,15 @@ static void to_mpi_forms(void)
     EXPECT(form_of(d, 100, MG_DT_FORM_RESIZED) == MPI_COMBINER_VECTOR);
     EXPECT(form_of(d, 4000, MG_DT_FORM_LIST) == MPI_COMBINER_HINDEXED_BLOCK);
 
-    int mpich = is_mpich();
-    unsetenv("MPIGUIDE_DT_FORM");
-    EXPECT(form_of(d, 4000, -1) == (mpich ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_HINDEXED_BLOCK));
-    EXPECT(form_of(d, 100, -1) == MPI_COMBINER_HINDEXED_BLOCK);
+    mg_dt_form_policy mpich = policy_of(FAM_MPICH), openmpi = policy_of(FAM_OPENMPI);
+    EXPECT(built_as(d, 4000, 0, &mpich) == MPI_COMBINER_CONTIGUOUS);
+    EXPECT(built_as(d, 4000, 0, &openmpi) == MPI_COMBINER_HINDEXED_BLOCK);
+    EXPECT(built_as(d, 100, 0, &mpich) == MPI_COMBINER_HINDEXED_BLOCK);
+    EXPECT(built_as(d, 100, 0, &openmpi) == MPI_COMBINER_HINDEXED_BLOCK);
     EXPECT(form_of(d, 4000, MG_DT_FORM_AUTO) == form_of(d, 4000, -1));
-    setenv("MPIGUIDE_DT_FORM", "resized", 1);
-    EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_CONTIGUOUS);
-    setenv("MPIGUIDE_DT_FORM", "vector", 1);
-    EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_VECTOR);
-    setenv("MPIGUIDE_DT_FORM", "list", 1);
-    EXPECT(form_of(d, 4000, -1) == MPI_COMBINER_HINDEXED_BLOCK);
-    setenv("MPIGUIDE_DT_FORM", "Vector", 1); /* not a form: ignored (with a warning) */
-    EXPECT(form_of(d, 4000, -1) == (mpich ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_HINDEXED_BLOCK));
-    unsetenv("MPIGUIDE_DT_FORM");
+    /* a policy of a base alone builds that form, as the form forced */
+    for (int f = MG_DT_FORM_VECTOR; f <= MG_DT_FORM_LIST; f++)
+        EXPECT(built_as(d, 4000, 0, &(mg_dt_form_policy){.base = f}) == form_of(d, 4000, f));
 
     /* 40-byte blocks: below 8 KiB a resized array on MPICH, a list elsewhere;
      * forced forms keep their 8 KiB rule */
@@ -450,11 +519,10 @@ static void to_mpi_forms(void)
     mg_dt *d10 = NULL;
     EXPECT(mg_dt_from_mpi(tiled10, &d10) == MG_DT_SUCCESS);
     if (d10) {
-        EXPECT(form_of(d10, 50, -1) == (mpich ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_HINDEXED_BLOCK));
+        EXPECT(built_as(d10, 50, 0, &mpich) == MPI_COMBINER_CONTIGUOUS);
+        EXPECT(built_as(d10, 50, 0, &openmpi) == MPI_COMBINER_HINDEXED_BLOCK);
         EXPECT(form_of(d10, 50, MG_DT_FORM_RESIZED) == MPI_COMBINER_VECTOR);
-        setenv("MPIGUIDE_DT_FORM", "resized", 1);
-        EXPECT(form_of(d10, 50, -1) == MPI_COMBINER_VECTOR);
-        unsetenv("MPIGUIDE_DT_FORM");
+        EXPECT(built_as(d10, 50, 0, &(mg_dt_form_policy){.base = MG_DT_FORM_RESIZED}) == MPI_COMBINER_VECTOR);
         EXPECT(to_mpi_packs_as(d10, tiled10, 50));
     }
     mg_dt_free(d10);
@@ -463,15 +531,19 @@ static void to_mpi_forms(void)
     MPI_Type_free(&tiled);
 }
 
-/* The combiner of mg_dt_to_mpi_form(d, count, form)'s result, or -1. */
-static int top_combiner(mg_dt *d, MPI_Count count, int form)
+/* The combiner of mg_dt_to_mpi_form(d, count, form)'s result (of
+ * mg_dt_to_mpi_policy's where a policy is given), or -1. */
+static int top_built_as(mg_dt *d, MPI_Count count, int form, const mg_dt_form_policy *policy)
 {
     MPI_Datatype nt = MPI_DATATYPE_NULL;
     int ni, na, nd, comb = -1;
-    if (mg_dt_to_mpi_form(d, count, form, &nt) == MG_DT_SUCCESS) MPI_Type_get_envelope(nt, &ni, &na, &nd, &comb);
+    int rc = policy ? mg_dt_to_mpi_policy(d, count, policy, &nt) : mg_dt_to_mpi_form(d, count, form, &nt);
+    if (rc == MG_DT_SUCCESS) MPI_Type_get_envelope(nt, &ni, &na, &nd, &comb);
     if (nt != MPI_DATATYPE_NULL) MPI_Type_free(&nt);
     return comb;
 }
+
+static int top_combiner(mg_dt *d, MPI_Count count, int form) { return top_built_as(d, count, form, NULL); }
 
 /* Elements of 4 KiB and more: on MPICH the one-element form repeated
  * (MPI_Type_contiguous of it), elsewhere, for one element and for smaller
@@ -490,10 +562,12 @@ static void to_mpi_large_elements(void)
         mg_dt *d = NULL;
         EXPECT(mg_dt_from_mpi(elem, &d) == MG_DT_SUCCESS);
         if (d) {
-            int large = a == 512 && is_mpich();
-            unsetenv("MPIGUIDE_DT_FORM");
-            EXPECT(top_combiner(d, 3, MG_DT_FORM_AUTO) == (large ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_RESIZED));
-            EXPECT(top_combiner(d, 1, MG_DT_FORM_AUTO) == MPI_COMBINER_RESIZED);
+            for (int fam = 0; fam < NFAMS; fam++) {
+                mg_dt_form_policy p = policy_of(fam);
+                int large = a == 512 && fam == FAM_MPICH;
+                EXPECT(top_built_as(d, 3, 0, &p) == (large ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_RESIZED));
+                EXPECT(top_built_as(d, 1, 0, &p) == MPI_COMBINER_RESIZED);
+            }
             EXPECT(top_combiner(d, 3, MG_DT_FORM_COPIES) == MPI_COMBINER_CONTIGUOUS);
             EXPECT(top_combiner(d, 3, MG_DT_FORM_VECTOR) == MPI_COMBINER_RESIZED);
             EXPECT(mg_dt_to_mpi(d, 3, &nt) == MG_DT_SUCCESS);
@@ -504,11 +578,8 @@ static void to_mpi_large_elements(void)
                 EXPECT(same_packs(elem, 3, nt));
                 MPI_Type_free(&nt);
             }
-            setenv("MPIGUIDE_DT_FORM", "resized", 1);
-            EXPECT(top_combiner(d, 3, MG_DT_FORM_AUTO) == MPI_COMBINER_RESIZED);
-            setenv("MPIGUIDE_DT_FORM", "copies", 1);
-            EXPECT(top_combiner(d, 3, MG_DT_FORM_AUTO) == MPI_COMBINER_CONTIGUOUS);
-            unsetenv("MPIGUIDE_DT_FORM");
+            EXPECT(top_built_as(d, 3, 0, &(mg_dt_form_policy){.base = MG_DT_FORM_RESIZED}) == MPI_COMBINER_RESIZED);
+            EXPECT(top_built_as(d, 3, 0, &(mg_dt_form_policy){.base = MG_DT_FORM_COPIES}) == MPI_COMBINER_CONTIGUOUS);
         }
         mg_dt_free(d);
         MPI_Type_free(&elem);
@@ -549,7 +620,11 @@ static void to_mpi_large_elements(void)
         EXPECT(mg_dt_from_mpi(st, &d) == MG_DT_SUCCESS);
         for (int count = 1; d && count <= 2; count++) {
             if (count == 1) {
-                EXPECT(form_of(d, 1, -1) == (a == 512 && is_mpich() ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_STRUCT));
+                for (int fam = 0; fam < NFAMS; fam++) {
+                    mg_dt_form_policy p = policy_of(fam);
+                    int copies = a == 512 && fam == FAM_MPICH;
+                    EXPECT(built_as(d, 1, 0, &p) == (copies ? MPI_COMBINER_CONTIGUOUS : MPI_COMBINER_STRUCT));
+                }
                 EXPECT(form_of(d, 1, MG_DT_FORM_COPIES) == MPI_COMBINER_CONTIGUOUS);
                 EXPECT(form_of(d, 1, MG_DT_FORM_VECTOR) == MPI_COMBINER_STRUCT);
             }
@@ -748,6 +823,7 @@ int main(int argc, char **argv)
     to_mpi_negative_byte_stride();
     large_count_constructors();
     to_mpi_forms();
+    form_policies();
     to_mpi_resized_blocks();
     to_mpi_large_elements();
     to_mpi_list();

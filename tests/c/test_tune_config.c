@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "lifecycle.h"
 #include "mg_size.h"
+#include "mpiguide/dt.h"
 #include "mpiguide/tune.h"
 #include "types.h"
 #include <pthread.h>
@@ -56,7 +57,7 @@ static void check_config_at_init(void)
     EXPECT(cfg.report && strcmp(cfg.report, "-") == 0);
 
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:4: unknown key 'mdoe' (keys: mode, force, profiles, "
-                   "msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping); this line is ignored\n",
+                   "msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping, dt_form); this line is ignored\n",
                    dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:5: expected 'key = value', found 'just words'; this line "
                    "is ignored\n",
@@ -70,10 +71,14 @@ static void check_config_at_init(void)
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:8: force entry 'allgathr=default': unknown collective "
                    "'allgathr'",
                    dir);
+    EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:13: dt_form 'lists': expected auto, vector, resized, list "
+                   "or copies; this line is ignored\n",
+                   dir);
+    EXPECT(cfg.dt_form == MG_DT_FORM_LIST);
     EXPECT_WARNING("mpiguide-tune: warning: unknown variable MPIGUIDE_TUNE_PROFILE ignored");
     EXPECT_WARNING("mpiguide-tune: warning: profile directory %s/nonexistent_profiles: cannot open it", dir);
     /* the good lines were used: nothing else was warned about */
-    if (rank == 0) EXPECT(occurrences(warnings(), "mpiguide-tune: warning:") == 7);
+    if (rank == 0) EXPECT(occurrences(warnings(), "mpiguide-tune: warning:") == 8);
 }
 
 static void check_config_variants(void)
@@ -100,11 +105,19 @@ static void check_config_variants(void)
     EXPECT(cfg.forced[MG_COLL_ALLREDUCE] == 0);
     EXPECT(cfg.report && strcmp(cfg.report, "/tmp/report.txt") == 0);
     mg_tune__config_free(&cfg);
+    setenv("MPIGUIDE_TUNE_DT_FORM", "copies", 1);
+    mg_tune__config_read(&cfg);
+    EXPECT(cfg.dt_form == MG_DT_FORM_COPIES);
+    mg_tune__config_free(&cfg);
     setenv("MPIGUIDE_TUNE_MODE", "tunde", 1);
     setenv("MPIGUIDE_TUNE_CHUNK", "0", 1);
+    setenv("MPIGUIDE_TUNE_DT_FORM", "Copies", 1);
     mg_tune__config_read(&cfg);
-    EXPECT(cfg.mode == MG_TUNE_FORCED && cfg.chunk == 16);
+    EXPECT(cfg.mode == MG_TUNE_FORCED && cfg.chunk == 16 && cfg.dt_form == MG_DT_FORM_LIST);
     mg_tune__config_free(&cfg);
+    EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_DT_FORM=Copies: expected auto, vector, resized, list or "
+                   "copies; ignored\n");
+    unsetenv("MPIGUIDE_TUNE_DT_FORM");
     EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_MODE=tunde: expected off, forced or tuned; ignored\n");
     EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_CHUNK=0: expected a number of elements from 1 to "
                    "2147483647; ignored\n");
@@ -541,7 +554,8 @@ static void check_calls(void)
                        "#@tune_config[int_pool_bytes]=8192\n"
                        "#@tune_config[mode]=off\n"
                        "#@tune_config[chunk]=32\n"
-                       "#@tune_config[allow_regrouping]=no\n";
+                       "#@tune_config[allow_regrouping]=no\n"
+                       "#@tune_config[dt_form]=list\n";
     EXPECT(n >= strlen(tail) && strcmp(buf + n - strlen(tail), tail) == 0);
     /* every line is a keyed note `#@kind[config]=value` (docs/formats.md) */
     for (const char *q = buf; *q; q = strchr(q, '\n') + 1) {
@@ -813,7 +827,7 @@ int main(int argc, char **argv)
         perror(sub);
         return 2;
     }
-    /* the configuration file (lines 4, 5, 6 and two entries of 8 are bad) and the environment */
+    /* the configuration file (lines 4, 5, 6, 13 and two entries of 8 are bad) and the environment */
     write_file("tune.conf", "# mpiguide-tune test configuration\n"
                             "mode = forced   # a comment\n"
                             "chunk = 16\n"
@@ -824,7 +838,9 @@ int main(int argc, char **argv)
                             "force = allgathr=default, allreduce=no_such_mockup\n"
                             "msg_pool_bytes = 2M\n"
                             "profiles = nonexistent_profiles\n"
-                            "report = -\n");
+                            "report = -\n"
+                            "dt_form = list\n"
+                            "dt_form = lists\n");
     char conf[128];
     snprintf(conf, sizeof conf, "%s/tune.conf", dir);
     setenv("MPIGUIDE_TUNE_CONFIG", conf, 1);

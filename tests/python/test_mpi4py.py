@@ -69,6 +69,19 @@ PROGRAM = textwrap.dedent('''
     assert np.array_equal(got, expect)
     norm.Free()
 
+    # every form moves the same bytes; a form that is none is refused
+    for form in dt.FORMS:
+        norm = dt.normalize(vec, count, form)
+        packed_form = bytearray(norm.Pack_size(1, comm))
+        k = norm.Pack(src.view(np.uint8)[:norm.Get_extent()[1]], packed_form, 0, comm)
+        assert k == n and packed_form[:k] == theirs[:n], form
+        norm.Free()
+    try:
+        dt.normalize(vec, count, "lists")
+        raise AssertionError("an unknown form was accepted")
+    except MpiguideError as e:
+        assert "form 'lists': expected one of auto, vector, resized, list, copies" in str(e)
+
     # a buffer too small for count elements is refused, and nothing is written
     small = np.zeros(10, dtype=np.int32)
     try:
