@@ -77,7 +77,8 @@ def run_cli(argv: list[str]) -> CliResult:
 # What a test needs beyond Python (pytest markers, declared in pyproject.toml): `make check` deselects every one
 # of them. A test needs what its fixtures need, and what its file is about.
 NEEDS_BY_FIXTURE = {"mpich_stack": ("mpi",), "mpich_build": ("mpi",), "pingpong_raw": ("mpi",),
-                    "small_run": ("mpi",), "stacks_built": ("mpi",), "cluster": ("mpi", "root", "network", "slow")}
+                    "small_run": ("mpi",), "stacks_built": ("mpi",), "live_stack": ("mpi",),
+                    "cluster": ("mpi", "root", "network", "slow")}
 NEEDS_BY_FILE = {"test_cluster.py": ("mpi", "root", "network", "slow"), "test_install.py": ("mpi", "build", "slow"),
                  "test_mpi4py.py": ("mpi", "build"), "test_report_browser.py": ("browser",)}
 

@@ -55,13 +55,19 @@ POOL_DEFAULTS = {"msg_pool": "64M", "int_pool": "256k"}
 
 def driver_list(stack: Stack, driver: str) -> dict:
     """The JSON object `DRIVER --list` prints: the driver's catalogs and defaults (the stack is built)."""
+    return driver_json(stack, driver, ["--list"])
+
+
+def driver_json(stack: Stack, driver: str, args: list[str]) -> dict:
+    """The one JSON object a driver prints on standard output with args, launched on one process."""
     exe = build.driver_path(stack, driver)
-    argv = launch.command(launch.LaunchSpec(), stack, 1, str(exe), ["--list"])
+    argv = launch.command(launch.LaunchSpec(), stack, 1, str(exe), args)
     with stack.launch_env() as env:
         res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     if res.returncode != 0:
-        raise MpiguideError(f"{driver} --list failed with status {res.returncode}: {res.stderr.strip()[-500:]}")
+        raise MpiguideError(f"{driver} {' '.join(args)} failed with status {res.returncode}: "
+                            f"{res.stderr.strip()[-500:]}")
     try:
         return json.loads(res.stdout)
     except json.JSONDecodeError as exc:
-        raise MpiguideError(f"{driver} --list printed no JSON object ({exc}): {res.stdout[:200]!r}") from exc
+        raise MpiguideError(f"{driver} {' '.join(args)} printed no JSON object ({exc}): {res.stdout[:200]!r}") from exc

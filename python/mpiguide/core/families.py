@@ -1,12 +1,32 @@
 """What differs between MPI implementations, one adapter per family: how to recognise an installation, the
-environment and mpiexec flags it needs, its PMI under srun, and how its processes on different nodes are made
-to talk over TCP. Everything else in mpiguide asks the stack's family (Stack.adapter) and never compares family
-names itself."""
+environment and mpiexec flags it needs, its PMI under srun, how its processes on different nodes are made
+to talk over TCP, and how it names and forces its own collective algorithms. Everything else in mpiguide asks
+the stack's family (Stack.adapter) and never compares family names itself."""
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
+
+from mpiguide.core.errors import MpiguideError
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One algorithm an MPI library offers for a collective, as the library lists it."""
+
+    collective: str  # mpiguide's name of the collective (libmpiguide-tune's: bcast, reduce_scatter_block, ...)
+    name: str  # the library's name of the algorithm
+    value: str  # what the library's control variable takes to force it
+    control: str  # that variable, as an environment variable
+    needs: tuple[tuple[str, str], ...] = ()  # other settings without which the control has no effect
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment that forces the algorithm."""
+        return {**dict(self.needs), self.control: self.value}
 
 
 class Family:
@@ -44,6 +64,21 @@ class Family:
     def recognises(self, prefix: Path) -> bool:
         return any((prefix / f).exists() for f in self.marker_files)
 
+    # Collective algorithms: the library lists them through its MPI_T control variables (mg_mpit), whose
+    # names contain one of algorithm_cvar_match; algorithms() reads that listing.
+    algorithm_cvar_match: tuple[str, ...] = ()
+
+    def check_lists_algorithms(self) -> None:
+        """Raises unless mpiguide knows where this family lists its collective algorithms."""
+        if not self.algorithm_cvar_match:
+            raise MpiguideError(f"mpiguide cannot list the collective algorithms of an MPI of family "
+                                f"{self.name!r}: it knows how MPICH and Open MPI list theirs")
+
+    def algorithms(self, cvars: list[dict], collective: str) -> list[Algorithm]:
+        """The algorithms the library lists for a collective (its default left out), from mg_mpit's cvars."""
+        self.check_lists_algorithms()
+        return []
+
 
 class Mpich(Family):
     name = "mpich"
@@ -54,6 +89,21 @@ class Mpich(Family):
     def network_between_nodes_env(self) -> dict[str, str]:
         # whichever network module the build has and picks (MPICH's own shared memory serves one node)
         return {"UCX_TLS": "tcp,self", "FI_PROVIDER": "tcp"}
+
+    # MPIR_CVAR_<COLL>_INTRA_ALGORITHM: an integer variable without an MPI_T enumeration whose description lists
+    # the choices, one a line after the first ("binomial   - Force Binomial Tree"); the environment takes the name.
+    algorithm_cvar_match = ("_INTRA_ALGORITHM",)
+    _CHOICE = re.compile(r"^\s*([A-Za-z0-9_]+)\s+-\s")
+
+    def algorithms(self, cvars: list[dict], collective: str) -> list[Algorithm]:
+        var = f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM"
+        cvar = _cvar(cvars, var, self.name)
+        names = [m.group(1) for line in str(cvar.get("description", "")).splitlines()[1:]
+                 if (m := self._CHOICE.match(line))]
+        if "auto" not in names:
+            raise MpiguideError(f"{var}: its description lists no choices in the form MPICH uses ('auto - ...' "
+                                f"and one 'name - text' a line): {str(cvar.get('description', ''))[:300]!r}")
+        return [Algorithm(collective, n, n, var) for n in names if n != "auto"]
 
 
 class OpenMpi(Family):
@@ -89,6 +139,19 @@ class OpenMpi(Family):
     def network_between_nodes_env(self) -> dict[str, str]:
         return {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "tcp,sm,self"}
 
+    # coll_tuned_<coll>_algorithm: an MPI_T enumeration, 0 "ignore" (the component's own decision) and one item
+    # per algorithm; forcing one needs coll_tuned_use_dynamic_rules too. The environment takes the number.
+    algorithm_cvar_match = ("coll_tuned_",)
+
+    def algorithms(self, cvars: list[dict], collective: str) -> list[Algorithm]:
+        var = f"coll_tuned_{collective}_algorithm"
+        items = _cvar(cvars, var, self.name).get("enum") or []
+        if not items or not all(isinstance(i, dict) and "value" in i and "name" in i for i in items):
+            raise MpiguideError(f"{var}: the library gives no enumeration of its algorithms")
+        needs = (("OMPI_MCA_coll_tuned_use_dynamic_rules", "1"),)
+        return [Algorithm(collective, str(i["name"]), str(i["value"]), f"OMPI_MCA_{var}", needs)
+                for i in items if int(i["value"]) != 0]
+
 
 class IntelMpi(Family):
     name = "impi"
@@ -102,6 +165,14 @@ class IntelMpi(Family):
 
     def network_between_nodes_env(self) -> dict[str, str]:
         return {"I_MPI_FABRICS": "shm:ofi", "FI_PROVIDER": "tcp"}
+
+
+def _cvar(cvars: list[dict], name: str, family: str) -> dict:
+    found = [c for c in cvars if c.get("name") == name]
+    if not found:
+        raise MpiguideError(f"the {family} library lists no control variable {name} (MPI_T): it cannot be told "
+                            "which algorithm to use for this collective")
+    return found[0]
 
 
 # in the order they are tried when recognising an installation

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.core import launch
+from mpiguide.core import build, launch
+from mpiguide.core import stacks as stackmod
 from mpiguide.core.catalog import COLLECTIVES, POOL_DEFAULTS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE, CommandContext, LaunchTemplate, Report, Suite
 from mpiguide.core.tuneflow import add_tune_options
-from mpiguide.suites.coll import analysis, profiles, report, workflow
+from mpiguide.suites.coll import algorithms, analysis, profiles, report, workflow
 
 # the sizes of Hunold and Carpen-Amarie (2018), Figure 4
 DEFAULT_SIZES = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"
@@ -142,6 +143,34 @@ class CollSuite(Suite):
         p.add_argument("--to", required=True, choices=profiles.FORMATS, help="the format to write")
         p.add_argument("--output", metavar="DIR", help="where to write (default SRC-<format>)")
         p.set_defaults(func=self._convert_command)
+        p = commands.add_parser("algorithms", help="the collective algorithms each MPI library offers, as the library "
+                                "lists them (MPI_T), and how each is forced",
+                                description="Per stack and collective, the algorithms the MPI library itself lists "
+                                "at run time through its MPI_T control variables (MPICH: "
+                                "MPIR_CVAR_<COLL>_INTRA_ALGORITHM; Open MPI: coll_tuned_<coll>_algorithm), its "
+                                "default left out, and the environment that forces one (builds the stack's drivers "
+                                "first).")
+        p.add_argument("--stacks", default=stackmod.DEFAULT_STACK, help="comma-separated stacks (default "
+                       f"{stackmod.DEFAULT_STACK})")
+        p.add_argument("--collectives", default=",".join(COLLECTIVES),
+                       help=f"comma-separated, of {', '.join(COLLECTIVES)} (default: all)")
+        p.add_argument("--json", action="store_true", help="print one JSON object: stack -> collective -> "
+                       "[{name, value, env}]")
+        p.set_defaults(func=self._algorithms_command)
+
+    def _algorithms_command(self, args: argparse.Namespace) -> int:
+        colls = parse_choice_list(args.collectives, COLLECTIVES, "--collectives")
+        found = {}
+        for name in stackmod.parse_stack_list(args.stacks):
+            stack = stackmod.get(name)
+            stack.adapter.check_lists_algorithms()
+            build.ensure_built(stack)
+            found[name] = algorithms.algorithms(stack, colls)
+            if not args.json:
+                print("\n".join(algorithms.console_lines(stack, found[name])))
+        if args.json:
+            print(algorithms.to_json(found))
+        return 0
 
     def _convert_command(self, args: argparse.Namespace) -> int:
         """0: every profile of SRC converted; 1: some could not be read (the others are written); 2: none

@@ -1,0 +1,111 @@
+"""The collective algorithms each MPI library lists for itself (MPI_T, through mg_mpit): the families' readers on
+fixture listings, their errors on listings that do not read, and the live MPICH and Open MPI libraries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mpiguide.core import build, families
+from mpiguide.core import stacks as stackmod
+from mpiguide.core.catalog import COLLECTIVES
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.stacks import Stack
+from mpiguide.suites.coll import algorithms
+
+# As MPICH 5.0.2 describes the variable (MPI_T_cvar_get_info), no enumeration attached.
+MPICH_BCAST = {
+    "name": "MPIR_CVAR_BCAST_INTRA_ALGORITHM", "datatype": "int",
+    "description": "Variable to select bcast algorithm\n"
+                   "auto - Internal algorithm selection (can be overridden with "
+                   "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)\n"
+                   "binomial                                - Force Binomial Tree\n"
+                   "nb                                      - Force nonblocking algorithm\n"
+                   "scatter_recursive_doubling_allgather    - Force Scatter Recursive-Doubling Allgather\n"
+                   "tree                                    - Force tree-based algorithm",
+}
+# As Open MPI 5.0.11 gives it: an enumeration whose 0 is the component's own choice.
+OMPI_SCAN = {
+    "name": "coll_tuned_scan_algorithm", "datatype": "int", "description": "Which scan algorithm is used.",
+    "enum": [{"value": 0, "name": "ignore"}, {"value": 1, "name": "linear"},
+             {"value": 2, "name": "recursive_doubling"}],
+}
+
+
+def test_mpich_reads_the_choices_of_the_description():
+    algs = families.get("mpich").algorithms([MPICH_BCAST], "bcast")
+    assert [a.name for a in algs] == ["binomial", "nb", "scatter_recursive_doubling_allgather", "tree"]
+    assert all(a.collective == "bcast" and a.value == a.name for a in algs)
+    assert algs[0].env == {"MPIR_CVAR_BCAST_INTRA_ALGORITHM": "binomial"}
+
+
+def test_openmpi_reads_the_enumeration_and_needs_dynamic_rules():
+    algs = families.get("openmpi").algorithms([OMPI_SCAN], "scan")
+    assert [(a.name, a.value) for a in algs] == [("linear", "1"), ("recursive_doubling", "2")]
+    assert algs[1].env == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_scan_algorithm": "2"}
+
+
+@pytest.mark.parametrize(("family", "cvars", "collective", "message"), [
+    ("mpich", [MPICH_BCAST], "scan", "lists no control variable MPIR_CVAR_SCAN_INTRA_ALGORITHM"),
+    ("mpich", [{**MPICH_BCAST, "description": "Variable to select bcast algorithm"}], "bcast",
+     "MPIR_CVAR_BCAST_INTRA_ALGORITHM: its description lists no choices"),
+    ("openmpi", [OMPI_SCAN], "bcast", "lists no control variable coll_tuned_bcast_algorithm"),
+    ("openmpi", [{**OMPI_SCAN, "enum": []}], "scan", "coll_tuned_scan_algorithm: the library gives no enumeration"),
+    ("openmpi", [{**OMPI_SCAN, "enum": [{"name": "linear"}]}], "scan", "gives no enumeration"),
+    ("impi", [], "bcast", "cannot list the collective algorithms of an MPI of family 'impi'"),
+    ("other", [], "bcast", "cannot list the collective algorithms of an MPI of family 'other'"),
+])
+def test_a_listing_that_does_not_read_is_an_error_that_names_it(family, cvars, collective, message):
+    with pytest.raises(MpiguideError, match=message):
+        families.get(family).algorithms(cvars, collective)
+
+
+def test_unknown_collectives_are_refused_before_anything_runs():
+    stack = Stack(name="x", family="mpich", prefix="/nonexistent", source="prefix")
+    with pytest.raises(MpiguideError, match="unknown collective.s. bcst: choose from allgather"):
+        algorithms.algorithms(stack, ["bcast", "bcst"], cvars=[MPICH_BCAST])
+
+
+def test_console_and_json_say_how_an_algorithm_is_forced():
+    mpich = Stack(name="m", family="mpich", prefix="/nonexistent", source="prefix")
+    ompi = Stack(name="o", family="openmpi", prefix="/nonexistent", source="prefix")
+    found_m = algorithms.algorithms(mpich, ["bcast"], cvars=[MPICH_BCAST])
+    found_o = algorithms.algorithms(ompi, ["scan"], cvars=[OMPI_SCAN])
+    text = "\n".join(algorithms.console_lines(mpich, found_m) + algorithms.console_lines(ompi, found_o))
+    assert "bcast: binomial, nb, scatter_recursive_doubling_allgather, tree" in text
+    assert "forced by: MPIR_CVAR_BCAST_INTRA_ALGORITHM=<name>" in text
+    assert "scan: linear (1), recursive_doubling (2)" in text
+    assert "forced by: OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_scan_algorithm=<number>" in text
+    data = json.loads(algorithms.to_json({"o": found_o}))
+    assert data["o"]["scan"][0] == {"name": "linear", "value": "1",
+                                    "env": {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                                            "OMPI_MCA_coll_tuned_scan_algorithm": "1"}}
+
+
+# What each library lists for certain (names both have had for many releases).
+KNOWN = {"mpich": {"bcast": "binomial", "allreduce": "recursive_doubling", "alltoall": "pairwise"},
+         "openmpi": {"bcast": "binomial", "allreduce": "recursive_doubling", "alltoall": "pairwise"}}
+
+
+@pytest.fixture(params=["mpich", "openmpi"])
+def live_stack(request) -> Stack:
+    if stackmod.load(request.param) is None:
+        pytest.skip(f"the {request.param} stack is not installed (make test installs it)")
+    stack = stackmod.get(request.param)
+    build.ensure_built(stack)
+    return stack
+
+
+def test_the_live_libraries_list_every_collective(live_stack, cli):
+    found = algorithms.algorithms(live_stack, list(COLLECTIVES))
+    assert set(found) == set(COLLECTIVES) and all(found[c] for c in COLLECTIVES)
+    for coll, name in KNOWN[live_stack.family].items():
+        assert name in [a.name for a in found[coll]], (coll, [a.name for a in found[coll]])
+    listing = algorithms.listing(live_stack)
+    assert listing["driver"] == "mg_mpit" and listing["library_version"].strip()
+    res = cli(["algorithms", "--stacks", live_stack.name, "--collectives", "bcast,scan", "--json"])
+    assert res.rc == 0, res.text
+    data = json.loads(res.out)
+    assert list(data[live_stack.name]) == ["bcast", "scan"]
+    assert [a["name"] for a in data[live_stack.name]["bcast"]] == [a.name for a in found["bcast"]]
