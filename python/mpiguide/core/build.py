@@ -33,8 +33,12 @@ def write_mpiexec_wrapper(stack: Stack, path: Path) -> None:
         lines.append(f'exec {launcher} "$@"')
     else:
         # Stack.launch_env's session directory; the traps let it be removed when the test is stopped.
+        # A process the launcher started may still finish a file in the directory after the launcher died of
+        # the same signal (ctest's timeout stops the whole group): remove until it stays removed, a few times.
         lines += ['session=$(mktemp -d "${TMPDIR:-/tmp}/mpiguide-launch-XXXXXX") || exit 1',
-                  "trap 'rm -rf \"$session\"' EXIT",
+                  "cleanup() { for i in 1 2 3 4 5 6 7 8 9 10; do rm -rf \"$session\" 2>/dev/null; "
+                  "[ -e \"$session\" ] || return 0; sleep 0.1; done; }",
+                  "trap cleanup EXIT",
                   "trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM"]
         lines += [f'export {k}="{v}"' for k, v in session.items()]
         lines.append(f'{launcher} "$@"')
