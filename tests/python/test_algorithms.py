@@ -53,6 +53,7 @@ def test_openmpi_reads_the_enumeration_and_needs_dynamic_rules():
     ("openmpi", [OMPI_SCAN], "bcast", "lists no control variable coll_tuned_bcast_algorithm"),
     ("openmpi", [{**OMPI_SCAN, "enum": []}], "scan", "coll_tuned_scan_algorithm: the library gives no enumeration"),
     ("openmpi", [{**OMPI_SCAN, "enum": [{"name": "linear"}]}], "scan", "gives no enumeration"),
+    ("openmpi", [{**OMPI_SCAN, "enum": [{"value": "one", "name": "linear"}]}], "scan", "gives no enumeration"),
     ("impi", [], "bcast", "cannot list the collective algorithms of an MPI of family 'impi'"),
     ("other", [], "bcast", "cannot list the collective algorithms of an MPI of family 'other'"),
 ])

@@ -146,7 +146,7 @@ class OpenMpi(Family):
     def algorithms(self, cvars: list[dict], collective: str) -> list[Algorithm]:
         var = f"coll_tuned_{collective}_algorithm"
         items = _cvar(cvars, var, self.name).get("enum") or []
-        if not items or not all(isinstance(i, dict) and "value" in i and "name" in i for i in items):
+        if not items or not all(isinstance(i, dict) and isinstance(i.get("value"), int) and "name" in i for i in items):
             raise MpiguideError(f"{var}: the library gives no enumeration of its algorithms")
         needs = (("OMPI_MCA_coll_tuned_use_dynamic_rules", "1"),)
         return [Algorithm(collective, str(i["name"]), str(i["value"]), f"OMPI_MCA_{var}", needs)
