@@ -43,10 +43,11 @@ test-python: venv lint
 	$(VENV)/bin/pytest -q
 
 # The fast tier, for the edit-test loop: lint, the import contracts and every Python test that needs no MPI
-# launch, build, root, network or browser (the pytest markers of pyproject.toml). `make test` runs all of it too.
+# launch, build, root, network or browser (the pytest markers of pyproject.toml), on every core (pytest-xdist;
+# these tests share nothing). `make test` runs all of it too, one at a time.
 CHECK_MARKERS := not (mpi or build or root or network or browser or slow)
 check: lint
-	$(VENV)/bin/pytest -q -m "$(CHECK_MARKERS)"
+	$(VENV)/bin/pytest -q -n auto -m "$(CHECK_MARKERS)"
 
 test: test-c test-python
 
