@@ -137,19 +137,13 @@ void *mg_alloc64(size_t len)
     return p;
 }
 
-int mg_bench_dt_policy(mg_dt_form_policy *out, char *err, size_t errlen)
+int mg_bench_dt_form(int *form, char *err, size_t errlen)
 {
     const char *name = getenv("MPIGUIDE_DT_FORM");
-    int form = MG_DT_FORM_AUTO;
-    if (name && *name && mg_dt_form_parse(name, &form) != MG_DT_SUCCESS) {
+    *form = MG_DT_FORM_AUTO;
+    if (name && *name && mg_dt_form_parse(name, form) != MG_DT_SUCCESS) {
         snprintf(err, errlen, "MPIGUIDE_DT_FORM=%s: expected auto, vector, resized, list or copies", name);
         return -1;
     }
-    if (form != MG_DT_FORM_AUTO) {
-        *out = (mg_dt_form_policy){.base = form};
-        return 0;
-    }
-    int rc = mg_dt_form_policy_for(NULL, out);
-    if (rc != MG_DT_SUCCESS) snprintf(err, errlen, "mg_dt_form_policy_for: %s", mg_dt_strerror(rc));
-    return rc == MG_DT_SUCCESS ? 0 : -1;
+    return 0;
 }

@@ -21,11 +21,11 @@ int mg_each_spec(const char *list, int (*add)(void *ctx, const char *spec), void
 
 /* ---- The normalized types ------------------------------------------------- */
 
-/* The form policy of the drivers' normalized types: MPIGUIDE_DT_FORM (auto,
- * vector, resized, list or copies) forces one form for experiments, else the
- * engine's policy for the MPI library running. Returns 0, or -1 with the
- * reason in err. */
-int mg_bench_dt_policy(mg_dt_form_policy *out, char *err, size_t errlen);
+/* The form of the drivers' normalized types (for mg_dt_to_mpi_form):
+ * MPIGUIDE_DT_FORM (auto, vector, resized, list or copies) forces one for
+ * experiments; unset, MG_DT_FORM_AUTO, the engine's policy for the MPI
+ * library running. Returns 0, or -1 with the reason in err. */
+int mg_bench_dt_form(int *form, char *err, size_t errlen);
 
 /* ---- Sizing -------------------------------------------------------------- */
 

@@ -80,7 +80,7 @@ typedef struct {
     size_t max_memory; /* skip configurations whose buffers need more per rank */
     desc *descs;
     int ndescs;
-    mg_dt_form_policy policy; /* of the normalized types (MPIGUIDE_DT_FORM, else the library's) */
+    int form; /* of the normalized types (mg_bench_dt_form) */
 } options;
 
 /* ------------------------------------------------------------------ */
@@ -470,10 +470,10 @@ static void pack_setup(mg_bench *b, const options *o, const char *cfg, long long
 static int normalized_type(const options *o, const xfer *x, const mg_layout_type *lt, MPI_Datatype *norm, char *err,
                            size_t len)
 {
-    int rc = mg_dt_to_mpi_policy(x->dt, lt->count, &o->policy, norm);
+    int rc = mg_dt_to_mpi_form(x->dt, lt->count, o->form, norm);
     if (rc != MG_DT_SUCCESS) {
         *norm = MPI_DATATYPE_NULL;
-        snprintf(err, len, "mg_dt_to_mpi_policy failed: %s", mg_dt_strerror(rc));
+        snprintf(err, len, "mg_dt_to_mpi_form failed: %s", mg_dt_strerror(rc));
         return -1;
     }
     MPI_Aint nlb = -1, next = -1;
@@ -972,7 +972,7 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
         return 2;
     }
     char err[200];
-    if (mg_bench_dt_policy(&o->policy, err, sizeof err) != 0) {
+    if (mg_bench_dt_form(&o->form, err, sizeof err) != 0) {
         mg_bench_error(b, "%s", err);
         return 2;
     }

@@ -609,7 +609,7 @@ typedef struct {
     desc *descs;
     int ndescs;
     char all_methods[64], all_dirs[32];
-    mg_dt_form_policy policy; /* of the normalized types (MPIGUIDE_DT_FORM, else the library's) */
+    int form; /* of the normalized types (mg_bench_dt_form) */
 } options;
 
 static const char *basic_names(char *buf, size_t len)
@@ -1181,11 +1181,11 @@ static void engine_prepare(mg_bench *b, const options *o, checker *k, cfg_ctx *c
             for (int d = 0; d < NDIRS; d++)
                 check_fail(k, M_ENGINE, d, "engine size %lld x count %d differs from the %zu data bytes",
                            (long long)mg_dt_size(c->t), c->count, c->data);
-        rc = mg_dt_to_mpi_policy(c->t, c->count, &o->policy, &c->norm);
+        rc = mg_dt_to_mpi_form(c->t, c->count, o->form, &c->norm);
         if (rc != MG_DT_SUCCESS) {
             c->norm = MPI_DATATYPE_NULL;
             for (int d = 0; d < NDIRS; d++)
-                check_fail(k, M_NORMALIZED, d, "mg_dt_to_mpi_policy failed: %s", mg_dt_strerror(rc));
+                check_fail(k, M_NORMALIZED, d, "mg_dt_to_mpi_form failed: %s", mg_dt_strerror(rc));
         }
     }
     mg_bench_note(b, "info", k->cfg, "packed=%zu,span=%lld,touched=%lld,blocks=%lld,n=%ld", c->data,
@@ -1343,7 +1343,7 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
         return 2;
     }
     char err[200];
-    if (mg_bench_dt_policy(&o->policy, err, sizeof err) != 0) {
+    if (mg_bench_dt_form(&o->form, err, sizeof err) != 0) {
         mg_bench_error(b, "%s", err);
         return 2;
     }

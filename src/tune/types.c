@@ -36,7 +36,7 @@ static mg_type_plan no_plan;
  * would re-enter the MPI library), at the next plan made or at the stop. */
 static _Atomic(mg_type_plan *) dead;
 static pthread_mutex_t planning = PTHREAD_MUTEX_INITIALIZER;
-static mg_dt_form_policy normal_policy = {.base = MG_DT_FORM_VECTOR}; /* planning held */
+static _Atomic int normal_form = MG_DT_FORM_AUTO; /* mg_tune__types_set_form */
 
 static int record_key = MPI_KEYVAL_INVALID;
 static mg_hmap records = MG_HMAP_INIT;
@@ -110,14 +110,7 @@ void mg_tune__types_start(void)
         record_key = MPI_KEYVAL_INVALID;
 }
 
-void mg_tune__types_set_form(int form)
-{
-    mg_dt_form_policy p = {.base = form};
-    if (form == MG_DT_FORM_AUTO && mg_dt_form_policy_for(NULL, &p) != MG_DT_SUCCESS) p.base = MG_DT_FORM_VECTOR;
-    pthread_mutex_lock(&planning);
-    normal_policy = p;
-    pthread_mutex_unlock(&planning);
-}
+void mg_tune__types_set_form(int form) { atomic_store_explicit(&normal_form, form, memory_order_relaxed); }
 
 void mg_tune__types_stop(void)
 {
@@ -233,7 +226,9 @@ static mg_type_plan *make_plan(MPI_Datatype type)
         p->dt = dt;
         p->size = mg_dt_size(dt);
         p->normal = MPI_DATATYPE_NULL;
-        if (mg_dt_same_signature(dt) && mg_dt_to_mpi_policy(dt, 1, &normal_policy, &p->normal) != MG_DT_SUCCESS) p->normal = MPI_DATATYPE_NULL;
+        int form = atomic_load_explicit(&normal_form, memory_order_relaxed);
+        if (mg_dt_same_signature(dt) && mg_dt_to_mpi_form(dt, 1, form, &p->normal) != MG_DT_SUCCESS)
+            p->normal = MPI_DATATYPE_NULL;
         mg_dt_shape(dt, p->shape, sizeof p->shape);
         p->block = mg_dt_mean_block(dt);
     } else {
