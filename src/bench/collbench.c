@@ -20,8 +20,10 @@
 #include "tune/defaults.h" /* the library's defaults only: src/tune/defaults.h */
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_SIZES 64
 #define MAX_IMPLS 64
@@ -117,37 +119,191 @@ typedef struct {
 static const named_op ops[] = {{"bor", MPI_BOR}, {"sum", MPI_SUM}, {"max", MPI_MAX}};
 #define NOPS (int)(sizeof ops / sizeof *ops)
 
-/* Fills the send buffer with rank-dependent bytes; for reductions on int or
+/* The send buffer of `rank`: rank-dependent bytes; for reductions on int or
  * double, small values so that sums stay exact and identical in any order. */
+static void send_image(int rank, MPI_Datatype type, unsigned char *buf, size_t sbytes, size_t tsize)
+{
+    for (size_t i = 0; i < sbytes; i++) buf[i] = mg_pattern_byte((unsigned)rank + 1u, i);
+    if (type == MPI_INT)
+        for (size_t i = 0; i < sbytes / tsize; i++) ((int *)buf)[i] = (int)((i * 7u + (size_t)rank) % 100u);
+    if (type == MPI_DOUBLE)
+        for (size_t i = 0; i < sbytes / tsize; i++) ((double *)buf)[i] = (double)((i + (size_t)rank) % 64u);
+}
+
 static void fill(call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize)
 {
-    for (size_t i = 0; i < sbytes; i++) c->sbuf[i] = mg_pattern_byte((unsigned)c->rank + 1u, i);
-    if (c->type == MPI_INT)
-        for (size_t i = 0; i < sbytes / tsize; i++) ((int *)c->sbuf)[i] = (int)((i * 7u + (size_t)c->rank) % 100u);
-    if (c->type == MPI_DOUBLE)
-        for (size_t i = 0; i < sbytes / tsize; i++) ((double *)c->sbuf)[i] = (double)((i + (size_t)c->rank) % 64u);
+    send_image(c->rank, c->type, c->sbuf, sbytes, tsize);
     memset(c->rbuf, MG_BENCH_GUARD, rbytes);
+}
+
+/* acc op= x, elementwise over n elements of the call's type. */
+static void combine(const call_ctx *c, unsigned char *acc, const unsigned char *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (c->type == MPI_INT) {
+            int *a = (int *)acc + i, v = ((const int *)x)[i];
+            *a = c->op == MPI_SUM ? *a + v : c->op == MPI_MAX ? (v > *a ? v : *a) : (*a | v);
+        } else if (c->type == MPI_DOUBLE) {
+            double *a = (double *)acc + i, v = ((const double *)x)[i];
+            *a = c->op == MPI_SUM ? *a + v : (v > *a ? v : *a);
+        } else {
+            acc[i] |= x[i];
+        }
+    }
+}
+
+/* Whether MPI defines the reduction of the call (MPI_BYTE takes the bitwise operations only), so that its
+ * result can be computed here. */
+static int defined_reduction(const call_ctx *c) { return c->type != MPI_BYTE || c->op == MPI_BOR; }
+
+/* What MPI's definition of the call leaves in this rank's receive buffer, from every rank's send_image:
+ * into ref (rbytes), with *len the significant bytes (0: nothing to compare on this rank, or no reference
+ * for an undefined reduction). scratch holds sbytes. Every algorithm of a library must give exactly this,
+ * since the sums of send_image are exact in any order. */
+static void reference(const call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize, unsigned char *ref,
+                      unsigned char *scratch, size_t *len)
+{
+    size_t block = (size_t)c->count * tsize;
+    int p = c->size, me = c->rank, root = c->root;
+    memset(ref, MG_BENCH_GUARD, rbytes);
+    *len = 0;
+    switch (c->kind) {
+    case C_ALLGATHER:
+    case C_GATHER:
+        if (c->kind == C_GATHER && me != root) return;
+        for (int r = 0; r < p; r++) send_image(r, c->type, ref + (size_t)r * block, block, tsize);
+        *len = block * (size_t)p;
+        return;
+    case C_ALLTOALL:
+        for (int r = 0; r < p; r++) {
+            send_image(r, c->type, scratch, sbytes, tsize);
+            memcpy(ref + (size_t)r * block, scratch + (size_t)me * block, block);
+        }
+        *len = block * (size_t)p;
+        return;
+    case C_BCAST: /* the root's buffer is its send buffer */
+        if (me == root) return;
+        send_image(root, c->type, ref, block, tsize);
+        *len = block;
+        return;
+    case C_SCATTER:
+        send_image(root, c->type, scratch, sbytes, tsize);
+        memcpy(ref, scratch + (size_t)me * block, block);
+        *len = block;
+        return;
+    case C_ALLREDUCE:
+    case C_REDUCE:
+    case C_SCAN:
+    case C_RSB: {
+        if (!defined_reduction(c) || (c->kind == C_REDUCE && me != root)) return;
+        int last = c->kind == C_SCAN ? me : p - 1;
+        size_t whole = c->kind == C_RSB ? block * (size_t)p : block;
+        send_image(0, c->type, scratch, whole, tsize);
+        memcpy(ref, scratch + (c->kind == C_RSB ? (size_t)me * block : 0), block);
+        for (int r = 1; r <= last; r++) {
+            send_image(r, c->type, scratch, whole, tsize);
+            combine(c, ref, scratch + (c->kind == C_RSB ? (size_t)me * block : 0), (size_t)c->count);
+        }
+        *len = block;
+        return;
+    }
+    }
+}
+
+/* Runs the native call with the process's stderr going to a temporary file: what the library prints there
+ * (MPICH with MPIR_CVAR_COLLECTIVE_FALLBACK=print says so when it does not apply a forced algorithm) into
+ * text, at most len - 1 bytes, newlines as " | ". Without a temporary file, the call runs as it is. */
+static int call_capturing_stderr(call_ctx *c, char *text, size_t len)
+{
+    text[0] = '\0';
+    FILE *tmp = tmpfile();
+    int saved = tmp ? dup(STDERR_FILENO) : -1;
+    fflush(stderr);
+    if (saved < 0 || dup2(fileno(tmp), STDERR_FILENO) < 0) {
+        if (saved >= 0) close(saved);
+        if (tmp) fclose(tmp);
+        return do_call(c);
+    }
+    int rc = do_call(c);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tmp);
+    size_t n = 0;
+    for (int ch; (ch = fgetc(tmp)) != EOF && n + 4 < len;) {
+        if (ch == '\n') {
+            if (n > 0 && text[n - 1] != ' ') memcpy(text + n, " | ", 3), n += 3;
+        } else {
+            text[n++] = (char)ch;
+        }
+    }
+    while (n >= 3 && memcmp(text + n - 3, " | ", 3) == 0) n -= 3;
+    text[n] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+/* Scratch space of the checks: the reference result and another rank's send buffer. */
+typedef struct {
+    unsigned char *want, *ref, *scratch;
+    int capture; /* --capture-stderr */
+} check_bufs;
+
+/* The first rank's text that is not empty, on rank 0 (bookkeeping around the library). */
+static void first_text_to_root(mg_bench *b, char *text, size_t len)
+{
+    int mine = text[0] ? b->rank : b->size, first = b->size;
+    PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, b->comm);
+    if (first == b->size || first == 0) return;
+    if (b->rank == first) PMPI_Send(text, (int)len, MPI_CHAR, 0, 0, b->comm);
+    if (b->rank == 0) {
+        int n = snprintf(text, len, "rank %d: ", first);
+        PMPI_Recv(text + n, (int)len - n, MPI_CHAR, first, 0, b->comm, MPI_STATUS_IGNORE);
+    }
 }
 
 /* Runs the library's call and the native one on the same inputs; returns 1 on
  * every rank if all results match, and sets *fell_back if the library ran the
- * native code instead of the forced mock-up. */
-static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize, unsigned char *want,
-                 const char *impl, int *fell_back, char *msg, size_t len)
+ * native code instead of the forced mock-up. For `default`, the native result
+ * is also compared with MPI's definition of the call (reference), and with
+ * --capture-stderr what the library prints during the native call is noted. */
+static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize, const check_bufs *k,
+                 const char *impl, const char *label, int *fell_back, char *msg, size_t len)
 {
-    fill(c, sbytes, rbytes, tsize);
+    int is_default = strcmp(impl, "default") == 0;
+    char printed[1024];
     c->native = 1;
-    int rc = do_call(c);
-    memcpy(want, c->rbuf, rbytes);
+    /* MPICH builds what some algorithms need (smp: the node communicators) during the first calls on a
+     * communicator and refuses them until then: the capture watches a call after a first one */
+    if (is_default && k->capture) {
+        fill(c, sbytes, rbytes, tsize);
+        do_call(c);
+    }
+    fill(c, sbytes, rbytes, tsize);
+    int rc = is_default && k->capture ? call_capturing_stderr(c, printed, sizeof printed) : do_call(c);
+    if (is_default && k->capture) {
+        first_text_to_root(b, printed, sizeof printed);
+        if (b->rank == 0 && printed[0]) mg_bench_note(b, "stderr", label, "%s", printed);
+    }
+    memcpy(k->want, c->rbuf, rbytes);
+    long long wrong = -1;
+    if (is_default && rc == MPI_SUCCESS) {
+        size_t significant;
+        reference(c, sbytes, rbytes, tsize, k->ref, k->scratch, &significant);
+        wrong = mg_first_diff(k->want, k->ref, significant);
+    }
     memset(c->rbuf, MG_BENCH_GUARD, rbytes);
     c->native = 0;
     int rc2 = do_call(c);
     const char *ran = mg_tune_last_impl(c->name);
     int local_fb = ran && strcmp(ran, impl) != 0 && strcmp(impl, "tuned") != 0;
-    long long j = mg_first_diff(c->rbuf, want, rbytes);
-    int ok = rc == rc2 && j < 0, all_ok = 0;
+    long long j = mg_first_diff(c->rbuf, k->want, rbytes);
+    int ok = rc == rc2 && j < 0 && wrong < 0, all_ok = 0;
     msg[0] = '\0';
-    if (!ok)
+    if (wrong >= 0)
+        snprintf(msg, len, "rank %d: the native call's result differs from MPI's definition of the call at byte %lld",
+                 b->rank, wrong);
+    else if (!ok)
         snprintf(msg, len, "rank %d: %s", b->rank,
                  rc != rc2 ? "return codes differ from the native call" : "result differs from the native call");
     /* bookkeeping goes around the library, whatever it is forced to */
@@ -164,7 +320,7 @@ static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t 
 typedef struct {
     /* as given */
     const char *colls_arg, *sizes_arg, *impls_arg, *profiles, *type_arg, *op_arg, *root_arg, *msg_pool, *int_pool;
-    int check_only;
+    int check_only, capture_stderr;
     /* read */
     const char *names[MAX_COLLS]; /* the library's collectives */
     int ncolls_all;
@@ -196,7 +352,9 @@ static void usage(FILE *out)
             "  --msg-pool BYTES     capacity of the library's message pool (MPIGUIDE_TUNE_MSG_POOL, %zu):\n"
             "                       a mock-up that needs more runs natively (recorded as a skip)\n"
             "  --int-pool BYTES     capacity of the library's int-vector pool (MPIGUIDE_TUNE_INT_POOL, %zu)\n"
-            "  --check-only         compare every configuration with the native call, time nothing\n",
+            "  --check-only         compare every configuration with the native call, time nothing\n"
+            "  --capture-stderr     note what the library prints during each size's checked native call\n"
+            "                       (#@stderr: how MPICH says it did not apply a forced algorithm)\n",
             mg_join_names(names, n < MAX_COLLS ? n : MAX_COLLS, ",", colls, sizeof colls),
             (size_t)MG_TUNE_DEFAULT_MSG_POOL, (size_t)MG_TUNE_DEFAULT_INT_POOL);
 }
@@ -362,6 +520,7 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
         {"--datatype", MG_OPT_VALUE, &o->type_arg, 0, NULL},     {"--op", MG_OPT_VALUE, &o->op_arg, 0, NULL},
         {"--root", MG_OPT_VALUE, &o->root_arg, 0, NULL},         {"--msg-pool", MG_OPT_VALUE, &o->msg_pool, 0, NULL},
         {"--int-pool", MG_OPT_VALUE, &o->int_pool, 0, NULL},     {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
+        {"--capture-stderr", MG_OPT_FLAG, &o->capture_stderr, 1, NULL},
     };
     const mg_cli cli = {"mg_collbench", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
@@ -384,6 +543,7 @@ static void write_header(mg_bench *b, const options *o)
     mg_bench_param(b, "op", "%s", o->no->name);
     mg_bench_param(b, "root", "%d", o->root);
     mg_bench_param(b, "check_only", "%d", o->check_only);
+    mg_bench_param(b, "capture_stderr", "%d", o->capture_stderr);
     if (mg_bench_begin(b, "collective impl msize") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
@@ -435,12 +595,12 @@ static int side_call(void *p)
 }
 
 /* One implementation at one size, checked against the native call: 1 if it can be timed. */
-static int check_impl(mg_bench *b, const options *o, impl_side *s, size_t sbytes, size_t rbytes, unsigned char *want)
+static int check_impl(mg_bench *b, const options *o, impl_side *s, size_t sbytes, size_t rbytes, const check_bufs *k)
 {
     char msg[256];
     use_impl(s);
     int fell_back = 0;
-    if (!check(b, s->c, sbytes, rbytes, (size_t)o->tsize, want, s->impl, &fell_back, msg, sizeof msg)) {
+    if (!check(b, s->c, sbytes, rbytes, (size_t)o->tsize, k, s->impl, s->label, &fell_back, msg, sizeof msg)) {
         mg_bench_config_error(b, s->label, msg);
         return 0;
     }
@@ -456,7 +616,7 @@ static int check_impl(mg_bench *b, const options *o, impl_side *s, size_t sbytes
 /* Every implementation of one collective at every size: each size's implementations are checked,
  * then timed interleaved (mg_bench_measure_interleaved), so that the native call and its mock-ups
  * see the same state of the machine. Returns the number of configurations. */
-static int measure_collective(mg_bench *b, const options *o, call_ctx *c, unsigned char *want)
+static int measure_collective(mg_bench *b, const options *o, call_ctx *c, const check_bufs *k)
 {
     const char *impls[MAX_IMPLS + 1];
     int nimpls = select_impls(b, o, c->name, impls), nconfigs = 0;
@@ -474,7 +634,7 @@ static int measure_collective(mg_bench *b, const options *o, call_ctx *c, unsign
             impl_side *x = &sides[n];
             *x = (impl_side){.c = c, .impl = impls[i]};
             snprintf(x->label, sizeof x->label, "%s %s %zu", c->name, impls[i], msize);
-            if (check_impl(b, o, x, sbytes, rbytes, want) && !o->check_only)
+            if (check_impl(b, o, x, sbytes, rbytes, k) && !o->check_only)
                 timed[n] = (mg_bench_side){x->label, side_call, x, 1, use_impl}, n++;
         }
         while (n > 0) {
@@ -509,9 +669,9 @@ static int run(int argc, char **argv)
         .root = o.root, .rank = b.rank, .size = b.size, .type = o.nt->type, .op = o.no->op, .comm = MPI_COMM_WORLD};
     c.sbuf = mg_alloc64(cap);
     c.rbuf = mg_alloc64(cap);
-    unsigned char *want = mg_alloc64(cap);
-    if (!c.sbuf || !c.rbuf || !want) {
-        mg_bench_error(&b, "cannot allocate 3 x %zu bytes", cap);
+    check_bufs bufs = {mg_alloc64(cap), mg_alloc64(cap), mg_alloc64(cap), o.capture_stderr};
+    if (!c.sbuf || !c.rbuf || !bufs.want || !bufs.ref || !bufs.scratch) {
+        mg_bench_error(&b, "cannot allocate 5 x %zu bytes", cap);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     /* t_nrep1 (Hunold and Carpen-Amarie 2018, Section 4.2): the first collective, native, on its smallest
@@ -526,10 +686,10 @@ static int run(int argc, char **argv)
         if (mg_bench_calibrate(&b, do_call, &c) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int nconfigs = 0;
-    for (int k = 0; k < o.ncolls && !b.calibrate_only; k++) {
-        c.name = o.names[o.colls[k]];
+    for (int i = 0; i < o.ncolls && !b.calibrate_only; i++) {
+        c.name = o.names[o.colls[i]];
         c.kind = call_of(c.name);
-        nconfigs += measure_collective(&b, &o, &c, want);
+        nconfigs += measure_collective(&b, &o, &c, &bufs);
     }
     mg_tune_set_mode(MG_TUNE_OFF);
     if (b.rank == 0 && b.out) mg_tune_write_report(b.out);
@@ -537,7 +697,9 @@ static int run(int argc, char **argv)
         fprintf(stderr, "collbench: %d configurations compared with the native calls, %d differ\n", nconfigs, b.errors);
     free(c.sbuf);
     free(c.rbuf);
-    free(want);
+    free(bufs.want);
+    free(bufs.ref);
+    free(bufs.scratch);
     return mg_bench_end(&b);
 }
 

@@ -37,6 +37,7 @@ from mpiguide.core import build, launch, runner  # noqa: E402
 from mpiguide.core import stacks as stackmod  # noqa: E402
 from mpiguide.suites import SUITES  # noqa: E402
 from mpiguide.suites.coll import analysis as coll_analysis  # noqa: E402
+from mpiguide.suites.coll import selection  # noqa: E402
 from mpiguide.suites.ddt.expectations import label as ddt_label  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -409,22 +410,30 @@ def coll_params(*argv: str) -> dict:
 
 
 def write_coll_run(path: Path, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
-                   impls_extra: tuple[str, ...] = ()) -> Path:
-    """A finished coll run (2 processes) whose raw files hold times(stack, collective, impl, msize, launch)."""
+                   impls_extra: tuple[str, ...] = (), algorithms: dict | None = None, notes=None) -> Path:
+    """A finished coll run (2 processes) whose raw files hold times(stack, collective, impl, msize, launch);
+    algorithms: the run's params["algorithms"] (suites.coll.selection), whose launches measure `default` with
+    times(stack, collective, "alg:<name>", msize, launch) and add the note lines notes(stack, collective,
+    "alg:<name>", msize)."""
     params = coll_params("--collectives", "allreduce,bcast", "--sizes", ",".join(map(str, COLL_SIZES)), "--np", "2")
+    params["algorithms"] = algorithms or {}
+    labels = selection.labels(params)
 
     def raw_of(x) -> str:
         coll = x.template.split("-")[0]
+        alg = labels.get((x.stack, x.template))
         lines = ["#@mpiguide_raw=1", "#@driver=collbench", "#@nprocs=2", f"#@collectives={coll}",
                  f"#@mockup[default]=0 {coll_analysis.mpi_name(coll)}"]
         lines += [f"#@mockup[{impl}]={n} {f}" for impl, (n, f) in COLL_MOCKUPS[coll].items()]
         lines.append("collective impl msize rep time_s")
         for m in COLL_SIZES:
-            for impl in ["default", *COLL_MOCKUPS[coll], *impls_extra]:
+            for impl in ["default"] if alg else ["default", *COLL_MOCKUPS[coll], *impls_extra]:
                 if (coll, impl, m) == COLL_SKIPPED:
                     lines.insert(5, f"#@skip[{coll} {impl} {m}]=the library ran the native call")
                     continue
-                t = times(x.stack, coll, impl, m, x.run_index)
+                if alg and notes:
+                    lines[5:5] = notes(x.stack, coll, alg, m)
+                t = times(x.stack, coll, alg or impl, m, x.run_index)
                 lines += [f"{coll} {impl} {m} {i} {t * (1 + 1e-3 * i):.9e}" for i in range(nrep)]
         return "\n".join([*lines, "#@tune_config[msg_pool_bytes]=67108864", "#@end=ok"]) + "\n"
 

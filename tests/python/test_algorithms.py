@@ -4,10 +4,11 @@ fixture listings, their errors on listings that do not read, and the live MPICH 
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
-from mpiguide.core import build, families
+from mpiguide.core import build, families, launch, rawfile
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.catalog import COLLECTIVES
 from mpiguide.core.errors import MpiguideError
@@ -110,3 +111,24 @@ def test_the_live_libraries_list_every_collective(live_stack, cli):
     data = json.loads(res.out)
     assert list(data[live_stack.name]) == ["bcast", "scan"]
     assert [a["name"] for a in data[live_stack.name]["bcast"]] == [a.name for a in found["bcast"]]
+
+
+def test_every_forced_allreduce_algorithm_gives_what_mpi_defines(live_stack, tmp_path):
+    """Each algorithm the library lists for MPI_Allreduce, forced as a COLL-SEL launch forces it, on 3 processes
+    (not a power of two) and at counts below, at and above the process count: mg_collbench compares every
+    result with MPI's definition of the call (an int sum and a double max, exact in any order) and would exit
+    with 3 and an error note where one differs."""
+    found = algorithms.algorithms(live_stack, ["allreduce"])["allreduce"]
+    assert found
+    exe = build.build_dir(live_stack) / "mg_collbench"
+    for alg in found:
+        env = {**live_stack.env(), **alg.env, **dict(live_stack.adapter.refusal_env)}
+        for dtype, op in (("int", "sum"), ("double", "max")):
+            out = tmp_path / f"{alg.name}-{dtype}.txt"
+            argv = launch.command(launch.LaunchSpec(), live_stack, 3, str(exe),
+                                  ["--collectives", "allreduce", "--impls", "default", "--datatype", dtype, "--op", op,
+                                   "--sizes", "8,24,48000", "--check-only", "--capture-stderr", "--output", str(out)])
+            res = subprocess.run(argv, env=env, capture_output=True, text=True)
+            assert res.returncode == 0, (alg.name, dtype, res.stdout[-2000:], res.stderr[-2000:])
+            raw = rawfile.parse(out)
+            assert raw.complete and not raw.errors, (alg.name, dtype, raw.errors)

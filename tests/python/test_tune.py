@@ -409,3 +409,75 @@ def test_library_reads_an_exported_pgmpi_profile(mpich_stack, mpich_build, tmp_p
     form (the mock-up at 8 B, native at 16000 B)."""
     profiles.convert(_written(tmp_path), "pgmpi", tmp_path / "pg")
     tuned_allreduce(mpich_stack, mpich_build, tmp_path / "pg", tmp_path)
+
+
+SEL_ALGORITHMS = {s: {"family": "mpich", "detection": "the library says so",
+                      "refusal_env": {"MPIR_CVAR_COLLECTIVE_FALLBACK": "print"}, "refusal_marks": ["cannot be applied"],
+                      "collectives": {"allreduce": [{"name": n, "value": n, "env": {"ALLREDUCE_ALG": n}}
+                                                    for n in ("ring", "tree", "smp", "broken")],
+                                      "bcast": []}}
+                  for s in ("fast", "slow")}
+
+
+def sel_times(stack, coll, impl, m, launch):
+    """Default as coll_known_times; on slow, the library's ring allreduce takes half the default's time at every
+    size, in every launch (launches 2x apart, so only pairing by round decides it); tree as the default."""
+    t = coll_known_times(stack, coll, "default", m, launch) * (2 if launch % 2 else 1)
+    if impl == "default":
+        return t
+    if impl == "alg:ring" and stack == "slow":
+        return t / 2
+    return t if impl in ("alg:tree", "alg:smp", "alg:broken") else coll_known_times(stack, coll, impl, m, launch)
+
+
+def sel_notes(stack, coll, alg, m):
+    """smp refused at 8 B (the library says so); broken returns a wrong result at 1024 B."""
+    if alg == "alg:smp" and m == 8:
+        return [f"#@stderr[{coll} default {m}]=Allreduce smp cannot be applied."]
+    if alg == "alg:broken" and m == 1024:
+        return [f"#@error[{coll} default {m}]=rank 1: the native call's result differs from MPI's definition"]
+    return []
+
+
+def test_library_algorithms_are_planned_beside_the_default():
+    """Each stack's algorithms get launches of their own on that stack only, with the forcing and the refusal
+    settings in their environment, in the block of the default's template of the same collective."""
+    p = {**coll_params("--collectives", "allreduce,bcast", "--sizes", "8,16", "--np", "2"),
+         "algorithms": SEL_ALGORITHMS}
+    launches = runner.plan(JOB, p, ["fast", "slow"], 2, {"sync": "barrier", "nrep": "rule", "order_seed": 3})
+    mine = [x for x in launches if x.template.startswith("allreduce-p2-")]
+    assert {(x.stack, x.template) for x in mine} == {(s, f"allreduce-p2-{s}-{n}") for s in ("fast", "slow")
+                                                     for n in ("ring", "tree", "smp", "broken")}
+    ring = next(x for x in mine if x.template == "allreduce-p2-slow-ring")
+    assert ring.env == {"ALLREDUCE_ALG": "ring", "MPIR_CVAR_COLLECTIVE_FALLBACK": "print"}
+    assert ring.args[ring.args.index("--impls") + 1] == "default" and "--capture-stderr" in ring.args
+    assert all(x.env == {} for x in launches if x.template in ("allreduce-p2", "bcast-p2"))
+    for i in range(2):  # the allreduce block: 2 default launches and 8 algorithm launches in a row
+        order = [x.template.startswith("allreduce-") for x in launches if x.run_index == i]
+        first = order.index(True)
+        assert order[first:first + 10] == [True] * 10 and sum(order) == 10
+
+
+def test_coll_sel_verdicts_pair_the_default_with_each_algorithm_by_round(tmp_path):
+    path = write_coll_run(tmp_path / "sel", sel_times, algorithms=SEL_ALGORITHMS, notes=sel_notes)
+    r = tune.load(runner.RunDir.open(path))
+    v = tune.guideline_verdicts(r)
+    sel = v[v["guideline"] == "COLL-SEL"]
+    ring = sel[(sel["stack"] == "slow") & (sel["impl"] == "alg:ring")]
+    assert len(ring) == 4 and set(ring["verdict"]) == {stats.VIOLATED}
+    assert ring["factor"].between(1.99, 2.01).all() and set(ring["design"]) == {stats.PAIRED_ROUND}
+    assert set(sel[sel["impl"] == "alg:tree"]["verdict"]) == {stats.PASS}
+    assert set(sel[(sel["stack"] == "fast") & (sel["impl"] == "alg:ring")]["verdict"]) == {stats.PASS}
+    # refused: not timed, reported with what the library said
+    assert 8 not in set(sel[sel["impl"] == "alg:smp"]["msize"]) and len(sel[sel["impl"] == "alg:smp"]) == 6
+    refused = r.skipped[r.skipped["impl"] == "alg:smp"]
+    assert set(refused["msize"]) == {8} and refused["reason"].str.contains("smp cannot be applied").all()
+    # a wrong result: an error of the algorithm, no verdict
+    assert 1024 not in set(sel[sel["impl"] == "alg:broken"]["msize"])
+    assert set(r.errors["config"]) == {"allreduce alg:broken 1024"}
+    # the library's algorithms are no mock-ups: profiles never choose them
+    assert not tune.choose(r, 0.1)["impl"].str.startswith("alg:").any()
+    # an undecided COLL-SEL point relaunches both of its templates
+    points = JOB.verdict_points(runner.RunDir.open(path))
+    row = points[(points["guideline"] == "COLL-SEL") & points["point"].str.contains("alg:ring")].iloc[0]
+    assert row["template"] == f"allreduce-p2;allreduce-p2-{row['stack']}-ring"

@@ -20,7 +20,7 @@ import pandas as pd
 from mpiguide.core import runner, stats
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.runner import Launch, RunDir
-from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE, LaunchTemplate, Suite
+from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE, TEMPLATE_SEP, LaunchTemplate, Suite
 
 _UNITS = {"s": 1, "m": 60, "h": 3600}
 DEFAULT_LOOKS = 2  # measured on the test machine: each look more costs more decisions than its rounds bring
@@ -129,7 +129,7 @@ def next_round(suite: Suite, rd: RunDir, todo: pd.DataFrame) -> list[Launch]:
     def choose(stack: str, t: LaunchTemplate) -> LaunchTemplate | None:
         mine = todo[todo["stack"] == stack]
         if POINT_TEMPLATE in mine.columns:
-            mine = mine[mine[POINT_TEMPLATE] == t.key]
+            mine = mine[[t.key in str(keys).split(TEMPLATE_SEP) for keys in mine[POINT_TEMPLATE]]]
         return suite.narrow(m["params"], t, mine) if not mine.empty else None
 
     launches = runner.plan(suite, m["params"], m["stacks_order"], 1, m["measurement"], first_round=rounds(rd),

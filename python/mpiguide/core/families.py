@@ -79,6 +79,13 @@ class Family:
         self.check_lists_algorithms()
         return []
 
+    # A forced algorithm the library does not apply to a call: the settings under which it says so on stderr
+    # (mg_collbench --capture-stderr notes what it prints per size), what it then prints, and the report's
+    # account of how (or that it cannot be) detected.
+    refusal_env: tuple[tuple[str, str], ...] = ()
+    refusal_marks: tuple[str, ...] = ()
+    refusal_detection = "not detectable: mpiguide knows no way in which this library says so"
+
 
 class Mpich(Family):
     name = "mpich"
@@ -104,6 +111,11 @@ class Mpich(Family):
             raise MpiguideError(f"{var}: its description lists no choices in the form MPICH uses ('auto - ...' "
                                 f"and one 'name - text' a line): {str(cvar.get('description', ''))[:300]!r}")
         return [Algorithm(collective, n, n, var) for n in names if n != "auto"]
+
+    refusal_env = (("MPIR_CVAR_COLLECTIVE_FALLBACK", "print"),)
+    refusal_marks = ("cannot be applied", "not usable for the provided arguments")
+    refusal_detection = ("MPIR_CVAR_COLLECTIVE_FALLBACK=print: MPICH runs its own choice instead and prints "
+                         "that the forced algorithm cannot be applied, which the driver notes per size")
 
 
 class OpenMpi(Family):
@@ -151,6 +163,10 @@ class OpenMpi(Family):
         needs = (("OMPI_MCA_coll_tuned_use_dynamic_rules", "1"),)
         return [Algorithm(collective, str(i["name"]), str(i["value"]), f"OMPI_MCA_{var}", needs)
                 for i in items if int(i["value"]) != 0]
+
+    refusal_detection = ("not detectable: where a forced algorithm does not apply (a ring allreduce of fewer "
+                         "elements than processes), Open MPI's tuned component runs another one without a word in "
+                         "release builds; such a point measures that other algorithm")
 
 
 class IntelMpi(Family):

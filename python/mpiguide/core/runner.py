@@ -21,7 +21,7 @@ import subprocess
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from mpiguide import __version__
@@ -49,6 +49,7 @@ class Launch:
     args: list[str]
     raw: str  # relative to the run directory
     placement: str | None = None  # NODESxPPN overriding the run's placement for this launch
+    env: dict[str, str] = field(default_factory=dict)  # set for this launch beside the stack's environment
     status: str = PENDING
     returncode: int | None = None
     message: str = ""
@@ -125,20 +126,24 @@ def order_seed(seed: int, launch_id: str) -> int:
 def _round_order(templates: list[LaunchTemplate], stack_names: list[str], rng: random.Random | None,
                  choose: Callable[[str, LaunchTemplate], LaunchTemplate | None] | None
                  ) -> list[tuple[str, LaunchTemplate]]:
-    """One round's launches: the templates in a random order, each one's stacks back to back in a random
-    order of their own (a randomized block), so that two stacks compared round by round ran seconds apart.
-    Spread over the round instead, a stretch of seconds in which the machine runs slow (the test machine's
-    ping-pongs at 1.8x for several launches in a row) hit one stack's launch of a template in every round
-    often enough to flag whole templates of an A/A pair."""
-    order = list(templates)
+    """One round's launches: the blocks in a random order (a block: one template, or the templates that share
+    LaunchTemplate.block), each block's launches on every stack back to back in a random order of their own (a
+    randomized block), so that two stacks or two sides compared round by round ran seconds apart. Spread over
+    the round instead, a stretch of seconds in which the machine runs slow (the test machine's ping-pongs at
+    1.8x for several launches in a row) hit one stack's launch of a template in every round often enough to flag
+    whole templates of an A/A pair."""
+    blocks: dict[str, list[LaunchTemplate]] = {}
+    for t in templates:
+        blocks.setdefault(t.block or t.key, []).append(t)
+    order = list(blocks.values())
     if rng is not None:
         rng.shuffle(order)
     out = []
-    for t in order:
-        stacks = list(stack_names)
+    for block in order:
+        members = [(stack, t) for t in block for stack in stack_names if t.stack in (None, stack)]
         if rng is not None:
-            rng.shuffle(stacks)
-        for stack in stacks:
+            rng.shuffle(members)
+        for stack, t in members:
             chosen = t if choose is None else choose(stack, t)
             if chosen is not None:
                 out.append((stack, chosen))
@@ -168,7 +173,7 @@ def plan(suite: Suite, params: dict, stack_names: list[str], runs: int, measurem
                     extra += ["--order-seed", str(order_seed(seed, lid))]
                 out.append(Launch(id=lid, stack=stack, template=t.key, phase=phase, run_index=i,
                                   nprocs=t.nprocs, driver=t.driver, args=[*t.args, *common, *extra],
-                                  raw=f"raw/{stack}/{lid}.txt", placement=t.placement))
+                                  raw=f"raw/{stack}/{lid}.txt", placement=t.placement, env=dict(t.env)))
     return out
 
 
@@ -378,7 +383,7 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
     x.attempts += 1
     start = time.monotonic()
     with open(log, "w") as logf, stack.launch_env() as env:
-        extra = launch.environment(spec, stack, env)
+        extra = {**launch.environment(spec, stack, env), **x.env}
         env.update(extra)
         logf.write(launch.describe(argv, stack, extra) + "\n")
         logf.flush()

@@ -46,11 +46,12 @@ class Guideline:
 # point within its stack and guideline alike in every run of the same parameters; `factor` is how much slower
 # the guideline's left side was (the verdict's ratio).
 POINT_COLUMNS = ["stack", "guideline", "point", "verdict", "factor", "p_value"]
-# Optional beside them: the launch template whose launches measured the point, so that adaptive launches
+# Optional beside them: the launch template(s) whose launches measured the point, so that adaptive launches
 # (`--until-decided`) launch only the templates of undecided points (without it: every template of the stack);
 # the verdict's estimate of how many more launches would decide it, so that they skip points out of reach; and
 # any column of the suite's own that Suite.narrow reads.
 POINT_TEMPLATE = "template"
+TEMPLATE_SEP = ";"  # between the templates of a point measured by several (its sides in launches of their own)
 POINT_MORE = "more"
 
 
@@ -63,6 +64,12 @@ class LaunchTemplate:
     nprocs: int
     args: list[str]
     placement: str | None = None  # NODESxPPN of this template instead of the run's --placement
+    # environment variables of its launches, beside the stack's (how a library is told to run one algorithm)
+    env: tuple[tuple[str, str], ...] = ()
+    stack: str | None = None  # launched on this stack only (None: on every stack of the run)
+    # templates with the same block run back to back in each round (None: a block of its own), for sides that
+    # must be measured in launches of their own but close in time
+    block: str | None = None
 
 
 @dataclass

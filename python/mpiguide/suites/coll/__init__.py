@@ -6,6 +6,7 @@ which writes profiles and validates the tuned library (docs/tuning.md)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -17,9 +18,18 @@ from mpiguide.core.catalog import COLLECTIVES, POOL_DEFAULTS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE, CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.core.suite import (
+    POINT_COLUMNS,
+    POINT_MORE,
+    POINT_TEMPLATE,
+    TEMPLATE_SEP,
+    CommandContext,
+    LaunchTemplate,
+    Report,
+    Suite,
+)
 from mpiguide.core.tuneflow import add_tune_options
-from mpiguide.suites.coll import algorithms, analysis, profiles, report, workflow
+from mpiguide.suites.coll import algorithms, analysis, profiles, report, selection, workflow
 
 # the sizes of Hunold and Carpen-Amarie (2018), Figure 4
 DEFAULT_SIZES = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"
@@ -43,12 +53,20 @@ def _template(params: dict, coll: str, np_: int, sizes: list[int]) -> LaunchTemp
             "--int-pool", params["int_pool"]]
     if params.get("profiles"):
         args += ["--profiles", params["profiles"]]
-    return LaunchTemplate(f"{coll}-p{np_}", "mg_collbench", np_, args)
+    key = f"{coll}-p{np_}"
+    return LaunchTemplate(key, "mg_collbench", np_, args, block=key)
+
+
+def _with_sizes(template: LaunchTemplate, sizes: list[int]) -> LaunchTemplate:
+    args = list(template.args)
+    args[args.index("--sizes") + 1] = ",".join(map(str, sizes))
+    return dataclasses.replace(template, args=args)
 
 
 class CollSuite(Suite):
     """One launch template per (processes, collective), so that t_nrep1 (Hunold and Carpen-Amarie 2018) is
-    calibrated per collective."""
+    calibrated per collective; with --algorithms, one more per algorithm of the library in the same block
+    (suites.coll.selection)."""
 
     name = "coll"
     title = "Collectives against their mock-ups (Hunold and Carpen-Amarie 2018, COLL-GL1..22)"
@@ -70,6 +88,11 @@ class CollSuite(Suite):
                             f"used (default {POOL_DEFAULTS['msg_pool']})")
         g.add_argument("--int-pool", default=POOL_DEFAULTS["int_pool"],
                        help=f"int-vector pool of the library (default {POOL_DEFAULTS['int_pool']})")
+        g.add_argument("--algorithms", default="none", metavar="all|none|NAMES",
+                       help="also measure the library's own algorithms of each collective (COLL-SEL: the "
+                            "default against each), each forced in launches of its own beside the default's: all "
+                            "that the library lists (`mpiguide algorithms`), or comma-separated names (default "
+                            "none; reading the listings builds the stacks' drivers)")
 
     def params(self, args: argparse.Namespace) -> dict:
         nps = int_list(args.np, "--np") if args.np else [launch.default_np()]
@@ -84,10 +107,23 @@ class CollSuite(Suite):
                 "datatype": args.datatype, "op": args.op, "root": args.root,
                 "msg_pool": parse_pool(args.msg_pool, "--msg-pool"),
                 "int_pool": parse_pool(args.int_pool, "--int-pool"),
-                "profiles": None}
+                "profiles": None, "algorithms": self._algorithms(args)}
+
+    @staticmethod
+    def _algorithms(args: argparse.Namespace) -> dict:
+        wanted = selection.parse_choice(getattr(args, "algorithms", "none"))
+        if wanted is None:
+            return {}
+        return selection.read(stackmod.parse_stack_list(args.stacks),
+                              parse_choice_list(args.collectives, COLLECTIVES, "collective"), wanted)
 
     def launches(self, params: dict) -> list[LaunchTemplate]:
-        return [_template(params, coll, np_, params["sizes"]) for np_ in params["np"] for coll in params["collectives"]]
+        out = []
+        for np_ in params["np"]:
+            for coll in params["collectives"]:
+                main = _template(params, coll, np_, params["sizes"])
+                out += [main, *selection.templates(params, coll, np_, main)]
+        return out
 
     def narrow(self, params: dict, template: LaunchTemplate, points: pd.DataFrame) -> LaunchTemplate:
         """The sizes of the points (both sizes of a MONOTONY or SPLIT point); the whole template where a point's
@@ -95,8 +131,7 @@ class CollSuite(Suite):
         wanted = set(points["msize"].astype(int)) | set(points["reference_msize"].astype(int))
         if not wanted <= set(params["sizes"]):
             return template
-        coll = template.key.rsplit("-p", 1)[0]
-        return _template(params, coll, template.nprocs, [m for m in params["sizes"] if m in wanted])
+        return _with_sizes(template, [m for m in params["sizes"] if m in wanted])
 
     def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
         n = len(params["collectives"]) * len(params["np"])
@@ -114,7 +149,12 @@ class CollSuite(Suite):
         v = analysis.guideline_verdicts(analysis.load(rd))
         point = (v["collective"] + " " + v["impl"] + " np" + v["nprocs"].astype(str) + " m=" + v["msize"].astype(str)
                  + " vs m=" + v["reference_msize"].astype(str))
-        template = v["collective"] + "-p" + v["nprocs"].astype(str)  # the keys of launches()
+        # the keys of launches(): a COLL-SEL point's two sides come from two templates
+        template = v["collective"] + "-p" + v["nprocs"].astype(str)
+        sel = v["impl"].str.startswith(selection.PREFIX)
+        template[sel] = [f"{t}{TEMPLATE_SEP}{selection.template_key(c, n, s, i[len(selection.PREFIX):])}"
+                         for t, c, n, s, i in zip(template[sel], v["collective"][sel], v["nprocs"][sel],
+                                                  v["stack"][sel], v["impl"][sel], strict=True)]
         return v.assign(point=point, template=template)[[*POINT_COLUMNS, POINT_TEMPLATE, POINT_MORE, "msize",
                                                          "reference_msize"]]
 

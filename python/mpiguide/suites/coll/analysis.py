@@ -13,9 +13,13 @@ Guidelines checked on the native collective of each stack:
   SPLIT        MPI_X(m) ⪯ k x MPI_X(m/k), for measured sizes m = k m': one call
                is no slower than k calls on the pieces (PGMPI, Hunold and
                Carpen-Amarie 2018, Section 2); the k calls are estimated as k
-               times the measured single call.
+               times the measured single call;
+  COLL-SEL     MPI_X ⪯ the library's own algorithm a, forced (with
+               --algorithms; suites.coll.selection): the library's default
+               choice is no slower than any algorithm it offers.
 Verdicts use the statistics of mpiguide.core.stats: per-launch ratios (the native call and its mock-ups share
-each launch), every family of checks judged together.
+each launch; an algorithm's launches pair with the default's of the same round and block), every family of
+checks judged together.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from mpiguide.core.measurements import Measured, stack_versions, unfinished
 from mpiguide.core.pairing import decide, decide_gains, paired
 from mpiguide.core.runner import RunDir
 from mpiguide.core.tuneflow import repaired
+from mpiguide.suites.coll import selection
 
 DEFAULT = "default"
 TUNED = "tuned"
@@ -69,6 +74,15 @@ class CollResult:
         rows = [(*key, stats.per_launch(part)) for key, part in self.measurements.groupby(KEYS, sort=True)]
         return pd.DataFrame(rows, columns=[*KEYS, "medians"])
 
+    @cached_property
+    def round_medians(self) -> pd.DataFrame:
+        """As medians, indexed by round (`launch`): sides measured in launches of their own (the library's
+        algorithms) pair with the default round by round."""
+        if self.measurements.empty:
+            return pd.DataFrame(columns=[*KEYS, "medians"])
+        rows = [(*key, stats.per_launch(part, "launch")) for key, part in self.measurements.groupby(KEYS, sort=True)]
+        return pd.DataFrame(rows, columns=[*KEYS, "medians"])
+
 
 def mpi_name(collective: str) -> str:
     return "MPI_" + collective.capitalize()
@@ -79,6 +93,18 @@ def load(rd: RunDir) -> CollResult:
         raise MpiguideError(f"{rd.path} is a '{rd.job}' run, not a collective (coll) run")
     measured = Measured.load(rd)
     df, errors = measured.tables()
+    params = rd.meta["params"]
+    template_of = {x.id: x.template for x in rd.launches}
+    names = selection.labels(params)
+
+    def impl_of(x, impl: str) -> str:
+        """An algorithm launch's rows and notes are its algorithm's, not the default's."""
+        return names.get((x.stack, x.template), impl)
+
+    df = selection.relabel(df, params)
+    if not errors.empty and names:
+        errors["config"] = [_relabelled(c, names.get((s, template_of.get(lid, "")))) for s, lid, c in
+                            zip(errors["stack"], errors["launch_id"], errors["config"], strict=True)]
     mockups = {}
     for _, impl, value in measured.notes("mockup"):
         number, _, formula = value.partition(" ")
@@ -87,12 +113,29 @@ def load(rd: RunDir) -> CollResult:
     skipped = []
     for x, label, reason in measured.notes("skip"):
         coll, impl, msize = label.split()
-        skipped.append((x.stack, x.nprocs, coll, impl, int(msize), reason))
+        skipped.append((x.stack, x.nprocs, coll, impl_of(x, impl), int(msize), reason))
+    refused = set()
+    for x, label, printed in measured.notes("stderr"):
+        coll, impl, msize = label.split()
+        if (x.stack, x.template) in names and selection.refused(params, x.stack, printed):
+            key = (x.stack, x.nprocs, coll, impl_of(x, impl), int(msize))
+            refused.add(key)
+            skipped.append((*key, f"not applicable: the library ran another algorithm and said so ({printed[:160]})"))
+    if refused and not df.empty:  # timed as whatever the library ran instead: in no round a point of its own
+        keep = [key not in refused for key in
+                zip(df["stack"], df["nprocs"], df["collective"], df["impl"], df["msize"], strict=True)]
+        df = df[keep].reset_index(drop=True)
     mk = pd.DataFrame(list(mockups.values()), columns=["impl", "guideline", "formula"])
     sk = pd.DataFrame(skipped, columns=[*CONFIG[:3], "impl", "msize", "reason"]).drop_duplicates(
         subset=KEYS).reset_index(drop=True)
     summary = stats.summarize(df, KEYS) if not df.empty else pd.DataFrame()
     return CollResult(rd, df, summary, mk, sk, errors, stack_versions(rd), [x.id for x in unfinished(rd)])
+
+
+def _relabelled(config: str, label: str | None) -> str:
+    """A configuration label `collective impl msize` with impl replaced by label (None: as it is)."""
+    parts = config.split()
+    return " ".join([parts[0], label, *parts[2:]]) if label and len(parts) == 3 else config
 
 
 def _mean(launches: pd.DataFrame) -> float:
@@ -106,8 +149,8 @@ def _row(where: tuple, guideline: str, relation: str, impl: str, msize: int, ref
 
 
 def guideline_verdicts(r: CollResult) -> pd.DataFrame:
-    """COLL-GLn, MONOTONY and SPLIT on the native collective (impl `default`) of every stack, judged together.
-    factor: the collective's time over the other side's (> 1: the collective is slower)."""
+    """COLL-GLn, MONOTONY, SPLIT and COLL-SEL on the native collective (impl `default`) of every stack, judged
+    together. factor: the collective's time over the other side's (> 1: the collective is slower)."""
     med = r.medians
     rows, estimates = [], []
     formulas = {m.impl: (m.guideline, m.formula) for m in r.mockups.itertuples()}
@@ -131,9 +174,32 @@ def guideline_verdicts(r: CollResult) -> pd.DataFrame:
                 continue
             rows.append(_row(where, "SPLIT", f"{mpi_name(coll)}(m) ⪯ k x {mpi_name(coll)}(m/k)", DEFAULT, m, piece))
             estimates.append(stats.from_medians(native[m], native[piece], scale_b=m // piece))
+    _selection_checks(r, rows, estimates)
     for row, v in zip(rows, decide(estimates, r.settings, [row["stack"] for row in rows]), strict=True):
         row.update(stats.verdict_dict(v), factor=v.ratio)
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+def _selection_checks(r: CollResult, rows: list[dict], estimates: list[stats.Estimate]) -> None:
+    """COLL-SEL: the default against each of the library's algorithms, paired round by round (their launches
+    share a block); points whose data check failed on the algorithm's side are left out (reported as errors)."""
+    med = r.round_medians
+    algs = med[med["impl"].str.startswith(selection.PREFIX)]
+    if algs.empty:
+        return
+    bad = {(e.stack, *e.config.split()[:2], int(e.config.split()[2])) for e in r.errors.itertuples()
+           if len(e.config.split()) == 3}
+    native = med[med["impl"] == DEFAULT]
+    for key, alg_rows in algs.groupby([*CONFIG[:3], "impl"], sort=True):
+        where, impl = key[:3], key[3]
+        coll = where[2]
+        mine = native[(native["stack"] == where[0]) & (native["nprocs"] == where[1]) & (native["collective"] == coll)]
+        for (m,), a, b in paired(mine, alg_rows, ["msize"]):
+            if (where[0], coll, impl, m) in bad:
+                continue
+            rows.append(_row(where, selection.GUIDELINE,
+                             f"{mpi_name(coll)} ⪯ {impl[len(selection.PREFIX):]} (the library's own)", impl, m, m))
+            estimates.append(stats.from_medians(a["medians"].iloc[0], b["medians"].iloc[0], stats.PAIRED_ROUND))
 
 
 def choose(r: CollResult, threshold: float) -> pd.DataFrame:
@@ -148,7 +214,7 @@ def choose(r: CollResult, threshold: float) -> pd.DataFrame:
     rows, estimates, candidates = [], [], []
     for (stack, nprocs, coll, m), part in med.groupby(CONFIG, sort=True):
         times = {impl: t for impl, t in zip(part["impl"], part["medians"], strict=True)
-                 if impl != TUNED and (stack, coll, impl, m) not in bad}
+                 if impl != TUNED and not impl.startswith(selection.PREFIX) and (stack, coll, impl, m) not in bad}
         if DEFAULT not in times:
             continue
         native = times.pop(DEFAULT)

@@ -15,6 +15,7 @@ from mpiguide.core.charts import grouped_bars, per_group, plt
 from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_cells, write_csvs
 from mpiguide.core.measurements import Measured, oversubscription
 from mpiguide.suites.coll import analysis as tune
+from mpiguide.suites.coll import selection
 from mpiguide.suites.coll.profiles import read_profile
 
 
@@ -95,6 +96,13 @@ def _common_sections(doc: Document, r: tune.CollResult, verdicts: pd.DataFrame) 
                      "consecutive sizes, SPLIT a size with k times its largest measured divisor.")
     doc.section("Verdicts per stack", tune.violation_counts(verdicts))
     doc.section("Largest violations", _violations(verdicts))
+    found = selection.detection(r.rd.meta["params"])
+    if not found.empty:
+        doc.section("The library's own algorithms (COLL-SEL)", found,
+                    note="Each algorithm the library lists for a collective, forced in launches of its own next to "
+                         "the default's (one block per round), and paired with it round by round. Its results are "
+                         "checked against MPI's definition of the call before it is timed; a different result is "
+                         "a configuration error below, a refused algorithm a point not timed.")
 
 
 def _tail_sections(doc: Document, results: list[tuple[str, tune.CollResult]]) -> None:
@@ -102,10 +110,11 @@ def _tail_sections(doc: Document, results: list[tuple[str, tune.CollResult]]) ->
         if not r.skipped.empty:
             t = r.skipped.groupby(["stack", "nprocs", "collective", "impl"]).agg(
                 sizes=("msize", lambda s: ", ".join(map(str, sorted(s)))))
-            doc.section(f"{name}: mock-ups the library did not run (not applicable, or more memory than the "
-                        "pool); not timed", t)
+            doc.section(f"{name}: mock-ups and algorithms the library did not run (not applicable, or more "
+                        "memory than the pool); not timed", t)
         if not r.errors.empty:
-            doc.section(f"{name}: configurations whose result differed from the native call (not timed)",
+            doc.section(f"{name}: configurations whose result differed from the native call or from MPI's "
+                        "definition of the call (not timed)",
                         r.errors.set_index("stack"))
         if r.failed:
             doc.section(f"{name}: launches not completed", pd.DataFrame({"launch": r.failed}))
@@ -118,8 +127,9 @@ def heatmap(verdicts: pd.DataFrame) -> Heatmap:
         v = v.assign(procs=v["nprocs"].map(lambda n: f"p={n}"))
     return Heatmap(worst_cells(v, ["guideline", "collective"], ["stack", "procs"]), ["guideline", "collective"],
                    ["stack", "procs"], "Worst verdict per guideline (COLL-GLn: the native collective against a "
-                   "mock-up; MONOTONY, SPLIT), collective, stack and process count over the message sizes; the "
-                   "number: the largest factor (native / other side) among the points with that verdict.")
+                   "mock-up; MONOTONY, SPLIT; COLL-SEL: the library's default against its own algorithms), "
+                   "collective, stack and process count over the message sizes; the number: the largest factor "
+                   "(native / other side) among the points with that verdict.")
 
 
 def write_coll(r: tune.CollResult, verdicts: pd.DataFrame, out: Path) -> Path:

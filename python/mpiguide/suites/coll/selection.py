@@ -1,0 +1,113 @@
+"""The library's own algorithm selection (COLL-SEL): each collective's default against every algorithm the
+library itself lists for it (suites.coll.algorithms), forced through the library's documented control.
+
+A library reads those controls once, at MPI_Init (MPICH copies its MPIR_CVAR_<COLL>_INTRA_ALGORITHM into the
+collective's choice there), so every algorithm gets launches of its own, with the default's launch of the same
+collective in one block of adjacent launches (LaunchTemplate.block) and the two paired round by round. The
+algorithm launches run the default implementation only; their rows are labelled `alg:<name>`. Before it is
+timed, each size's result is compared with MPI's definition of the call (mg_collbench), so an algorithm that
+returns a different result is reported as an error of its own; where the library says it did not apply the
+forced algorithm (Family.refusal_marks in what it printed), the point is not applicable, not timed."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from mpiguide.core import build
+from mpiguide.core import stacks as stackmod
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.suite import LaunchTemplate
+from mpiguide.suites.coll import algorithms
+
+GUIDELINE = "COLL-SEL"
+PREFIX = "alg:"  # the impl label of an algorithm's rows
+
+
+def parse_choice(text: str) -> list[str] | None:
+    """--algorithms: None (none), [] (all), or the names asked for."""
+    item = text.strip()
+    if item == "none":
+        return None
+    if item == "all":
+        return []
+    names = [n.strip() for n in item.split(",") if n.strip()]
+    if not names:
+        raise MpiguideError(f"bad --algorithms '{text}': all, none, or comma-separated algorithm names")
+    return names
+
+
+def read(stack_names: list[str], collectives: list[str], wanted: list[str]) -> dict:
+    """Per stack: its family's account of how a refused algorithm is detected, and per collective the
+    algorithms to measure (wanted: names, or [] for all), as the library lists them (builds the stack's
+    drivers). Stored in the run's parameters, so that a resumed run launches what the first one planned."""
+    out, seen = {}, set()
+    for name in stack_names:
+        stack = stackmod.get(name)
+        stack.adapter.check_lists_algorithms()
+        build.ensure_built(stack)
+        per = {}
+        for coll, algs in algorithms.algorithms(stack, collectives).items():
+            chosen = [a for a in algs if not wanted or a.name in wanted]
+            seen.update(a.name for a in chosen)
+            per[coll] = [{"name": a.name, "value": a.value, "env": a.env} for a in chosen]
+        out[name] = {"family": stack.family, "detection": stack.adapter.refusal_detection,
+                     "refusal_env": dict(stack.adapter.refusal_env),
+                     "refusal_marks": list(stack.adapter.refusal_marks), "collectives": per}
+    missing = [n for n in wanted if n not in seen]
+    if missing:
+        raise MpiguideError(f"--algorithms: no stack lists {', '.join(missing)} for {', '.join(collectives)} "
+                            f"(`mpiguide algorithms --stacks {','.join(stack_names)}` shows what each lists)")
+    return out
+
+
+def template_key(coll: str, np_: int, stack: str, alg: str) -> str:
+    return f"{coll}-p{np_}-{stack}-{re.sub(r'[^A-Za-z0-9_]', '_', alg)}"
+
+
+def templates(params: dict, coll: str, np_: int, base: LaunchTemplate) -> list[LaunchTemplate]:
+    """One template per stack and algorithm of coll, in base's block: base's arguments with the default only
+    (checked against MPI's definition, what the library prints noted), the algorithm forced in the
+    environment."""
+    args = [*base.args, "--impls", "default", "--capture-stderr"]
+    out = []
+    for stack, found in (params.get("algorithms") or {}).items():
+        for alg in found["collectives"].get(coll, []):
+            env = {**alg["env"], **found["refusal_env"]}
+            out.append(LaunchTemplate(template_key(coll, np_, stack, alg["name"]), base.driver, np_, args,
+                                      env=tuple(sorted(env.items())), stack=stack, block=base.block))
+    return out
+
+
+def labels(params: dict) -> dict[tuple[str, str], str]:
+    """(stack, template key) -> the impl label of that template's rows."""
+    out = {}
+    for stack, found in (params.get("algorithms") or {}).items():
+        for coll, algs in found["collectives"].items():
+            for np_ in params["np"]:
+                for alg in algs:
+                    out[(stack, template_key(coll, np_, stack, alg["name"]))] = PREFIX + alg["name"]
+    return out
+
+
+def relabel(df: pd.DataFrame, params: dict, impl_col: str = "impl") -> pd.DataFrame:
+    """Rows of algorithm launches (columns stack, template) get their algorithm's label as impl."""
+    names = labels(params)
+    if df.empty or not names:
+        return df
+    label = [names.get((s, t)) for s, t in zip(df["stack"], df["template"], strict=True)]
+    return df.assign(**{impl_col: [lab or i for lab, i in zip(label, df[impl_col], strict=True)]})
+
+
+def refused(params: dict, stack: str, printed: str) -> bool:
+    """Whether what the library printed says it did not apply the forced algorithm."""
+    found = (params.get("algorithms") or {}).get(stack)
+    return bool(found) and any(mark in printed for mark in found["refusal_marks"])
+
+
+def detection(params: dict) -> pd.DataFrame:
+    """Per stack: how many algorithms were measured and how a refused one is detected."""
+    rows = [{"stack": s, "algorithms": sum(map(len, f["collectives"].values())), "refusal detected by": f["detection"]}
+            for s, f in (params.get("algorithms") or {}).items()]
+    return pd.DataFrame(rows, columns=["stack", "algorithms", "refusal detected by"]).set_index("stack")
