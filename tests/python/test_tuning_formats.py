@@ -1,0 +1,133 @@
+"""The libraries' own tuning files (core.tuning_formats): their text from known choices, and, on the installed
+MPICH and Open MPI, that the library reads what was written and applies each rule from the message size on
+where the writer put it, for every collective of the tuning suite, shown by the library itself: Open MPI
+refuses an algorithm it does not have (99) with MPI_ERR_ARG, MPICH prints the schedules of its nonblocking
+algorithm `nb` under MPIR_CVAR_COLL_SCHED_DUMP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mpiguide.core import build, launch, rawfile
+from mpiguide.core.catalog import COLLECTIVES
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.stacks import Stack
+from mpiguide.core.tuning_formats import Choice, mpich_json, openmpi_rules
+
+P = 3  # not a power of two
+# Sizes with rules between them, multiples of P (reduce_scatter_block's vector) and above what MPICH's own
+# MPI_Init gathers (its address exchange, an allgather of some 10 kB in all, would otherwise meet the rule).
+BELOW, ABOVE = 333333, 333336
+
+
+def _numbers(text: str) -> list[int]:
+    """The numbers of an Open MPI rules file, comments left out (as Open MPI reads it)."""
+    return [int(w) for line in text.splitlines() for w in line.split("#")[0].split()]
+
+
+def test_openmpi_rules_from_known_choices():
+    choices = [Choice("allgather", 2, 8), Choice("allgather", 2, 64, "ring", "4"),
+               Choice("allgather", 2, 1024, "ring", "4"), Choice("allgather", 4, 8, "bruck", "2"),
+               Choice("bcast", 2, 8), Choice("bcast", 2, 100)]
+    w = openmpi_rules(choices, "test")
+    # 1 collective (bcast keeps the default everywhere: no entry); allgather (id 0): process counts 2 and 4,
+    # then 5 with the library's choice. p=2: default from 0, ring from 8 x 2 + 1 = 17 on (64 and 1024 merged)
+    assert _numbers(w.text) == [1, 0, 3, 2, 2, 0, 0, 0, 0, 17, 4, 0, 0, 4, 1, 0, 2, 0, 0, 5, 1, 0, 0, 0, 0]
+    assert len(w.carried) == 6 and not w.left_out
+    scan = openmpi_rules([Choice("scan", 2, 8, "linear", "1"), Choice("scan", 2, 64)], "test")
+    assert _numbers(scan.text) == [0] and len(scan.left_out) == 2
+    assert "not by message size" in scan.left_out[0][1]
+    uniform = openmpi_rules([Choice("scan", 2, 8, "linear", "1"), Choice("scan", 2, 64, "linear", "1")], "test")
+    assert _numbers(uniform.text) == [1, 14, 2, 2, 1, 0, 1, 0, 0, 3, 1, 0, 0, 0, 0]
+
+
+BASE = {"collective=bcast": {"comm_type=intra": {"avg_msg_size<=12288": {"algorithm=MPIR_Bcast_intra_binomial": {}},
+                                                 "avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_smp": {}}},
+                             "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}},
+        "collective=scan": {"algorithm=MPIR_Scan_intra_recursive_doubling": {}}}
+NAMES = {"MPIR_Bcast_intra_binomial", "MPIR_Bcast_intra_smp", "MPIR_Bcast_allcomm_nb", "MPIR_Scan_allcomm_nb",
+         "MPIR_Bcast_intra_scatter_ring_allgather"}
+
+
+def test_mpich_json_from_known_choices():
+    choices = [Choice("bcast", 4, 8), Choice("bcast", 4, 1024, "nb", "nb"),
+               Choice("bcast", 4, 65536, "scatter_ring_allgather", "scatter_ring_allgather"),
+               Choice("bcast", 4, 100000, "made_up", "made_up"), Choice("scan", 4, 8, "nb", "nb")]
+    w = mpich_json(choices, BASE, NAMES)
+    tree = json.loads(w.text)
+    own = BASE["collective=bcast"]["comm_type=intra"]
+    assert tree["collective=bcast"]["comm_type=inter"] == BASE["collective=bcast"]["comm_type=inter"]
+    # the unknown name falls back to the library's own branch, and merges with nothing after it
+    assert tree["collective=bcast"]["comm_type=intra"] == {
+        "comm_size<=4": {"avg_msg_size<=8": own, "avg_msg_size<=1024": {"algorithm=MPIR_Bcast_allcomm_nb": {}},
+                         "avg_msg_size<=65536": {"algorithm=MPIR_Bcast_intra_scatter_ring_allgather": {}},
+                         "avg_msg_size=any": own},
+        "comm_size=any": own}
+    assert tree["collective=scan"] == {"comm_size<=4": {"algorithm=MPIR_Scan_allcomm_nb": {}},
+                                       "comm_size=any": BASE["collective=scan"]}
+    assert [(c.name, why) for c, why in w.left_out] == [
+        ("made_up", "the library names no selection-file algorithm for made_up")]
+
+
+def _run(stack: Stack, coll: str, msize: int, env: dict[str, str], out: Path) -> subprocess.CompletedProcess:
+    exe = build.build_dir(stack) / "mg_collbench"
+    argv = launch.command(launch.LaunchSpec(), stack, P, str(exe), ["--collectives", coll, "--impls", "default",
+                                                                    "--sizes", str(msize), "--check-only",
+                                                                    "--output", str(out)])
+    return subprocess.run(argv, env={**stack.env(), **env}, capture_output=True, text=True)
+
+
+def _canary(stack: Stack) -> tuple[str, str, str]:
+    """An algorithm whose use the library shows (its name, its control's value) and what shows it."""
+    return ("nb", "nb", "s->size") if stack.family == "mpich" else ("invalid", "99", "MPI_ERR_ARG")
+
+
+@pytest.mark.parametrize("coll", COLLECTIVES)
+def test_the_library_applies_the_written_rules_where_they_start(live_stack, coll, tmp_path):
+    name, value, shown = _canary(live_stack)
+    choices = [Choice(coll, P, BELOW), Choice(coll, P, ABOVE, name, value)]
+    if coll == "scan":  # keyed by element size and processes: one rule for every size
+        choices = [Choice(coll, P, BELOW, name, value)]
+    written = live_stack.adapter.write_tuning(choices, Path(live_stack.prefix), "test")
+    assert not written.left_out, written.left_out
+    path = tmp_path / live_stack.adapter.tuning_file
+    path.write_text(written.text)
+    env = live_stack.adapter.tuning_env(str(path))
+    if live_stack.family == "mpich":
+        env["MPIR_CVAR_COLL_SCHED_DUMP"] = "1"
+    for msize, applies in ((BELOW, coll == "scan"), (ABOVE, True)):
+        if coll == "scan" and msize == ABOVE:
+            continue
+        res = _run(live_stack, coll, msize, env, tmp_path / f"{msize}.txt")
+        text = res.stdout + res.stderr
+        assert (shown in text) == applies, (coll, msize, res.returncode, text[-1500:])
+        if live_stack.family == "mpich" or not applies:  # nb computes what MPI defines
+            assert res.returncode == 0, (coll, msize, text[-1500:])
+            assert not rawfile.parse(tmp_path / f"{msize}.txt").errors
+
+
+def test_the_written_files_name_only_what_the_library_has(live_stack):
+    """Every algorithm the library lists for a collective, chosen at one size, is carried by the file or
+    left out with a reason (MPICH: an algorithm its selection file has no name for)."""
+    from mpiguide.suites.coll import algorithms
+
+    found = algorithms.algorithms(live_stack, list(COLLECTIVES))
+    choices = [Choice(c, P, 1024 * (i + 1), a.name, a.value) for c, algs in found.items()
+               for i, a in enumerate(algs)]
+    w = live_stack.adapter.write_tuning(choices, Path(live_stack.prefix), "test")
+    assert len(w.carried) + len(w.left_out) >= len(choices) - len([c for c in choices if c.collective == "scan"])
+    if live_stack.family == "mpich":
+        json.loads(w.text)
+        assert all("names no selection-file algorithm" in why or "not by message size" in why
+                   for _, why in w.left_out)
+
+
+def test_a_family_without_a_format_says_so(tmp_path):
+    from mpiguide.core import families
+
+    with pytest.raises(MpiguideError, match="cannot write the collective tuning format"):
+        families.get("impi").write_tuning([Choice("bcast", 2, 8)], tmp_path, "test")
