@@ -210,24 +210,29 @@ static void reference(const call_ctx *c, size_t sbytes, size_t rbytes, size_t ts
     }
 }
 
-/* Runs the native call with the process's stderr going to a temporary file: what the library prints there
- * (MPICH with MPIR_CVAR_COLLECTIVE_FALLBACK=print says so when it does not apply a forced algorithm) into
+/* Runs the native call with the process's stdout and stderr going to a temporary file: what the library
+ * prints there (MPICH with MPIR_CVAR_COLLECTIVE_FALLBACK=print says so when it does not apply a forced
+ * algorithm; with MPIR_CVAR_COLL_SCHED_DUMP it prints the schedules of its nonblocking algorithms) into
  * text, at most len - 1 bytes, newlines as " | ". Without a temporary file, the call runs as it is. */
-static int call_capturing_stderr(call_ctx *c, char *text, size_t len)
+static int call_capturing_output(call_ctx *c, char *text, size_t len)
 {
+    const int fds[2] = {STDOUT_FILENO, STDERR_FILENO};
+    int saved[2] = {-1, -1};
     text[0] = '\0';
     FILE *tmp = tmpfile();
-    int saved = tmp ? dup(STDERR_FILENO) : -1;
+    fflush(stdout);
     fflush(stderr);
-    if (saved < 0 || dup2(fileno(tmp), STDERR_FILENO) < 0) {
-        if (saved >= 0) close(saved);
+    int ok = tmp != NULL;
+    for (int i = 0; i < 2 && ok; i++) ok = (saved[i] = dup(fds[i])) >= 0 && dup2(fileno(tmp), fds[i]) >= 0;
+    int rc = ok ? do_call(c) : MPI_SUCCESS;
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < 2; i++)
+        if (saved[i] >= 0) dup2(saved[i], fds[i]), close(saved[i]);
+    if (!ok) {
         if (tmp) fclose(tmp);
         return do_call(c);
     }
-    int rc = do_call(c);
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
     rewind(tmp);
     size_t n = 0;
     for (int ch; (ch = fgetc(tmp)) != EOF && n + 4 < len;) {
@@ -246,7 +251,7 @@ static int call_capturing_stderr(call_ctx *c, char *text, size_t len)
 /* Scratch space of the checks: the reference result and another rank's send buffer. */
 typedef struct {
     unsigned char *want, *ref, *scratch;
-    int capture; /* --capture-stderr */
+    int capture; /* --capture-output */
 } check_bufs;
 
 /* The first rank's text that is not empty, on rank 0 (bookkeeping around the library). */
@@ -266,7 +271,7 @@ static void first_text_to_root(mg_bench *b, char *text, size_t len)
  * every rank if all results match, and sets *fell_back if the library ran the
  * native code instead of the forced mock-up. For `default`, the native result
  * is also compared with MPI's definition of the call (reference), and with
- * --capture-stderr what the library prints during the native call is noted. */
+ * --capture-output what the library prints during the native call is noted. */
 static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize, const check_bufs *k,
                  const char *impl, const char *label, int *fell_back, char *msg, size_t len)
 {
@@ -280,10 +285,10 @@ static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t 
         do_call(c);
     }
     fill(c, sbytes, rbytes, tsize);
-    int rc = is_default && k->capture ? call_capturing_stderr(c, printed, sizeof printed) : do_call(c);
+    int rc = is_default && k->capture ? call_capturing_output(c, printed, sizeof printed) : do_call(c);
     if (is_default && k->capture) {
         first_text_to_root(b, printed, sizeof printed);
-        if (b->rank == 0 && printed[0]) mg_bench_note(b, "stderr", label, "%s", printed);
+        if (b->rank == 0 && printed[0]) mg_bench_note(b, "printed", label, "%s", printed);
     }
     memcpy(k->want, c->rbuf, rbytes);
     long long wrong = -1;
@@ -320,7 +325,7 @@ static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t 
 typedef struct {
     /* as given */
     const char *colls_arg, *sizes_arg, *impls_arg, *profiles, *type_arg, *op_arg, *root_arg, *msg_pool, *int_pool;
-    int check_only, capture_stderr;
+    int check_only, capture_output;
     /* read */
     const char *names[MAX_COLLS]; /* the library's collectives */
     int ncolls_all;
@@ -353,8 +358,8 @@ static void usage(FILE *out)
             "                       a mock-up that needs more runs natively (recorded as a skip)\n"
             "  --int-pool BYTES     capacity of the library's int-vector pool (MPIGUIDE_TUNE_INT_POOL, %zu)\n"
             "  --check-only         compare every configuration with the native call, time nothing\n"
-            "  --capture-stderr     note what the library prints during each size's checked native call\n"
-            "                       (#@stderr: how MPICH says it did not apply a forced algorithm)\n",
+            "  --capture-output     note what the library prints during each size's checked native call\n"
+            "                       (#@printed: how MPICH says it did not apply a forced algorithm)\n",
             mg_join_names(names, n < MAX_COLLS ? n : MAX_COLLS, ",", colls, sizeof colls),
             (size_t)MG_TUNE_DEFAULT_MSG_POOL, (size_t)MG_TUNE_DEFAULT_INT_POOL);
 }
@@ -520,7 +525,7 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
         {"--datatype", MG_OPT_VALUE, &o->type_arg, 0, NULL},     {"--op", MG_OPT_VALUE, &o->op_arg, 0, NULL},
         {"--root", MG_OPT_VALUE, &o->root_arg, 0, NULL},         {"--msg-pool", MG_OPT_VALUE, &o->msg_pool, 0, NULL},
         {"--int-pool", MG_OPT_VALUE, &o->int_pool, 0, NULL},     {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
-        {"--capture-stderr", MG_OPT_FLAG, &o->capture_stderr, 1, NULL},
+        {"--capture-output", MG_OPT_FLAG, &o->capture_output, 1, NULL},
     };
     const mg_cli cli = {"mg_collbench", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
@@ -543,7 +548,7 @@ static void write_header(mg_bench *b, const options *o)
     mg_bench_param(b, "op", "%s", o->no->name);
     mg_bench_param(b, "root", "%d", o->root);
     mg_bench_param(b, "check_only", "%d", o->check_only);
-    mg_bench_param(b, "capture_stderr", "%d", o->capture_stderr);
+    mg_bench_param(b, "capture_output", "%d", o->capture_output);
     if (mg_bench_begin(b, "collective impl msize") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
@@ -669,7 +674,7 @@ static int run(int argc, char **argv)
         .root = o.root, .rank = b.rank, .size = b.size, .type = o.nt->type, .op = o.no->op, .comm = MPI_COMM_WORLD};
     c.sbuf = mg_alloc64(cap);
     c.rbuf = mg_alloc64(cap);
-    check_bufs bufs = {mg_alloc64(cap), mg_alloc64(cap), mg_alloc64(cap), o.capture_stderr};
+    check_bufs bufs = {mg_alloc64(cap), mg_alloc64(cap), mg_alloc64(cap), o.capture_output};
     if (!c.sbuf || !c.rbuf || !bufs.want || !bufs.ref || !bufs.scratch) {
         mg_bench_error(&b, "cannot allocate 5 x %zu bytes", cap);
         MPI_Abort(MPI_COMM_WORLD, 2);

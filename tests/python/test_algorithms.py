@@ -117,7 +117,7 @@ def test_every_forced_allreduce_algorithm_gives_what_mpi_defines(live_stack, tmp
             out = tmp_path / f"{alg.name}-{dtype}.txt"
             argv = launch.command(launch.LaunchSpec(), live_stack, 3, str(exe),
                                   ["--collectives", "allreduce", "--impls", "default", "--datatype", dtype, "--op", op,
-                                   "--sizes", "8,24,48000", "--check-only", "--capture-stderr", "--output", str(out)])
+                                   "--sizes", "8,24,48000", "--check-only", "--capture-output", "--output", str(out)])
             res = subprocess.run(argv, env=env, capture_output=True, text=True)
             assert res.returncode == 0, (alg.name, dtype, res.stdout[-2000:], res.stderr[-2000:])
             raw = rawfile.parse(out)

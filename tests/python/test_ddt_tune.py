@@ -118,7 +118,7 @@ def choices(measured) -> pd.DataFrame:
 def test_every_mode_is_measured_and_the_validation_runs_the_tuned_driver(known_tune):
     params = _params()
     assert all(e["modes"] == ["datatype", "pack", "engine", "normalized"] for e in params["entries"])
-    launches = JOB.launches(DdtTune(JOB).validation_params(params))
+    launches = JOB.launches(DdtTune(JOB).validation_params(params, None, {}))
     assert {x.driver for x in launches} == {"mg_ddtbench_tuned"}
     for x in launches:
         assert x.args[-2:] == ["--datatype-profiles", "{run_dir}/profiles/{stack}"]

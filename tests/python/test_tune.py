@@ -12,12 +12,14 @@ import pandas as pd
 import pytest
 
 from conftest import COLL_MOCKUPS, coll_known_times, coll_params, only_row, run_cli, run_driver, write_coll_run
-from mpiguide.core import rawfile, runner, stats, tuneflow
+from mpiguide.core import launch, rawfile, runner, stats, tuneflow
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.stacks import Stack
 from mpiguide.suites import SUITES
 from mpiguide.suites.coll import analysis as tune
-from mpiguide.suites.coll import profiles
+from mpiguide.suites.coll import native, profiles, selection
 from mpiguide.suites.coll import report as tunereport
+from mpiguide.suites.coll.workflow import CollTune
 
 JOB = SUITES.get("coll")
 
@@ -411,12 +413,18 @@ def test_library_reads_an_exported_pgmpi_profile(mpich_stack, mpich_build, tmp_p
     tuned_allreduce(mpich_stack, mpich_build, tmp_path / "pg", tmp_path)
 
 
-SEL_ALGORITHMS = {s: {"family": "mpich", "detection": "the library says so",
-                      "refusal_env": {"MPIR_CVAR_COLLECTIVE_FALLBACK": "print"}, "refusal_marks": ["cannot be applied"],
-                      "collectives": {"allreduce": [{"name": n, "value": n, "env": {"ALLREDUCE_ALG": n}}
-                                                    for n in ("ring", "tree", "smp", "broken")],
-                                      "bcast": []}}
-                  for s in ("fast", "slow")}
+def sel_algorithms(family: str = "mpich") -> dict:
+    """params["algorithms"] of a run on the stacks fast and slow (values: Open MPI's numbers, MPICH's names)."""
+    values = {"ring": "4", "tree": "5", "smp": "6", "broken": "7"}
+    return {s: {"family": family, "detection": "the library says so",
+                "refusal_env": {"MPIR_CVAR_COLLECTIVE_FALLBACK": "print"}, "refusal_marks": ["cannot be applied"],
+                "collectives": {"allreduce": [{"name": n, "value": values[n] if family == "openmpi" else n,
+                                               "env": {"ALLREDUCE_ALG": n}} for n in values],
+                                "bcast": []}}
+            for s in ("fast", "slow")}
+
+
+SEL_ALGORITHMS = sel_algorithms()
 
 
 def sel_times(stack, coll, impl, m, launch):
@@ -433,7 +441,7 @@ def sel_times(stack, coll, impl, m, launch):
 def sel_notes(stack, coll, alg, m):
     """smp refused at 8 B (the library says so); broken returns a wrong result at 1024 B."""
     if alg == "alg:smp" and m == 8:
-        return [f"#@stderr[{coll} default {m}]=Allreduce smp cannot be applied."]
+        return [f"#@printed[{coll} default {m}]=Allreduce smp cannot be applied."]
     if alg == "alg:broken" and m == 1024:
         return [f"#@error[{coll} default {m}]=rank 1: the native call's result differs from MPI's definition"]
     return []
@@ -450,7 +458,7 @@ def test_library_algorithms_are_planned_beside_the_default():
                                                      for n in ("ring", "tree", "smp", "broken")}
     ring = next(x for x in mine if x.template == "allreduce-p2-slow-ring")
     assert ring.env == {"ALLREDUCE_ALG": "ring", "MPIR_CVAR_COLLECTIVE_FALLBACK": "print"}
-    assert ring.args[ring.args.index("--impls") + 1] == "default" and "--capture-stderr" in ring.args
+    assert ring.args[ring.args.index("--impls") + 1] == "default" and "--capture-output" in ring.args
     assert all(x.env == {} for x in launches if x.template in ("allreduce-p2", "bcast-p2"))
     for i in range(2):  # the allreduce block: 2 default launches and 8 algorithm launches in a row
         order = [x.template.startswith("allreduce-") for x in launches if x.run_index == i]
@@ -481,3 +489,84 @@ def test_coll_sel_verdicts_pair_the_default_with_each_algorithm_by_round(tmp_pat
     points = JOB.verdict_points(runner.RunDir.open(path))
     row = points[(points["guideline"] == "COLL-SEL") & points["point"].str.contains("alg:ring")].iloc[0]
     assert row["template"] == f"allreduce-p2;allreduce-p2-{row['stack']}-ring"
+
+
+def sel_validation_times(stack, coll, impl, m, launch):
+    """The validation of sel_times: on slow, the library with its tuning file is as fast as its ring allreduce."""
+    return sel_times(stack, coll, "alg:ring" if impl == selection.NATIVE_FILE else impl, m, launch)
+
+
+@pytest.fixture(scope="module")
+def sel_tune(tmp_path_factory) -> tuple[tune.CollResult, tune.CollResult]:
+    """A measurement with the library's own algorithms (sel_times) and its validation: the tuning file's launches
+    and those of the algorithms it chooses or a violation names."""
+    out = tmp_path_factory.mktemp("sel-tune")
+    m = tune.load(runner.RunDir.open(write_coll_run(out / "measure", sel_times, algorithms=SEL_ALGORITHMS,
+                                                    notes=sel_notes)))
+    params = CollTune(JOB).validation_params(m.rd.meta["params"], m, {"threshold": 0.10})
+    v = write_coll_run(out / "validate", sel_validation_times, algorithms=params["algorithms"])
+    return m, tune.load(runner.RunDir.open(v))
+
+
+def test_native_choices_validation_and_repairs(sel_tune):
+    m, v = sel_tune
+    chosen = tune.choose_native(m, 0.10)
+    slow = chosen[(chosen["stack"] == "slow") & (chosen["collective"] == "allreduce")]
+    assert set(slow["impl"]) == {"alg:ring"} and slow["gain"].between(0.49, 0.51).all()
+    assert set(chosen[chosen["stack"] == "fast"]["impl"]) == {"default"}
+    # the validation measures the file and only the algorithms it chooses or a violation names
+    found = v.rd.meta["params"]["algorithms"]["slow"]["collectives"]["allreduce"]
+    assert [a["name"] for a in found] == ["ring", "file"]
+    assert found[1]["env"] == {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE":
+                               "{run_dir}/native/{stack}/coll_selection.json"}
+    t = tune.analyze(m, v, 0.10)
+    g = only_row(t.native_gains, stack="slow", collective="allreduce", msize=1024)
+    assert g["profile"] == "alg:ring" and g["speedup"] == pytest.approx(2.0, rel=1e-3) and g["verdict"] == stats.PASS
+    rep = t.native_repairs
+    assert len(rep) == 4 and set(rep["guideline"]) == {"COLL-SEL"} and set(rep["repaired"]) == {"yes"}
+    assert rep["default_factor"].between(1.99, 2.01).all()
+    both = tunereport.fixes(t)
+    row = only_row(both, stack="slow", collective="allreduce", msize=1024)
+    assert row["use"] == "the library's tuning file (ring)"
+    lines = tunereport.native_summary(t)
+    assert "slow: with its tuning file: x2.00 geometric mean over 4 point(s)" in "\n".join(lines)
+    assert "4 of 4 COLL-SEL violations repaired, slower than the default at 0 of" in "\n".join(lines)
+
+
+def test_native_files_are_written_tried_and_reverted_where_the_library_fails(tmp_path, monkeypatch):
+    out = tmp_path / "t"
+    m = tune.load(runner.RunDir.open(write_coll_run(out / "measure", sel_times,
+                                                    algorithms=sel_algorithms("openmpi"))))
+    rd_v = runner.RunDir(out / "validate")
+    rd_v.path.mkdir()
+    rd_v.meta = {"launch": launch.LaunchSpec().to_dict()}
+    monkeypatch.setattr(native.stackmod, "get", lambda name: Stack(name=name, family="openmpi",
+                                                                   prefix=str(tmp_path), source="prefix"))
+    tried = []
+
+    def probe(stack, spec, env, choices, where):
+        tried.append((stack.name, choices[0].collective, [c.msize for c in choices]))
+        return "the check-only launch with the file ended with status 13" if stack.name == "fast" else None
+
+    monkeypatch.setattr(native, "_probe", probe)
+    # on fast, the file is made to choose ring too, so that its probe fails and sends it back to the default
+    choose = tune.choose_native
+
+    def everywhere_ring(r, threshold):
+        c = choose(r, threshold)
+        return c.assign(impl=c["impl"].where(c["collective"] != "allreduce", "alg:ring"))
+
+    monkeypatch.setattr(native.analysis, "choose_native", everywhere_ring)
+    written = native.write(m, 0.10, rd_v, "test")
+    assert [p.relative_to(rd_v.path).as_posix() for p in written] == [
+        "native/fast/coll_tuned_rules.conf", "native/slow/coll_tuned_rules.conf"]
+    assert tried == [("fast", "allreduce", [8, 16, 1024, 2048]), ("slow", "allreduce", [8, 16, 1024, 2048])]
+    slow = (rd_v.path / "native/slow/coll_tuned_rules.conf").read_text()
+    assert "0 4 0 0  # ring" in slow
+    fast = (rd_v.path / "native/fast/coll_tuned_rules.conf").read_text()
+    assert fast.splitlines()[1].startswith("0")  # no collective left in the file
+    summary = native.summaries(rd_v)
+    assert summary["slow"]["env"]["OMPI_MCA_coll_tuned_dynamic_rules_filename"].endswith(
+        "native/slow/coll_tuned_rules.conf")
+    assert [c["why"][:30] for c in summary["fast"]["left_out"]] == ["the library failed with it: th"] * 4
+    assert native.write(m, 0.10, rd_v, "test") == []  # written once

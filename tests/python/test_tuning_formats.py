@@ -43,6 +43,8 @@ def test_openmpi_rules_from_known_choices():
     assert "not by message size" in scan.left_out[0][1]
     uniform = openmpi_rules([Choice("scan", 2, 8, "linear", "1"), Choice("scan", 2, 64, "linear", "1")], "test")
     assert _numbers(uniform.text) == [1, 14, 2, 2, 1, 0, 1, 0, 0, 3, 1, 0, 0, 0, 0]
+    with pytest.raises(MpiguideError, match="takes an algorithm number, not 'ring'"):
+        openmpi_rules([Choice("bcast", 2, 8, "ring", "ring")], "test")
 
 
 BASE = {"collective=bcast": {"comm_type=intra": {"avg_msg_size<=12288": {"algorithm=MPIR_Bcast_intra_binomial": {}},
@@ -131,3 +133,40 @@ def test_a_family_without_a_format_says_so(tmp_path):
 
     with pytest.raises(MpiguideError, match="cannot write the collective tuning format"):
         families.get("impi").write_tuning([Choice("bcast", 2, 8)], tmp_path, "test")
+
+
+def test_each_chosen_algorithm_is_tried_with_the_file_and_the_failing_ones_left_out(live_stack, tmp_path,
+                                                                                     monkeypatch):
+    """mpiguide tune's files (suites.coll.native) on the installed library: an algorithm the library runs from
+    the file stays (MPICH and Open MPI: the ring allreduce); one it fails on goes back to the library's choice,
+    with why (MPICH: its tree allreduce, whose k a selection file leaves out, dies of SIGFPE; Open MPI: an
+    algorithm number it does not have)."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from mpiguide.core import runner
+    from mpiguide.suites.coll import analysis, native
+
+    mpich = live_stack.family == "mpich"
+    good, bad = ("ring", "ring" if mpich else "4"), ("tree", "tree") if mpich else ("invalid", "99")
+    params = {"algorithms": {live_stack.name: {"family": live_stack.family, "collectives": {"allreduce": [
+        {"name": n, "value": v, "env": {}} for n, v in (good, bad)]}}}, "np": [P]}
+    chosen = pd.DataFrame({"stack": live_stack.name, "nprocs": P, "collective": "allreduce", "msize": [1026, 65535],
+                           "impl": [f"alg:{good[0]}", f"alg:{bad[0]}"]})
+    monkeypatch.setattr(analysis, "choose_native", lambda r, threshold: chosen)
+    measured = SimpleNamespace(rd=SimpleNamespace(meta={"params": params}))
+    rd_v = runner.RunDir(tmp_path / "validate")
+    rd_v.path.mkdir()
+    rd_v.meta = {"launch": launch.LaunchSpec().to_dict()}
+    (path,) = native.write(measured, 0.1, rd_v, "test")
+    summary = native.summaries(rd_v)[live_stack.name]
+    assert [(c["msize"], c["algorithm"]) for c in summary["carried"]] == [(1026, good[0]), (65535, "default")]
+    (left,) = summary["left_out"]
+    assert (left["msize"], left["algorithm"]) == (65535, bad[0])
+    assert left["why"].startswith("the library failed with it: a check-only launch with the file ended with status")
+    # the file kept names the good algorithm and the library runs it (MPI's results)
+    res = _run(live_stack, "allreduce", 1026, live_stack.adapter.tuning_env(str(path)), tmp_path / "after.txt")
+    assert res.returncode == 0 and not rawfile.parse(tmp_path / "after.txt").errors
+    kept, gone = ("MPIR_Allreduce_intra_ring", "MPIR_Allreduce_intra_tree") if mpich else (" 4 0 0", " 99 0 0")
+    assert kept in path.read_text() and gone not in path.read_text()

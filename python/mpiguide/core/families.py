@@ -80,8 +80,8 @@ class Family:
         self.check_lists_algorithms()
         return []
 
-    # A forced algorithm the library does not apply to a call: the settings under which it says so on stderr
-    # (mg_collbench --capture-stderr notes what it prints per size), what it then prints, and the report's
+    # A forced algorithm the library does not apply to a call: the settings under which it says so
+    # (mg_collbench --capture-output notes what it prints per size), what it then prints, and the report's
     # account of how (or that it cannot be) detected.
     refusal_env: tuple[tuple[str, str], ...] = ()
     refusal_marks: tuple[str, ...] = ()

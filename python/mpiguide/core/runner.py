@@ -345,6 +345,22 @@ def _sweep_segments(since: int, logf) -> None:
                    f"{' '.join(p.name for p in removed)}\n")
 
 
+def run_once(argv: list[str], env: dict[str, str], timeout: float, log: Path) -> int | None:
+    """A launch outside a run's plan (a check before a run): in a process group of its own, stopped whole
+    after timeout seconds (None), its output in log, the shared-memory segments it left removed."""
+    with open(log, "w") as logf:
+        since = time.time_ns()
+        proc = subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        finally:
+            _stop_process(proc)
+            _sweep_segments(since, logf)
+
+
 def _keep_previous_attempt(rd: RunDir, x: Launch) -> None:
     """A rerun never overwrites what an earlier attempt measured."""
     raw = rd.path / x.raw
@@ -352,12 +368,21 @@ def _keep_previous_attempt(rd: RunDir, x: Launch) -> None:
         raw.rename(raw.with_name(f"{raw.stem}.attempt{x.attempts}{raw.suffix}"))
 
 
+def _expand(text: str, run_dir: Path, x: Launch) -> str:
+    return text.replace("{run_dir}", str(run_dir.resolve())).replace("{stack}", x.stack).replace(
+        "{run}", str(x.run_index))
+
+
 def expand_args(run_dir: Path, x: Launch) -> list[str]:
     """Driver arguments with {run_dir}, {stack} and {run} (the launch's run index) filled in: per-stack inputs
     inside the run directory (the tuned library's profiles) stay valid when the directory is moved and resumed,
     and a driver can vary its order from run to run."""
-    return [a.replace("{run_dir}", str(run_dir.resolve())).replace("{stack}", x.stack)
-            .replace("{run}", str(x.run_index)) for a in x.args]
+    return [_expand(a, run_dir, x) for a in x.args]
+
+
+def expand_env(run_dir: Path, x: Launch) -> dict[str, str]:
+    """The launch's own environment, filled in as expand_args (a library's tuning file in the run directory)."""
+    return {k: _expand(v, run_dir, x) for k, v in x.env.items()}
 
 
 def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float,
@@ -383,7 +408,7 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
     x.attempts += 1
     start = time.monotonic()
     with open(log, "w") as logf, stack.launch_env() as env:
-        extra = {**launch.environment(spec, stack, env), **x.env}
+        extra = {**launch.environment(spec, stack, env), **expand_env(rd.path, x)}
         env.update(extra)
         logf.write(launch.describe(argv, stack, extra) + "\n")
         logf.flush()

@@ -52,9 +52,9 @@ class TuneWorkflow(ABC):
         """The analysis input of a run of the suite (the measurement or the validation)."""
 
     @abstractmethod
-    def validation_params(self, params: dict) -> dict:
-        """The validation run's parameters from the measurement's: the same grid plus the tuned library with
-        the profiles in PROFILES."""
+    def validation_params(self, params: dict, measured: Any, state: dict) -> dict:
+        """The validation run's parameters from the measurement's (and what it measured): the same grid plus
+        the tuned library with the profiles in PROFILES."""
 
     @abstractmethod
     def write_profiles(self, measured: Any, state: dict, out: Path, origin: str) -> list[Path]:
@@ -71,9 +71,9 @@ class TuneWorkflow(ABC):
             raise MpiguideError(f"{path} is not a tune directory (no {TUNE_STATE}); start one with {self.command}")
         return runner.read_json(path / TUNE_STATE)
 
-    def validation_run(self, out_dir: Path, rd_m: RunDir, state: dict) -> RunDir:
+    def validation_run(self, out_dir: Path, rd_m: RunDir, state: dict, measured: Any) -> RunDir:
         """The second set of launches, planned from the measurement's parameters."""
-        params = self.validation_params(rd_m.meta["params"])
+        params = self.validation_params(rd_m.meta["params"], measured, state)
         launches = runner.plan(self.suite, params, rd_m.meta["stacks_order"], rd_m.meta["runs"],
                                rd_m.meta["measurement"])
         if rd_m.meta["measurement"]["nrep"] == "estimate":  # same templates, same t_nrep1: no new calibration
@@ -155,7 +155,7 @@ class TuneWorkflow(ABC):
                 return rc
         m = self.load(rd_m)
         rd_v = RunDir.open(out_dir / "validate") if (out_dir / "validate" / "meta.json").exists() \
-            else self.validation_run(out_dir, rd_m, state)
+            else self.validation_run(out_dir, rd_m, state, m)
         self.profiles(rd_v, m, rd_m, state)
         rc = 0
         if rd_v.pending():

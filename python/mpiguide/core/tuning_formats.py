@@ -104,6 +104,9 @@ def openmpi_rules(choices: list[Choice], origin: str) -> Written:
             ranges = [(0, points[0])] if key is None else _ranges(points, lambda c, p=p, k=key: k(c.msize, p))
             lines = [f"{p}  # processes", f"{len(ranges)}  # message size rules"]
             for start, c in ranges:
+                if c.name and not str(c.value).isdigit():
+                    raise MpiguideError(f"Open MPI's rules file takes an algorithm number, not {c.value!r} "
+                                        f"({coll} {c.name})")
                 lines.append(f"{start} {c.value if c.name else 0} 0 0  # {c.name or 'the library default'}")
             entries.append((p, lines))
         if not entries:

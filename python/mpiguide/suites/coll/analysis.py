@@ -115,7 +115,7 @@ def load(rd: RunDir) -> CollResult:
         coll, impl, msize = label.split()
         skipped.append((x.stack, x.nprocs, coll, impl_of(x, impl), int(msize), reason))
     refused = set()
-    for x, label, printed in measured.notes("stderr"):
+    for x, label, printed in measured.notes("printed"):
         coll, impl, msize = label.split()
         if (x.stack, x.template) in names and selection.refused(params, x.stack, printed):
             key = (x.stack, x.nprocs, coll, impl_of(x, impl), int(msize))
@@ -202,26 +202,43 @@ def _selection_checks(r: CollResult, rows: list[dict], estimates: list[stats.Est
             estimates.append(stats.from_medians(a["medians"].iloc[0], b["medians"].iloc[0], stats.PAIRED_ROUND))
 
 
+def _mockup(impl: str) -> bool:
+    return impl not in (DEFAULT, TUNED, selection.NATIVE_FILE) and not impl.startswith(selection.PREFIX)
+
+
+def _library_algorithm(impl: str) -> bool:
+    return impl.startswith(selection.PREFIX)
+
+
 def choose(r: CollResult, threshold: float) -> pd.DataFrame:
     """Per stack, processes, collective and size: the fastest mock-up, and whether the profile uses it: the
     native call must be shown slower than it by more than the gain threshold (0.1 = the mock-up takes 10%
     less time), the candidates of the run judged as one family (docs/measurement.md), so a profile is written
     only from a decided gain. Mock-ups the library refused (skips: no such call, or more memory than the
     pool) and those with failed data checks are never candidates."""
-    med = r.medians
+    return _choose(r, threshold, _mockup, r.medians, "mock-up")
+
+
+def choose_native(r: CollResult, threshold: float) -> pd.DataFrame:
+    """As choose, among the library's own algorithms (COLL-SEL; paired with the default round by round): what
+    the library's own tuning file selects."""
+    return _choose(r, threshold, _library_algorithm, r.round_medians, "algorithm")
+
+
+def _choose(r: CollResult, threshold: float, candidate, med: pd.DataFrame, what: str) -> pd.DataFrame:
     bad = {(e.stack, *e.config.split()[:2], int(e.config.split()[2])) for e in r.errors.itertuples()
            if len(e.config.split()) == 3}
     rows, estimates, candidates = [], [], []
     for (stack, nprocs, coll, m), part in med.groupby(CONFIG, sort=True):
         times = {impl: t for impl, t in zip(part["impl"], part["medians"], strict=True)
-                 if impl != TUNED and not impl.startswith(selection.PREFIX) and (stack, coll, impl, m) not in bad}
+                 if (impl == DEFAULT or candidate(impl)) and (stack, coll, impl, m) not in bad}
         if DEFAULT not in times:
             continue
         native = times.pop(DEFAULT)
         base = dict(stack=stack, nprocs=nprocs, collective=coll, msize=m, default_s=_mean(native))
         if not times:
             rows.append({**base, "impl": DEFAULT, "best_s": math.nan, "gain": math.nan, "low": math.nan,
-                         "high": math.nan, "p_value": math.nan, "decision": "no mock-up applies"})
+                         "high": math.nan, "p_value": math.nan, "decision": f"no {what} applies"})
             continue
         impl = min(times, key=lambda i: _mean(times[i]))
         best = _mean(times[impl])
@@ -233,7 +250,7 @@ def choose(r: CollResult, threshold: float) -> pd.DataFrame:
         if g.verdict.verdict == stats.VIOLATED:
             decision, chosen = f"{impl}: {g.text}", impl
         elif g.verdict.verdict == stats.PASS:
-            decision, chosen = f"native: best mock-up {impl} {g.text}, below {threshold:.0%}", DEFAULT
+            decision, chosen = f"native: best {what} {impl} {g.text}, below {threshold:.0%}", DEFAULT
         else:
             decision, chosen = f"native: {impl} {g.text}, not shown above {threshold:.0%}", DEFAULT
         rows[i].update(impl=chosen, gain=g.gain, low=g.low, high=g.high, p_value=g.verdict.p_value,
@@ -249,44 +266,54 @@ GAIN_COLUMNS = ["stack", "nprocs", "collective", "msize", "profile", "default_s"
                 "low", "high", "p_value", "reason"]
 
 
-def gains(v: CollResult, choices: pd.DataFrame) -> pd.DataFrame:
-    """Validation: the tuned library against the native call at every size, judged together. speedup =
-    default / tuned; verdict of `tuned ⪯ default` (tuned no slower than native)."""
-    med = v.medians
+def _by(v: CollResult, tuned: str) -> tuple[pd.DataFrame, str]:
+    """The medians a fix is compared on, and how: the tuned library shares the launches of the default and the
+    mock-ups; the library's own tuning file runs in launches of its own, paired by round."""
+    return (v.medians, stats.PAIRED_LAUNCH) if tuned == TUNED else (v.round_medians, stats.PAIRED_ROUND)
+
+
+def gains(v: CollResult, choices: pd.DataFrame, tuned: str = TUNED) -> pd.DataFrame:
+    """Validation: the fix (`tuned`: the tuned library, or the library's own tuning file) against the native
+    call at every size, judged together. speedup = default / fix; verdict of `fix ⪯ default` (the fix no
+    slower than native)."""
+    med, design = _by(v, tuned)
     chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
     rows, estimates = [], []
-    for key, tuned_rows, native_rows in paired(med[med["impl"] == TUNED], med[med["impl"] == DEFAULT], CONFIG):
-        tuned, native = tuned_rows["medians"].iloc[0], native_rows["medians"].iloc[0]
+    for key, tuned_rows, native_rows in paired(med[med["impl"] == tuned], med[med["impl"] == DEFAULT], CONFIG):
+        fix, native = tuned_rows["medians"].iloc[0], native_rows["medians"].iloc[0]
         rows.append(dict(zip(CONFIG, key, strict=True), profile=chosen.get(key, DEFAULT),
-                         default_s=_mean(native), tuned_s=_mean(tuned)))
-        estimates.append(stats.from_medians(tuned, native))
+                         default_s=_mean(native), tuned_s=_mean(fix)))
+        estimates.append(stats.from_medians(fix, native, design))
     for row, x in zip(rows, decide(estimates, v.settings, [row["stack"] for row in rows]), strict=True):
         row.update(speedup=1 / x.ratio, verdict=x.verdict, low=x.low, high=x.high, p_value=x.p_value,
                    reason=x.reason)
     return pd.DataFrame(rows, columns=GAIN_COLUMNS)
 
 
-def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame) -> pd.DataFrame:
-    """Every COLL-GL violation of the measurement, checked again in the validation run: default against the
-    mock-up (does the violation reproduce?) and tuned against the mock-up (`tuned ⪯ mock-up`: repaired when
-    it passes), the checks of the run judged together."""
-    med = v.medians.set_index(KEYS)["medians"]
+def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame, tuned: str = TUNED) -> pd.DataFrame:
+    """Every violation the fix addresses (the tuned library: COLL-GLn; the library's own file: COLL-SEL) of the
+    measurement, checked again in the validation run: default against the other side (does the violation
+    reproduce?) and the fix against it (`fix ⪯ other side`: repaired when it passes), the checks of the run
+    judged together."""
+    by, design = _by(v, tuned)
+    med = by.set_index(KEYS)["medians"]
     chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
     rows, checks, estimates = [], [], []
-    viol = measured[(measured["verdict"] == stats.VIOLATED) & measured["guideline"].str.startswith("COLL-GL")]
+    family = selection.GUIDELINE if tuned == selection.NATIVE_FILE else "COLL-GL"
+    viol = measured[(measured["verdict"] == stats.VIOLATED) & measured["guideline"].str.startswith(family)]
     for w in viol.itertuples():
         key = (w.stack, w.nprocs, w.collective)
         row = dict(stack=w.stack, nprocs=w.nprocs, collective=w.collective, guideline=w.guideline,
                    relation=w.relation, impl=w.impl, msize=w.msize, measured_factor=w.factor,
                    profile=chosen.get((*key, w.msize), DEFAULT), default_factor=math.nan, tuned_factor=math.nan,
                    tuned_verdict="not measured", repaired="?")
-        mock = med.get((*key, w.impl, w.msize))
-        native, tuned = med.get((*key, DEFAULT, w.msize)), med.get((*key, TUNED, w.msize))
-        if mock is not None and native is not None:
-            row["default_factor"] = stats.from_medians(native, mock).ratio
-        if mock is not None and tuned is not None:
+        other = med.get((*key, w.impl, w.msize))
+        native, fix = med.get((*key, DEFAULT, w.msize)), med.get((*key, tuned, w.msize))
+        if other is not None and native is not None:
+            row["default_factor"] = stats.from_medians(native, other, design).ratio
+        if other is not None and fix is not None:
             checks.append(len(rows))
-            estimates.append(stats.from_medians(tuned, mock))
+            estimates.append(stats.from_medians(fix, other, design))
         rows.append(row)
     for i, c in zip(checks, decide(estimates, v.settings, [rows[i]["stack"] for i in checks]), strict=True):
         rows[i].update(tuned_factor=c.ratio, tuned_verdict=c.verdict, repaired=repaired(c.verdict))
@@ -295,8 +322,9 @@ def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame) -> pd.
 
 @dataclass
 class TuneAnalysis:
-    """What the tune report shows, computed once: verdicts and choices of the measurement, and (once the
-    validation run has data) the gains and repairs."""
+    """What the tune report shows, computed once: verdicts and choices of the measurement (mock-ups for the
+    tuned library, and the library's own algorithms where the run measured them), and (once the validation run
+    has data) the gains and repairs of each."""
 
     measured: CollResult
     verdicts: pd.DataFrame
@@ -305,12 +333,20 @@ class TuneAnalysis:
     validated: CollResult | None = None
     gains: pd.DataFrame = field(default_factory=pd.DataFrame)
     repairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    native_choices: pd.DataFrame = field(default_factory=pd.DataFrame)
+    native_gains: pd.DataFrame = field(default_factory=pd.DataFrame)
+    native_repairs: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def analyze(m: CollResult, v: CollResult | None, threshold: float) -> TuneAnalysis:
     t = TuneAnalysis(m, guideline_verdicts(m), choose(m, threshold), threshold, v)
+    if selection.labels(m.rd.meta["params"]):
+        t.native_choices = choose_native(m, threshold)
     if v is not None and not v.measurements.empty:
         t.gains, t.repairs = gains(v, t.choices), repairs(t.verdicts, v, t.choices)
+        if not t.native_choices.empty:
+            t.native_gains = gains(v, t.native_choices, selection.NATIVE_FILE)
+            t.native_repairs = repairs(t.verdicts, v, t.native_choices, selection.NATIVE_FILE)
     return t
 
 

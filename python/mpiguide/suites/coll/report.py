@@ -15,7 +15,7 @@ from mpiguide.core.charts import grouped_bars, per_group, plt
 from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_cells, write_csvs
 from mpiguide.core.measurements import Measured, oversubscription
 from mpiguide.suites.coll import analysis as tune
-from mpiguide.suites.coll import selection
+from mpiguide.suites.coll import native, selection
 from mpiguide.suites.coll.profiles import read_profile
 
 
@@ -154,6 +154,10 @@ def write_tune(t: tune.TuneAnalysis, profiles: list[Path], out: Path) -> Path:
     tables = {"verdicts": verdicts, "matrix": tune.matrix(verdicts), "choices": choices}
     if not g.empty:
         tables.update(gains=g, repairs=rep)
+    if not t.native_choices.empty:
+        tables.update(native_choices=t.native_choices, fixes=fixes(t))
+        if not t.native_gains.empty:
+            tables.update(native_gains=t.native_gains, native_repairs=t.native_repairs)
     write_csvs(out, tables, keep_index=("matrix",))
     doc = Document("mpiguide tune: collective guidelines, profiles and the tuned library")
     doc.heatmap(heatmap(verdicts))
@@ -186,8 +190,93 @@ def write_tune(t: tune.TuneAnalysis, profiles: list[Path], out: Path) -> Path:
                          "'tuned ⪯ mock-up' (repaired = it passes).")
         doc.heading("Validation: run-time relative to the native collective (tuned in black)")
         doc.images(relative_charts(v, out / "plots", "validate-"), out)
+    if not t.native_choices.empty:
+        _native_sections(doc, t)
     _tail_sections(doc, [("measurement", m)] + ([("validation", v)] if v is not None else []))
     return doc.write(out)
+
+
+def fixes(t: tune.TuneAnalysis) -> pd.DataFrame:
+    """Both kinds of fix side by side: per stack, processes, collective and size, the default's time, the best
+    of the library's own algorithms and the best mock-up with their decided gains, and which to use: the
+    library's own tuning file where one of its algorithms is enough (no extra library in the job), the tuned
+    library's profile where only a mock-up wins."""
+    key = ["stack", "nprocs", "collective", "msize"]
+    cols = ["impl", "gain", "low", "high", "decision"]
+    nat = t.native_choices.set_index(key)[cols].add_prefix("native_")
+    mock = t.choices.set_index(key)[cols].add_prefix("mockup_")
+    both = nat.join(mock, how="outer").join(t.native_choices.set_index(key)[["default_s"]])
+    use = []
+    for n, mk in zip(both["native_impl"], both["mockup_impl"], strict=True):
+        if isinstance(n, str) and n != tune.DEFAULT:
+            use.append(f"the library's tuning file ({n[len(selection.PREFIX):]})")
+        elif isinstance(mk, str) and mk != tune.DEFAULT:
+            use.append(f"libmpiguide-tune's profile ({mk})")
+        else:
+            use.append("the library's default")
+    return both.assign(use=use).reset_index()
+
+
+def _native_sections(doc: Document, t: tune.TuneAnalysis) -> None:
+    v = t.validated
+    both = fixes(t)
+    doc.section("Both kinds of fix: the library's own algorithms and the mock-ups",
+                both[both["use"] != "the library's default"].set_index(["stack", "nprocs", "collective", "msize"]),
+                note="Where a point needs a fix: the best of the library's own algorithms (COLL-SEL) and the best "
+                     "mock-up, each with the share of time it saves and its interval. Where one of the library's "
+                     "algorithms is faster by the threshold, its own tuning file is the recommendation (no extra "
+                     "library in the job); where only a mock-up is, the tuned library's profile. All points: "
+                     "fixes.csv.")
+    if v is None:
+        return
+    files = native.summaries(v.rd)
+    rows = []
+    for stack, summary in files.items():
+        env = " ".join(f"{k}={val}" for k, val in summary["env"].items())
+        chosen = [c for c in summary["carried"] if c["algorithm"] != "default"]
+        rows.append({"stack": stack, "use it with": f"env {env} mpiexec ...", "points with an algorithm":
+                     len(chosen), "left out": len(summary["left_out"])})
+    if rows:
+        doc.section("The libraries' own tuning files (validate/native/<stack>/)", pd.DataFrame(rows).set_index("stack"),
+                    note="Each file was tried with a check-only launch per collective before the validation run "
+                         "(it must end well and give MPI's results); native.json beside it lists what it carries "
+                         "and what it left out, and why.")
+        left = [{"stack": s, **c} for s, summary in files.items() for c in summary["left_out"]]
+        if left:
+            doc.section("Left out of the libraries' tuning files", pd.DataFrame(left).set_index("stack"))
+    if not t.native_gains.empty:
+        doc.section("Validation: each library with its own tuning file against its default",
+                    _gain_summary(t.native_gains),
+                    note="No libmpiguide-tune in these launches. Per stack, processes and collective, over the sizes "
+                         "where the file selects an algorithm: the speedup (default time over time with the file), "
+                         "and the verdict of 'file ⪯ default' at every size (paired round by round).")
+        doc.section("Validation: outcome of each measured COLL-SEL violation", tune.repair_counts(t.native_repairs),
+                    note="repaired: with its tuning file the library is no slower than the algorithm the violation "
+                         "named (file ⪯ algorithm passes).")
+
+
+def native_summary(t: tune.TuneAnalysis) -> list[str]:
+    """The terminal's lines on the libraries' own tuning files."""
+    if t.native_choices.empty:
+        return []
+    lines = []
+    for stack, part in t.native_choices.groupby("stack", sort=False):
+        used = part[part["impl"] != tune.DEFAULT]
+        lines.append(f"{stack}: its own tuning file selects an algorithm at {len(used)} of {len(part)} points")
+    g, rep = t.native_gains, t.native_repairs
+    if not g.empty:
+        for stack, part in g.groupby("stack", sort=False):
+            tuned = part[part["profile"] != tune.DEFAULT]["speedup"].to_numpy()
+            slower = int((part["verdict"] == stats.VIOLATED).sum())
+            mine = rep[rep["stack"] == stack] if not rep.empty else rep
+            text = f"{stack}: with its tuning file: "
+            if len(tuned):
+                text += (f"x{np.exp(np.log(tuned).mean()):.2f} geometric mean over {len(tuned)} point(s) "
+                         f"(x{tuned.min():.2f} to x{tuned.max():.2f}), ")
+            text += (f"{(mine['repaired'] == 'yes').sum() if len(mine) else 0} of {len(mine)} COLL-SEL violations "
+                     f"repaired, slower than the default at {slower} of {len(part)} points")
+            lines.append(text)
+    return lines
 
 
 def _gain_summary(g: pd.DataFrame) -> pd.DataFrame:

@@ -15,7 +15,7 @@ import re
 
 import pandas as pd
 
-from mpiguide.core import build
+from mpiguide.core import build, families
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.suite import LaunchTemplate
@@ -23,6 +23,8 @@ from mpiguide.suites.coll import algorithms
 
 GUIDELINE = "COLL-SEL"
 PREFIX = "alg:"  # the impl label of an algorithm's rows
+NATIVE_FILE = "native-file"  # the impl label of the rows of launches with the library's own tuning file
+NATIVE_DIR = "{run_dir}/native/{stack}"  # where a validation run keeps each stack's tuning file
 
 
 def parse_choice(text: str) -> list[str] | None:
@@ -70,7 +72,7 @@ def templates(params: dict, coll: str, np_: int, base: LaunchTemplate) -> list[L
     """One template per stack and algorithm of coll, in base's block: base's arguments with the default only
     (checked against MPI's definition, what the library prints noted), the algorithm forced in the
     environment."""
-    args = [*base.args, "--impls", "default", "--capture-stderr"]
+    args = [*base.args, "--impls", "default", "--capture-output"]
     out = []
     for stack, found in (params.get("algorithms") or {}).items():
         for alg in found["collectives"].get(coll, []):
@@ -87,7 +89,23 @@ def labels(params: dict) -> dict[tuple[str, str], str]:
         for coll, algs in found["collectives"].items():
             for np_ in params["np"]:
                 for alg in algs:
-                    out[(stack, template_key(coll, np_, stack, alg["name"]))] = PREFIX + alg["name"]
+                    out[(stack, template_key(coll, np_, stack, alg["name"]))] = alg.get("label",
+                                                                                         PREFIX + alg["name"])
+    return out
+
+
+def for_validation(params: dict, keep: set[tuple[str, str, str]]) -> dict:
+    """The validation run's algorithms: per stack and collective those in keep ((stack, collective, name): the
+    ones a tuning file chooses or a violation names), and the library's own tuning file, NATIVE_FILE, read from
+    NATIVE_DIR in the environment the stack's family names."""
+    out = {}
+    for stack, found in (params.get("algorithms") or {}).items():
+        family = families.get(found["family"])
+        env = family.tuning_env(f"{NATIVE_DIR}/{family.tuning_file}")
+        per = {coll: [a for a in algs if (stack, coll, a["name"]) in keep] +
+               [{"name": "file", "value": "", "env": env, "label": NATIVE_FILE}]
+               for coll, algs in found["collectives"].items()}
+        out[stack] = {**found, "collectives": per}
     return out
 
 

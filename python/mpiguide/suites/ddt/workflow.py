@@ -8,6 +8,7 @@ directory, phases, resume) is mpiguide.core.tuneflow's."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -31,7 +32,7 @@ class DdtTune(TuneWorkflow):
     def load(self, rd: RunDir) -> DdtResult:
         return report.load([rd])
 
-    def validation_params(self, params: dict) -> dict:
+    def validation_params(self, params: dict, measured: Any, state: dict) -> dict:
         entries = [{**e, "modes": [*e["modes"], TUNED]} for e in params["entries"]]
         return {**params, "entries": entries, "datatype_profiles": PROFILES}
 

@@ -1,0 +1,121 @@
+"""The library's own tuning file, from a `mpiguide tune --algorithms` measurement: per stack, the algorithm
+each collective should use where one of the library's own is shown faster than its default by the threshold
+(analysis.choose_native), written in the library's format (core.tuning_formats, through the stack's family),
+and tried before the validation run measures it: one check-only launch per collective, process count and
+algorithm with the file, at the sizes where it selects that algorithm, which must end well and give MPI's
+results (mg_collbench compares them with the definition). Where the launch fails, those sizes go back to the
+library's own choice in the file, and the report says why.
+Each stack's directory (validate/native/<stack>/) holds the file and native.json: what the file carries,
+what it left out and why, and the environment that makes the library read it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from mpiguide.core import build, launch, runner
+from mpiguide.core import stacks as stackmod
+from mpiguide.core.runner import RunDir, write_json
+from mpiguide.core.tuning_formats import Choice, Written
+from mpiguide.suites.coll import analysis, selection
+
+SUMMARY = "native.json"
+
+
+def choices_of(params: dict, chosen: pd.DataFrame, stack: str) -> list[Choice]:
+    """A stack's choices as the writers take them: the chosen algorithm's name and control value, or None."""
+    algs = {(coll, a["name"]): a for coll, found in params["algorithms"][stack]["collectives"].items()
+            for a in found}
+    out = []
+    for c in chosen[chosen["stack"] == stack].itertuples():
+        name = c.impl[len(selection.PREFIX):] if c.impl.startswith(selection.PREFIX) else None
+        value = algs[(c.collective, name)]["value"] if name else None
+        out.append(Choice(c.collective, int(c.nprocs), int(c.msize), name, value))
+    return out
+
+
+PROBE_TIMEOUT = 120  # seconds; a check-only launch takes a few: a library that hangs on the file loses only this
+
+
+def _probe(stack: stackmod.Stack, spec: launch.LaunchSpec, env: dict[str, str], choices: list[Choice],
+           out: Path) -> str | None:
+    """One check-only launch of the choices' collective and sizes with the file: None if it ends well with
+    MPI's results, else what went wrong (MPICH crashes or hangs on an algorithm whose parameters a selection
+    file leaves out, such as the k of its tree and recexch allreduce)."""
+    coll, nprocs = choices[0].collective, choices[0].nprocs
+    stem = out / f"probe-{coll}-p{nprocs}-{choices[0].name}"
+    argv = launch.command(spec, stack, nprocs, str(build.driver_path(stack, "mg_collbench")),
+                          ["--collectives", coll, "--impls", "default", "--check-only", "--output", f"{stem}.txt",
+                           "--sizes", ",".join(str(c.msize) for c in choices)])
+    with stack.launch_env() as base:
+        rc = runner.run_once(argv, {**base, **launch.environment(spec, stack, base), **env}, PROBE_TIMEOUT,
+                             Path(f"{stem}.log"))
+    if rc == 0:
+        return None
+    tail = " | ".join(Path(f"{stem}.log").read_text(errors="replace").strip().splitlines()[-3:])
+    how = f"did not end within {PROBE_TIMEOUT} s" if rc is None else f"ended with status {rc}"
+    return f"a check-only launch with the file {how}: {tail[-300:]}"
+
+
+def write(measured: analysis.CollResult, threshold: float, rd_v: RunDir, origin: str) -> list[Path]:
+    """Every stack's tuning file under rd_v/native/, whole or not at all; the paths written."""
+    final = rd_v.path / "native"
+    params = measured.rd.meta["params"]
+    if final.is_dir() or not selection.labels(params):
+        return []
+    tmp = rd_v.path / "native.partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    chosen = analysis.choose_native(measured, threshold)
+    spec = launch.LaunchSpec.from_dict(rd_v.meta["launch"])
+    written = []
+    for name in params["algorithms"]:
+        stack = stackmod.get(name)
+        family = stack.adapter
+        out = tmp / name
+        out.mkdir(parents=True)
+        path = out / family.tuning_file
+        choices = choices_of(params, chosen, name)
+        doc = family.write_tuning(choices, Path(stack.prefix), origin)
+        env = family.tuning_env(str((final / name / family.tuning_file).resolve()))
+        rejected = []
+        for group in _groups(doc):
+            path.write_text(doc.text)
+            why = _probe(stack, spec.with_placement(None), family.tuning_env(str(path.resolve())), group, out)
+            if why:
+                rejected.append((group, why))
+                choices = [Choice(c.collective, c.nprocs, c.msize) if c in group else c for c in choices]
+                doc = family.write_tuning(choices, Path(stack.prefix), origin)
+        path.write_text(doc.text)
+        write_json(out / SUMMARY, _summary(doc, rejected, env))
+        written.append(final / name / family.tuning_file)
+    tmp.rename(final)
+    return written
+
+
+def _groups(doc: Written) -> list[list[Choice]]:
+    """The choices of each collective, process count and algorithm: one probe each, at their sizes, where the
+    file selects that algorithm."""
+    groups: dict[tuple[str, int, str], list[Choice]] = {}
+    for c in doc.carried:
+        if c.name:
+            groups.setdefault((c.collective, c.nprocs, c.name), []).append(c)
+    return list(groups.values())
+
+
+def _summary(doc: Written, rejected: list[tuple[list[Choice], str]], env: dict[str, str]) -> dict:
+    def text(c: Choice) -> dict:
+        return {"collective": c.collective, "nprocs": c.nprocs, "msize": c.msize, "algorithm": c.name or "default"}
+
+    return {"env": env,
+            "carried": [text(c) for c in doc.carried],
+            "left_out": [{**text(c), "why": why} for c, why in doc.left_out] +
+                        [{**text(c), "why": f"the library failed with it: {why}"} for g, why in rejected for c in g]}
+
+
+def summaries(rd_v: RunDir) -> dict[str, dict]:
+    """Per stack, native.json of its tuning file (empty before the files are written)."""
+    root = rd_v.path / "native"
+    return {p.parent.name: json.loads(p.read_text()) for p in sorted(root.glob(f"*/{SUMMARY}"))}
