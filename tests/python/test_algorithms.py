@@ -122,3 +122,25 @@ def test_every_forced_allreduce_algorithm_gives_what_mpi_defines(live_stack, tmp
             assert res.returncode == 0, (alg.name, dtype, res.stdout[-2000:], res.stderr[-2000:])
             raw = rawfile.parse(out)
             assert raw.complete and not raw.errors, (alg.name, dtype, raw.errors)
+
+
+def test_a_forced_algorithm_the_library_refuses_is_a_skip_not_a_failed_launch(live_stack, tmp_path):
+    """Each allgather algorithm forced on 4 processes: the launch ends well, and every size either gives MPI's
+    result or is skipped with the library's words (Open MPI refuses two_proc, meant for 2 processes, with
+    MPI_ERR_UNSUPPORTED_OPERATION)."""
+    found = algorithms.algorithms(live_stack, ["allgather"])["allgather"]
+    exe = build.build_dir(live_stack) / "mg_collbench"
+    skipped = {}
+    for alg in found:
+        out = tmp_path / f"{alg.name}.txt"
+        argv = launch.command(launch.LaunchSpec(), live_stack, 4, str(exe),
+                              ["--collectives", "allgather", "--impls", "default", "--sizes", "8,4096",
+                               "--check-only", "--output", str(out)])
+        res = subprocess.run(argv, env={**live_stack.env(), **alg.env}, capture_output=True, text=True)
+        assert res.returncode == 0, (alg.name, res.stderr[-1500:])
+        raw = rawfile.parse(out)
+        assert raw.complete and not raw.errors, (alg.name, raw.errors)
+        skipped[alg.name] = raw.notes.get("skip", {})
+    if live_stack.family == "openmpi":
+        assert set(skipped["two_proc"]) == {"allgather default 8", "allgather default 4096"}
+        assert all("MPI_ERR_UNSUPPORTED_OPERATION" in why for why in skipped["two_proc"].values())

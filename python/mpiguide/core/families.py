@@ -193,9 +193,10 @@ class OpenMpi(Family):
     def tuning_env(self, path: str) -> dict[str, str]:
         return tuning_formats.openmpi_env(path)
 
-    refusal_detection = ("not detectable: where a forced algorithm does not apply (a ring allreduce of fewer "
-                         "elements than processes), Open MPI's tuned component runs another one without a word in "
-                         "release builds; such a point measures that other algorithm")
+    refusal_detection = ("partly: some forced algorithms Open MPI refuses with an error (two_proc on more than 2 "
+                         "processes), noted per size; others its tuned component replaces without a word in release "
+                         "builds (a ring allreduce of fewer elements than processes), and such a point measures the "
+                         "other algorithm")
 
 
 class IntelMpi(Family):
