@@ -6,12 +6,15 @@
  * (mpiguide/tune.h); this driver knows how to call each. Timing follows their
  * Algorithm 1 through the measurement core (use --sync dissem and --nrep
  * estimate for the paper's method). Before a configuration is timed, its result
- * is compared on every rank with the native PMPI call; a mock-up that does not
- * apply to the call (the library ran the native code) is recorded as a skip,
- * not timed: so are all reduction mock-ups under --datatype double --op sum,
- * because floating-point MPI_SUM/MPI_PROD always runs natively (docs/tuning.md,
- * "Reductions"). The library's usage report is appended to the raw file as
- * `#@tune_alg[...]` and `#@tune_config[...]` lines (docs/formats.md). */
+ * is compared on every rank with the native PMPI call, and the native call's
+ * with MPI's definition of the call (so an algorithm forced on the library, for
+ * COLL-SEL, is checked too; a call the library refuses is a skip). A mock-up
+ * that does not apply to the call (the library ran the native code) is
+ * recorded as a skip, not timed: so are all reduction mock-ups under
+ * --datatype double --op sum, because floating-point MPI_SUM/MPI_PROD always
+ * runs natively (docs/tuning.md, "Reductions"). The library's usage report is
+ * appended to the raw file as `#@tune_alg[...]` and `#@tune_config[...]`
+ * lines (docs/formats.md). */
 #include "bench_util.h"
 #include "mg_bench.h"
 #include "mg_options.h"
