@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.core import build, launch, runner
+from mpiguide.core import build, launch, rawfile, runner
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.runner import RunDir, write_json
 from mpiguide.core.tuning_formats import Choice, Written
@@ -42,9 +42,10 @@ PROBE_TIMEOUT = 120  # seconds; a check-only launch takes a few: a library that 
 
 def _probe(stack: stackmod.Stack, spec: launch.LaunchSpec, env: dict[str, str], choices: list[Choice],
            out: Path) -> str | None:
-    """One check-only launch of the choices' collective and sizes with the file: None if it ends well with
-    MPI's results, else what went wrong (MPICH crashes or hangs on an algorithm whose parameters a selection
-    file leaves out, such as the k of its tree and recexch allreduce)."""
+    """One check-only launch of the choices' collective and sizes with the file: None if it ends well and every
+    size runs and gives MPI's results, else what went wrong (MPICH crashes or hangs on an algorithm whose
+    parameters a selection file leaves out, such as the k of its tree and recexch allreduce; Open MPI refuses an
+    algorithm number it does not have, which mg_collbench notes as a skip)."""
     coll, nprocs = choices[0].collective, choices[0].nprocs
     stem = out / f"probe-{coll}-p{nprocs}-{choices[0].name}"
     argv = launch.command(spec, stack, nprocs, str(build.driver_path(stack, "mg_collbench")),
@@ -54,7 +55,15 @@ def _probe(stack: stackmod.Stack, spec: launch.LaunchSpec, env: dict[str, str], 
         rc = runner.run_once(argv, {**base, **launch.environment(spec, stack, base), **env}, PROBE_TIMEOUT,
                              Path(f"{stem}.log"))
     if rc == 0:
-        return None
+        raw = rawfile.parse(Path(f"{stem}.txt"))
+        # a size the library refused (its error noted as a skip) or computed wrongly is no choice to keep
+        bad = {**raw.errors, **raw.notes.get("skip", {})}
+        if raw.complete and not bad:
+            return None
+        if not raw.complete:
+            return "a check-only launch with the file ended without finishing its output"
+        label, why = next(iter(bad.items()))
+        return f"with the file, {label}: {why}"[:400]
     tail = " | ".join(Path(f"{stem}.log").read_text(errors="replace").strip().splitlines()[-3:])
     how = f"did not end within {PROBE_TIMEOUT} s" if rc is None else f"ended with status {rc}"
     return f"a check-only launch with the file {how}: {tail[-300:]}"
