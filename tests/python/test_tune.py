@@ -570,3 +570,11 @@ def test_native_files_are_written_tried_and_reverted_where_the_library_fails(tmp
         "native/slow/coll_tuned_rules.conf")
     assert [c["why"][:30] for c in summary["fast"]["left_out"]] == ["the library failed with it: th"] * 4
     assert native.write(m, 0.10, rd_v, "test") == []  # written once
+
+
+def test_algorithms_option():
+    assert selection.parse_choice("none") is None and selection.parse_choice("all") == []
+    assert selection.parse_choice(" ring, tree ") == ["ring", "tree"]
+    with pytest.raises(MpiguideError, match="bad --algorithms ' , '"):
+        selection.parse_choice(" , ")
+    assert coll_params("--collectives", "bcast")["algorithms"] == {}

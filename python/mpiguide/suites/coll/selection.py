@@ -7,7 +7,8 @@ collective in one block of adjacent launches (LaunchTemplate.block) and the two 
 algorithm launches run the default implementation only; their rows are labelled `alg:<name>`. Before it is
 timed, each size's result is compared with MPI's definition of the call (mg_collbench), so an algorithm that
 returns a different result is reported as an error of its own; where the library says it did not apply the
-forced algorithm (Family.refusal_marks in what it printed), the point is not applicable, not timed."""
+forced algorithm (Family.refusal_marks in what it printed) or refuses the call with an error (mg_collbench
+notes a skip), the point is not applicable, not timed."""
 
 from __future__ import annotations
 
