@@ -13,6 +13,7 @@ the installed libraries for every collective, so a library version that keys the
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -156,8 +157,14 @@ def mpich_library(prefix: Path) -> Path:
 def mpich_selection(library: Path) -> tuple[dict, set[str]]:
     """MPICH's compiled-in selection tree of its MPIR-level algorithms (a selection file replaces it whole, so
     ours starts from it: MPICH asserts where a collective finds no algorithm) and the names of the algorithms
-    a selection file may name, both read from the library."""
-    data = library.read_bytes()
+    a selection file may name, both read from the library (once per library file: a tune run writes a stack's
+    file again after each algorithm the library fails on). Callers copy the tree before changing it."""
+    return _read_selection(str(library), library.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_selection(library: str, mtime_ns: int) -> tuple[dict, set[str]]:
+    data = Path(library).read_bytes()
     names = {m.group(1).decode() for m in _CONTAINER.finditer(data)}
     for m in _TREE.finditer(data):
         try:

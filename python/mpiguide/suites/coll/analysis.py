@@ -75,6 +75,13 @@ class CollResult:
         return pd.DataFrame(rows, columns=[*KEYS, "medians"])
 
     @cached_property
+    def failed_checks(self) -> set[tuple[str, str, str, int]]:
+        """(stack, collective, impl, msize) of every configuration whose data check failed: never a side of a
+        verdict or a candidate of a choice (they are reported as errors)."""
+        return {(e.stack, *e.config.split()[:2], int(e.config.split()[2])) for e in self.errors.itertuples()
+                if len(e.config.split()) == 3}
+
+    @cached_property
     def round_medians(self) -> pd.DataFrame:
         """As medians, indexed by round (`launch`): sides measured in launches of their own (the library's
         algorithms) pair with the default round by round."""
@@ -187,15 +194,13 @@ def _selection_checks(r: CollResult, rows: list[dict], estimates: list[stats.Est
     algs = med[med["impl"].str.startswith(selection.PREFIX)]
     if algs.empty:
         return
-    bad = {(e.stack, *e.config.split()[:2], int(e.config.split()[2])) for e in r.errors.itertuples()
-           if len(e.config.split()) == 3}
     native = med[med["impl"] == DEFAULT]
     for key, alg_rows in algs.groupby([*CONFIG[:3], "impl"], sort=True):
         where, impl = key[:3], key[3]
         coll = where[2]
         mine = native[(native["stack"] == where[0]) & (native["nprocs"] == where[1]) & (native["collective"] == coll)]
         for (m,), a, b in paired(mine, alg_rows, ["msize"]):
-            if (where[0], coll, impl, m) in bad:
+            if (where[0], coll, impl, m) in r.failed_checks:
                 continue
             rows.append(_row(where, selection.GUIDELINE,
                              f"{mpi_name(coll)} ⪯ {impl[len(selection.PREFIX):]} (the library's own)", impl, m, m))
@@ -226,12 +231,10 @@ def choose_native(r: CollResult, threshold: float) -> pd.DataFrame:
 
 
 def _choose(r: CollResult, threshold: float, candidate, med: pd.DataFrame, what: str) -> pd.DataFrame:
-    bad = {(e.stack, *e.config.split()[:2], int(e.config.split()[2])) for e in r.errors.itertuples()
-           if len(e.config.split()) == 3}
     rows, estimates, candidates = [], [], []
     for (stack, nprocs, coll, m), part in med.groupby(CONFIG, sort=True):
         times = {impl: t for impl, t in zip(part["impl"], part["medians"], strict=True)
-                 if (impl == DEFAULT or candidate(impl)) and (stack, coll, impl, m) not in bad}
+                 if (impl == DEFAULT or candidate(impl)) and (stack, coll, impl, m) not in r.failed_checks}
         if DEFAULT not in times:
             continue
         native = times.pop(DEFAULT)
