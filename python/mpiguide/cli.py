@@ -11,11 +11,12 @@ import sys
 from mpiguide import __version__
 from mpiguide.cluster import batch
 from mpiguide.cluster import commands as cluster_commands
-from mpiguide.core import build, commands, compare, launch, reprompi, runner
+from mpiguide.core import build, launch, runner
 from mpiguide.core import stacks as stackmod
-from mpiguide.core.commands import console, out
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.suite import CommandContext
+from mpiguide.front import commands
+from mpiguide.front.commands import console, out
 from mpiguide.suites import SUITES
 
 # ---------------------------------------------------------------- stacks
@@ -178,11 +179,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    return compare.command(args, SUITES)
+    return commands.compare_command(args, SUITES)
 
 
 def cmd_import_reprompi(args: argparse.Namespace) -> int:
-    return reprompi.command(args, SUITES, commands.write_report)
+    return commands.import_reprompi_command(args, SUITES)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from conftest import SUITES, VARIANTS, raw_text, synthetic_meta
-from mpiguide.core import adaptive, commands, runner, stats
+from mpiguide.core import adaptive, runner, stats
 from mpiguide.core.errors import MpiguideError
+from mpiguide.front import commands
 
 # PP-GL2 (Send/Recv no slower than Isend/Irecv) at 64 B on stack "noisy": Send/Recv 2x slower in every launch
 # but the second (1.2x). Every other ratio of either stack is exactly 1 in every launch: decided at once.

@@ -9,10 +9,10 @@ import subprocess
 import pytest
 
 from mpiguide.core import build, families, launch, rawfile
-from mpiguide.core.catalog import COLLECTIVES
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
 from mpiguide.suites.coll import algorithms
+from mpiguide.suites.coll.catalog import COLLECTIVES
 
 # As MPICH 5.0.2 describes the variable (MPI_T_cvar_get_info), no enumeration attached.
 MPICH_BCAST = {

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from mpiguide.core import commands
-from mpiguide.core.catalog import COLLECTIVES, LAYOUT_NAMES, MOCKUPS, POOL_DEFAULTS, driver_list
+from mpiguide.core.catalog import ESTIMATE_DEFAULTS, LAYOUT_NAMES, driver_list
 from mpiguide.core.options import int_list, parse_sizes
 from mpiguide.suites import apps as apps_suite
 from mpiguide.suites import coll as coll_suite
 from mpiguide.suites import dtbench as dtbench_suite
 from mpiguide.suites import pingpong as pingpong_suite
 from mpiguide.suites.apps import job as apps
+from mpiguide.suites.coll.catalog import COLLECTIVES, MOCKUPS, POOL_DEFAULTS
 from mpiguide.suites.ddt import expectations as ddt
 from mpiguide.suites.dtbench import report as dtreport
 
@@ -36,7 +36,7 @@ def test_every_driver_names_itself(lists):
 
 @pytest.mark.parametrize("driver", ESTIMATING_DRIVERS)
 def test_measurement_defaults(lists, driver):
-    assert lists[driver]["measurement"] == {"sync": "barrier", "nrep": "rule", **commands.ESTIMATE_DEFAULTS}
+    assert lists[driver]["measurement"] == {"sync": "barrier", "nrep": "rule", **ESTIMATE_DEFAULTS}
 
 
 def test_layout_catalog(lists):

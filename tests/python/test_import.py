@@ -10,6 +10,8 @@ import pytest
 
 from conftest import only_row, run_cli
 from mpiguide.core import reprompi, runner, stats
+from mpiguide.suites.coll.reprompi import CollImporter
+from mpiguide.suites.pingpong.reprompi import PingPongImporter
 
 HEADER = """#Command-line arguments:  ./bin/mpibenchmark --calls-list=MPI_Bcast,GL_Bcast_as_ScatterAllgather,MPI_Exscan
 #MPI calls:
@@ -110,14 +112,22 @@ def test_reduce_scatter_block_sizes_are_the_whole_vector(tmp_path):
 
 
 def test_call_names():
-    assert reprompi.mpiguide_call("MPI_Reduce_scatter_block") == ("coll", "reduce_scatter_block", "default")
-    assert reprompi.mpiguide_call("GL_Reduce_scatter_block_as_ReduceScatter") == (
-        "coll", "reduce_scatter_block", "reducescatterblock_as_reduce_scatter")
-    assert reprompi.mpiguide_call("GL_Allreduce_as_ReducescatterblockAllgather") == (
-        "coll", "allreduce", "allreduce_as_reducescatterblock_allgather")
-    assert reprompi.mpiguide_call("GL_Scan_as_ExscanReducelocal") == ("coll", "scan", "scan_as_exscan_reducelocal")
-    assert reprompi.mpiguide_call("Isend_Irecv") == ("pingpong", "isend_irecv", "")
-    assert reprompi.mpiguide_call("MPI_Exscan") is None and reprompi.mpiguide_call("GL_Bcast_as_Magic") is None
+    coll, pingpong = CollImporter(), PingPongImporter()
+    assert coll.call("MPI_Reduce_scatter_block") == ("reduce_scatter_block", "default")
+    assert coll.call("GL_Reduce_scatter_block_as_ReduceScatter") == (
+        "reduce_scatter_block", "reducescatterblock_as_reduce_scatter")
+    assert coll.call("GL_Allreduce_as_ReducescatterblockAllgather") == (
+        "allreduce", "allreduce_as_reducescatterblock_allgather")
+    assert coll.call("GL_Scan_as_ExscanReducelocal") == ("scan", "scan_as_exscan_reducelocal")
+    assert pingpong.call("Isend_Irecv") == ("isend_irecv", "") and coll.call("Isend_Irecv") is None
+    assert pingpong.call("MPI_Bcast") is None
+    assert coll.call("MPI_Exscan") is None and coll.call("GL_Bcast_as_Magic") is None
+
+
+def test_the_coll_and_pingpong_suites_import_reprompi():
+    from mpiguide.suites import SUITES
+
+    assert {s.name for s in SUITES if s.reprompi is not None} == {"coll", "pingpong"}
 
 
 def test_a_pingpong_experiment_becomes_a_pingpong_run(tmp_path):
@@ -154,7 +164,7 @@ def test_a_pingpong_experiment_becomes_a_pingpong_run(tmp_path):
     ("#@nprocs=2\n#@datatype_size_bytes=4\ntest nrep count runtime_sec\nMPI_Exscan 0 1 0.1\n",
      "nothing to import: "),
     ("#@nprocs=2\n#@datatype_size_bytes=4\ntest nrep count runtime_sec\nMPI_Bcast 0 1 0.1\nSend_Recv 0 1 0.1\n",
-     "the files mix collectives and ping-pongs"),
+     "the files mix measurements of coll and pingpong runs"),
 ])
 def test_what_cannot_be_imported_is_said(tmp_path, text, message):
     p = tmp_path / "bad.txt"

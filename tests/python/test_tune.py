@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from conftest import COLL_MOCKUPS, coll_known_times, coll_params, only_row, run_cli, run_driver, write_coll_run
-from mpiguide.core import launch, rawfile, runner, stats, tuneflow
+from mpiguide.core import launch, rawfile, runner, stats, tuning
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
 from mpiguide.suites import SUITES
@@ -401,7 +401,7 @@ def test_convert_of_a_mixed_directory_writes_the_good_profiles(tmp_path, to):
 ])
 def test_a_bad_mpiguide_profile_is_named_with_its_line(tmp_path, text, message):
     (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "x.prof").write_text(tuneflow.PROFILE_HEADER + "\n" + text)
+    (tmp_path / "in" / "x.prof").write_text(tuning.PROFILE_HEADER + "\n" + text)
     res = run_cli(["profiles", "convert", str(tmp_path / "in"), "--to", "pgmpi", "--output", str(tmp_path / "o")])
     assert res.rc == 2 and f"skipped: {tmp_path / 'in' / 'x.prof'}{message}" in res.text, res.text
 

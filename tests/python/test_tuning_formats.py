@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from mpiguide.core import build, launch, rawfile
-from mpiguide.core.catalog import COLLECTIVES
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
 from mpiguide.core.tuning_formats import Choice, mpich_json, openmpi_rules
+from mpiguide.suites.coll.catalog import COLLECTIVES
 
 P = 3  # not a power of two
 # Sizes with rules between them, multiples of P (reduce_scatter_block's vector) and above what MPICH's own

@@ -6,7 +6,7 @@ import argparse
 import shlex
 
 from mpiguide.cluster import testcluster
-from mpiguide.core.commands import console, out
+from mpiguide.front.commands import console, out
 
 
 def cmd_up(args: argparse.Namespace) -> int:

@@ -30,7 +30,6 @@ BASE and NEW may be one run holding both stacks."""
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -39,11 +38,10 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.core import stats
-from mpiguide.core.commands import make_dir, open_run, out
 from mpiguide.core.document import Document, Heatmap, fields, write_csvs
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import NOT_MEASURED, Measured, stack_versions
-from mpiguide.core.runner import RunDir, resolve_run
+from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import Suite
 
 FIXED, STILL, NEW, PASSING, UNDECIDED, BASE_ONLY, NEW_ONLY = (
@@ -421,34 +419,3 @@ def console_lines(c: Comparison) -> list[str]:
         lines.append(f"  newly violated: {p.new_stack} {p.guideline} {p.point}: x{p.new_factor:.2f} "
                      f"(q={p.new_p_value:.2g}; BASE {p.base_verdict or 'not measured'})")
     return lines
-
-
-def run_of(ref: str, samples: str | None, tolerance: float | None, alpha: float | None) -> RunDir:
-    """A run directory or run id; a tune directory (mpiguide tune, mpiguide ddt tune) stands for its
-    measurement run. Verdict options apply to this comparison only (meta.json is not changed)."""
-    path = resolve_run(ref)
-    if (path / "tune.json").is_file() and (path / "measure").is_dir():
-        path = path / "measure"
-    return open_run(str(path), samples, tolerance, alpha, save=False)
-
-
-def command(args, suites) -> int:
-    """mpiguide compare BASE NEW: exit 1 when --fail-on finds something, 2 on errors."""
-    fail_on = parse_fail_on(args.fail_on)
-    new = run_of(args.new, args.samples, args.tolerance, args.alpha)
-    # both sides judged alike: a point must not change status because the runs were set up differently
-    a = new.meta["analysis"]
-    base = run_of(args.base, a["samples"], a["tolerance"], a["alpha"])
-    c = compare(suites.get(base.job), base, new, args.stacks, args.tolerance, args.alpha)
-    out_dir = Path(args.output) if args.output else Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-compare")
-    make_dir(out_dir)
-    path = write_report(c, base, new, fail_on, out_dir)
-    if args.junit:
-        write_junit(c, Path(args.junit))
-    for line in console_lines(c):
-        out.print(line, highlight=False, soft_wrap=True)
-    out.print(f"report: {path}" + (f"; JUnit: {args.junit}" if args.junit else ""), highlight=False)
-    failures = c.failures(fail_on)
-    for f in failures:
-        out.print(f"FAIL (--fail-on): {f}", highlight=False)
-    return 1 if failures else 0

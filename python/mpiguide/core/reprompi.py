@@ -9,49 +9,34 @@ one mpirun, so one launch; the files of one experiment are its launches.
 ReproMPI's count of Reduce_scatter_block is the block each process receives;
 mpiguide's size of it is the whole vector (docs/tuning.md), p blocks.
 
-Collectives (MPI_Bcast, ...) and their mock-ups (GL_Bcast_as_ScatterAllgather,
-...) become a `coll` run, the ping-pongs Send_Recv, Sendrecv and Isend_Irecv a
-`pingpong` run; everything else is listed as not imported. The run gets the
-suite's verdicts and report like a measured one (`mpiguide analyze`, `mpiguide
-compare` work on it)."""
+This module reads the format; which calls become which measurement is each
+suite's business: a suite that can take ReproMPI rows has a `reprompi`
+importer (a ReproImporter), e.g. the collectives and their mock-ups
+(GL_Bcast_as_ScatterAllgather, ...) become a `coll` run, the ping-pongs a
+`pingpong` run. Calls no suite takes are listed as not imported. The run gets
+the suite's verdicts and report like a measured one (`mpiguide analyze`,
+`mpiguide compare` work on it)."""
 
 from __future__ import annotations
 
 import math
-import re
 import time
+from abc import ABC, abstractmethod
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mpiguide import __version__
 from mpiguide.core import launch
-from mpiguide.core.catalog import COLLECTIVES, MOCKUPS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.runner import MEASURE, OK, PENDING, Launch, RunDir, git_info
 
-MOCKUP_NAMES = {name: coll for coll, ms in MOCKUPS.items() for name, _, _ in ms}
-PINGPONGS = {"Send_Recv": "send_recv", "Sendrecv": "sendrecv", "Isend_Irecv": "isend_irecv"}
+if TYPE_CHECKING:
+    from mpiguide.core.suite import Registry
+
 TYPES = {"MPI_CHAR": "char", "MPI_BYTE": "byte", "MPI_INT": "int", "MPI_SHORT": "short", "MPI_DOUBLE": "double"}
-OPS = {"MPI_BOR": "bor", "MPI_SUM": "sum", "MPI_MAX": "max"}
 SYNCS = {"MPI_Barrier": "barrier", "Dissemination_Barrier": "dissem", "dissemination": "dissem"}
-
-
-def mpiguide_call(test: str) -> tuple[str, str, str] | None:
-    """('coll', collective, implementation) or ('pingpong', variant, '') of a ReproMPI call name; None if
-    mpiguide has no such measurement."""
-    if test in PINGPONGS:
-        return "pingpong", PINGPONGS[test], ""
-    if test.startswith("MPI_") and test[4:].lower() in COLLECTIVES:
-        return "coll", test[4:].lower(), "default"
-    m = re.fullmatch(r"GL_([A-Za-z_]+?)_as_([A-Za-z]+)", test)
-    if m:  # GL_Reduce_scatter_block_as_ReduceScatter -> reducescatterblock_as_reduce_scatter
-        what = m.group(1).replace("_", "").lower()
-        how = "_".join(p.lower() for p in re.findall(r"[A-Z][a-z]*", m.group(2)))
-        name = f"{what}_as_{how}"
-        if name in MOCKUP_NAMES:
-            return "coll", MOCKUP_NAMES[name], name
-    return None
 
 
 @dataclass
@@ -165,92 +150,112 @@ def parse(path: Path) -> ReproFile:
 
 # ---------------------------------------------------------------- the run directory
 
-def _raw(f: ReproFile, driver: str, nprocs: int, library: str, extra: list[str], columns: str,
-         rows: list[str]) -> str:
+
+
+# ---------------------------------------------------------------- what a suite takes
+
+@dataclass(frozen=True)
+class Row:
+    """The repetitions of one call at one size in one file, as a suite names them."""
+
+    file: ReproFile
+    what: str  # the measurement within the suite: a collective, a ping-pong variant
+    impl: str  # its implementation ("default", a mock-up's name); "" where a measurement has one
+    msize: int  # bytes, as the suite counts them
+    times: list[float]
+
+
+class ReproImporter(ABC):
+    """How one suite takes ReproMPI rows: which calls are its measurements, and the raw files, templates and
+    parameters of the run they become (the suite's `reprompi` attribute)."""
+
+    driver: str  # the driver whose raw files the rows become, e.g. "mg_collbench"
+
+    @abstractmethod
+    def call(self, test: str) -> tuple[str, str] | None:
+        """(what, impl) of a ReproMPI call name; None if the suite has no such measurement."""
+
+    def msize(self, what: str, msize: int, nprocs: int) -> int:
+        """The suite's size of a row ReproMPI counts msize bytes for."""
+        return msize
+
+    @abstractmethod
+    def template(self, what: str, nprocs: int) -> tuple[str, int]:
+        """The launch template of a row's launch and its number of processes."""
+
+    @abstractmethod
+    def raw_rows(self, rows: list[Row], esize: int) -> tuple[list[str], str, list[str]]:
+        """One launch's rows as the driver writes them: its header lines, the column line and the data lines."""
+
+    @abstractmethod
+    def params(self, rows: list[Row], header: dict[str, str], dtype: str, root: int) -> dict:
+        """The run's parameters (meta.json "params") as the suite's own job would have stored them."""
+
+
+# ---------------------------------------------------------------- the run directory
+
+def _raw(f: ReproFile, driver: str, nprocs: int, library: str, lines: tuple[list[str], str, list[str]]) -> str:
     """An mpiguide raw file (docs/formats.md) holding one ReproMPI file's rows for one launch."""
-    lines = ["#@mpiguide_raw=1", f"#@driver={driver}", f"#@library_version={library}", f"#@nprocs={nprocs}",
-             f"#@sync={SYNCS.get(f.header.get('sync', ''), 'barrier')}", "#@nrep_method=fixed",
-             f"#@imported_from=reprompi {f.path}", *extra, columns, *rows, "#@end=ok"]
-    return "\n".join(lines) + "\n"
+    extra, columns, rows = lines
+    text = ["#@mpiguide_raw=1", f"#@driver={driver.removeprefix('mg_')}", f"#@library_version={library}",
+            f"#@nprocs={nprocs}", f"#@sync={SYNCS.get(f.header.get('sync', ''), 'barrier')}", "#@nrep_method=fixed",
+            f"#@imported_from=reprompi {f.path}", *extra, columns, *rows, "#@end=ok"]
+    return "\n".join(text) + "\n"
 
 
-def _coll_raw(f: ReproFile, coll: str, rows: list[tuple[str, int, list[float]]], library: str) -> str:
-    mockups = [f"#@mockup[default]=0 MPI_{coll.capitalize()}"]
-    mockups += [f"#@mockup[{name}]={gl} {formula}" for name, gl, formula in MOCKUPS[coll]]
-    data = [f"{coll} {impl} {msize} {i} {t:.9e}" for impl, msize, times in rows for i, t in enumerate(times)]
-    return _raw(f, "collbench", f.nprocs, library, [f"#@collectives={coll}", *mockups],
-                "collective impl msize rep time_s", data)
-
-
-def _pingpong_raw(f: ReproFile, rows: list[tuple[str, int, list[float]]], library: str, esize: int) -> str:
-    data = [f"{v} {msize} {msize // esize} {i} {t:.9e}" for v, msize, times in rows for i, t in enumerate(times)]
-    return _raw(f, "pingpong", 2, library, [], "variant msize_bytes count rep time_s", data)
-
-
-def import_files(paths: list[Path], out: Path, stack: str, library: str | None) -> tuple[RunDir, list[str]]:
+def import_files(paths: list[Path], out: Path, stack: str, library: str | None,
+                 suites: Registry) -> tuple[RunDir, list[str]]:
     """A finished run in `out` from ReproMPI outputs (one launch each); returns it and what was left out."""
     files = [parse(p) for p in paths]
     notes = [f"{f.path}: {f.dropped} repetition(s) with a window-synchronization error code left out"
              for f in files if f.dropped]
-    kinds: dict[str, list] = defaultdict(list)  # job -> (file, test, what, impl, msize, times)
+    importers = [(s.name, s.reprompi) for s in suites if s.reprompi is not None]
+    kinds: dict[str, list[Row]] = defaultdict(list)  # job -> its rows
     for f in files:
         for (test, msize), times in sorted(f.times.items()):
-            call = mpiguide_call(test)
-            if call is None:
+            found = next(((job, imp, c) for job, imp in importers if (c := imp.call(test)) is not None), None)
+            if found is None:
                 notes.append(f"{f.path}: {test} left out: mpiguide has no such measurement")
                 continue
-            if call[1] == "reduce_scatter_block":
-                msize *= f.nprocs
-            kinds[call[0]].append((f, call[1], call[2], msize, times))
+            job, imp, (what, impl) = found
+            kinds[job].append(Row(f, what, impl, imp.msize(what, msize, f.nprocs), times))
     if not kinds:
         raise MpiguideError("nothing to import: " + ("; ".join(notes) if notes else "the files hold no rows"))
     if len(kinds) > 1:
-        raise MpiguideError("the files mix collectives and ping-pongs: import each kind into a run of its own")
+        raise MpiguideError(f"the files mix measurements of {' and '.join(sorted(kinds))} runs: import each kind "
+                            "into a run of its own")
     ((job, entries),) = kinds.items()
+    imp = suites.get(job).reprompi
     sha = files[0].header.get("reproMPIcommitSHA1", "")
     library = library or f"unknown (imported from ReproMPI{' ' + sha if sha else ''})"
     dtype = TYPES.get(files[0].header.get("datatype", "MPI_INT"), "int")
     esize = _header_int(files[0].path, files[0].header, "datatype_size_bytes", 4) or 4
     root = _header_int(files[0].path, files[0].header, "root_proc", 0)
     index = {id(f): i for i, f in enumerate(files)}  # a file given twice is two launches, as it was read twice
-    by_launch: dict[tuple[str, int], list] = defaultdict(list)  # (template, file index) -> rows
+    by_launch: dict[tuple[str, int], list[Row]] = defaultdict(list)  # (template, file index) -> rows
     nprocs: dict[str, int] = {}
-    for f, what, impl, msize, times in entries:
-        template = f"{what}-p{f.nprocs}" if job == "coll" else "pp"
-        nprocs[template] = f.nprocs if job == "coll" else 2
-        by_launch[(template, index[id(f)])].append((f, what, impl, msize, times))
+    for r in entries:
+        template, nprocs[template] = imp.template(r.what, r.file.nprocs)
+        by_launch[(template, index[id(r.file)])].append(r)
     launches, raws = [], {}
     rounds: dict[str, int] = defaultdict(int)
     for (template, _), rows in sorted(by_launch.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         run_index = rounds[template]
         rounds[template] += 1
         lid = f"{stack}-{template}-r{run_index}"
-        x = Launch(id=lid, stack=stack, template=template, phase=MEASURE, run_index=run_index,
-                   nprocs=nprocs[template], driver="mg_collbench" if job == "coll" else "mg_pingpong", args=[],
-                   raw=f"raw/{stack}/{lid}.txt", status=PENDING, returncode=0, attempts=1, seconds=0.0)
-        f = rows[0][0]
-        raws[lid] = _coll_raw(f, rows[0][1], [(i, m, t) for _, _, i, m, t in rows], library) if job == "coll" \
-            else _pingpong_raw(f, [(v, m, t) for _, v, _, m, t in rows], library, esize)
-        launches.append(x)
+        launches.append(Launch(id=lid, stack=stack, template=template, phase=MEASURE, run_index=run_index,
+                               nprocs=nprocs[template], driver=imp.driver, args=[], raw=f"raw/{stack}/{lid}.txt",
+                               status=PENDING, returncode=0, attempts=1, seconds=0.0))
+        raws[lid] = _raw(rows[0].file, imp.driver, nprocs[template], library, imp.raw_rows(rows, esize))
     if max(rounds.values()) == 1:
         notes.append("one launch per configuration: verdicts compare launches, so they stay INCONCLUSIVE; import "
                      "the outputs of several mpiruns of the experiment")
-    sizes = sorted({m for *_, m, _ in entries})
-    if job == "coll":
-        params = {"collectives": [c for c in COLLECTIVES if any(e[1] == c for e in entries)], "sizes": sizes,
-                  "np": sorted({f.nprocs for f, *_ in entries}), "datatype": dtype if dtype in ("byte", "int",
-                                                                                                  "double") else "int",
-                  "op": OPS.get(files[0].header.get("operation", ""), "sum"),
-                  "root": root, "msg_pool": "64M", "int_pool": "256k",
-                  "profiles": None}
-    else:
-        params = {"sizes": sizes, "variants": sorted({e[1] for e in entries}), "datatype": dtype}
-    nrep = max(len(t) for *_, t in entries)
+    nrep = max(len(r.times) for r in entries)
     meta = {
         "run_id": out.name, "job": job, "title": f"imported from ReproMPI ({job})",
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "mpiguide_version": __version__,
         "command": ["mpiguide", "import", "reprompi", *map(str, paths)], "stacks_order": [stack],
-        "runs": max(rounds.values()), "params": params,
+        "runs": max(rounds.values()), "params": imp.params(entries, files[0].header, dtype, root),
         "measurement": {"sync": SYNCS.get(files[0].header.get("sync", ""), "barrier"), "nrep": nrep,
                         "rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5, "nrep_min": 10, "nrep_max": 10000,
                         "calib_max": 10.0},
@@ -273,16 +278,3 @@ def import_files(paths: list[Path], out: Path, stack: str, library: str | None) 
         x.status = OK
     rd.save()
     return rd, notes
-
-
-def command(args, suites, write_report) -> int:
-    """mpiguide import reprompi FILE...: the run, then its report."""
-    out = Path(args.output) if args.output else Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-reprompi")
-    rd, notes = import_files([Path(p) for p in args.files], out, args.stack, args.library_version)
-    for n in notes:
-        print(f"note: {n}")
-    kinds = sorted({x.template for x in rd.launches})
-    print(f"imported {len(rd.launches)} launch(es) of {', '.join(kinds)} into {rd.path} (a {rd.job} run, stack "
-          f"'{args.stack}')")
-    write_report(suites.get(rd.job), [rd], rd.path)
-    return 0

@@ -9,7 +9,8 @@ the stencil applications). It owns
     parameters stored in meta.json, and the driver launches they mean;
   - its results: the analysis, the report files and the lines printed at the
     end of a run (`report`);
-  - any command of its own (`mpiguide ddt list`, `mpiguide tune`, ...).
+  - any command of its own (`mpiguide ddt list`, `mpiguide tune`, ...);
+  - optionally, the importer of other tools' measurements of its job.
 
 Adding a suite is one package under mpiguide/suites/ and one line in its registry.
 """
@@ -29,6 +30,7 @@ from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stats import SAMPLE_MODES
 
 if TYPE_CHECKING:
+    from mpiguide.core.reprompi import ReproImporter
     from mpiguide.core.runner import RunDir
 
 
@@ -98,6 +100,8 @@ class Suite(ABC):
     default_samples: str = "medians"  # what verdicts test by default (stats.SAMPLE_MODES)
     # The job takes several placements in one run (--placement 2x1,1x2) and plans a launch per placement.
     many_placements: bool = False
+    # How `mpiguide import reprompi` turns ReproMPI rows into this job's runs (None: it takes none).
+    reprompi: ReproImporter | None = None
 
     # ---- the measurement job
 

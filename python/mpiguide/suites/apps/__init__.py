@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.core import commands
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import fmt_duration, int_list, parse_choice_list
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import POINT_COLUMNS, CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.front import commands
 from mpiguide.suites.apps import job as apps
 from mpiguide.suites.apps import report
 

@@ -14,7 +14,6 @@ import pandas as pd
 
 from mpiguide.core import build, launch
 from mpiguide.core import stacks as stackmod
-from mpiguide.core.catalog import COLLECTIVES, POOL_DEFAULTS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
 from mpiguide.core.runner import RunDir
@@ -28,8 +27,10 @@ from mpiguide.core.suite import (
     Report,
     Suite,
 )
-from mpiguide.core.tuneflow import add_tune_options
+from mpiguide.front.tuneflow import add_tune_options
 from mpiguide.suites.coll import algorithms, analysis, profiles, report, selection, workflow
+from mpiguide.suites.coll.catalog import COLLECTIVES, POOL_DEFAULTS
+from mpiguide.suites.coll.reprompi import CollImporter
 
 # the sizes of Hunold and Carpen-Amarie (2018), Figure 4
 DEFAULT_SIZES = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"
@@ -70,6 +71,7 @@ class CollSuite(Suite):
 
     name = "coll"
     title = "Collectives against their mock-ups (Hunold and Carpen-Amarie 2018, COLL-GL1..22)"
+    reprompi = CollImporter()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         g = parser.add_argument_group("collectives")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 
 from mpiguide.core import catalog
-from mpiguide.core.catalog import COLLECTIVES
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.families import Algorithm
 from mpiguide.core.stacks import Stack
+from mpiguide.suites.coll.catalog import COLLECTIVES
 
 
 def listing(stack: Stack) -> dict:

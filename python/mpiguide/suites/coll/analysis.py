@@ -35,7 +35,7 @@ from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import Measured, stack_versions, unfinished
 from mpiguide.core.pairing import decide, decide_gains, paired
 from mpiguide.core.runner import RunDir
-from mpiguide.core.tuneflow import repaired
+from mpiguide.core.tuning import repaired
 from mpiguide.suites.coll import selection
 
 DEFAULT = "default"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.core.catalog import COLLECTIVES, MOCKUPS
 from mpiguide.core.errors import MpiguideError
-from mpiguide.core.tuneflow import PROFILE_HEADER
+from mpiguide.core.tuning import PROFILE_HEADER
 from mpiguide.suites.coll.analysis import DEFAULT
+from mpiguide.suites.coll.catalog import COLLECTIVES, MOCKUPS
 
 
 def profile_ranges(choices: pd.DataFrame) -> list[tuple[int, int, str]]:

@@ -4,16 +4,17 @@ guideline violations, write profiles where a mock-up is faster by the threshold
 (and the library's own tuning file where one of its algorithms is), measure
 again with the tuned library (and with the library's file alone), and report
 (docs/tuning.md). The course (tune directory, phases, resume) is
-mpiguide.core.tuneflow's."""
+mpiguide.front.tuneflow's."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mpiguide.core import commands
 from mpiguide.core.runner import RunDir
 from mpiguide.core.stats import VIOLATED
-from mpiguide.core.tuneflow import PROFILES, TuneWorkflow
+from mpiguide.core.tuning import PROFILES
+from mpiguide.front import commands
+from mpiguide.front.tuneflow import TuneWorkflow
 from mpiguide.suites.coll import analysis as tune
 from mpiguide.suites.coll import native, report, selection
 from mpiguide.suites.coll.profiles import write_profiles

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.core import commands, launch
+from mpiguide.core import launch
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import fmt_duration, int_list, parse_choice_list, parse_sizes
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import CommandContext, LaunchTemplate, Report, Suite
-from mpiguide.core.tuneflow import add_tune_options
+from mpiguide.front import commands
+from mpiguide.front.tuneflow import add_tune_options
 from mpiguide.suites.ddt import expectations as ex
 from mpiguide.suites.ddt import report, workflow
 

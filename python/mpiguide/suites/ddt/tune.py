@@ -28,7 +28,7 @@ import pandas as pd
 
 from mpiguide.core import stats
 from mpiguide.core.pairing import decide, decide_gains
-from mpiguide.core.tuneflow import PROFILE_HEADER, repaired
+from mpiguide.core.tuning import PROFILE_HEADER, repaired
 from mpiguide.suites.ddt.expectations import PRECEDES, TUNED
 from mpiguide.suites.ddt.report import NO_BLOCK, DdtResult
 

@@ -3,7 +3,7 @@ MPI_Pack, with the engine's packing and with the normalized type; write datatype
 profiles where a strategy of libmpiguide-tune is faster by the threshold; run the
 tests again with the tuned library beside the four modes; report which guideline
 violations it repaired and what it gained (docs/tuning.md). The course (tune
-directory, phases, resume) is mpiguide.core.tuneflow's."""
+directory, phases, resume) is mpiguide.front.tuneflow's."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from typing import Any
 
 import pandas as pd
 
-from mpiguide.core import commands
 from mpiguide.core.document import Document, fields, write_csvs
 from mpiguide.core.runner import RunDir
-from mpiguide.core.tuneflow import PROFILES, TuneWorkflow
+from mpiguide.core.tuning import PROFILES
+from mpiguide.front import commands
+from mpiguide.front.tuneflow import TuneWorkflow
 from mpiguide.suites.ddt import report
 from mpiguide.suites.ddt import tune as dtune
 from mpiguide.suites.ddt.expectations import TUNED

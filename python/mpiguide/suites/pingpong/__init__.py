@@ -9,6 +9,7 @@ from mpiguide.core.guidelines import Analysis, GuidelineSuite
 from mpiguide.core.options import parse_choice_list, parse_sizes
 from mpiguide.core.suite import Guideline, LaunchTemplate
 from mpiguide.suites.pingpong import report
+from mpiguide.suites.pingpong.reprompi import PingPongImporter
 
 VARIANTS = ("send_recv", "sendrecv", "isend_irecv")
 DATATYPES = {"int": 4, "char": 1, "short": 2, "double": 8, "byte": 1}
@@ -18,6 +19,7 @@ DEFAULT_SIZES = "4,16,64,256,1k,4k,16k,64k,256k,1m"
 class PingPongSuite(GuidelineSuite):
     name = "pingpong"
     title = "Ping-pong latency (MPI_Send/MPI_Recv between two processes)"
+    reprompi = PingPongImporter()
     guidelines = [
         Guideline("PP-GL1", {"variant": "sendrecv"}, {"variant": "send_recv"},
                   "MPI_Sendrecv is no slower than MPI_Send followed by MPI_Recv"),

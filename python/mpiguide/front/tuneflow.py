@@ -16,23 +16,14 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from mpiguide.core import commands, launch, runner
+from mpiguide.core import launch, runner
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.runner import RunDir
-from mpiguide.core.stats import PASS, VIOLATED
 from mpiguide.core.suite import Suite
-
-# the first line of every libmpiguide-tune profile, of collectives and of datatype strategies alike
-PROFILE_HEADER = "# mpiguide tune profile 1"
+from mpiguide.front import commands
 
 TUNE_STATE = "tune.json"
-PROFILES = "{run_dir}/profiles/{stack}"  # the validation launches' profiles, per stack
 console = commands.console
-
-
-def repaired(verdict: str) -> str:
-    """A violation's outcome with the tuned library, from the verdict of `tuned ⪯ the faster side`."""
-    return {PASS: "yes", VIOLATED: "no"}.get(verdict, "unclear")
 
 
 class TuneWorkflow(ABC):

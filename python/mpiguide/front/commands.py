@@ -1,33 +1,34 @@
-"""The plumbing of the commands that run measurement jobs, shared by the CLI and
-the suites' own commands: the common options, planning and starting a run,
-executing its launches with progress output, resuming, dry runs, and writing
-and printing a suite's report. Nothing here knows which suite it runs."""
+"""The front end of the commands, shared by the CLI and the suites' own
+commands: the common options, planning and starting a run, executing its
+launches with progress output, resuming, dry runs, writing and printing a
+suite's report, and the commands on runs already made (compare, import).
+The consoles and the progress display live here, not in mpiguide.core (an
+import contract keeps rich out of it). Nothing here knows which suite it
+runs."""
 
 from __future__ import annotations
 
 import argparse
 import random
+import time
 from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from mpiguide.core import adaptive, build, launch, runner
+from mpiguide.core import adaptive, build, compare, launch, reprompi, runner
 from mpiguide.core import stacks as stackmod
+from mpiguide.core.catalog import ESTIMATE_DEFAULTS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.runner import Launch, RunDir
 from mpiguide.core.stats import SAMPLE_MODES
-from mpiguide.core.suite import Suite
+from mpiguide.core.suite import Registry, Suite
 
 # markup=False: commands, paths and messages are printed exactly as they are.
 console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
 out = Console(markup=False, highlight=False, soft_wrap=True)
 
-# The NREP estimation settings of Hunold and Carpen-Amarie (2018), Section 4.2, as the drivers default them
-# (their --list prints them; a test keeps the two equal).
-ESTIMATE_DEFAULTS = {"rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5, "nrep_min": 10, "nrep_max": 10000,
-                     "calib_max": 10.0}
 DEFAULT_TIMEOUT = 1800.0
 DEFAULT_RUNS = 5
 
@@ -375,3 +376,49 @@ def open_run(ref: str, samples: str | None = None, tolerance: float | None = Non
     if changed and save:
         runner.write_json(rd.path / "meta.json", rd.meta)
     return rd
+
+
+# ---------------------------------------------------------------- commands on runs already made
+
+def run_of(ref: str, samples: str | None, tolerance: float | None, alpha: float | None) -> RunDir:
+    """A run directory or run id; a tune directory (mpiguide tune, mpiguide ddt tune) stands for its
+    measurement run. Verdict options apply to this comparison only (meta.json is not changed)."""
+    path = runner.resolve_run(ref)
+    if (path / "tune.json").is_file() and (path / "measure").is_dir():
+        path = path / "measure"
+    return open_run(str(path), samples, tolerance, alpha, save=False)
+
+
+def compare_command(args, suites: Registry) -> int:
+    """mpiguide compare BASE NEW: exit 1 when --fail-on finds something, 2 on errors."""
+    fail_on = compare.parse_fail_on(args.fail_on)
+    new = run_of(args.new, args.samples, args.tolerance, args.alpha)
+    # both sides judged alike: a point must not change status because the runs were set up differently
+    a = new.meta["analysis"]
+    base = run_of(args.base, a["samples"], a["tolerance"], a["alpha"])
+    c = compare.compare(suites.get(base.job), base, new, args.stacks, args.tolerance, args.alpha)
+    out_dir = Path(args.output) if args.output else Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-compare")
+    make_dir(out_dir)
+    path = compare.write_report(c, base, new, fail_on, out_dir)
+    if args.junit:
+        compare.write_junit(c, Path(args.junit))
+    for line in compare.console_lines(c):
+        out.print(line, highlight=False, soft_wrap=True)
+    out.print(f"report: {path}" + (f"; JUnit: {args.junit}" if args.junit else ""), highlight=False)
+    failures = c.failures(fail_on)
+    for f in failures:
+        out.print(f"FAIL (--fail-on): {f}", highlight=False)
+    return 1 if failures else 0
+
+
+def import_reprompi_command(args, suites: Registry) -> int:
+    """mpiguide import reprompi FILE...: the run, then its report."""
+    out = Path(args.output) if args.output else Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-reprompi")
+    rd, notes = reprompi.import_files([Path(p) for p in args.files], out, args.stack, args.library_version, suites)
+    for n in notes:
+        print(f"note: {n}")
+    kinds = sorted({x.template for x in rd.launches})
+    print(f"imported {len(rd.launches)} launch(es) of {', '.join(kinds)} into {rd.path} (a {rd.job} run, stack "
+          f"'{args.stack}')")
+    write_report(suites.get(rd.job), [rd], rd.path)
+    return 0
