@@ -24,9 +24,10 @@
 # Waiting is never a failure but for HANG; the short waits only cost notes on
 # a loaded machine.
 #
-# cmake -DMPIEXEC=... -DNP=... -DAPP=... [-DPYTHON=...] [-DNATIVE_WAIT=10] [-DHANG=300] -P tune_errors.cmake
+# cmake -DMPIEXEC=... -DNP=... -DAPP=... -DSWEEP=<cmake/mg-shm-sweep.sh> [-DNATIVE_WAIT=10] [-DHANG=300]
+#       -P tune_errors.cmake
 cmake_minimum_required(VERSION 3.20)
-foreach(v MPIEXEC NP APP)
+foreach(v MPIEXEC NP APP SWEEP)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "tune_errors.cmake: -D${v}=... is missing")
   endif()
@@ -40,8 +41,7 @@ endif()
 separate_arguments(mpiexec_cmd UNIX_COMMAND "${MPIEXEC}")
 # What a run stopped by its timeout leaves behind (a killed launcher cleans
 # nothing up) goes to a directory of this test's, removed after every run; the
-# MPI segments such a run or an abort leaves in /dev/shm are removed with
-# mpiguide.core.segments (PYTHON: a Python that imports mpiguide).
+# MPI segments such a run or an abort leaves in /dev/shm are removed by SWEEP.
 set(scratch "${CMAKE_CURRENT_BINARY_DIR}/tune_errors.tmp")
 execute_process(COMMAND "${APP}" --list OUTPUT_VARIABLE listing RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -50,16 +50,6 @@ endif()
 string(REPLACE "\n" ";" lines "${listing}")
 set(failures "")
 set(notes "")
-set(sweep OFF)
-if(DEFINED PYTHON)
-  execute_process(COMMAND "${PYTHON}" -c "import mpiguide.core.segments" RESULT_VARIABLE no_module OUTPUT_QUIET ERROR_QUIET)
-  if(no_module EQUAL 0)
-    set(sweep ON)
-  endif()
-endif()
-if(NOT sweep)
-  list(APPEND notes "the MPI segments of aborted runs stay in /dev/shm: -DPYTHON='${PYTHON}' cannot import mpiguide")
-endif()
 set(runs 0)
 set(compared 0)
 foreach(line IN LISTS lines)
@@ -80,16 +70,11 @@ foreach(line IN LISTS lines)
       set(limit ${wait})
     endif()
     file(MAKE_DIRECTORY "${scratch}")
-    string(TIMESTAMP since "%s" UTC)
+    file(TOUCH "${scratch}/.started")
     execute_process(COMMAND "${CMAKE_COMMAND}" -E env "TMPDIR=${scratch}" ${mpiexec_cmd} -n ${NP} "${APP}" ${case} ${impl}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${limit})
+    execute_process(COMMAND sh "${SWEEP}" "${scratch}/.started")
     file(REMOVE_RECURSE "${scratch}")
-    if(sweep)
-      execute_process(COMMAND "${PYTHON}" -m mpiguide.core.segments --since ${since} RESULT_VARIABLE swept)
-      if(NOT swept EQUAL 0)
-        message(FATAL_ERROR "tune_errors: could not remove the segments of ${case} ${impl} (${PYTHON}: ${swept})")
-      endif()
-    endif()
     math(EXPR runs "${runs} + 1")
     if(impl STREQUAL "native")
       if(NOT rc MATCHES "^[01]$")

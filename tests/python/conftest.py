@@ -81,7 +81,8 @@ NEEDS_BY_FIXTURE = {"mpich_stack": ("mpi",), "mpich_build": ("mpi",), "pingpong_
                     "small_run": ("mpi",), "stacks_built": ("mpi",), "live_stack": ("mpi",),
                     "cluster": ("mpi", "root", "network", "slow")}
 NEEDS_BY_FILE = {"test_cluster.py": ("mpi", "root", "network", "slow"), "test_install.py": ("mpi", "build", "slow"),
-                 "test_mpi4py.py": ("mpi", "build"), "test_report_browser.py": ("browser",)}
+                 "test_mpi4py.py": ("mpi", "build"), "test_presets.py": ("mpi", "build"),
+                 "test_report_browser.py": ("browser",)}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -8,12 +8,13 @@ import os
 import shlex
 import signal
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import raw_text, read_launches, save_synthetic_run, synthetic_meta
-from mpiguide.core import build, launch, measurements, runner
+from conftest import REPO, raw_text, read_launches, save_synthetic_run, synthetic_meta
+from mpiguide.core import launch, measurements, runner
 from mpiguide.core.stacks import Stack
 from mpiguide.core.suite import LaunchTemplate
 from mpiguide.suites import SUITES
@@ -108,19 +109,27 @@ def fake_openmpi(tmp_path, monkeypatch) -> Stack:
     return Stack(name="o", family="openmpi", prefix=str(prefix), source="prefix")
 
 
+def cmake_wrapper(stack: Stack, path: Path, env: dict[str, str]) -> list[str]:
+    """ctest's launcher as CMake writes it for the stack (cmake/mg_mpiexec.cmake in script mode); its lines."""
+    launch_env = ";".join(f"{k}={v}" for k, v in env.items())
+    subprocess.run(["cmake", f"-DOUT={path}", f"-DMPIEXEC={stack.mpiexec}", f"-DFAMILY={stack.family}",
+                    f"-DENV={launch_env}", "-P", str(REPO / "cmake" / "mg_mpiexec.cmake")], check=True)
+    assert os.access(path, os.X_OK)
+    return path.read_text().splitlines()
+
+
 def test_mpiexec_wrapper_for_openmpi(tmp_path, monkeypatch):
     stack = fake_openmpi(tmp_path, monkeypatch)
     path = tmp_path / "w" / "mg-mpiexec"
-    build.write_mpiexec_wrapper(stack, path)
-    assert os.access(path, os.X_OK)
-    lines = path.read_text().splitlines()
+    lines = cmake_wrapper(stack, path, {**stack.env_additions(), "QUOTED": "it's $HOME"})
     assert lines[0] == "#!/bin/sh"
-    assert "export OMPI_ALLOW_RUN_AS_ROOT=1" in lines
-    assert "export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" in lines
-    assert f"export PATH={shlex.quote(str(stack.bin))}:\"$PATH\"" in lines
-    assert lines[-1] == f"{shlex.quote(str(stack.mpiexec))} --oversubscribe \"$@\""
+    assert "export OMPI_ALLOW_RUN_AS_ROOT='1'" in lines
+    assert lines.count("export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1'") == 1
+    assert "export QUOTED='it'\\''s $HOME'" in lines
+    assert f"export PATH='{stack.bin}':\"$PATH\"" in lines
+    assert lines[-1] == f"'{stack.mpiexec}' --oversubscribe \"$@\""
     # Each launch gets a session directory of its own, removed with what the launcher left in it,
-    # and the launcher's exit status is the wrapper's.
+    # and the launcher's exit status is the wrapper's; the environment arrives as it was given.
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp), "MARKER": str(tmp_path / "marker")}
@@ -132,12 +141,26 @@ def test_mpiexec_wrapper_for_openmpi(tmp_path, monkeypatch):
         assert os.path.dirname(seen[-1]) == str(tmp)
         assert list(tmp.iterdir()) == []
     assert seen[0] != seen[1]
+    res = subprocess.run(["sh", "-c", f". {shlex.quote(str(path))} 2>/dev/null; echo \"$QUOTED\""], env={
+        **env, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    assert res.stdout.splitlines()[-1] == "it's $HOME"
+
+
+def test_mpiexec_wrapper_for_mpich_adds_nothing(tmp_path):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "mpiexec").write_text("#!/bin/sh\nprintf '%s|' \"$@\" \"$PRTE_MCA_prte_local_tmpdir_base\"\n")
+    (tmp_path / "bin" / "mpiexec").chmod(0o755)
+    stack = Stack(name="m", family="mpich", prefix=str(tmp_path), source="prefix")
+    lines = cmake_wrapper(stack, tmp_path / "mg-mpiexec", {})
+    assert not any("OMPI" in x or "PRTE" in x for x in lines)
+    res = subprocess.run([str(tmp_path / "mg-mpiexec"), "-n", "4", "a.out"], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout == "-n|4|a.out||", res.stdout + res.stderr
 
 
 def test_mpiexec_wrapper_cleans_up_when_stopped(tmp_path, monkeypatch):
     stack = fake_openmpi(tmp_path, monkeypatch)
     path = tmp_path / "mg-mpiexec"
-    build.write_mpiexec_wrapper(stack, path)
+    cmake_wrapper(stack, path, stack.env_additions())
     tmp, marker, fifo = tmp_path / "tmp", tmp_path / "marker", tmp_path / "fifo"
     tmp.mkdir()
     os.mkfifo(fifo)

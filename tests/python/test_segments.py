@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read_launches
+from conftest import REPO, read_launches
 from mpiguide.core import segments
 
 ABORT_C = r"""
@@ -138,3 +138,50 @@ def test_sweep_command_rejects_a_bad_time(since):
     res = subprocess.run([sys.executable, "-m", "mpiguide.core.segments", "--since", since],
                          capture_output=True, text=True)
     assert res.returncode == 2 and "invalid float value" in res.stderr
+
+
+def shell_sweep(marker: Path, shm: Path) -> list[Path]:
+    """cmake/mg-shm-sweep.sh, the same sweep for ctest's launcher: what it says it removed."""
+    res = subprocess.run([str(REPO / "cmake" / "mg-shm-sweep.sh"), str(marker), str(shm)], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return sorted(Path(line.split("removed ", 1)[1]) for line in res.stderr.splitlines() if "removed " in line)
+
+
+def test_the_shell_sweep_of_ctests_launcher_removes_only_unused_segments(tmp_path):
+    shm, marker = tmp_path / "shm", tmp_path / "started"
+    shm.mkdir()
+    marker.touch()
+    gone = [make(shm / "mpich_shm_1a2b_0"), make(shm / "sm_segment.vm.0.42.1"), make(shm / "osc_sm.x.1.0.a"),
+            make(shm / "vader_segment.vm.3")]
+    mapped, held = make(shm / "sm_segment.vm.0.42.0"), make(shm / "mpich_shm_3c4d_0")
+    kept = [mapped, held, make(shm / "mpich_scratch"), make(shm / "user_data")]
+    (shm / "mpich_shm_dir_0").mkdir()
+    if os.geteuid() == 0:
+        foreign = make(shm / "mpich_shm_5e6f_0")
+        os.chown(foreign, 65534, 65534)  # another user's: never ours to remove
+        kept.append(foreign)
+    later = time.time() + 3600
+    os.utime(marker, (later, later))  # the launch started after every file: none is its
+    assert shell_sweep(marker, shm) == []
+    os.utime(marker, (0, 0))
+    with open(mapped, "r+b") as f, mmap.mmap(f.fileno(), 0) as view, open(held, "rb"):
+        view[0] = 1
+        assert shell_sweep(marker, shm) == sorted(gone)
+    assert sorted(p.name for p in shm.iterdir()) == sorted([*(p.name for p in kept), "mpich_shm_dir_0"])
+    assert shell_sweep(marker, shm) == sorted([mapped, held])  # unused now
+    assert shell_sweep(tmp_path / "no such marker", shm) == []
+
+
+def test_ctests_launcher_removes_what_an_aborted_launch_left(mpich_stack, mpich_build, tmp_path):
+    """The launcher CMake writes for ctest (build/<stack>/mg-mpiexec) sweeps after every launch: MPICH's node
+    segment of a launch that aborts does not stay in /dev/shm."""
+    src, exe = tmp_path / "abort.c", tmp_path / "abort"
+    src.write_text(ABORT_C)
+    subprocess.run([str(mpich_stack.mpicc), str(src), "-o", str(exe)], env=mpich_stack.env(), check=True)
+    before = mpich_segments()
+    res = subprocess.run([str(mpich_build / "mg-mpiexec"), "-n", "2", str(exe)], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode != 0
+    assert "mg-shm-sweep: removed /dev/shm/mpich_shm_" in res.stderr, res.stderr
+    assert mpich_segments() <= before
