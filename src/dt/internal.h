@@ -16,6 +16,7 @@
 #define MG_DT_INTERNAL_H
 
 #include "mpiguide/dt.h"
+#include "mpi_entry.h"
 #include <stddef.h>
 #include <stdint.h>
 

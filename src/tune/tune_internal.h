@@ -38,6 +38,9 @@
  *                           and the plan of the datatype strategies
  *   bottom     warn.c       warnings
  *              handles.c    the handle map: what is cached per communicator and type
+ *   engine     the datatype engine (src/dt), built to call MPI through PMPI_
+ *                           (src/dt/mpi_entry.h), so its own calls never reach
+ *                           the interceptors above
  *
  * Headers: mockups/mockup_api.h is the mock-ups' API and the only project
  * header a mock-up includes; this header declares everything below the

@@ -29,7 +29,6 @@ struct type_record {
     type_record *prev, *next;     /* every live record, for mg_tune__types_stop */
 };
 
-_Thread_local int mg_tune__inner_call;
 static mg_type_plan no_plan;
 /* Plans whose last holder let go: freed outside MPI's callbacks (freeing their
  * normal type inside the delete callback of another type's MPI_Type_free
@@ -216,7 +215,6 @@ int mg_tune__type_is_committed(MPI_Datatype type)
 static mg_type_plan *make_plan(MPI_Datatype type)
 {
     mg_dt *dt = NULL;
-    mg_tune__inner_call = 1;
     int ok = mg_dt_from_mpi(type, &dt) == MG_DT_SUCCESS && mg_dt_size(dt) > 0 &&
              /* count elements in one block: nothing to repair */
              !(mg_dt_blocks(dt) == 1 && mg_dt_extent(dt) == mg_dt_size(dt));
@@ -234,7 +232,6 @@ static mg_type_plan *make_plan(MPI_Datatype type)
     } else {
         mg_dt_free(dt);
     }
-    mg_tune__inner_call = 0;
     return p ? p : &no_plan;
 }
 

@@ -47,8 +47,5 @@ const mg_type_plan *mg_tune__type_plan(MPI_Datatype type);
 /* A pending operation keeps the plan it uses (MPI allows freeing the type meanwhile). */
 void mg_tune__plan_hold(const mg_type_plan *p);
 void mg_tune__plan_release(const mg_type_plan *p);
-/* Set while the library itself makes MPI calls that must not be intercepted
- * as the application's (the plan's own MPI_Type_commit). */
-extern _Thread_local int mg_tune__inner_call;
 
 #endif

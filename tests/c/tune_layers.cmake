@@ -1,14 +1,16 @@
 # The layers of libmpiguide-tune (src/tune/tune_internal.h) hold: no object of
 # the static library refers to a symbol defined by an object of a higher layer,
 # or of another file of its own layer (the mock-ups may use their helpers,
-# mockups/common.c and mockups/reduction_rule.c).
+# mockups/common.c and mockups/reduction_rule.c). The datatype engine the
+# library carries (ENGINE: its sources) is the layer below them all, one
+# layer whose files use each other.
 # Read from the undefined symbols of each object (nm -A), so it checks calls
 # and data alike. Fails naming each reference that goes the wrong way.
 #
-# cmake -DNM=... -DLIB=libmpiguide_tune.a -DSOURCES=a.c|mockups/b.c|... -P tune_layers.cmake
+# cmake -DNM=... -DLIB=libmpiguide_tune.a -DSOURCES=a.c|mockups/b.c|... -DENGINE=dt.c|... -P tune_layers.cmake
 cmake_minimum_required(VERSION 3.20)
-if(NOT DEFINED LIB OR NOT DEFINED SOURCES)
-  message(FATAL_ERROR "tune_layers.cmake: -DLIB=... and -DSOURCES=... are needed")
+if(NOT DEFINED LIB OR NOT DEFINED SOURCES OR NOT DEFINED ENGINE)
+  message(FATAL_ERROR "tune_layers.cmake: -DLIB=..., -DSOURCES=... and -DENGINE=... are needed")
 endif()
 if(NOT NM OR NOT EXISTS "${NM}")
   message("tune_layers: skipped: nm not found (install binutils to check the layers)")
@@ -32,7 +34,13 @@ set(layer_strategy strategy)
 set(layer_pending pending)
 set(layer_dtcoll collectives neighbor)
 set(layer_top api intercept entry requests)
-set(layers bottom types pools mockups catalog reader dtprofile middle lifecycle comms call strategy pending dtcoll top)
+set(layer_engine "")
+string(REPLACE "|" ";" ENGINE "${ENGINE}")
+foreach(src IN LISTS ENGINE)
+  get_filename_component(name "${src}" NAME_WE)
+  list(APPEND layer_engine "${name}")
+endforeach()
+set(layers engine bottom types pools mockups catalog reader dtprofile middle lifecycle comms call strategy pending dtcoll top)
 string(REPLACE "|" ";" SOURCES "${SOURCES}")
 foreach(src IN LISTS SOURCES)
   if(src MATCHES "(^|/)mockups/([^/]+)\\.c$")
@@ -83,7 +91,7 @@ foreach(obj IN LISTS objects)
     set(ok FALSE)
     if(rank_${to} LESS rank_${obj})
       set(ok TRUE)
-    elseif(rank_${to} EQUAL rank_${obj} AND (to STREQUAL obj OR to IN_LIST mockup_helpers))
+    elseif(rank_${to} EQUAL rank_${obj} AND (to STREQUAL obj OR to IN_LIST mockup_helpers OR to IN_LIST layer_engine))
       set(ok TRUE)
     endif()
     if(NOT ok)

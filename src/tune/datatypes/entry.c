@@ -10,7 +10,7 @@
 MG_TUNE_API int MPI_Type_commit(MPI_Datatype *type)
 {
     int rc = PMPI_Type_commit(type);
-    if (rc == MPI_SUCCESS && !mg_tune__inner_call) mg_tune__type_committed(*type);
+    if (rc == MPI_SUCCESS) mg_tune__type_committed(*type);
     return rc;
 }
 
