@@ -38,13 +38,15 @@ test-c: venv
 	done
 
 # The cluster tests (tests/python/test_cluster.py) run MPICH and Open MPI on a Slurm test cluster.
+# Test files run on every core (pytest-xdist), each file's tests in one worker: the cluster tests wait on
+# Slurm much of the time, and the others fill that time (no test depends on the machine's speed).
 test-python: venv lint
 	@set -e; for s in $(TEST_STACKS); do $(MG) stack install $$s --if-missing; done
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n auto --dist loadfile
 
 # The fast tier, for the edit-test loop: lint, the import contracts and every Python test that needs no MPI
 # launch, build, root, network or browser (the pytest markers of pyproject.toml), on every core (pytest-xdist;
-# these tests share nothing). `make test` runs all of it too, one at a time.
+# these tests share nothing). `make test` runs all of it too.
 CHECK_MARKERS := not (mpi or build or root or network or browser or slow)
 check: lint
 	$(VENV)/bin/pytest -q -n auto -m "$(CHECK_MARKERS)"
