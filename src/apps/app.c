@@ -109,28 +109,6 @@ typedef struct {
     int corrupt;
 } app_ctx;
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: mpiexec -n P mg_stencil [options]\n"
-            "  --app jacobi|life|image   application (default jacobi)\n"
-            "  --variants LIST|all       packing:mode pairs, comma separated; packing basic|ddt|subarray|normalized,\n"
-            "                            mode nonblocking|neighbor|persistent|neighbor-persistent (default all)\n"
-            "  --nx N --ny N             global grid size (default %d x %d)\n"
-            "  --local-nx N --local-ny N weak scaling: global = local x process dims\n"
-            "  --steps N                 iterations per repetition (default %d)\n"
-            "  --nrep N                  repetitions (default %d)\n"
-            "  --sync barrier|dissem     synchronization before each repetition (default barrier)\n"
-            "  --check | --no-check      compare with the serial reference before timing (default on)\n"
-            "  --sequential              time one variant after the other (default: repetitions of all\n"
-            "                            variants interleaved; needs every variant's grids at once)\n"
-            "  --image FILE.pgm          image app: input image (default: a generated image)\n"
-            "  --save-image FILE.pgm     image app: write the reconstruction after --steps iterations\n"
-            "                            (the serial reference of the check; needs --check)\n"
-            "  --output FILE             raw output file (default: standard output)\n",
-            DEFAULT_NX, DEFAULT_NY, DEFAULT_STEPS, DEFAULT_NREP);
-}
-
 /* Current resident set of this process (VmRSS), or -1 if /proc is unreadable. */
 static long current_rss_bytes(void)
 {
@@ -685,24 +663,34 @@ static int read_grid(mg_bench *b, const options *o, int app)
 /* The command line: MG_ARGS_RUN, or the exit status. */
 static int read_command_line(mg_bench *b, options *o, app_ctx *a, int argc, char **argv)
 {
+    char grid[64], steps[64];
+    snprintf(grid, sizeof grid, "global grid size (default %d x %d)", DEFAULT_NX, DEFAULT_NY);
+    snprintf(steps, sizeof steps, "iterations per repetition (default %d)", DEFAULT_STEPS);
     const mg_opt opts[] = {
-        {"--app", MG_OPT_VALUE, &o->app_arg, 0, NULL},
-        {"--variants", MG_OPT_VALUE, &o->variants_arg, 0, NULL},
-        {"--nx", MG_OPT_POSITIVE, &o->nx, 0, NULL},
-        {"--ny", MG_OPT_POSITIVE, &o->ny, 0, NULL},
-        {"--local-nx", MG_OPT_POSITIVE, &o->lnx, 0, NULL},
-        {"--local-ny", MG_OPT_POSITIVE, &o->lny, 0, NULL},
-        {"--steps", MG_OPT_POSITIVE, &o->steps, 0, NULL},
-        {"--image", MG_OPT_VALUE, &o->image_path, 0, NULL},
-        {"--save-image", MG_OPT_VALUE, &o->save_path, 0, NULL},
-        {"--check", MG_OPT_FLAG, &o->check, 1, NULL},
-        {"--no-check", MG_OPT_FLAG, &o->check, 0, NULL},
-        {"--sequential", MG_OPT_FLAG, &o->sequential, 1, NULL},
-        {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL}, /* hidden: test of the check */
+        {"--app", MG_OPT_VALUE, &o->app_arg, 0, NULL, "jacobi|life|image", "application (default jacobi)"},
+        {"--variants", MG_OPT_VALUE, &o->variants_arg, 0, NULL, "LIST|all",
+         "packing:mode pairs, comma separated; packing basic|ddt|subarray|normalized, mode "
+         "nonblocking|neighbor|persistent|neighbor-persistent (default all)"},
+        {"--nx", MG_OPT_POSITIVE, &o->nx, 0, NULL, "N", grid},
+        {"--ny", MG_OPT_POSITIVE, &o->ny, 0, NULL, "N", "(with --nx)"},
+        {"--local-nx", MG_OPT_POSITIVE, &o->lnx, 0, NULL, "N", "weak scaling: global = local x process dims"},
+        {"--local-ny", MG_OPT_POSITIVE, &o->lny, 0, NULL, "N", "(with --local-nx)"},
+        {"--steps", MG_OPT_POSITIVE, &o->steps, 0, NULL, "N", steps},
+        {"--image", MG_OPT_VALUE, &o->image_path, 0, NULL, "FILE.pgm",
+         "image app: input image (default: a generated image)"},
+        {"--save-image", MG_OPT_VALUE, &o->save_path, 0, NULL, "FILE.pgm",
+         "image app: write the reconstruction after --steps iterations (the serial reference of the check; needs "
+         "--check)"},
+        {"--check", MG_OPT_FLAG, &o->check, 1, NULL, NULL,
+         "compare with the serial reference before timing (default on)"},
+        {"--no-check", MG_OPT_FLAG, &o->check, 0, NULL, NULL, "time without the comparison"},
+        {"--sequential", MG_OPT_FLAG, &o->sequential, 1, NULL, NULL,
+         "time one variant after the other (default: repetitions of all variants interleaved; needs every "
+         "variant's grids at once)"},
+        {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL, NULL, NULL}, /* hidden: test of the check */
     };
-    /* The core's --output, --sync and --nrep; no NREP estimation: the driver
-     * times its own loop, so the repetitions are a fixed count. */
-    const mg_cli cli = {"mg_stencil", usage, opts, (int)(sizeof opts / sizeof *opts), DEFAULT_NREP, list};
+    const mg_cli cli = {"mg_stencil", "mpiexec -n P mg_stencil [options]", NULL, opts,
+                        (int)(sizeof opts / sizeof *opts), DEFAULT_NREP, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st != MG_ARGS_RUN) return st;
     a->app = -1;

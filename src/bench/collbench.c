@@ -353,32 +353,6 @@ typedef struct {
     char all[512]; /* every collective, comma-separated */
 } options;
 
-static void usage(FILE *out)
-{
-    char colls[512];
-    const char *names[MAX_COLLS];
-    int n = mg_tune_ncollectives();
-    for (int i = 0; i < n && i < MAX_COLLS; i++) names[i] = mg_tune_collective_name(i);
-    fprintf(out,
-            "usage: mpiexec -n P mg_collbench [options]\n"
-            "  --collectives LIST   %s (default all)\n"
-            "  --sizes LIST         message sizes in bytes, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES
-            ", Hunold and Carpen-Amarie 2018, Figure 4); reduce_scatter_block: the whole vector\n"
-            "  --impls LIST         default and mock-up names (--list shows them), or all (default all)\n"
-            "  --profiles DIR       also measure `tuned`: the library with the profiles in DIR\n"
-            "  --datatype NAME      byte (default), int, double\n"
-            "  --op NAME            bor (default), sum, max\n"
-            "  --root R             root of the rooted collectives (default 0)\n"
-            "  --msg-pool BYTES     capacity of the library's message pool (MPIGUIDE_TUNE_MSG_POOL, %zu):\n"
-            "                       a mock-up that needs more runs natively (recorded as a skip)\n"
-            "  --int-pool BYTES     capacity of the library's int-vector pool (MPIGUIDE_TUNE_INT_POOL, %zu)\n"
-            "  --check-only         compare every configuration with the native call, time nothing\n"
-            "  --capture-output     note what the library prints during each size's checked native call\n"
-            "                       (#@printed: how MPICH says it did not apply a forced algorithm)\n",
-            mg_join_names(names, n < MAX_COLLS ? n : MAX_COLLS, ",", colls, sizeof colls),
-            (size_t)MG_TUNE_DEFAULT_MSG_POOL, (size_t)MG_TUNE_DEFAULT_INT_POOL);
-}
-
 static void list_collective(mg_json *j, const char *name)
 {
     mg_json_object(j, NULL);
@@ -534,15 +508,40 @@ static int check_setup(mg_bench *b, options *o)
 /* The command line: MG_ARGS_RUN, or the exit status. */
 static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
 {
+    char colls[512], colls_help[600], msg_pool[160], int_pool[120];
+    const char *names[MAX_COLLS];
+    int n = mg_tune_ncollectives();
+    for (int i = 0; i < n && i < MAX_COLLS; i++) names[i] = mg_tune_collective_name(i);
+    snprintf(colls_help, sizeof colls_help, "%s (default all)",
+             mg_join_names(names, n < MAX_COLLS ? n : MAX_COLLS, ",", colls, sizeof colls));
+    snprintf(msg_pool, sizeof msg_pool,
+             "capacity of the library's message pool (MPIGUIDE_TUNE_MSG_POOL, %zu): a mock-up that needs more runs "
+             "natively (recorded as a skip)",
+             (size_t)MG_TUNE_DEFAULT_MSG_POOL);
+    snprintf(int_pool, sizeof int_pool, "capacity of the library's int-vector pool (MPIGUIDE_TUNE_INT_POOL, %zu)",
+             (size_t)MG_TUNE_DEFAULT_INT_POOL);
     const mg_opt opts[] = {
-        {"--collectives", MG_OPT_VALUE, &o->colls_arg, 0, NULL}, {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL},
-        {"--impls", MG_OPT_VALUE, &o->impls_arg, 0, NULL},       {"--profiles", MG_OPT_VALUE, &o->profiles, 0, NULL},
-        {"--datatype", MG_OPT_VALUE, &o->type_arg, 0, NULL},     {"--op", MG_OPT_VALUE, &o->op_arg, 0, NULL},
-        {"--root", MG_OPT_VALUE, &o->root_arg, 0, NULL},         {"--msg-pool", MG_OPT_VALUE, &o->msg_pool, 0, NULL},
-        {"--int-pool", MG_OPT_VALUE, &o->int_pool, 0, NULL},     {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
-        {"--capture-output", MG_OPT_FLAG, &o->capture_output, 1, NULL},
+        {"--collectives", MG_OPT_VALUE, &o->colls_arg, 0, NULL, "LIST", colls_help},
+        {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL, "LIST",
+         "message sizes in bytes, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES
+         ", Hunold and Carpen-Amarie 2018, Figure 4); reduce_scatter_block: the whole vector"},
+        {"--impls", MG_OPT_VALUE, &o->impls_arg, 0, NULL, "LIST",
+         "default and mock-up names (--list shows them), or all (default all)"},
+        {"--profiles", MG_OPT_VALUE, &o->profiles, 0, NULL, "DIR",
+         "also measure `tuned`: the library with the profiles in DIR"},
+        {"--datatype", MG_OPT_VALUE, &o->type_arg, 0, NULL, "NAME", "byte (default), int, double"},
+        {"--op", MG_OPT_VALUE, &o->op_arg, 0, NULL, "NAME", "bor (default), sum, max"},
+        {"--root", MG_OPT_VALUE, &o->root_arg, 0, NULL, "R", "root of the rooted collectives (default 0)"},
+        {"--msg-pool", MG_OPT_VALUE, &o->msg_pool, 0, NULL, "BYTES", msg_pool},
+        {"--int-pool", MG_OPT_VALUE, &o->int_pool, 0, NULL, "BYTES", int_pool},
+        {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL, NULL,
+         "compare every configuration with the native call, time nothing"},
+        {"--capture-output", MG_OPT_FLAG, &o->capture_output, 1, NULL, NULL,
+         "note what the library prints during each size's checked native call (#@printed: how MPICH says it did "
+         "not apply a forced algorithm)"},
     };
-    const mg_cli cli = {"mg_collbench", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
+    const mg_cli cli = {"mg_collbench", "mpiexec -n P mg_collbench [options]", NULL, opts,
+                        (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st != MG_ARGS_RUN) return st;
     if (read_collectives(b, o) != 0 || read_values(b, o) != 0 || check_setup(b, o) != 0) return 2;

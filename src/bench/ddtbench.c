@@ -713,29 +713,6 @@ static void run_grid_point(mg_bench *b, const options *o, long A, size_t m, mg_u
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
-static void usage(FILE *out)
-{
-    char m[64], t[64];
-    fprintf(out,
-            "usage: mpiexec -n P mg_ddtbench [options]\n"
-            "  --pattern NAME        pingpong (default; P >= 2, ranks >= 2 only synchronize), bcast, allgather\n"
-            "  --layouts 'SPEC;...'  layout descriptions without A, e.g. 'tiled;tiled-struct S1=2 S2=3'\n"
-            "                        (default " DEFAULT_LAYOUTS "; see --list)\n"
-            "  --A LIST              blocksizes A (default " DEFAULT_A ")\n"
-            "  --sizes LIST          data sizes m in bytes, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES ")\n"
-            "  --modes LIST          %s (default datatype)\n"
-            "  --type NAME           basic type of specs without type=: %s (default " DEFAULT_TYPE ")\n"
-            "  --root R              root of bcast (default 0)\n"
-            "  --rotate K            accepted and ignored (runs planned before the layouts and modes of each\n"
-            "                        (A, m) were measured interleaved, in the order of --order-seed)\n"
-            "  --max-memory BYTES    skip configurations whose buffers need more per rank (default " DEFAULT_MEMORY
-            "; k/m/g)\n"
-            "  --check-only          check the data of every configuration and mode, time nothing\n"
-            "  --datatype-profiles DIR  mode tuned (mg_ddtbench_tuned): libmpiguide-tune's profiles\n"
-            "  --corrupt             testing aid: flip one received byte in every check, so that all fail\n",
-            mg_join_names(mode_names, MODES_HERE, ", ", m, sizeof m), mg_join_names(type_names, NTYPES, ", ", t, sizeof t));
-}
-
 static void list(mg_json *j, const mg_bench *b)
 {
     (void)b;
@@ -944,21 +921,37 @@ static int use_profiles(mg_bench *b, const options *o)
 /* The command line: MG_ARGS_RUN, or the exit status. */
 static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
 {
+    char m[64], t[64], modes_help[128], type_help[160];
+    snprintf(modes_help, sizeof modes_help, "%s (default datatype)",
+             mg_join_names(mode_names, MODES_HERE, ", ", m, sizeof m));
+    snprintf(type_help, sizeof type_help, "basic type of specs without type=: %s (default " DEFAULT_TYPE ")",
+             mg_join_names(type_names, NTYPES, ", ", t, sizeof t));
     const mg_opt opts[] = {
-        {"--pattern", MG_OPT_VALUE, &o->pattern_arg, 0, NULL},
-        {"--layouts", MG_OPT_VALUE, &o->layouts_arg, 0, NULL},
-        {"--A", MG_OPT_VALUE, &o->A_arg, 0, NULL},
-        {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL},
-        {"--modes", MG_OPT_VALUE, &o->modes_arg, 0, NULL},
-        {"--type", MG_OPT_VALUE, &o->type_arg, 0, NULL},
-        {"--root", MG_OPT_VALUE, &o->root_arg, 0, NULL},
-        {"--max-memory", MG_OPT_VALUE, &o->mem_arg, 0, NULL},
-        {"--rotate", MG_OPT_VALUE, &o->rotate_arg, 0, NULL},
-        {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
-        {"--datatype-profiles", MG_OPT_VALUE, &o->profiles_arg, 0, NULL},
-        {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL},
+        {"--pattern", MG_OPT_VALUE, &o->pattern_arg, 0, NULL, "NAME",
+         "pingpong (default; P >= 2, ranks >= 2 only synchronize), bcast, allgather"},
+        {"--layouts", MG_OPT_VALUE, &o->layouts_arg, 0, NULL, "'SPEC;...'",
+         "layout descriptions without A, e.g. 'tiled;tiled-struct S1=2 S2=3' (default " DEFAULT_LAYOUTS
+         "; see --list)"},
+        {"--A", MG_OPT_VALUE, &o->A_arg, 0, NULL, "LIST", "blocksizes A (default " DEFAULT_A ")"},
+        {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL, "LIST",
+         "data sizes m in bytes, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES ")"},
+        {"--modes", MG_OPT_VALUE, &o->modes_arg, 0, NULL, "LIST", modes_help},
+        {"--type", MG_OPT_VALUE, &o->type_arg, 0, NULL, "NAME", type_help},
+        {"--root", MG_OPT_VALUE, &o->root_arg, 0, NULL, "R", "root of bcast (default 0)"},
+        {"--max-memory", MG_OPT_VALUE, &o->mem_arg, 0, NULL, "BYTES",
+         "skip configurations whose buffers need more per rank (default " DEFAULT_MEMORY "; k/m/g)"},
+        {"--rotate", MG_OPT_VALUE, &o->rotate_arg, 0, NULL, "K",
+         "accepted and ignored (runs planned before the layouts and modes of each (A, m) were measured "
+         "interleaved, in the order of --order-seed)"},
+        {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL, NULL,
+         "check the data of every configuration and mode, time nothing"},
+        {"--datatype-profiles", MG_OPT_VALUE, &o->profiles_arg, 0, NULL, "DIR",
+         "mode tuned (mg_ddtbench_tuned): libmpiguide-tune's profiles"},
+        {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL, NULL,
+         "testing aid: flip one received byte in every check, so that all fail"},
     };
-    const mg_cli cli = {"mg_ddtbench", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
+    const mg_cli cli = {"mg_ddtbench", "mpiexec -n P mg_ddtbench [options]", NULL, opts,
+                        (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st != MG_ARGS_RUN) return st;
     if (read_choices(b, o) != 0 || read_lists(b, o) != 0 || read_layouts(b, o) != 0 || use_profiles(b, o) != 0)

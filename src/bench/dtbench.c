@@ -619,27 +619,6 @@ static const char *basic_names(char *buf, size_t len)
     return mg_join_names(names, MG_LAYOUT_NBASIC, ", ", buf, len);
 }
 
-static void usage(FILE *out)
-{
-    char m[64], d[32], t[64];
-    fprintf(out,
-            "usage: mpiexec -n 1 mg_dtbench [options]\n"
-            "  --layouts 'SPEC;SPEC;...'  layout descriptions without A, e.g. 'tiled;tiled-struct S1=1 S2=1'\n"
-            "                        (default: every description, see --list)\n"
-            "  --A LIST              blocksizes A (default " DEFAULT_A ")\n"
-            "  --sizes LIST          data sizes m in bytes, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES ")\n"
-            "  --methods LIST        %s (default all)\n"
-            "  --directions LIST     %s (default both)\n"
-            "  --type NAME           basic type: %s (default " DEFAULT_TYPE ")\n"
-            "  --commit-blocks LIST  blocks of the types whose commit cost is measured (default " DEFAULT_COMMIT ")\n"
-            "  --no-commit           measure no commit cost\n"
-            "  --max-span BYTES      skip configurations whose layout buffer is larger (default " DEFAULT_SPAN
-            "; k/m/g)\n"
-            "  --check-only          check every configuration, write the info lines, time nothing\n",
-            mg_join_names(method_names, NMETHODS, ",", m, sizeof m), mg_join_names(dir_names, NDIRS, ",", d, sizeof d),
-            basic_names(t, sizeof t));
-}
-
 static void options_init(options *o)
 {
     memset(o, 0, sizeof *o);
@@ -1322,19 +1301,31 @@ static void write_header(mg_bench *b, const options *o)
 /* The command line: MG_ARGS_RUN, or the exit status. */
 static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
 {
+    char m[64], d[32], t[64], methods_help[96], dirs_help[64], type_help[96];
+    snprintf(methods_help, sizeof methods_help, "%s (default all)",
+             mg_join_names(method_names, NMETHODS, ",", m, sizeof m));
+    snprintf(dirs_help, sizeof dirs_help, "%s (default both)", mg_join_names(dir_names, NDIRS, ",", d, sizeof d));
+    snprintf(type_help, sizeof type_help, "basic type: %s (default " DEFAULT_TYPE ")", basic_names(t, sizeof t));
     const mg_opt opts[] = {
-        {"--layouts", MG_OPT_VALUE, &o->layouts_arg, 0, NULL},
-        {"--A", MG_OPT_VALUE, &o->A_arg, 0, NULL},
-        {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL},
-        {"--methods", MG_OPT_VALUE, &o->methods_arg, 0, NULL},
-        {"--directions", MG_OPT_VALUE, &o->dirs_arg, 0, NULL},
-        {"--type", MG_OPT_VALUE, &o->type_arg, 0, NULL},
-        {"--commit-blocks", MG_OPT_VALUE, &o->commit_arg, 0, NULL},
-        {"--no-commit", MG_OPT_SET, &o->commit_arg, 0, "none"},
-        {"--max-span", MG_OPT_VALUE, &o->span_arg, 0, NULL},
-        {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
+        {"--layouts", MG_OPT_VALUE, &o->layouts_arg, 0, NULL, "'SPEC;SPEC;...'",
+         "layout descriptions without A, e.g. 'tiled;tiled-struct S1=1 S2=1' (default: every description, see "
+         "--list)"},
+        {"--A", MG_OPT_VALUE, &o->A_arg, 0, NULL, "LIST", "blocksizes A (default " DEFAULT_A ")"},
+        {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL, "LIST",
+         "data sizes m in bytes, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES ")"},
+        {"--methods", MG_OPT_VALUE, &o->methods_arg, 0, NULL, "LIST", methods_help},
+        {"--directions", MG_OPT_VALUE, &o->dirs_arg, 0, NULL, "LIST", dirs_help},
+        {"--type", MG_OPT_VALUE, &o->type_arg, 0, NULL, "NAME", type_help},
+        {"--commit-blocks", MG_OPT_VALUE, &o->commit_arg, 0, NULL, "LIST",
+         "blocks of the types whose commit cost is measured (default " DEFAULT_COMMIT ")"},
+        {"--no-commit", MG_OPT_SET, &o->commit_arg, 0, "none", NULL, "measure no commit cost"},
+        {"--max-span", MG_OPT_VALUE, &o->span_arg, 0, NULL, "BYTES",
+         "skip configurations whose layout buffer is larger (default " DEFAULT_SPAN "; k/m/g)"},
+        {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL, NULL,
+         "check every configuration, write the info lines, time nothing"},
     };
-    const mg_cli cli = {"mg_dtbench", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
+    const mg_cli cli = {"mg_dtbench", "mpiexec -n 1 mg_dtbench [options]", NULL, opts,
+                        (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st != MG_ARGS_RUN) return st;
     if (read_values(b, o) != 0 || read_layouts(b, o) != 0) return 2;

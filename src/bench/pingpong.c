@@ -107,18 +107,6 @@ static int check_exchange(pp_ctx *c, const variant *v, size_t bytes, MPI_Comm sy
     return all_ok;
 }
 
-static void usage(FILE *out)
-{
-    fprintf(
-        out,
-        "usage: mpiexec -n 2 mg_pingpong [options]\n"
-        "  --sizes LIST         message sizes in bytes, comma separated, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES
-        ")\n"
-        "  --variants LIST      send_recv,sendrecv,isend_irecv (default all)\n"
-        "  --datatype NAME      int (default), char, short, double, byte\n"
-        "  --check-only         verify the data of every configuration, measure nothing\n");
-}
-
 static void list(mg_json *j, const mg_bench *b)
 {
     (void)b;
@@ -186,12 +174,15 @@ static int read_values(mg_bench *b, options *o)
 static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
 {
     const mg_opt opts[] = {
-        {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL},
-        {"--variants", MG_OPT_VALUE, &o->variants_arg, 0, NULL},
-        {"--datatype", MG_OPT_VALUE, &o->type_arg, 0, NULL},
-        {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL},
+        {"--sizes", MG_OPT_VALUE, &o->sizes_arg, 0, NULL, "LIST",
+         "message sizes in bytes, comma separated, k/m/g = KiB/MiB/GiB (default " DEFAULT_SIZES ")"},
+        {"--variants", MG_OPT_VALUE, &o->variants_arg, 0, NULL, "LIST", "send_recv,sendrecv,isend_irecv (default all)"},
+        {"--datatype", MG_OPT_VALUE, &o->type_arg, 0, NULL, "NAME", "int (default), char, short, double, byte"},
+        {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL, NULL,
+         "verify the data of every configuration, measure nothing"},
     };
-    const mg_cli cli = {"mg_pingpong", usage, opts, (int)(sizeof opts / sizeof *opts), 0, list};
+    const mg_cli cli = {"mg_pingpong", "mpiexec -n 2 mg_pingpong [options]", NULL, opts,
+                        (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st == MG_ARGS_RUN && read_values(b, o) != 0) st = 2;
     return st;

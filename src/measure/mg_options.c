@@ -129,29 +129,53 @@ void mg_json_long_list(mg_json *j, const char *key, const char *text)
 /* The core's options                                                  */
 /* ------------------------------------------------------------------ */
 
-const char *mg_bench_common_usage(void)
+/* The core's options as table entries for --help and --list (mg_bench_option
+ * reads them): all of them, or for a driver with a fixed nrep the four it
+ * takes. Returns their count; the help texts live until the next call. */
+enum { CORE_OPTS = 14 };
+static int core_options(const mg_cli *cli, mg_opt *o)
 {
-    static char text[2048];
+    static char sync[96], nrep[192], calib[80], batch[80], b1[48], b2[48], kmin[64], kmax[64], cmax[80];
     const mg_nrep_estimate *e = &mg_nrep_estimate_defaults;
-    snprintf(text, sizeof text,
-             "common options:\n"
-             "  --output FILE        raw output file (default: standard output)\n"
-             "  --sync barrier|dissem  synchronization before each repetition (default %s)\n"
-             "  --nrep rule|N|estimate  repetitions: the size rule (Carpen-Amarie et al. 2016), a fixed count, or\n"
-             "                       the estimation (Hunold and Carpen-Amarie 2018) (default %s)\n"
-             "  --t1 SECONDS         estimation: t_nrep1 measured earlier (else calibrated here)\n"
-             "  --rse-calib X        estimation: RSE target for the smallest message (%g)\n"
-             "  --rse-batch X        estimation: RSE after b1 that skips batch b2 (%g)\n"
-             "  --b1 N --b2 N        estimation: batch sizes (%d, %d)\n"
-             "  --nrep-min K         estimation: lower bound K on nrep (%d)\n"
-             "  --nrep-max N         estimation: upper bound on nrep (%d)\n"
-             "  --calib-max SECONDS  estimation: stop calibrating after this long (%g)\n"
-             "  --calibrate-only     estimation: only measure t_nrep1 and stop\n"
-             "  --order-seed N       the order of the sides measured interleaved, drawn anew for every\n"
-             "                       repetition from this seed (default 1; the runner gives each launch its own)\n",
-             mg_sync_name(MG_BENCH_DEFAULT_SYNC), mg_nrep_method_name(MG_BENCH_DEFAULT_NREP), e->rse_calib,
-             e->rse_batch, e->b1, e->b2, e->k_min, e->nrep_max, e->calib_max_s);
-    return text;
+    snprintf(sync, sizeof sync, "synchronization before each repetition (default %s)",
+             mg_sync_name(MG_BENCH_DEFAULT_SYNC));
+    if (cli->fixed_nrep)
+        snprintf(nrep, sizeof nrep, "repetitions (default %d)", cli->fixed_nrep);
+    else
+        snprintf(nrep, sizeof nrep,
+                 "repetitions: the size rule (Carpen-Amarie et al. 2016), a fixed count, or the estimation "
+                 "(Hunold and Carpen-Amarie 2018) (default %s)",
+                 mg_nrep_method_name(MG_BENCH_DEFAULT_NREP));
+    snprintf(calib, sizeof calib, "estimation: RSE target for the smallest message (%g)", e->rse_calib);
+    snprintf(batch, sizeof batch, "estimation: RSE after b1 that skips batch b2 (%g)", e->rse_batch);
+    snprintf(b1, sizeof b1, "estimation: first batch size (%d)", e->b1);
+    snprintf(b2, sizeof b2, "estimation: second batch size (%d)", e->b2);
+    snprintf(kmin, sizeof kmin, "estimation: lower bound K on nrep (%d)", e->k_min);
+    snprintf(kmax, sizeof kmax, "estimation: upper bound on nrep (%d)", e->nrep_max);
+    snprintf(cmax, sizeof cmax, "estimation: stop calibrating after this long (%g)", e->calib_max_s);
+    const mg_opt all[CORE_OPTS] = {
+        {"--output", MG_OPT_VALUE, NULL, 0, NULL, "FILE", "raw output file (default: standard output)"},
+        {"--sync", MG_OPT_VALUE, NULL, 0, NULL, "barrier|dissem", sync},
+        {"--nrep", MG_OPT_VALUE, NULL, 0, NULL, cli->fixed_nrep ? "N" : "rule|N|estimate", nrep},
+        {"--order-seed", MG_OPT_VALUE, NULL, 0, NULL, "N",
+         "the order of the sides measured interleaved, drawn anew for every repetition from this seed (default "
+         "1; the runner gives each launch its own)"},
+        {"--t1", MG_OPT_VALUE, NULL, 0, NULL, "SECONDS", "estimation: t_nrep1 measured earlier (else calibrated here)"},
+        {"--rse-calib", MG_OPT_VALUE, NULL, 0, NULL, "X", calib},
+        {"--rse-batch", MG_OPT_VALUE, NULL, 0, NULL, "X", batch},
+        {"--b1", MG_OPT_VALUE, NULL, 0, NULL, "N", b1},
+        {"--b2", MG_OPT_VALUE, NULL, 0, NULL, "N", b2},
+        {"--nrep-min", MG_OPT_VALUE, NULL, 0, NULL, "K", kmin},
+        {"--nrep-max", MG_OPT_VALUE, NULL, 0, NULL, "N", kmax},
+        {"--calib-max", MG_OPT_VALUE, NULL, 0, NULL, "SECONDS", cmax},
+        {"--calibrate-only", MG_OPT_FLAG, NULL, 0, NULL, NULL, "estimation: only measure t_nrep1 and stop"},
+        {"--list", MG_OPT_FLAG, NULL, 0, NULL, NULL,
+         "print the driver's catalogs, defaults and options as one JSON object"},
+    };
+    int n = 0;
+    for (int k = 0; k < CORE_OPTS; k++)
+        if (!cli->fixed_nrep || k < 4 || k == CORE_OPTS - 1) o[n++] = all[k];
+    return n;
 }
 
 /* If argv[*i] is names[k], stores the next argument in *value, advances *i
@@ -257,15 +281,57 @@ int mg_bench_option(mg_bench *b, int argc, char **argv, int *i)
 /* A driver's command line                                             */
 /* ------------------------------------------------------------------ */
 
+/* "  --name ARG   help", the help wrapped at 110 columns under its start. */
+static void print_option(FILE *out, const mg_opt *o)
+{
+    enum { INDENT = 26, WIDTH = 110 };
+    char head[80];
+    snprintf(head, sizeof head, "  %s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+    int col = fprintf(out, "%s", head);
+    for (const char *w = o->help; *w;) {
+        int len = (int)strcspn(w, " ");
+        if (col >= INDENT && (col + 1 + len > WIDTH || w == o->help)) {
+            fputc('\n', out); /* a long head, or a full line */
+            col = 0;
+        }
+        col += col < INDENT ? fprintf(out, "%*s", INDENT - col, "") : fprintf(out, " ");
+        col += fprintf(out, "%.*s", len, w);
+        for (w += len; *w == ' '; w++) continue;
+    }
+    fputc('\n', out);
+}
+
 static void usage(const mg_bench *b, const mg_cli *cli)
 {
     if (b->rank != 0) return;
-    cli->usage(stdout);
-    if (!cli->fixed_nrep) fputs(mg_bench_common_usage(), stdout);
-    fputs("  --list               print the driver's catalogs and defaults as one JSON object\n"
-          "  --help               print this text\n",
-          stdout);
+    printf("usage: %s\n", cli->synopsis);
+    for (int k = 0; k < cli->nopts; k++)
+        if (cli->opts[k].help) print_option(stdout, &cli->opts[k]);
+    mg_opt core[CORE_OPTS];
+    int n = core_options(cli, core);
+    printf("common options:\n");
+    for (int k = 0; k < n; k++) print_option(stdout, &core[k]);
+    print_option(stdout, &(mg_opt){"--help", MG_OPT_FLAG, NULL, 0, NULL, NULL, "print this text"});
+    if (cli->about) printf("%s\n", cli->about);
     fflush(stdout);
+}
+
+/* "options": every option --help shows, in its order. */
+static void list_options(mg_json *j, const mg_cli *cli)
+{
+    mg_opt core[CORE_OPTS];
+    int n = core_options(cli, core);
+    mg_json_array(j, "options");
+    for (int k = 0; k < cli->nopts + n; k++) {
+        const mg_opt *o = k < cli->nopts ? &cli->opts[k] : &core[k - cli->nopts];
+        if (!o->help) continue;
+        mg_json_flat_object(j, NULL);
+        mg_json_string(j, "name", o->name);
+        mg_json_string(j, "value", o->arg);
+        mg_json_string(j, "help", o->help);
+        mg_json_close(j);
+    }
+    mg_json_close(j);
 }
 
 /* "measurement": the core's defaults for this driver. */
@@ -298,6 +364,7 @@ static int list(const mg_bench *b, const mg_cli *cli)
         mg_json_start(&j, stdout);
         mg_json_string(&j, "driver", cli->name);
         list_measurement(&j, cli);
+        list_options(&j, cli);
         if (cli->list) cli->list(&j, b);
         if (mg_json_finish(&j) != 0) {
             mg_bench_error(b, "internal error: --list wrote malformed JSON");

@@ -2,10 +2,11 @@
  *
  * mg_bench_args() reads the whole command line of a driver: the measurement
  * core's options (--output, --sync, --nrep and the NREP estimation's), the
- * driver's own options from a table, --help, --list, and an error for anything
- * else. --list prints one JSON object on rank 0: "driver", "measurement" (the
- * core's defaults) and whatever the driver's list callback adds (its catalogs
- * and defaults; docs/formats.md). Every message goes to rank 0's standard
+ * driver's own options from a table (which also gives --help and --list their
+ * text), --help, --list, and an error for anything else. --list prints one
+ * JSON object on rank 0: "driver", "measurement" (the core's defaults),
+ * "options" (every option with its value's name and help) and whatever the
+ * driver's list callback adds (its catalogs and defaults; docs/formats.md). Every message goes to rank 0's standard
  * error, prefixed with the driver's name (mg_bench_error).
  *
  * The strict parsers below are what the drivers use for option values; byte
@@ -59,9 +60,6 @@ int mg_bench_option(mg_bench *b, int argc, char **argv, int *i);
 /* The part of mg_bench_option() for drivers that time their own loop and have
  * no NREP estimation (mg_stencil): only --output, --sync, --nrep and --order-seed. */
 int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i);
-/* The --help text of mg_bench_option(). */
-const char *mg_bench_common_usage(void);
-
 /* ---- A driver's command line --------------------------------------------- */
 
 typedef enum {
@@ -71,21 +69,27 @@ typedef enum {
     MG_OPT_POSITIVE, /* --name N: *(int *)target = N, a decimal integer from 1 to INT_MAX */
 } mg_opt_kind;
 
+/* One option of a driver: how it is read, and what --help and --list say of
+ * it. The table is the one description of the driver's command line. */
 typedef struct {
     const char *name; /* "--sizes" */
     mg_opt_kind kind;
     void *target;
     int flag;         /* MG_OPT_FLAG */
     const char *text; /* MG_OPT_SET */
+    const char *arg;  /* the value's name in --help ("LIST"); NULL for an option without a value */
+    const char *help; /* what it does and its default; NULL: not shown (a testing aid) */
 } mg_opt;
 
 typedef struct {
-    const char *name;         /* the executable, e.g. "mg_dtbench": --list's "driver" */
-    void (*usage)(FILE *out); /* the driver's own options; --help adds the core's, --list, --help */
-    const mg_opt *opts;       /* the driver's own options */
+    const char *name;     /* the executable, e.g. "mg_dtbench": --list's "driver" */
+    const char *synopsis; /* --help's first line after "usage: " */
+    const char *about;    /* --help's text after the options, or NULL */
+    const mg_opt *opts;   /* the driver's own options */
     int nopts;
     /* 0: every option of the core, --nrep rule by default. N > 0: a driver that
-     * times its own loop: only --output, --sync and --nrep N, default N. */
+     * times its own loop: only --output, --sync, --order-seed and --nrep N,
+     * default N. */
     int fixed_nrep;
     /* Adds the driver's members to --list's object (rank 0 only); may be NULL. */
     void (*list)(mg_json *j, const mg_bench *b);
@@ -95,7 +99,8 @@ typedef struct {
 /* Reads argv[1..argc-1] into b and the targets of cli->opts. Returns
  * MG_ARGS_RUN if the driver goes on, else its exit status: 0 after --help or
  * --list (written on rank 0), 2 after a bad option (message printed). Every
- * rank returns the same. */
+ * rank returns the same. --help prints the synopsis, the driver's options, the
+ * core's and `about`; --list's "options" lists the same (name, value, help). */
 int mg_bench_args(mg_bench *b, const mg_cli *cli, int argc, char **argv);
 
 /* Ends b (mg_bench_end) and returns status: for a driver that stops early. */

@@ -199,20 +199,18 @@ static int parse(mg_bench *b, int argc, char **argv)
 /* A driver's option table through mg_bench_args. */
 static int args(mg_bench *b, const mg_cli *cli, int argc, char **argv) { return mg_bench_args(b, cli, argc, argv); }
 
-static void no_usage(FILE *out) { (void)out; }
-
 static void test_driver_args(void)
 {
     mg_bench b;
     const char *value = "default", *set = NULL;
     int flag = 0, count = 7;
     const mg_opt opts[] = {
-        {"--value", MG_OPT_VALUE, &value, 0, NULL},
-        {"--set", MG_OPT_SET, &set, 0, "none"},
-        {"--flag", MG_OPT_FLAG, &flag, 3, NULL},
-        {"--count", MG_OPT_POSITIVE, &count, 0, NULL},
+        {"--value", MG_OPT_VALUE, &value, 0, NULL, "V", "a value"},
+        {"--set", MG_OPT_SET, &set, 0, "none", NULL, "sets the text"},
+        {"--flag", MG_OPT_FLAG, &flag, 3, NULL, NULL, "sets the flag"},
+        {"--count", MG_OPT_POSITIVE, &count, 0, NULL, "N", NULL},
     };
-    mg_cli cli = {"mg_test", no_usage, opts, 4, 0, NULL};
+    mg_cli cli = {"mg_test", "mg_test [options]", NULL, opts, 4, 0, NULL};
     mg_bench_init(&b, "test", MPI_COMM_WORLD);
     char *ok[] = {"x", "--value", "v", "--set", "--flag", "--count", "12", "--nrep", "9", "--b1", "3"};
     CHECK(args(&b, &cli, 11, ok) == MG_ARGS_RUN);

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from mpiguide.cli import build_parser
+from mpiguide.core import runner
 from mpiguide.core.catalog import ESTIMATE_DEFAULTS, LAYOUT_NAMES, driver_list
 from mpiguide.core.options import int_list, parse_sizes
+from mpiguide.front.commands import measurement_settings
+from mpiguide.suites import SUITES
 from mpiguide.suites import apps as apps_suite
 from mpiguide.suites import coll as coll_suite
 from mpiguide.suites import dtbench as dtbench_suite
@@ -84,3 +88,17 @@ def test_stencil_applications(lists):
     assert (tuple(s["apps"]), tuple(s["packings"]), tuple(s["modes"])) == (apps.APPS, apps.PACKINGS, apps.MODES)
     assert s["measurement"] == {"sync": "barrier", "nrep": apps.DEFAULT_NREP}
     assert s["defaults"]["nrep"] == apps_suite.AppsSuite.fixed_nrep
+
+
+@pytest.mark.parametrize("suite", [s.name for s in SUITES])
+def test_every_option_a_suite_passes_is_one_its_driver_lists(lists, suite):
+    """The drivers' options table (their --list "options", also their --help) is what the Python side may pass:
+    every option in the launches a suite plans (with the nrep estimation, whose options are the most)."""
+    s = SUITES.get(suite)
+    args = build_parser().parse_args(["run", suite] if s.fixed_nrep else ["run", suite, "--nrep", "estimate"])
+    launches = runner.plan(s, s.params(args), ["mpich"], 1, measurement_settings(args, s))
+    for x in launches:
+        known = {o["name"] for o in lists[x.driver]["options"]}
+        passed = {a for a in x.args if a.startswith("--")} | {"--output"}  # the runner adds these
+        passed |= {"--t1"} if x.needs_t1 else set()
+        assert passed <= known, f"{x.driver} does not list {sorted(passed - known)}"
