@@ -1,5 +1,6 @@
-"""One source of truth across C and Python: what the drivers print with --list (their catalogs and defaults)
-is what the Python side states. A test here fails as soon as the two drift apart."""
+"""One source of truth across C and Python: the catalogs the Python side reads from the C sources are what the
+built drivers print with --list (their catalogs, defaults and options). A test here fails as soon as the two
+drift apart."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import pytest
 
 from mpiguide.cli import build_parser
 from mpiguide.core import runner
-from mpiguide.core.catalog import ESTIMATE_DEFAULTS, LAYOUT_NAMES, driver_list
+from mpiguide.core.catalog import ESTIMATE_DEFAULTS, LAYOUT_NAMES, c_table, driver_list
+from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import int_list, parse_sizes
 from mpiguide.front.commands import measurement_settings
 from mpiguide.suites import SUITES
@@ -102,3 +104,12 @@ def test_every_option_a_suite_passes_is_one_its_driver_lists(lists, suite):
         passed = {a for a in x.args if a.startswith("--")} | {"--output"}  # the runner adds these
         passed |= {"--t1"} if x.needs_t1 else set()
         assert passed <= known, f"{x.driver} does not list {sorted(passed - known)}"
+
+
+def test_a_c_table_that_changed_shape_is_named():
+    assert c_table("src/x.c", r'\{"([a-z]+)", (\d+)', "things", text='{"ab", 1, "f"}, {"cd", 22,') == [
+        ("ab", "1"), ("cd", "22")]
+    with pytest.raises(MpiguideError, match=r"found no things in src/x.c: its table no longer has the form"):
+        c_table("src/x.c", r'\{"([a-z]+)", (\d+)', "things", text="{ab, 1}")
+    with pytest.raises(MpiguideError, match=r"cannot read things from .*src/nothing.c"):
+        c_table("src/nothing.c", "x", "things")

@@ -1,27 +1,40 @@
 """What the C side defines and the Python side must know before anything is
 built, shared by the suites: the layouts of the catalog (src/bench/layouts.c)
 and the drivers' measurement defaults (a suite's own catalog lives in the suite:
-suites/coll/catalog.py). The C side is the source of
-truth: every driver prints its catalogs and defaults with `--list` (one JSON
-object), `driver_list` reads that, and tests/python/test_catalog.py fails when
-the copies here drift from it."""
+suites/coll/catalog.py). The C side is the source of truth: the catalogs are
+read from its sources (which ship with the package), `driver_list` reads what a
+built driver prints with `--list` (one JSON object), and
+tests/python/test_catalog.py checks that the two agree."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 from mpiguide.core import build, launch
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.paths import source_root
 from mpiguide.core.stacks import Stack
 
-# src/bench/layouts.c, catalog order.
-LAYOUT_NAMES = (
-    "contiguous", "tiled", "block", "bucket", "alternating", "tiled-heterogeneous", "contiguous-subtype",
-    "tiled-struct", "tiled-vector", "vector-tiled", "block-indexed", "alternating-indexed",
-    "alternating-repeated", "alternating-struct", "rowcol-fully-indexed", "rowcol-contiguous-and-indexed",
-    "rowcol-struct",
-)
+
+def c_table(path: str, pattern: str, what: str, text: str | None = None) -> list:
+    """Every match of pattern (its groups) in the C source path, in source order; MpiguideError naming the file
+    if there is none (the table changed shape, or the sources are incomplete). text: the source itself, for
+    tests."""
+    if text is None:
+        try:
+            text = (source_root() / path).read_text()
+        except OSError as exc:
+            raise MpiguideError(f"cannot read {what} from {source_root() / path}: {exc.strerror}") from exc
+    found = re.findall(pattern, text)
+    if not found:
+        raise MpiguideError(f"found no {what} in {path}: its table no longer has the form {pattern!r}")
+    return found
+
+
+# src/bench/layouts.c, catalog order: the `.d = {.name = "..."` of each row.
+LAYOUT_NAMES = tuple(c_table("src/bench/layouts.c", r'\.d = \{\.name = "([a-z-]+)"', "layout names"))
 
 # The NREP estimation settings of Hunold and Carpen-Amarie (2018), Section 4.2, as the drivers default them.
 ESTIMATE_DEFAULTS = {"rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5, "nrep_min": 10, "nrep_max": 10000,
