@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from functools import cache
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mpiguide.core.catalog import c_table
 from mpiguide.core.errors import MpiguideError
 
 try:
@@ -112,7 +114,8 @@ def _lib() -> ctypes.CDLL:
 
 
 MG_DT_ERR_TRUNCATED = 8
-FORMS = ("auto", "vector", "resized", "list", "copies")  # mg_dt_form_parse's names
+# mg_dt_form_parse's names, from the engine's table (src/dt/policy.c)
+FORMS = tuple(re.findall(r'"(\w+)"', c_table("src/dt/policy.c", r"form_names\[\] = \{([^}]*)\}", "form names")[0]))
 
 
 def _check(rc: int, what: str) -> None:

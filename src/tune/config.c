@@ -18,7 +18,17 @@ extern char **environ;
 static const char *const keys =
     "mode, force, profiles, msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping, dt_form";
 
-#define DT_FORMS "auto, vector, resized, list or copies"
+/* "auto, vector, resized, list or copies" (the engine's form names) in text[96]. */
+enum { DT_FORMS_LEN = 96 };
+static const char *dt_forms(char text[DT_FORMS_LEN])
+{
+    size_t pos = 0;
+    text[0] = '\0';
+    for (int f = MG_DT_FORM_AUTO; f <= MG_DT_FORM_COPIES && pos < DT_FORMS_LEN; f++)
+        pos += (size_t)snprintf(text + pos, DT_FORMS_LEN - pos, "%s%s",
+                                f == MG_DT_FORM_AUTO ? "" : f == MG_DT_FORM_COPIES ? " or " : ", ", mg_dt_form_name(f));
+    return text;
+}
 
 static const char *const env_names[] = {
     "MPIGUIDE_TUNE_MODE",   "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
@@ -168,6 +178,7 @@ static int apply_key(const char *path, const char *where, const char *key, const
 {
     int ok;
     const char *expected;
+    char forms[DT_FORMS_LEN];
     if (strcmp(key, "mode") == 0) {
         ok = parse_mode(val, &cfg->mode) == 0;
         expected = "off, forced or tuned";
@@ -190,7 +201,7 @@ static int apply_key(const char *path, const char *where, const char *key, const
         expected = "yes or no";
     } else if (strcmp(key, "dt_form") == 0) {
         ok = mg_dt_form_parse(val, &cfg->dt_form) == MG_DT_SUCCESS;
-        expected = DT_FORMS;
+        expected = dt_forms(forms);
     } else {
         mg_tune__warn("%s: unknown key '%s' (keys: %s); this line is ignored", where, key, keys);
         return 1;
@@ -300,7 +311,8 @@ static int read_environment(mg_tune_config *cfg)
         problems++;
     }
     if ((v = env("MPIGUIDE_TUNE_DT_FORM")) != NULL && mg_dt_form_parse(v, &cfg->dt_form) != MG_DT_SUCCESS) {
-        mg_tune__warn("MPIGUIDE_TUNE_DT_FORM=%s: expected " DT_FORMS "; ignored", v);
+        char forms[DT_FORMS_LEN];
+        mg_tune__warn("MPIGUIDE_TUNE_DT_FORM=%s: expected %s; ignored", v, dt_forms(forms));
         problems++;
     }
     return problems;
