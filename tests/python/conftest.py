@@ -79,7 +79,8 @@ def run_cli(argv: list[str]) -> CliResult:
 # of them. A test needs what its fixtures need, and what its file is about.
 NEEDS_BY_FIXTURE = {"mpich_stack": ("mpi",), "mpich_build": ("mpi",), "pingpong_raw": ("mpi",),
                     "small_run": ("mpi",), "stacks_built": ("mpi",), "live_stack": ("mpi",),
-                    "cluster": ("mpi", "root", "network", "slow")}
+                    "cluster": ("mpi", "root", "network", "slow"),
+                    "simulated": ("build",)}
 NEEDS_BY_FILE = {"test_cluster.py": ("mpi", "root", "network", "slow"), "test_install.py": ("mpi", "build", "slow"),
                  "test_mpi4py.py": ("mpi", "build"), "test_presets.py": ("mpi", "build"),
                  "test_report_browser.py": ("browser",)}

@@ -45,20 +45,6 @@ def missing_packages() -> list[str]:
     return missing
 
 
-def install_packages(packages: list[str], say) -> None:
-    """apt-get installs packages (the test cluster needs root anyway)."""
-    if not shutil.which("apt-get"):
-        raise MpiguideError(f"the test cluster needs {', '.join(packages)}; install them with your package manager "
-                            "(this machine has no apt-get)")
-    say(f"installing {', '.join(packages)} (apt-get install; the test cluster needs them)")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", *packages]):
-        res = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if res.returncode != 0:
-            tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-10:])
-            raise MpiguideError(f"{' '.join(cmd)} failed:\n{tail}")
-
-
 def check_machine() -> None:
     """The test cluster needs Linux, root and the namespace tools."""
     if not Path("/proc/self/ns/net").exists():

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from mpiguide.cluster import system
 from mpiguide.cluster.system import Process
+from mpiguide.core import packages
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.paths import data_home
 from mpiguide.core.stacks import Stack
@@ -407,7 +408,7 @@ def up(nodes: int, name: str | None = None, cpus: int | None = None, say: Say = 
     system.check_machine()
     missing = system.missing_packages()
     if missing:
-        system.install_packages(missing, say)
+        packages.apt_install(missing, "the test cluster", say)
     c = plan(nodes, name, cpus)
     c.save()  # from here on `down` can find everything
     try:

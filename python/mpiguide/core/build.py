@@ -20,11 +20,11 @@ def build_dir(stack: Stack, sanitize: bool = False) -> Path:
     return build_root() / (stack.name + ("-sanitize" if sanitize else ""))
 
 
-def _run_step(cmd: list[str], env: dict[str, str], what: str, stack: Stack) -> None:
+def _run_step(cmd: list[str], env: dict[str, str], what: str, tree: str) -> None:
     res = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if res.returncode != 0:
         tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-25:])
-        raise MpiguideError(f"{what} failed for stack '{stack.name}' ({shlex.join(cmd)}):\n{tail}")
+        raise MpiguideError(f"{what} failed for {tree} ({shlex.join(cmd)}):\n{tail}")
 
 
 def _cached(cache: Path, key: str) -> str:
@@ -69,9 +69,26 @@ def _build(stack: Stack, sanitize: bool, out: Path) -> None:
                 "MG_MPIEXEC": "", "MG_SANITIZE": "ON" if sanitize else "OFF"}
     if not cache.exists() or any(_cached(cache, k) != v for k, v in settings.items()):
         _run_step(["cmake", "-S", str(source_root()), "-B", str(out), *(f"-D{k}={v}" for k, v in settings.items())],
-                  env, "configuring the C build", stack)
+                  env, "configuring the C build", f"stack '{stack.name}'")
     jobs = str(max(1, os.cpu_count() or 1))
-    _run_step(["cmake", "--build", str(out), "-j", jobs], env, "building the C code", stack)
+    _run_step(["cmake", "--build", str(out), "-j", jobs], env, "building the C code", f"stack '{stack.name}'")
+
+
+SIMULATED = "smpi"  # the tree of the drivers built for SimGrid SMPI (core.smpi)
+
+
+def ensure_simulated(smpicc: str, drivers: list[str]) -> Path:
+    """The drivers built with SMPI's compiler in <build root>/smpi (no C tests: they need a real MPI)."""
+    out = build_root() / SIMULATED
+    settings = {"CMAKE_C_COMPILER": smpicc, "MG_TESTS": "OFF", "MG_MPIEXEC": "smpirun"}
+    with _exclusive(out):
+        cache = out / "CMakeCache.txt"
+        if not cache.exists() or any(_cached(cache, k) != v for k, v in settings.items()):
+            _run_step(["cmake", "-S", str(source_root()), "-B", str(out), *(f"-D{k}={v}" for k, v in settings.items())],
+                      dict(os.environ), "configuring the C build", "SimGrid SMPI")
+        _run_step(["cmake", "--build", str(out), "-j", str(max(1, os.cpu_count() or 1)), "--target", *drivers],
+                  dict(os.environ), "building the C code", "SimGrid SMPI")
+    return out
 
 
 def driver_path(stack: Stack, driver: str) -> Path:
