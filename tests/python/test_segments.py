@@ -37,13 +37,14 @@ def make(path: Path, size: int = 4096) -> Path:
     return path
 
 
-def test_sweep_removes_only_unused_segments(tmp_path):
-    shm = tmp_path / "shm"
+def segment_files(shm: Path) -> tuple[list[Path], Path, Path, list[Path]]:
+    """Files in shm: segments a sweep removes, one that will be mapped and one held open, and those it keeps
+    (other names, a directory, another user's segment)."""
     shm.mkdir()
     gone = [make(shm / "mpich_shm_1a2b_0"), make(shm / "sm_segment.vm.0.42.1"), make(shm / "osc_sm.x.1.0.a"),
             make(shm / "vader_segment.vm.3")]
     mapped, held = make(shm / "sm_segment.vm.0.42.0"), make(shm / "mpich_shm_3c4d_0")
-    kept = [mapped, held, make(shm / "mpich_scratch"), make(shm / "user_data")]
+    kept = [mapped, held, make(shm / "mpich_scratch"), make(shm / "user_data"), shm / "mpich_shm_dir_0"]
     (shm / "mpich_shm_dir_0").mkdir()
     foreign = make(shm / "mpich_shm_5e6f_0")
     if os.geteuid() == 0:
@@ -51,11 +52,17 @@ def test_sweep_removes_only_unused_segments(tmp_path):
         kept.append(foreign)
     else:
         gone.append(foreign)
+    return gone, mapped, held, kept
+
+
+def test_sweep_removes_only_unused_segments(tmp_path):
+    shm = tmp_path / "shm"
+    gone, mapped, held, kept = segment_files(shm)
     with open(mapped, "r+b") as f, mmap.mmap(f.fileno(), 0) as view, open(held, "rb"):
         view[0] = 1
         assert segments.sweep(time.time_ns() + 10**12, shm) == []  # nothing appeared since then
         assert segments.sweep(0, shm) == sorted(gone)
-    assert sorted(p.name for p in shm.iterdir()) == sorted([*(p.name for p in kept), "mpich_shm_dir_0"])
+    assert sorted(shm.iterdir()) == sorted(kept)
     assert segments.sweep(0, shm) == sorted([mapped, held])  # unused now
 
 
@@ -152,17 +159,8 @@ def shell_sweep(marker: Path, shm: Path) -> list[Path]:
 
 def test_the_shell_sweep_of_ctests_launcher_removes_only_unused_segments(tmp_path):
     shm, marker = tmp_path / "shm", tmp_path / "started"
-    shm.mkdir()
     marker.touch()
-    gone = [make(shm / "mpich_shm_1a2b_0"), make(shm / "sm_segment.vm.0.42.1"), make(shm / "osc_sm.x.1.0.a"),
-            make(shm / "vader_segment.vm.3")]
-    mapped, held = make(shm / "sm_segment.vm.0.42.0"), make(shm / "mpich_shm_3c4d_0")
-    kept = [mapped, held, make(shm / "mpich_scratch"), make(shm / "user_data")]
-    (shm / "mpich_shm_dir_0").mkdir()
-    if os.geteuid() == 0:
-        foreign = make(shm / "mpich_shm_5e6f_0")
-        os.chown(foreign, 65534, 65534)  # another user's: never ours to remove
-        kept.append(foreign)
+    gone, mapped, held, kept = segment_files(shm)
     later = time.time() + 3600
     os.utime(marker, (later, later))  # the launch started after every file: none is its
     assert shell_sweep(marker, shm) == []
@@ -170,7 +168,7 @@ def test_the_shell_sweep_of_ctests_launcher_removes_only_unused_segments(tmp_pat
     with open(mapped, "r+b") as f, mmap.mmap(f.fileno(), 0) as view, open(held, "rb"):
         view[0] = 1
         assert shell_sweep(marker, shm) == sorted(gone)
-    assert sorted(p.name for p in shm.iterdir()) == sorted([*(p.name for p in kept), "mpich_shm_dir_0"])
+    assert sorted(shm.iterdir()) == sorted(kept)
     assert shell_sweep(marker, shm) == sorted([mapped, held])  # unused now
     assert shell_sweep(tmp_path / "no such marker", shm) == []
 
