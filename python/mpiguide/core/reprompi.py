@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from mpiguide import __version__
 from mpiguide.core import launch
+from mpiguide.core.catalog import ESTIMATE_DEFAULTS
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.runner import MEASURE, OK, PENDING, Launch, RunDir, git_info
 
@@ -257,8 +258,7 @@ def import_files(paths: list[Path], out: Path, stack: str, library: str | None,
         "command": ["mpiguide", "import", "reprompi", *map(str, paths)], "stacks_order": [stack],
         "runs": max(rounds.values()), "params": imp.params(entries, files[0].header, dtype, root),
         "measurement": {"sync": SYNCS.get(files[0].header.get("sync", ""), "barrier"), "nrep": nrep,
-                        "rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5, "nrep_min": 10, "nrep_max": 10000,
-                        "calib_max": 10.0},
+                        **ESTIMATE_DEFAULTS},
         "analysis": {"samples": "medians", "tolerance": 0.05, "alpha": 0.05},
         "launch": launch.LaunchSpec().to_dict(),
         "stacks": {stack: {"name": stack, "family": "other", "prefix": "", "source": "reprompi",
