@@ -166,6 +166,16 @@ def test_launch_timeout(mpich_build, tmp_path, cli):
     assert x["attempts"] == 1
 
 
+def test_a_launcher_that_cannot_start_fails_its_launch(mpich_build, tmp_path, cli):
+    run = tmp_path / "run"
+    missing = tmp_path / "no-such-mpiexec"
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--launcher-template",
+               f"{missing} -n {{np}} {{prog}}", "--output", str(run)])
+    assert res.rc == 1, res.text
+    [x] = read_launches(run)
+    assert (x["status"], x["message"]) == ("failed", f"cannot start {missing}: No such file or directory")
+
+
 def test_resume_of_a_finished_run_runs_nothing(small_run_copy, cli):
     before = (small_run_copy / "raw/mpich/mpich-pp-r0.txt").read_text()
     res = cli(["run", "--resume", str(small_run_copy)])

@@ -345,20 +345,36 @@ def _sweep_segments(since: int, logf) -> None:
                    f"{' '.join(p.name for p in removed)}\n")
 
 
-def run_once(argv: list[str], env: dict[str, str], timeout: float, log: Path) -> int | None:
-    """A launch outside a run's plan (a check before a run): in a process group of its own, stopped whole
-    after timeout seconds (None), its output in log, the shared-memory segments it left removed."""
-    with open(log, "w") as logf:
-        since = time.time_ns()
+class LaunchNotStarted(MpiguideError):
+    """The launcher could not be started (missing, not executable)."""
+
+
+@contextlib.contextmanager
+def _launched(argv: list[str], env: dict[str, str], logf) -> Iterator[subprocess.Popen]:
+    """mpiexec started in a process group of its own, its output in logf. On the way out the whole group is
+    stopped (what a finished launch left running too: the kernel does not reuse a live group's ID) and the
+    shared-memory segments the launch left behind are removed. LaunchNotStarted if it cannot start."""
+    since = time.time_ns()
+    try:
         proc = subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
+    except OSError as exc:
+        raise LaunchNotStarted(f"cannot start {argv[0]}: {exc.strerror}") from exc
+    try:
+        yield proc
+    finally:
+        _stop_process(proc)
+        _sweep_segments(since, logf)
+
+
+def run_once(argv: list[str], env: dict[str, str], timeout: float, log: Path) -> int | None:
+    """A launch outside a run's plan (a check before a run): its exit status, None if it was stopped after
+    timeout seconds; its output in log."""
+    with open(log, "w") as logf, _launched(argv, env, logf) as proc:
         try:
             return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             return None
-        finally:
-            _stop_process(proc)
-            _sweep_segments(since, logf)
 
 
 def _keep_previous_attempt(rd: RunDir, x: Launch) -> None:
@@ -412,31 +428,25 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
         env.update(extra)
         logf.write(launch.describe(argv, stack, extra) + "\n")
         logf.flush()
-        since = time.time_ns()
         try:
-            proc = subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-        except OSError as exc:
-            x.status, x.message = FAILED, f"cannot start {argv[0]}: {exc.strerror}"
+            with _launched(argv, env, logf) as proc:
+                try:
+                    with signals.waiting():
+                        rc = proc.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    x.status, x.returncode = FAILED, None
+                    x.message = f"killed after the {timeout:g} s launch timeout (see {log})"
+                    x.seconds = time.monotonic() - start
+                    return
+                except BaseException as exc:  # the launch is stopped on the way out, after cut_off
+                    why = signals.reason if isinstance(exc, _Terminated) else "interrupted"
+                    x.status, x.message = INTERRUPTED, f"{why}; rerun with --resume"
+                    x.seconds = time.monotonic() - start
+                    cut_off(why)
+                    raise
+        except LaunchNotStarted as exc:
+            x.status, x.message = FAILED, str(exc)
             return
-        try:
-            with signals.waiting():
-                rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _stop_process(proc)
-            x.status, x.returncode = FAILED, None
-            x.message = f"killed after the {timeout:g} s launch timeout (see {log})"
-            x.seconds = time.monotonic() - start
-            return
-        except BaseException as exc:
-            why = signals.reason if isinstance(exc, _Terminated) else "interrupted"
-            x.status, x.message = INTERRUPTED, f"{why}; rerun with --resume"
-            x.seconds = time.monotonic() - start
-            cut_off(why)
-            _stop_process(proc)
-            raise
-        finally:
-            _sweep_segments(since, logf)
     x.seconds = time.monotonic() - start
     x.returncode = rc
     complete = False
