@@ -56,22 +56,29 @@ def ensure_built(stack: Stack, sanitize: bool = False) -> Path:
 
 
 def _build(stack: Stack, sanitize: bool, out: Path) -> None:
-    env = stack.env()
-    cache = out / "CMakeCache.txt"
-    home = _cached(cache, "CMAKE_HOME_DIRECTORY") if cache.exists() else ""
-    if home and Path(home).resolve() != source_root().resolve():
-        shutil.rmtree(out / "CMakeFiles", ignore_errors=True)  # configured from sources elsewhere: start over
-        cache.unlink()
     # ctest's launcher (build/<stack>/mg-mpiexec) is CMake's (cmake/mg_mpiexec.cmake); it exports the stack's
     # environment. MG_MPIEXEC is emptied for trees an older mpiguide configured with a launcher of its own.
     launch_env = ";".join(f"{k}={v}" for k, v in stack.env_additions().items())
     settings = {"CMAKE_C_COMPILER": str(stack.mpicc), "MG_MPI_FAMILY": stack.family, "MG_LAUNCH_ENV": launch_env,
                 "MG_MPIEXEC": "", "MG_SANITIZE": "ON" if sanitize else "OFF"}
+    _configure_and_build(out, settings, stack.env(), f"stack '{stack.name}'")
+
+
+def _configure_and_build(out: Path, settings: dict[str, str], env: dict[str, str], tree: str,
+                         targets: tuple[str, ...] = ()) -> None:
+    """Configures out with settings where its cache differs (from scratch if it was configured from sources
+    elsewhere), then builds targets (all by default)."""
+    cache = out / "CMakeCache.txt"
+    home = _cached(cache, "CMAKE_HOME_DIRECTORY") if cache.exists() else ""
+    if home and Path(home).resolve() != source_root().resolve():
+        shutil.rmtree(out / "CMakeFiles", ignore_errors=True)  # configured from sources elsewhere: start over
+        cache.unlink()
     if not cache.exists() or any(_cached(cache, k) != v for k, v in settings.items()):
         _run_step(["cmake", "-S", str(source_root()), "-B", str(out), *(f"-D{k}={v}" for k, v in settings.items())],
-                  env, "configuring the C build", f"stack '{stack.name}'")
+                  env, "configuring the C build", tree)
     jobs = str(max(1, os.cpu_count() or 1))
-    _run_step(["cmake", "--build", str(out), "-j", jobs], env, "building the C code", f"stack '{stack.name}'")
+    _run_step(["cmake", "--build", str(out), "-j", jobs, *(("--target", *targets) if targets else ())], env,
+              "building the C code", tree)
 
 
 SIMULATED = "smpi"  # the tree of the drivers built for SimGrid SMPI (core.smpi)
@@ -80,14 +87,9 @@ SIMULATED = "smpi"  # the tree of the drivers built for SimGrid SMPI (core.smpi)
 def ensure_simulated(smpicc: str, drivers: list[str]) -> Path:
     """The drivers built with SMPI's compiler in <build root>/smpi (no C tests: they need a real MPI)."""
     out = build_root() / SIMULATED
-    settings = {"CMAKE_C_COMPILER": smpicc, "MG_TESTS": "OFF", "MG_MPIEXEC": "smpirun"}
     with _exclusive(out):
-        cache = out / "CMakeCache.txt"
-        if not cache.exists() or any(_cached(cache, k) != v for k, v in settings.items()):
-            _run_step(["cmake", "-S", str(source_root()), "-B", str(out), *(f"-D{k}={v}" for k, v in settings.items())],
-                      dict(os.environ), "configuring the C build", "SimGrid SMPI")
-        _run_step(["cmake", "--build", str(out), "-j", str(max(1, os.cpu_count() or 1)), "--target", *drivers],
-                  dict(os.environ), "building the C code", "SimGrid SMPI")
+        _configure_and_build(out, {"CMAKE_C_COMPILER": smpicc, "MG_TESTS": "OFF", "MG_MPIEXEC": "smpirun"},
+                             dict(os.environ), "SimGrid SMPI", tuple(drivers))
     return out
 
 
