@@ -689,7 +689,7 @@ static int read_command_line(mg_bench *b, options *o, app_ctx *a, int argc, char
          "variant's grids at once)"},
         {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL, NULL, NULL}, /* hidden: test of the check */
     };
-    const mg_cli cli = {"mg_stencil", "mpiexec -n P mg_stencil [options]", NULL, opts,
+    const mg_cli cli = {"mg_stencil", "mpiexec -n P mg_stencil [options]", opts,
                         (int)(sizeof opts / sizeof *opts), DEFAULT_NREP, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st != MG_ARGS_RUN) return st;

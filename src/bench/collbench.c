@@ -540,7 +540,7 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
          "note what the library prints during each size's checked native call (#@printed: how MPICH says it did "
          "not apply a forced algorithm)"},
     };
-    const mg_cli cli = {"mg_collbench", "mpiexec -n P mg_collbench [options]", NULL, opts,
+    const mg_cli cli = {"mg_collbench", "mpiexec -n P mg_collbench [options]", opts,
                         (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st != MG_ARGS_RUN) return st;

@@ -950,7 +950,7 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
         {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL, NULL,
          "testing aid: flip one received byte in every check, so that all fail"},
     };
-    const mg_cli cli = {"mg_ddtbench", "mpiexec -n P mg_ddtbench [options]", NULL, opts,
+    const mg_cli cli = {"mg_ddtbench", "mpiexec -n P mg_ddtbench [options]", opts,
                         (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st != MG_ARGS_RUN) return st;

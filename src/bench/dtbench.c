@@ -1324,7 +1324,7 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
         {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL, NULL,
          "check every configuration, write the info lines, time nothing"},
     };
-    const mg_cli cli = {"mg_dtbench", "mpiexec -n 1 mg_dtbench [options]", NULL, opts,
+    const mg_cli cli = {"mg_dtbench", "mpiexec -n 1 mg_dtbench [options]", opts,
                         (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st != MG_ARGS_RUN) return st;

@@ -181,7 +181,7 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
         {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL, NULL,
          "verify the data of every configuration, measure nothing"},
     };
-    const mg_cli cli = {"mg_pingpong", "mpiexec -n 2 mg_pingpong [options]", NULL, opts,
+    const mg_cli cli = {"mg_pingpong", "mpiexec -n 2 mg_pingpong [options]", opts,
                         (int)(sizeof opts / sizeof *opts), 0, list};
     int st = mg_bench_args(b, &cli, argc, argv);
     if (st == MG_ARGS_RUN && read_values(b, o) != 0) st = 2;

@@ -312,7 +312,6 @@ static void usage(const mg_bench *b, const mg_cli *cli)
     printf("common options:\n");
     for (int k = 0; k < n; k++) print_option(stdout, &core[k]);
     print_option(stdout, &(mg_opt){"--help", MG_OPT_FLAG, NULL, 0, NULL, NULL, "print this text"});
-    if (cli->about) printf("%s\n", cli->about);
     fflush(stdout);
 }
 

@@ -84,7 +84,6 @@ typedef struct {
 typedef struct {
     const char *name;     /* the executable, e.g. "mg_dtbench": --list's "driver" */
     const char *synopsis; /* --help's first line after "usage: " */
-    const char *about;    /* --help's text after the options, or NULL */
     const mg_opt *opts;   /* the driver's own options */
     int nopts;
     /* 0: every option of the core, --nrep rule by default. N > 0: a driver that
@@ -100,7 +99,7 @@ typedef struct {
  * MG_ARGS_RUN if the driver goes on, else its exit status: 0 after --help or
  * --list (written on rank 0), 2 after a bad option (message printed). Every
  * rank returns the same. --help prints the synopsis, the driver's options, the
- * core's and `about`; --list's "options" lists the same (name, value, help). */
+ * core's; --list's "options" lists the same (name, value, help). */
 int mg_bench_args(mg_bench *b, const mg_cli *cli, int argc, char **argv);
 
 /* Ends b (mg_bench_end) and returns status: for a driver that stops early. */

@@ -210,7 +210,7 @@ static void test_driver_args(void)
         {"--flag", MG_OPT_FLAG, &flag, 3, NULL, NULL, "sets the flag"},
         {"--count", MG_OPT_POSITIVE, &count, 0, NULL, "N", NULL},
     };
-    mg_cli cli = {"mg_test", "mg_test [options]", NULL, opts, 4, 0, NULL};
+    mg_cli cli = {"mg_test", "mg_test [options]", opts, 4, 0, NULL};
     mg_bench_init(&b, "test", MPI_COMM_WORLD);
     char *ok[] = {"x", "--value", "v", "--set", "--flag", "--count", "12", "--nrep", "9", "--b1", "3"};
     CHECK(args(&b, &cli, 11, ok) == MG_ARGS_RUN);
