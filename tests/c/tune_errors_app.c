@@ -5,6 +5,10 @@
  *                                   (KIND below; the mock-ups of its collective)
  *   tune_errors_app CASE native     the native (PMPI) call
  *   tune_errors_app CASE IMPL       the intercepted call, IMPL forced
+ *   tune_errors_app CASE IMPL,IMPL,...  each in turn in one launch, on a
+ *                                   communicator of its own; the launch
+ *                                   ends 0
+ * After each run rank 0 prints "status CASE IMPL S", S the exit status below.
  *
  * The cases are the erroneous calls of MPICH's test/mpi/errors/coll suite
  * (lengths that differ between ranks, aliased buffers on all ranks or on the
@@ -299,29 +303,29 @@ typedef struct {
 } errcase;
 
 static const errcase cases[] = {
-    {"allgather_length", "allgather", allgather_len, FAIL_NONROOT, 0, 0},
-    {"alltoall_length", "alltoall", alltoall_len, FAIL_ROOT, 0, 0},
-    {"gather_length", "gather", gather_len, FAIL_ROOT, 0, 0},
-    {"scatter_length", "scatter", scatter_len, FAIL_NONROOT, 0, 0},
-    {"bcast_length_long", "bcast", bcast_long, FAIL_NONROOT, 0, 1},
-    {"bcast_length_short", "bcast", bcast_short, FAIL_NONROOT, 0, 1},
-    {"reduce_length", "reduce", reduce_len, FAIL_ROOT, 0, 1},
-    {"allreduce_length", "allreduce", allreduce_len, FAIL_NONROOT, 0, 1},
-    {"alias_allreduce", "allreduce", alias_allreduce, FAIL_ALL, 0, 0},
-    {"alias_gather_root_alone", "gather", alias_gather_root, FAIL_ROOT, 1, 0},
-    {"alias_scatter_root_alone", "scatter", alias_scatter_root, FAIL_ROOT, 1, 0},
-    {"alias_reduce_root_alone", "reduce", alias_reduce_root, FAIL_ROOT, 1, 0},
-    {"alias_allgather", "allgather", alias_allgather, FAIL_ALL, 0, 0},
-    {"alias_alltoall", "alltoall", alias_alltoall, FAIL_ALL, 0, 0},
-    {"alias_reduce_scatter_block", "reduce_scatter_block", alias_rsb, FAIL_ALL, 0, 0},
-    {"alias_scan", "scan", alias_scan, FAIL_ALL, 0, 0},
-    {"uncommitted_allgather", "allgather", uncommitted_allgather, FAIL_ALL, 0, 0},
-    {"uncommitted_bcast", "bcast", uncommitted_bcast, FAIL_ALL, 0, 0},
-    {"uncommitted_allreduce", "allreduce", uncommitted_allreduce, FAIL_ALL, 0, 0},
-    {"null_send_allgather", "allgather", null_allgather, FAIL_ALL, 0, 0},
-    {"null_send_reduce", "reduce", null_reduce, FAIL_ALL, 0, 0},
-    {"negative_count_allgather", "allgather", negative_allgather, FAIL_ALL, 0, 0},
-    {"root_out_of_range_bcast", "bcast", root_out_of_range, FAIL_ALL, 0, 0},
+    {"allgather_length", "allgather", allgather_len, FAIL_NONROOT, 0, 0, MOCKUPS},
+    {"alltoall_length", "alltoall", alltoall_len, FAIL_ROOT, 0, 0, MOCKUPS},
+    {"gather_length", "gather", gather_len, FAIL_ROOT, 0, 0, MOCKUPS},
+    {"scatter_length", "scatter", scatter_len, FAIL_NONROOT, 0, 0, MOCKUPS},
+    {"bcast_length_long", "bcast", bcast_long, FAIL_NONROOT, 0, 1, MOCKUPS},
+    {"bcast_length_short", "bcast", bcast_short, FAIL_NONROOT, 0, 1, MOCKUPS},
+    {"reduce_length", "reduce", reduce_len, FAIL_ROOT, 0, 1, MOCKUPS},
+    {"allreduce_length", "allreduce", allreduce_len, FAIL_NONROOT, 0, 1, MOCKUPS},
+    {"alias_allreduce", "allreduce", alias_allreduce, FAIL_ALL, 0, 0, MOCKUPS},
+    {"alias_gather_root_alone", "gather", alias_gather_root, FAIL_ROOT, 1, 0, MOCKUPS},
+    {"alias_scatter_root_alone", "scatter", alias_scatter_root, FAIL_ROOT, 1, 0, MOCKUPS},
+    {"alias_reduce_root_alone", "reduce", alias_reduce_root, FAIL_ROOT, 1, 0, MOCKUPS},
+    {"alias_allgather", "allgather", alias_allgather, FAIL_ALL, 0, 0, MOCKUPS},
+    {"alias_alltoall", "alltoall", alias_alltoall, FAIL_ALL, 0, 0, MOCKUPS},
+    {"alias_reduce_scatter_block", "reduce_scatter_block", alias_rsb, FAIL_ALL, 0, 0, MOCKUPS},
+    {"alias_scan", "scan", alias_scan, FAIL_ALL, 0, 0, MOCKUPS},
+    {"uncommitted_allgather", "allgather", uncommitted_allgather, FAIL_ALL, 0, 0, MOCKUPS},
+    {"uncommitted_bcast", "bcast", uncommitted_bcast, FAIL_ALL, 0, 0, MOCKUPS},
+    {"uncommitted_allreduce", "allreduce", uncommitted_allreduce, FAIL_ALL, 0, 0, MOCKUPS},
+    {"null_send_allgather", "allgather", null_allgather, FAIL_ALL, 0, 0, MOCKUPS},
+    {"null_send_reduce", "reduce", null_reduce, FAIL_ALL, 0, 0, MOCKUPS},
+    {"negative_count_allgather", "allgather", negative_allgather, FAIL_ALL, 0, 0, MOCKUPS},
+    {"root_out_of_range_bcast", "bcast", root_out_of_range, FAIL_ALL, 0, 0, MOCKUPS},
     {"null_bcast_derived", "bcast", null_bcast_derived, FAIL_ALL, 0, 0, AND_STRATEGIES},
     {"null_scatter_recv_derived", "scatter", null_scatter_recv_derived, FAIL_ALL, 0, 0, AND_STRATEGIES},
     {"signature_recv", "recv", signature_recv, FAIL_NONROOT, 0, 0, STRATEGIES_ONLY},
@@ -341,45 +345,25 @@ static int calls(const errcase *c, int rank)
     return c->root_only ? rank == 0 : c->with == STRATEGIES_ONLY ? rank < 2 : 1;
 }
 
-int main(int argc, char **argv)
+/* Runs the case once with IMPL ("native", a mock-up, "datatypes:STRATEGY") on
+ * a communicator of its own and returns the exit status described at the top. */
+static int run_case(const errcase *c, const char *impl, MPI_Comm control)
 {
-    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
-        for (int i = 0; i < NCASES; i++) {
-            const errcase *c = &cases[i];
-            printf("%s %s", c->name, c->hidden ? "hidden" : c->with == STRATEGIES_ONLY ? "signature" : "local");
-            for (int k = 1; c->with != STRATEGIES_ONLY && k < mg_tune_nimpls(c->coll); k++)
-                printf(" %s", mg_tune_impl_name(c->coll, k));
-            for (int k = 0; c->with != MOCKUPS && k < 2; k++) printf(" %s", strategies[k]);
-            printf("\n");
-        }
-        return 0;
-    }
-    if (argc != 3) {
-        fprintf(stderr, "usage: tune_errors_app --list | CASE native|IMPL\n");
-        return 2;
-    }
-    const errcase *c = NULL;
-    for (int i = 0; i < NCASES; i++)
-        if (strcmp(argv[1], cases[i].name) == 0) c = &cases[i];
-    if (!c) {
-        fprintf(stderr, "tune_errors_app: unknown case '%s' (--list shows them)\n", argv[1]);
-        return 2;
-    }
-    MPI_Init(&argc, &argv);
-    env e = {.tuned = strcmp(argv[2], "native") != 0};
-    MPI_Comm control;
-    PMPI_Comm_dup(MPI_COMM_WORLD, &control); /* the results travel here, whatever happens to e.comm */
-    PMPI_Comm_dup(MPI_COMM_WORLD, &e.comm);
+    env e = {.tuned = strcmp(impl, "native") != 0};
+    PMPI_Comm_dup(MPI_COMM_WORLD, &e.comm); /* not freed: an erroneous call may have left it unusable */
     MPI_Errhandler counting;
     PMPI_Comm_create_errhandler(count_error, &counting);
     PMPI_Comm_set_errhandler(e.comm, counting);
     PMPI_Errhandler_free(&counting);
     PMPI_Comm_rank(e.comm, &e.rank);
     PMPI_Comm_size(e.comm, &e.size);
-    const char *strategy = strncmp(argv[2], "datatypes:", 10) == 0 ? argv[2] + 10 : NULL;
-    if (e.tuned && (mg_tune_set_mode(MG_TUNE_FORCED) != MG_TUNE_SUCCESS ||
-                    (strategy ? mg_tune_force("datatypes", strategy) : mg_tune_force(c->coll, argv[2])))) {
-        if (e.rank == 0) fprintf(stderr, "tune_errors_app: '%s' is not an implementation of %s\n", argv[2], c->coll);
+    handler_calls = 0;
+    const char *strategy = strncmp(impl, "datatypes:", 10) == 0 ? impl + 10 : NULL;
+    if (e.tuned &&
+        (mg_tune_set_mode(MG_TUNE_FORCED) != MG_TUNE_SUCCESS ||
+         (c->with != STRATEGIES_ONLY && mg_tune_force(c->coll, "default")) || mg_tune_force("datatypes", "default") ||
+         (strategy ? mg_tune_force("datatypes", strategy) : mg_tune_force(c->coll, impl)))) {
+        if (e.rank == 0) fprintf(stderr, "tune_errors_app: '%s' is not an implementation of %s\n", impl, c->coll);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int rc = MPI_SUCCESS;
@@ -398,23 +382,72 @@ int main(int argc, char **argv)
             int good = !called || !must_fail(c, r) || got_error;
             intact &= x[1];
             handled &= x[3] <= 1 && (x[0] == MPI_SUCCESS || x[3] == 1);
-            printf("%s %s rank %d: %s, error class %d%s, error handler ran %d times, guards %s%s\n", c->name, argv[2],
-                   r, called ? "called" : "not called", x[0], called && must_fail(c, r) ? " (an error is due)" : "",
-                   x[3], x[1] ? "intact" : "OVERWRITTEN", e.tuned && x[2] ? ", ran natively" : "");
+            printf("%s %s rank %d: %s, error class %d%s, error handler ran %d times, guards %s%s\n", c->name, impl, r,
+                   called ? "called" : "not called", x[0], called && must_fail(c, r) ? " (an error is due)" : "", x[3],
+                   x[1] ? "intact" : "OVERWRITTEN", e.tuned && x[2] ? ", ran natively" : "");
             ok &= good;
         }
-        printf("%s %s: %s\n", c->name, argv[2],
+        printf("%s %s: %s\n", c->name, impl,
                !intact    ? "GUARDS OVERWRITTEN"
                : !handled ? "ERROR HANDLER RUN TWICE OR NOT AT ALL"
                : ok       ? "ok"
                           : "error not reported");
-        fflush(stdout);
     }
     int status = !intact ? 3 : !handled ? 4 : ok ? 0 : 1;
     PMPI_Bcast(&status, 1, MPI_INT, 0, control);
     free(all);
     free(e.a.mem);
     free(e.b.mem);
-    MPI_Finalize();
     return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        for (int i = 0; i < NCASES; i++) {
+            const errcase *c = &cases[i];
+            printf("%s %s", c->name, c->hidden ? "hidden" : c->with == STRATEGIES_ONLY ? "signature" : "local");
+            for (int k = 1; c->with != STRATEGIES_ONLY && k < mg_tune_nimpls(c->coll); k++)
+                printf(" %s", mg_tune_impl_name(c->coll, k));
+            for (int k = 0; c->with != MOCKUPS && k < 2; k++) printf(" %s", strategies[k]);
+            printf("\n");
+        }
+        return 0;
+    }
+    if (argc != 3) {
+        fprintf(stderr, "usage: tune_errors_app --list | CASE native|IMPL[,IMPL...]\n");
+        return 2;
+    }
+    const errcase *c = NULL;
+    for (int i = 0; i < NCASES; i++)
+        if (strcmp(argv[1], cases[i].name) == 0) c = &cases[i];
+    if (!c) {
+        fprintf(stderr, "tune_errors_app: unknown case '%s' (--list shows them)\n", argv[1]);
+        return 2;
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm control;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &control); /* the results travel here, whatever happens to the case's own */
+    int rank;
+    PMPI_Comm_rank(control, &rank);
+    const char *impls = argv[2];
+    int several = strchr(impls, ',') != NULL, status = 0;
+    for (const char *impl = impls; impl; impl = strchr(impl, ',') ? strchr(impl, ',') + 1 : NULL) {
+        char name[96];
+        size_t len = strcspn(impl, ",");
+        if (len == 0 || len >= sizeof name) {
+            if (rank == 0) fprintf(stderr, "tune_errors_app: bad implementation list '%s'\n", impls);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        memcpy(name, impl, len);
+        name[len] = '\0';
+        status = run_case(c, name, control);
+        /* tune_errors.cmake reads this line: a launch's exit status alone cannot tell an abort by MPI from
+         * these statuses (Open MPI exits with the error code, and MPI_ERR_BUFFER is 1) */
+        if (rank == 0) printf("status %s %s %d\n", c->name, name, status);
+        fflush(stdout);
+    }
+    PMPI_Comm_free(&control);
+    MPI_Finalize();
+    return several ? 0 : status;
 }
