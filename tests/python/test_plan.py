@@ -89,12 +89,13 @@ def test_fmt_size(size, text):
 
 
 # A stand-in for Open MPI's mpiexec: reports its session directory, leaves a file there as a killed
-# prterun would, then exits with 5 or, given "block", tells the test it runs and waits to be stopped.
+# prterun would, then exits with 5 or, given "block", tells the test it runs and waits to be stopped. The
+# marker comes last: a test that stops the launch when it appears must not race the leftover's `touch`.
 FAKE_MPIEXEC = """#!/bin/sh
 d="$PRTE_MCA_prte_local_tmpdir_base"
 [ -d "$d" ] || exit 9
-echo "$d" > "$MARKER.tmp"; mv "$MARKER.tmp" "$MARKER"
 touch "$d/pmix.leftover"
+echo "$d" > "$MARKER.tmp"; mv "$MARKER.tmp" "$MARKER"
 [ "$1" = block ] && exec cat "$FIFO"
 exit 5
 """
