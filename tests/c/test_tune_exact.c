@@ -49,7 +49,7 @@
  * test goes on, and the exit code is non-zero at the end.
  * Environment: MG_TEST_VERBOSE=1 prints every case before it runs (to find a
  * hang or a crash), =2 also what ran; a process stuck for MG_TEST_HANG_S
- * seconds (default 30) prints its case and aborts; MG_TEST_SKIP=name1,name2
+ * seconds (default 30) prints its case (and goes on); MG_TEST_SKIP=name1,name2
  * leaves out mock-ups (to see the rest of the matrix while one of them
  * crashes; the test then fails). */
 #define _POSIX_C_SOURCE 200809L
@@ -1006,12 +1006,13 @@ static void errstr(int rc, char *out, size_t len)
 /* Watchdog: a mock-up that fails on some ranks only (or deadlocks) leaves the
  * ranks in different collectives, and the per-block report never comes. If a
  * process makes no progress for MG_TEST_HANG_S seconds (default 30), it prints
- * the case it is stuck in, the one before, and the last wrong result it saw,
- * then aborts. */
+ * the case it is in, the one before, and the last wrong result it saw, once
+ * per stall. It only reports: a slow machine may stall that long, and a real
+ * hang is ended by ctest's timeout, with this report in the output. */
 static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
 static char wd_current[700], wd_previous[700], wd_lastbad[1600];
 static unsigned long wd_progress;
-static int wd_stop, wd_rank, wd_hang_s = 30, wd_multiple;
+static int wd_stop, wd_rank, wd_hang_s = 30;
 
 static void *watchdog(void *v)
 {
@@ -1028,16 +1029,12 @@ static void *watchdog(void *v)
         }
         if (wd_progress != seen)
             seen = wd_progress, still = 0;
-        else if (++still >= 4 * wd_hang_s) {
-            printf("HANG rank %d: no progress for %d s in case: %s\n  case before: %s\n  last wrong result on this "
-                   "rank: %s\n",
+        else if (++still == 4 * wd_hang_s) {
+            printf("STALLED rank %d: no progress for %d s in case: %s\n  case before: %s\n  last wrong result on "
+                   "this rank: %s\n",
                    wd_rank, wd_hang_s, wd_current, wd_previous[0] ? wd_previous : "-",
                    wd_lastbad[0] ? wd_lastbad : "-");
             fflush(stdout);
-            pthread_mutex_unlock(&wd_mu);
-            sleep(2); /* let the other stuck ranks say where they are */
-            if (wd_multiple) MPI_Abort(MPI_COMM_WORLD, 3);
-            _exit(3);
         }
         pthread_mutex_unlock(&wd_mu);
     }
@@ -1275,7 +1272,7 @@ static void run_case(ctx *x, const tcase *c, cres *res)
 #undef WHY
     if (why[0]) {
         pthread_mutex_lock(&wd_mu);
-        snprintf(wd_lastbad, sizeof wd_lastbad, "%s:%s", cur, why);
+        snprintf(wd_lastbad, sizeof wd_lastbad, "%.690s:%.900s", cur, why);
         pthread_mutex_unlock(&wd_mu);
     }
     res->nerr = rc_n != MPI_SUCCESS;
@@ -1628,7 +1625,6 @@ int main(int argc, char **argv)
     make_types();
     make_reds();
     wd_rank = wrank;
-    wd_multiple = provided >= MPI_THREAD_MULTIPLE;
     if (getenv("MG_TEST_HANG_S") && atoi(getenv("MG_TEST_HANG_S")) > 0) wd_hang_s = atoi(getenv("MG_TEST_HANG_S"));
     pthread_t wd;
     pthread_create(&wd, NULL, watchdog, NULL);
