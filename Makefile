@@ -46,7 +46,7 @@ ctest-%: sanitize-builds
 # Slurm much of the time, and the others fill that time (no test depends on the machine's speed).
 test-python: venv lint
 	@set -e; for s in $(TEST_STACKS); do $(MG) stack install $$s --if-missing; done
-	$(VENV)/bin/pytest -q -n auto --dist loadfile
+	$(VENV)/bin/pytest -q -n auto --dist loadfile --durations=15
 
 # The fast tier, for the edit-test loop: lint, the import contracts and every Python test that needs no MPI
 # launch, build, root, network or browser (the pytest markers of pyproject.toml), on every core (pytest-xdist;
@@ -55,13 +55,13 @@ CHECK_MARKERS := not (mpi or build or root or network or browser or slow)
 check: lint
 	$(VENV)/bin/pytest -q -n auto -m "$(CHECK_MARKERS)"
 
-# Everything: the C tests of each stack and the Python tests side by side, two at a time, each one's output
-# printed whole when it ends. Much of their time they wait (Open MPI's C tests kept 41 % of the 2 cores busy
-# here, the test cluster waits on Slurm): on the 2-core test machine the three took 1007 s together instead
-# of about 1300 s one after the other.
+# Everything: the C tests of each stack and the Python tests side by side, all at once, each one's output
+# printed whole when it ends. Much of their time they wait (Open MPI's C tests kept half of the 2 cores
+# busy here, the test cluster waits on Slurm), and none depends on the machine's speed.
 test: sanitize-builds
-	@echo "== ctest on $(TEST_STACKS) and pytest, two at a time; each one's output follows when it ends"
-	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix ctest-,$(TEST_STACKS)) test-python
+	@echo "== ctest on $(TEST_STACKS) and pytest side by side; each one's output follows when it ends"
+	@$(MAKE) --no-print-directory -j$(words $(TEST_STACKS) test-python) --output-sync=target \
+	  $(addprefix ctest-,$(TEST_STACKS)) test-python
 
 lint: venv
 	$(VENV)/bin/ruff check python tests/python
