@@ -1,5 +1,6 @@
 """The `mpiguide` command: the stack and build commands, `run` and `analyze` for
-every suite's job, and the commands each suite adds for itself."""
+every suite's job, `sim` for the jobs that can be simulated, and the commands
+each suite adds for itself."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import os
 import shlex
 import sys
+from pathlib import Path
 
 from mpiguide import __version__
 from mpiguide.cluster import batch
@@ -18,6 +20,7 @@ from mpiguide.core.suite import CommandContext
 from mpiguide.front import commands
 from mpiguide.front.commands import console, out
 from mpiguide.suites import SUITES
+from mpiguide.suites.pingpong import calibrate as pingpong_calibrate
 
 # ---------------------------------------------------------------- stacks
 
@@ -285,6 +288,34 @@ def _run_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_compare)
 
 
+def cmd_sim(args: argparse.Namespace) -> int:
+    return SUITES.get(args.job).simulate(args)
+
+
+def _sim_commands(sub: argparse._SubParsersAction) -> None:
+    sim = sub.add_parser("sim", help="predict a job at scale on a modelled cluster (SimGrid SMPI): predictions, "
+                         "never measurements", description="Run a job's drivers on a cluster modelled by SimGrid "
+                         "SMPI (installed with apt-get as root where missing). Everything it reports is a "
+                         "prediction of the model and says so.")
+    jobs = sim.add_subparsers(dest="job", required=True, metavar="JOB")
+    for suite in SUITES:
+        refused = suite.simulation_refusal
+        text = suite.title if refused is None else f"refused: {refused}"
+        jp = jobs.add_parser(suite.name, help=text, description=text)
+        suite.add_simulation_arguments(jp)
+        jp.set_defaults(func=cmd_sim)
+    for suite in SUITES:
+        suite.add_simulation_commands(jobs)
+    p = jobs.add_parser("calibrate", help="fit the simulated network to a ping-pong run of this machine",
+                        description="Fit latency and bandwidth to the send_recv round trips of a ping-pong run "
+                        "(mpiguide run pingpong --sizes 4,1k,64k,1m) and save them for mpiguide sim coll "
+                        "--platform calibrated.")
+    p.add_argument("run", help="run id under results/ or a ping-pong run directory")
+    p.add_argument("--out", type=Path, default=None, help="where to save the fit (default: mpiguide's data "
+                   "directory, smpi/calibration.json)")
+    p.set_defaults(func=pingpong_calibrate.calibrate)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mpiguide", description="Does your MPI library keep its performance "
                                      "promises? Measure guidelines across MPI implementations.")
@@ -292,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _stack_commands(sub)
     _run_commands(sub)
+    _sim_commands(sub)
     cluster_commands.add_commands(sub)
     context = CommandContext(add_run_options=commands.add_run_options, run_command=cmd_run)
     for suite in SUITES:

@@ -1,17 +1,24 @@
-"""SimGrid SMPI (core.smpi): the platform files, and mg_collbench built with smpicc run on 16 simulated ranks,
-every collective natively and with every mock-up, under each library's modelled collective selection: the
-driver's own checks compare every result with the native call's."""
+"""SimGrid SMPI (core.smpi, `mpiguide sim`): the platform files, the calibration fit on synthetic ping-pong
+data, predicted verdicts from known simulated times, the refusals, and the drivers built with smpicc: every
+collective natively and with every mock-up on 16 simulated ranks under each library's modelled collective
+selection (the driver's own checks compare every result with the native call's), `mpiguide sim coll` with
+its resume, and a simulated ping-pong on the calibrated platform reproducing the fitted line."""
 
 from __future__ import annotations
 
+import json
+import random
 import re
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from mpiguide.core import smpi
+from mpiguide.core import rawfile, smpi
 from mpiguide.core.errors import MpiguideError
+from mpiguide.suites import SUITES
+from mpiguide.suites.coll import simulate
 from mpiguide.suites.coll.catalog import MOCKUPS
 
 NP = 16
@@ -23,13 +30,15 @@ def test_platform_files():
            'bb_bw="100GBps" bb_lat="1us"/>' in flat
     assert 'topology="FAT_TREE" topo_parameters="2;4,4;1,4;1,1"' in smpi.Platform("f", 16, topology="fattree").xml()
     assert 'topology="TORUS" topo_parameters="2,2,4"' in smpi.Platform("t", 16, topology="torus", dims=(2, 2, 4)).xml()
+    assert 'topology="DRAGONFLY" topo_parameters="4,1;2,1;2,1;4"' in smpi.Platform("d", 64, topology="dragonfly").xml()
 
 
 @pytest.mark.parametrize(("platform", "message"), [
     (smpi.Platform("x", 0), "nodes=0 (at least 1)"),
     (smpi.Platform("x", 6, topology="fattree"), "needs nodes a multiple of the radix (nodes=6)"),
     (smpi.Platform("x", 8, topology="torus", dims=(2, 2, 3)), "torus dims 2x2x3 must multiply to nodes=8"),
-    (smpi.Platform("x", 8, topology="ring"), "topology=ring (one of flat, fattree, torus)"),
+    (smpi.Platform("x", 8, topology="ring"), "topology=ring (one of flat, fattree, torus, dragonfly)"),
+    (smpi.Platform("x", 24, topology="dragonfly"), "groups of 16 nodes needs nodes a multiple of 16 (nodes=24)"),
     (smpi.Platform("x", 8, bandwidth="fast"), "bandwidth 'fast': expected a number and a unit"),
 ])
 def test_impossible_platforms_are_refused(platform, message):
@@ -50,6 +59,133 @@ def test_unknown_selector(tmp_path):
         smpi.command(t, tmp_path / "p.xml", tmp_path / "h", 4, "lam", tmp_path / "x", [])
 
 
+# ---------------------------------------------------------------- calibration (synthetic data, fixed seed)
+
+def test_calibration_recovers_known_latency_and_bandwidth():
+    rng = random.Random(20261127)
+    latency, bandwidth = 2.5e-6, 6e9
+    sizes = [4, 64, 1024, 16384, 65536, 262144, 1048576] * 5
+    # round trips with 2 % multiplicative noise, as medians of a real ping-pong scatter
+    trips = [2 * (latency + m / bandwidth) * (1 + rng.gauss(0, 0.02)) for m in sizes]
+    fit = smpi.fit_pingpong(sizes, trips, source="synthetic")
+    assert fit.latency_s == pytest.approx(latency, rel=0.05)
+    assert fit.bandwidth_Bps == pytest.approx(bandwidth, rel=0.05)
+    assert fit.points == 7 and fit.worst_error < 0.1
+    exact = smpi.fit_pingpong([8, 4096, 1 << 20], [2 * (1e-6 + m / 1e10) for m in (8, 4096, 1 << 20)])
+    assert (exact.latency_s, exact.bandwidth_Bps) == (pytest.approx(1e-6), pytest.approx(1e10))
+    assert exact.worst_error == pytest.approx(0, abs=1e-9)
+
+
+@pytest.mark.parametrize(("sizes", "trips", "message"), [
+    ([4, 4], [1e-5, 1e-5], "two message sizes or more (got 1)"),
+    ([4, 1024], [1e-5, 5e-6], "do not grow with the message size"),
+    ([4, 1024], [1e-5], "as many times as message sizes"),
+    ([4, 1024], [0, 1e-5], "must be positive"),
+])
+def test_calibration_refuses_what_no_line_fits(sizes, trips, message):
+    with pytest.raises(MpiguideError, match=re.escape(message)):
+        smpi.fit_pingpong(sizes, trips)
+
+
+def test_calibration_file_round_trip_and_bad_file(tmp_path):
+    fit = smpi.Fit(latency_s=3e-6, bandwidth_Bps=4e9, worst_error=0.01, points=4, source="x")
+    fit.save(tmp_path / "c.json")
+    assert smpi.Fit.load(tmp_path / "c.json") == fit
+    (tmp_path / "bad.json").write_text("{\"latency\": 1}")
+    with pytest.raises(MpiguideError, match="bad.json: not a calibration of mpiguide sim calibrate"):
+        smpi.Fit.load(tmp_path / "bad.json")
+
+
+def test_calibrated_platform_splits_the_latency_over_the_route():
+    plat = smpi.calibrated(smpi.Fit(3e-6, 4e9, 0, 2), 8)
+    xml = plat.xml()
+    assert 'bw="4000000000Bps" lat="1.500000us"' in xml and 'bb_lat="0us"' in xml
+    assert plat.cfg() == ["--cfg=smpi/lat-factor:0:1", "--cfg=smpi/bw-factor:0:1"]
+    assert smpi.Platform("f", 8).cfg() == []
+
+
+# ---------------------------------------------------------------- predicted verdicts (known simulated times)
+
+def _fake_simulation(root: Path, times: dict[tuple[str, int], dict[tuple[str, str, int], float]],
+                     errors: dict[tuple[str, int], list[str]] | None = None) -> Path:
+    """A simulation directory whose raw files hold the given times (twice each, as two repetitions)."""
+    (root / "raw").mkdir(parents=True)
+    settings = dict(selectors=sorted({s for s, _ in times}), nps=sorted({n for _, n in times}), platform="flat",
+                    bandwidth="10GBps", latency="1us", calibration=None, collectives=["allreduce"], sizes="8",
+                    nrep=2, tolerance=0.05)
+    (root / "sim.json").write_text(json.dumps({"kind": "predicted", "model": "SimGrid 3.32 SMPI",
+                                               "settings": settings}))
+    for (sel, n), rows in times.items():
+        lines = ["#@mpiguide_raw=1", "#@driver=collbench", "collective impl msize rep time_s",
+                 "#@mockup[default]=0 MPI_Allreduce",
+                 "#@mockup[allreduce_as_reduce_bcast]=5 MPI_Reduce + MPI_Bcast",
+                 "#@mockup[allreduce_as_reducescatterblock_allgather]=6 MPI_Reduce_scatter_block + MPI_Allgather"]
+        lines += [f"#@error[{c}]=rank 0: result differs from the native call" for c in (errors or {}).get((sel, n), [])]
+        for (coll, impl, m), t in rows.items():
+            lines += [f"{coll} {impl} {m} 0 {t}", f"{coll} {impl} {m} 1 {t}"]
+        (root / "raw" / f"{sel}-p{n}.raw").write_text("\n".join([*lines, "#@end=ok", ""]))
+    return root
+
+
+def test_predicted_verdicts_are_ratios_against_the_tolerance(tmp_path):
+    a = "allreduce"
+    d = _fake_simulation(tmp_path / "sim", {
+        ("mpich", 64): {(a, "default", 8): 3e-5, (a, "allreduce_as_reduce_bcast", 8): 1e-5,
+                        (a, "allreduce_as_reducescatterblock_allgather", 8): 2.9e-5},
+        ("mpich", 256): {(a, "default", 8): 4e-5, (a, "allreduce_as_reduce_bcast", 8): 5e-6,
+                         (a, "allreduce_as_reducescatterblock_allgather", 8): 3e-5},
+        ("ompi", 64): {(a, "default", 8): 1e-5, (a, "allreduce_as_reduce_bcast", 8): 2e-5,
+                       (a, "allreduce_as_reducescatterblock_allgather", 8): 1e-6},
+    }, errors={("ompi", 64): ["allreduce allreduce_as_reducescatterblock_allgather 8"]})
+    meta, times, left_out = simulate.load(d)
+    v = simulate.verdicts(times, left_out, meta["settings"]["tolerance"])
+    got = {(r.selector, r.nprocs, r.impl): (round(r.factor, 6), r.verdict) for r in v.itertuples()}
+    assert got == {
+        ("mpich", 64, "allreduce_as_reduce_bcast"): (3.0, simulate.VIOLATED),
+        ("mpich", 64, "allreduce_as_reducescatterblock_allgather"): (round(3 / 2.9, 6), simulate.KEPT),  # < 5 %
+        ("mpich", 256, "allreduce_as_reduce_bcast"): (8.0, simulate.VIOLATED),
+        ("mpich", 256, "allreduce_as_reducescatterblock_allgather"): (round(4 / 3, 6), simulate.VIOLATED),
+        ("ompi", 64, "allreduce_as_reduce_bcast"): (0.5, simulate.KEPT),
+        # its result differed from the native call under the model: no verdict
+    }
+    assert set(v["guideline"]) == {"COLL-GL5", "COLL-GL6"}
+    scale = simulate.per_scale(v).set_index(["selector", "nprocs"])
+    assert scale.loc[("mpich", 256), "violations"] == 2
+    assert scale.loc[("mpich", 256), "worst_factor"] == pytest.approx(8.0)
+    assert scale.loc[("mpich", 256), "worst_at"] == "allreduce 8 B allreduce_as_reduce_bcast"
+    assert scale.loc[("mpich", 64), "tuned_gain_geomean"] == pytest.approx(3.0)
+    assert scale.loc[("ompi", 64), "violations"] == 0
+    report = simulate.write_report(d)
+    text = (d / "report.md").read_text()
+    assert text.startswith("# Collective guidelines predicted at scale: PREDICTED by SimGrid 3.32 SMPI")
+    assert "not measured" in text and "Left out" in text
+    assert report.name == "report.html"
+    csv = pd.read_csv(d / "predicted_verdicts.csv")
+    assert set(csv["kind"]) == {"predicted"} and set(csv["model"]) == {"SimGrid 3.32 SMPI"}
+
+
+# ---------------------------------------------------------------- refusals
+
+@pytest.mark.parametrize("job", [s.name for s in SUITES if s.simulation_refusal is not None])
+def test_jobs_without_a_simulated_form_are_refused_with_the_reason(cli, job):
+    res = cli(["sim", job])
+    assert res.rc == 2
+    assert f"mpiguide sim {job}: refused: {SUITES.get(job).simulation_refusal}" in res.err.replace("\n", " ")
+
+
+def test_sim_coll_refuses_impossible_settings(cli, tmp_path):
+    res = cli(["sim", "coll", "--np", "6", "--out", str(tmp_path / "x")])
+    assert res.rc == 2 and "4-port switches: every --np must be a multiple of 4 (got 6)" in res.err
+    res = cli(["sim", "coll", "--selectors", "lam"])
+    assert res.rc == 2 and "unknown collective selector 'lam'" in res.err
+    res = cli(["sim", "coll", "--platform", "calibrated", "--calibration", str(tmp_path / "none.json")])
+    assert res.rc == 2 and "no calibration at" in res.err and "mpiguide sim calibrate RUN" in res.err
+    res = cli(["sim", "coll", "--np", "4096", "--sizes", "1m", "--platform", "flat"])
+    assert res.rc == 2 and "buffers need about" in res.err and "use smaller --sizes" in res.err
+
+
+# ---------------------------------------------------------------- simulations
+
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory):
     try:
@@ -65,7 +201,7 @@ def simulated(tmp_path_factory):
 REDUCE_SCATTER_MOCKUPS = {name for ms in MOCKUPS.values() for name, _, formula in ms if "Reduce_scatter +" in formula}
 
 
-@pytest.mark.parametrize("topology", ["flat", "fattree"])
+@pytest.mark.parametrize("topology", ["flat", "fattree", "dragonfly"])
 @pytest.mark.parametrize("selector", smpi.SELECTORS)
 def test_every_collective_and_mockup_on_16_simulated_ranks(simulated, selector, topology):
     t, tree, where = simulated
@@ -83,3 +219,76 @@ def test_every_collective_and_mockup_on_16_simulated_ranks(simulated, selector, 
     assert (int(summary.group(1)), int(summary.group(2))) == (configs, len(differ))
     assert all(impl in REDUCE_SCATTER_MOCKUPS and size == "8" for _, impl, size in differ), differ
     assert res.returncode == (3 if differ else 0), res.stderr[-2000:]
+
+
+def test_sim_coll_predicts_and_resumes(simulated, cli, tmp_path):
+    out = tmp_path / "sim"
+    argv = ["sim", "coll", "--np", "16", "--selectors", "mpich,ompi", "--collectives", "allreduce,bcast",
+            "--sizes", "8,1024", "--nrep", "2", "--platform", "flat", "--out", str(out)]
+    res = cli(argv)
+    assert res.rc == 0, res.err
+    assert "PREDICTED by SimGrid" in res.out and "not measured" in res.out
+    v = pd.read_csv(out / "predicted_verdicts.csv")
+    # 2 selectors x 2 sizes x (3 allreduce + 2 bcast mock-ups), less what the model's results left out
+    left = pd.read_csv(out / "predicted_scale.csv")
+    assert set(v["selector"]) == {"mpich", "ompi"} and set(v["nprocs"]) == {16}
+    assert 16 <= len(v) <= 20 and left["checks"].sum() == len(v)
+    assert (v["factor"] == v["default_s"] / v["mockup_s"]).all()
+    assert set(v["verdict"]) <= {simulate.VIOLATED, simulate.KEPT}
+    raw = simulate.raw_path(out, "mpich", 16)
+    assert rawfile.parse(raw).complete
+    before = raw.stat().st_mtime_ns
+    res = cli(["sim", "coll", "--resume", str(out)])
+    assert res.rc == 0, res.err
+    assert res.err.count("done earlier") == 2 and raw.stat().st_mtime_ns == before
+    res = cli(argv)
+    assert res.rc == 2 and f"continue it with --resume {out}" in res.err
+
+
+def test_calibrated_platform_reproduces_the_fitted_ping_pong(simulated, tmp_path):
+    t, _, _ = simulated
+    tree = smpi.build_drivers(t, ["mg_pingpong"])
+    fit = smpi.Fit(latency_s=3e-6, bandwidth_Bps=4e9, worst_error=0, points=2)
+    plat = smpi.calibrated(fit, 2)
+    xml, hosts = plat.write(tmp_path, ppn=1)
+    argv, env = smpi.command(t, xml, hosts, 2, "mpich", tree / "mg_pingpong",
+                             ["--sizes", "4,1k,64k,1m", "--variants", "send_recv", "--nrep", "2",
+                              "--output", str(tmp_path / "pp.raw")], plat.cfg())
+    res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    med = rawfile.parse(tmp_path / "pp.raw").frame().groupby("msize_bytes")["time_s"].median()
+    assert len(med) == 4
+    for m, rt in med.items():
+        assert rt == pytest.approx(2 * fit.one_way(m), rel=0.01), m
+
+
+def test_closeness_of_predictions_to_measurements():
+    table = pd.DataFrame({"stack": ["a"] * 4, "nprocs": [2] * 4, "collective": ["bcast", "bcast", "scan", "scan"],
+                          "ratio": [1.5, 0.8, 1.2, 3.0]})
+    got = simulate.closeness(table).set_index("collective")
+    assert got.loc["bcast", "geomean_ratio"] == pytest.approx((1.5 * 0.8) ** 0.5)
+    assert got.loc["bcast", "assessment"] == "close" and got.loc["bcast", "range"] == "x0.80..x1.50"
+    assert got.loc["scan", "assessment"] == "not trustworthy here"
+
+
+def test_calibrate_and_check_a_measured_run(simulated, small_run, cli, tmp_path):
+    cal = tmp_path / "calibration.json"
+    res = cli(["sim", "calibrate", str(small_run[0]), "--out", str(cal)])
+    assert res.rc == 0, res.err
+    fit = smpi.Fit.load(cal)
+    assert fit.points == 2 and fit.latency_s > 0 and fit.bandwidth_Bps > 0
+    assert f"calibration: {fit.describe()}" in res.out.replace("\n", "")
+    res = cli(["sim", "calibrate", str(tmp_path)])
+    assert res.rc == 2
+    run = tmp_path / "coll"
+    res = cli(["run", "coll", "--stacks", "mpich", "--np", "2", "--collectives", "bcast,allreduce", "--sizes",
+               "8,1024", "--runs", "1", "--nrep", "5", "--output", str(run)])
+    assert res.rc == 0, res.err
+    res = cli(["sim", "check", str(run), "--calibration", str(cal), "--nrep", "2"])
+    assert res.rc == 0, res.err
+    table = pd.read_csv(run / "predicted" / "predicted_vs_measured.csv")
+    assert set(table["collective"]) == {"bcast", "allreduce"} and set(table["selector"]) == {"mpich"}
+    # default and every mock-up of both at both sizes, all measured and predicted
+    assert len(table) == 2 * (1 + len(MOCKUPS["bcast"]) + 1 + len(MOCKUPS["allreduce"]))
+    assert (table["ratio"] == table["predicted_s"] / table["measured_s"]).all()
+    assert "geometric mean" in res.out and (run / "predicted" / "report.md").exists()

@@ -138,6 +138,21 @@ class Suite(ABC):
         with the suite's own columns), for an adaptive round. The whole template by default."""
         return template
 
+    # ---- simulation (`mpiguide sim NAME`: SimGrid SMPI, predictions of a model)
+
+    # Why the job cannot run on a simulated cluster, for the refusal; None where it can (it then implements
+    # add_simulation_arguments and simulate).
+    simulation_refusal: str | None = "it has no simulated form"
+
+    def add_simulation_arguments(self, parser: argparse.ArgumentParser) -> None:  # noqa: B027
+        """The options of `mpiguide sim NAME` (none where the job is refused)."""
+
+    def simulate(self, args: argparse.Namespace) -> int:
+        raise MpiguideError(f"mpiguide sim {self.name}: refused: {self.simulation_refusal}")
+
+    def add_simulation_commands(self, jobs: argparse._SubParsersAction) -> None:  # noqa: B027
+        """Further `mpiguide sim` commands of the suite (none by default)."""
+
     # ---- commands of its own
 
     def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:  # noqa: B027

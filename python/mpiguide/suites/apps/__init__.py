@@ -24,6 +24,9 @@ class AppsSuite(Suite):
     name = "apps"
     title = ("Stencil applications: halo exchange by manual packing vs derived datatypes, three communication modes "
              "(Adefemi 2025)")
+    simulation_refusal = ("the stencil variants use neighborhood collectives on distributed graph "
+                          "communicators (MPI_Dist_graph_create_adjacent), which SMPI 3.32 does not implement, "
+                          "and derived-datatype halos, whose handling SMPI does not charge")
     fixed_nrep = apps.DEFAULT_NREP
     # mg_stencil interleaves the variants' repetitions; the variants share every launch, so the verdicts pair
     # them launch by launch, like every suite's (docs/measurement.md)

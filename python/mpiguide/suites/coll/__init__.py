@@ -28,7 +28,7 @@ from mpiguide.core.suite import (
     Suite,
 )
 from mpiguide.front.tuneflow import add_tune_options
-from mpiguide.suites.coll import algorithms, analysis, profiles, report, selection, workflow
+from mpiguide.suites.coll import algorithms, analysis, profiles, report, selection, simulate, workflow
 from mpiguide.suites.coll.catalog import COLLECTIVES, POOL_DEFAULTS
 from mpiguide.suites.coll.reprompi import CollImporter
 
@@ -71,6 +71,7 @@ class CollSuite(Suite):
 
     name = "coll"
     title = "Collectives against their mock-ups (Hunold and Carpen-Amarie 2018, COLL-GL1..22)"
+    simulation_refusal = None  # mpiguide sim coll: suites.coll.simulate
     reprompi = CollImporter()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -159,6 +160,20 @@ class CollSuite(Suite):
                                                   v["stack"][sel], v["impl"][sel], strict=True)]
         return v.assign(point=point, template=template)[[*POINT_COLUMNS, POINT_TEMPLATE, POINT_MORE, "msize",
                                                          "reference_msize"]]
+
+    def add_simulation_arguments(self, parser: argparse.ArgumentParser) -> None:
+        simulate.add_arguments(parser)
+
+    def simulate(self, args: argparse.Namespace) -> int:
+        return simulate.run(args)
+
+    def add_simulation_commands(self, jobs: argparse._SubParsersAction) -> None:
+        p = jobs.add_parser("check", help="a measured coll run against the model's prediction of it",
+                            description="Simulate the grid of a measured coll run (mpiguide run coll) with the "
+                            "selector of each stack's family and set every configuration's prediction beside its "
+                            "measurement: where the model can be trusted.")
+        simulate.add_check_arguments(p)
+        p.set_defaults(func=simulate.check)
 
     def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:
         p = commands.add_parser("tune", help="measure collectives and their mock-ups, find guideline violations, "

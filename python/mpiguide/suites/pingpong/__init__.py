@@ -19,6 +19,8 @@ DEFAULT_SIZES = "4,16,64,256,1k,4k,16k,64k,256k,1m"
 class PingPongSuite(GuidelineSuite):
     name = "pingpong"
     title = "Ping-pong latency (MPI_Send/MPI_Recv between two processes)"
+    simulation_refusal = ("a ping-pong is what the model is fitted to, not a prediction: measure it (mpiguide "
+                          "run pingpong --sizes 4,1k,64k,1m) and fit the platform with mpiguide sim calibrate RUN")
     reprompi = PingPongImporter()
     guidelines = [
         Guideline("PP-GL1", {"variant": "sendrecv"}, {"variant": "send_recv"},

@@ -1,0 +1,478 @@
+"""`mpiguide sim coll`: the collective guidelines (COLL-GLn) and the mock-ups of libmpiguide-tune predicted
+at 16 to 1024 ranks on a modelled cluster, with SimGrid SMPI (mpiguide.core.smpi) and the collective selection
+logic SMPI reproduces of MPICH, Open MPI, Intel MPI or MVAPICH2.
+
+Every number here is a prediction of the model, named with it (SimGrid's version, the selector, the platform),
+and never a measurement: the tables say so, and nothing here mixes with measured runs (`mpiguide compare`
+takes measured runs only).
+
+How a predicted verdict is formed. Simulated time has no run-to-run noise: the same program on the same
+platform takes the same simulated time (up to the order the driver draws for the sides), so there is no
+sample to test. Each side's time is the median of its few repetitions, and a point is one ratio, the
+default's time over the mock-up's: COLL-GLn is predicted violated where that factor exceeds 1 + tolerance
+(default 5 %), kept otherwise. The tuned library's predicted gain at a point is the largest such factor over
+the collective's mock-ups, where it exceeds 1 + tolerance (the profile `mpiguide tune` would write picks that
+mock-up); it is not a simulated run of the tuned library.
+
+What the model leaves out: SMPI charges the drivers' computation at the platform's speed but not its own
+datatype handling, and runs every rank in one process (memory for p ranks' buffers is real); the results of
+every configuration are still checked against the native call by the driver, and one that differs is left
+out and listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from mpiguide.core import families, options, rawfile, smpi
+from mpiguide.core.document import Document, Heatmap, worst_cells
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.measurements import stack_versions
+from mpiguide.core.runner import RunDir, resolve_run
+from mpiguide.front.commands import console, out
+from mpiguide.suites.coll import analysis
+from mpiguide.suites.coll.catalog import COLLECTIVES
+
+VIOLATED = "predicted violation"
+KEPT = "predicted kept"
+COLORS = ((VIOLATED, "#f4a6a6"), (KEPT, "#b8e0b8"))
+PLATFORMS = ("fattree", "flat", "torus", "dragonfly", "calibrated")
+DEFAULT_SIZES = "8,1024"
+DEFAULT_NP = "16,64"
+# all ranks' buffers live in the one simulating process: refuse a grid that needs more than this share of RAM
+MEMORY_SHARE = 0.5
+VERDICT_COLUMNS = ["selector", "nprocs", "collective", "msize", "impl", "guideline", "default_s", "mockup_s",
+                   "factor", "verdict"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--selectors", default="mpich,ompi,impi",
+                   help=f"whose collective selection SMPI models: {', '.join(smpi.SELECTORS)} (default "
+                        "mpich,ompi,impi)")
+    p.add_argument("--np", default=DEFAULT_NP, help=f"simulated process counts (default {DEFAULT_NP})")
+    p.add_argument("--platform", default="fattree", choices=PLATFORMS,
+                   help="the modelled cluster, one node per rank: a two-level fat tree of 4-port switches "
+                        "(default), one switch (flat), a 3D torus, a dragonfly of 16-node groups, or the flat "
+                        "cluster calibrated on a ping-pong (mpiguide sim calibrate)")
+    p.add_argument("--bandwidth", default="10GBps", help="link bandwidth of fattree, flat, torus (default 10GBps)")
+    p.add_argument("--latency", default="1us", help="link latency of fattree, flat, torus (default 1us)")
+    p.add_argument("--calibration", type=Path, default=None,
+                   help=f"the calibration of --platform calibrated (default {smpi.calibration_path()})")
+    p.add_argument("--collectives", default="all", help="collectives (default all nine)")
+    p.add_argument("--sizes", default=DEFAULT_SIZES,
+                   help=f"message sizes, as mg_collbench takes them (default {DEFAULT_SIZES}); memory for all "
+                        "ranks' buffers is real")
+    p.add_argument("--nrep", type=int, default=3, help="repetitions per configuration (default 3; simulated "
+                                                         "time has no noise)")
+    p.add_argument("--tolerance", type=float, default=0.05,
+                   help="a mock-up faster than the default by more than this share is a predicted violation "
+                        "(default 0.05)")
+    p.add_argument("--out", type=Path, default=None, help="the run directory (default runs/sim-coll-<time>)")
+    p.add_argument("--resume", type=Path, default=None, metavar="DIR",
+                   help="continue a simulation in DIR: finished launches are kept")
+
+
+@dataclass(frozen=True)
+class Settings:
+    selectors: list[str]
+    nps: list[int]
+    platform: str
+    bandwidth: str
+    latency: str
+    calibration: str | None
+    collectives: list[str]
+    sizes: str
+    nrep: int
+    tolerance: float
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Settings:
+        selectors = options.parse_choice_list(args.selectors, smpi.SELECTORS, "collective selector")
+        nps = options.int_list(args.np, "--np", minimum=2)
+        if args.platform == "fattree" and any(n % 4 for n in nps):
+            raise MpiguideError(f"--platform fattree has 4-port switches: every --np must be a multiple of 4 "
+                                f"(got {args.np})")
+        if args.platform == "dragonfly" and any(n % smpi.DRAGONFLY_GROUP for n in nps):
+            raise MpiguideError(f"--platform dragonfly has groups of {smpi.DRAGONFLY_GROUP} nodes: every --np must "
+                                f"be a multiple of {smpi.DRAGONFLY_GROUP} (got {args.np})")
+        colls = list(COLLECTIVES) if args.collectives == "all" else options.parse_choice_list(
+            args.collectives, COLLECTIVES, "collective")
+        options.parse_sizes(args.sizes)  # refuses a malformed list with its own message
+        if args.nrep < 1:
+            raise MpiguideError(f"--nrep {args.nrep}: at least 1")
+        if not 0 <= args.tolerance < 1:
+            raise MpiguideError(f"--tolerance {args.tolerance}: between 0 and 1")
+        calibration = None
+        if args.platform == "calibrated":
+            path = args.calibration or smpi.calibration_path()
+            if not path.exists():
+                raise MpiguideError(f"--platform calibrated: no calibration at {path}; make one with "
+                                    "mpiguide sim calibrate RUN (a ping-pong run of this machine)")
+            calibration = str(path)
+        return cls(selectors, nps, args.platform, args.bandwidth, args.latency, calibration, colls, args.sizes,
+                   args.nrep, args.tolerance)
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def platform(s: Settings, nprocs: int) -> smpi.Platform:
+    """The modelled cluster of a launch of nprocs ranks: one node per rank."""
+    if s.platform == "calibrated":
+        fit = smpi.Fit.load(Path(s.calibration))
+        return smpi.calibrated(fit, nprocs)
+    if s.platform == "torus":
+        return smpi.Platform("torus", nprocs, topology="torus", dims=_torus_dims(nprocs), bandwidth=s.bandwidth,
+                             latency=s.latency)
+    return smpi.Platform(s.platform, nprocs, topology=s.platform, bandwidth=s.bandwidth, latency=s.latency)
+
+
+def _torus_dims(n: int) -> tuple[int, int, int]:
+    """Three factors of n, as close to a cube as they come."""
+    best = (1, 1, n)
+    for a in range(1, round(n ** (1 / 3)) + 2):
+        if n % a:
+            continue
+        for b in range(a, math.isqrt(n // a) + 1):
+            if (n // a) % b == 0:
+                c = n // a // b
+                if max(a, b, c) - min(a, b, c) < max(best) - min(best):
+                    best = (a, b, c)
+    return best
+
+
+def memory_needed(s: Settings, nprocs: int) -> int:
+    """Bytes of all ranks' buffers at the largest size: the gathering collectives hold p blocks per rank,
+    send and receive side."""
+    largest = max(options.parse_sizes(s.sizes))
+    return 4 * nprocs * nprocs * largest
+
+
+def _check_memory(s: Settings) -> None:
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return
+    for n in s.nps:
+        need = memory_needed(s, n)
+        if need > MEMORY_SHARE * ram:
+            raise MpiguideError(f"--np {n} with --sizes {s.sizes}: the {n} simulated ranks' buffers need about "
+                                f"{need / 2**30:.1f} GiB in one process, more than {MEMORY_SHARE:.0%} of this "
+                                f"machine's {ram / 2**30:.0f} GiB; use smaller --sizes at that scale")
+
+
+# ---------------------------------------------------------------- running
+
+def raw_path(rundir: Path, selector: str, nprocs: int) -> Path:
+    return rundir / "raw" / f"{selector}-p{nprocs}.raw"
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.resume:
+        rundir = args.resume
+        try:
+            meta = json.loads((rundir / "sim.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise MpiguideError(f"--resume {rundir}: not a simulation of mpiguide sim ({exc})") from None
+        s = Settings(**meta["settings"])
+    else:
+        s = Settings.from_args(args)
+        rundir = args.out or Path("runs") / time.strftime("sim-coll-%Y%m%d-%H%M%S")
+        if (rundir / "sim.json").exists():
+            raise MpiguideError(f"{rundir} holds a simulation already: continue it with --resume {rundir}")
+        meta = None
+    _check_memory(s)
+    tools = smpi.tools(say=console.print)
+    model = smpi.version(tools)
+    tree = smpi.build_drivers(tools, ["mg_collbench"])
+    if meta is None:
+        meta = {"kind": "predicted", "model": f"{model} SMPI", "settings": s.to_dict(),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        rundir.mkdir(parents=True, exist_ok=True)
+        (rundir / "sim.json").write_text(json.dumps(meta, indent=1) + "\n")
+    (rundir / "raw").mkdir(exist_ok=True)
+    (rundir / "logs").mkdir(exist_ok=True)
+    launches = [(n, sel) for n in s.nps for sel in s.selectors]
+    failed = []
+    console.print(f"simulation {rundir}: {len(launches)} launch(es) of mg_collbench under {model} SMPI "
+                  f"({s.platform} platform); every number is a prediction of the model")
+    for k, (n, sel) in enumerate(launches, 1):
+        raw = raw_path(rundir, sel, n)
+        if raw.exists() and rawfile.parse(raw).complete:
+            console.print(f"[{k}/{len(launches)}] {sel} p={n}: done earlier")
+            continue
+        seconds, problem = _launch(tools, tree, s, n, sel, rundir, raw)
+        state = "ok" if problem is None else f"FAILED: {problem}"
+        console.print(f"[{k}/{len(launches)}] {sel} p={n}: {state} ({seconds:.1f} s wall)")
+        if problem:
+            failed.append((sel, n, problem))
+    path = write_report(rundir)
+    for line in summary_lines(rundir):
+        out.print(line, highlight=False)
+    out.print(f"simulation report (predictions): {path}", highlight=False)
+    if failed:
+        console.print(f"{len(failed)} launch(es) failed (logs in {rundir / 'logs'}); once fixed, continue "
+                      f"with: mpiguide sim coll --resume {rundir}")
+        return 1
+    return 0
+
+
+def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, rundir: Path,
+            raw: Path) -> tuple[float, str | None]:
+    plat = platform(s, n)
+    xml, hosts = plat.write(rundir / "platforms", ppn=1)
+    partial = raw.with_suffix(".part")
+    args = ["--collectives", ",".join(s.collectives), "--sizes", s.sizes, "--nrep", str(s.nrep),
+            "--output", str(partial)]
+    argv, env = smpi.command(tools, xml, hosts, n, selector, tree / "mg_collbench", args, plat.cfg())
+    log = rundir / "logs" / f"{selector}-p{n}.log"
+    start = time.monotonic()
+    try:
+        with log.open("w") as f:
+            f.write(" ".join(argv) + "\n")
+            f.flush()
+            res = subprocess.run(argv, env=env, stdout=f, stderr=subprocess.STDOUT, cwd=rundir)
+    except OSError as exc:
+        return time.monotonic() - start, f"smpirun did not start: {exc}"
+    seconds = time.monotonic() - start
+    # exit 3: some configurations differ from the native call; the driver listed them and the rest stands
+    if res.returncode not in (0, 3) or not partial.exists() or not rawfile.parse(partial).complete:
+        return seconds, f"smpirun ended with {res.returncode} (see {log})"
+    partial.replace(raw)
+    return seconds, None
+
+
+# ---------------------------------------------------------------- predictions
+
+def load(rundir: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """The simulation's settings, its median times (selector, nprocs, collective, impl, msize, time_s,
+    guideline) and the configurations the driver left out (selector, nprocs, config, reason)."""
+    meta = json.loads((rundir / "sim.json").read_text())
+    frames, left_out = [], []
+    for raw in sorted((rundir / "raw").glob("*.raw")):
+        selector, _, p = raw.stem.rpartition("-p")
+        f = rawfile.parse(raw)
+        df = f.frame()
+        guideline = {impl: int(v.split()[0]) for impl, v in f.notes.get("mockup", {}).items()}
+        if not df.empty:
+            med = df.groupby(["collective", "impl", "msize"], as_index=False)["time_s"].median()
+            med["guideline"] = med["impl"].map(guideline).fillna(0).astype(int)
+            med.insert(0, "nprocs", int(p))
+            med.insert(0, "selector", selector)
+            frames.append(med)
+        for config, why in f.errors.items():
+            left_out.append((selector, int(p), config, why))
+    times = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["selector", "nprocs", "collective", "impl", "msize", "time_s", "guideline"])
+    return meta, times, pd.DataFrame(left_out, columns=["selector", "nprocs", "config", "reason"])
+
+
+def verdicts(times: pd.DataFrame, left_out: pd.DataFrame, tolerance: float) -> pd.DataFrame:
+    """One predicted COLL-GLn verdict per (selector, nprocs, collective, msize, mock-up)."""
+    bad = {(r.selector, r.nprocs, *r.config.split()[:2], int(r.config.split()[2])) for r in left_out.itertuples()
+           if len(r.config.split()) == 3}
+    rows = []
+    for (sel, n, coll, m), part in times.groupby(["selector", "nprocs", "collective", "msize"], sort=True):
+        default = part[part["impl"] == "default"]
+        if default.empty or (sel, n, coll, "default", m) in bad:
+            continue
+        t_d = float(default["time_s"].iloc[0])
+        for r in part[part["impl"] != "default"].itertuples():
+            if (sel, n, coll, r.impl, m) in bad or r.time_s <= 0:
+                continue
+            factor = t_d / r.time_s
+            rows.append((sel, n, coll, m, r.impl, f"COLL-GL{r.guideline}", t_d, r.time_s, factor,
+                         VIOLATED if factor > 1 + tolerance else KEPT))
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+def gains(v: pd.DataFrame) -> pd.DataFrame:
+    """Per point with a predicted violation: the best mock-up and its factor (the tuned library's predicted
+    gain)."""
+    hit = v[v["verdict"] == VIOLATED]
+    if hit.empty:
+        return pd.DataFrame(columns=["selector", "nprocs", "collective", "msize", "impl", "factor"])
+    best = hit.loc[hit.groupby(["selector", "nprocs", "collective", "msize"])["factor"].idxmax()]
+    return best[["selector", "nprocs", "collective", "msize", "impl", "factor"]].reset_index(drop=True)
+
+
+def per_scale(v: pd.DataFrame) -> pd.DataFrame:
+    """Per selector and process count: checks, predicted violations, the worst factor and where, and the
+    geometric mean of the tuned library's predicted gains."""
+    g = gains(v)
+    rows = []
+    for (sel, n), part in v.groupby(["selector", "nprocs"], sort=True):
+        hit = part[part["verdict"] == VIOLATED]
+        worst = hit.loc[hit["factor"].idxmax()] if not hit.empty else None
+        mine = g[(g["selector"] == sel) & (g["nprocs"] == n)]["factor"]
+        rows.append((sel, n, len(part), len(hit), float(worst["factor"]) if worst is not None else float("nan"),
+                     f"{worst['collective']} {worst['msize']} B {worst['impl']}" if worst is not None else "-",
+                     len(mine), float(math.exp(mine.map(math.log).mean())) if len(mine) else float("nan")))
+    return pd.DataFrame(rows, columns=["selector", "nprocs", "checks", "violations", "worst_factor", "worst_at",
+                                       "tuned_points", "tuned_gain_geomean"])
+
+
+def _label(meta: dict) -> str:
+    s = meta["settings"]
+    where = (f"platform {s['platform']}" + (f" ({s['bandwidth']}, {s['latency']} links)"
+                                           if s["platform"] != "calibrated" else f" ({s['calibration']})"))
+    return f"PREDICTED by {meta['model']}, {where}, one rank per node; not measured"
+
+
+def write_report(rundir: Path) -> Path:
+    meta, times, left_out = load(rundir)
+    tol = meta["settings"]["tolerance"]
+    v = verdicts(times, left_out, tol)
+    scale = per_scale(v)
+    label = _label(meta)
+    doc = Document(f"Collective guidelines predicted at scale: {label}")
+    cells = worst_cells(v.assign(point=v["collective"]), ["selector", "nprocs"], ["collective"])
+    doc.heatmap(Heatmap(cells, ["selector", "nprocs"], ["collective"],
+                        f"Worst predicted COLL-GL factor (default / mock-up) per collective; {label}.",
+                        colors=COLORS))
+    doc.heading("How these predictions were made")
+    doc.text(f"Each side's simulated time is the median of {meta['settings']['nrep']} repetitions; a point is "
+             f"predicted violated where the default is slower than the mock-up by more than {tol:.0%} "
+             "(factor = default / mock-up). Simulated time has no run-to-run noise, so no statistical test "
+             "applies; these verdicts never mix with measured ones. The tuned library's predicted gain is the "
+             "best mock-up's factor at a violated point, not a simulated run of the tuned library.")
+    doc.section("Per selector and scale (predicted)", scale)
+    doc.section("Tuned library: predicted gains (best mock-up per violated point)", gains(v))
+    doc.section("Every predicted verdict", v)
+    if not left_out.empty:
+        doc.section("Left out: results that differ from the native call under the model", left_out)
+    v.assign(kind="predicted", model=meta["model"]).to_csv(rundir / "predicted_verdicts.csv", index=False)
+    scale.assign(kind="predicted", model=meta["model"]).to_csv(rundir / "predicted_scale.csv", index=False)
+    return doc.write(rundir)
+
+
+def summary_lines(rundir: Path) -> list[str]:
+    meta, times, left_out = load(rundir)
+    scale = per_scale(verdicts(times, left_out, meta["settings"]["tolerance"]))
+    lines = [_label(meta)]
+    for r in scale.itertuples():
+        worst = f", worst x{r.worst_factor:.2f} ({r.worst_at})" if r.violations else ""
+        gain = f"; tuned library x{r.tuned_gain_geomean:.2f} (geometric mean)" if r.tuned_points else ""
+        lines.append(f"  {r.selector:8} p={r.nprocs:<5} {r.violations} of {r.checks} COLL-GL points predicted "
+                     f"violated{worst}{gain}")
+    if not left_out.empty:
+        lines.append(f"  {len(left_out)} configuration(s) left out: their results differ from the native call "
+                     "under the model (report)")
+    return lines
+
+
+# ---------------------------------------------------------------- the model against measurements
+
+TRUSTED = 2.0  # a prediction within this factor of the measurement, both ways, is called close
+
+
+def add_check_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", help="a measured coll run (mpiguide run coll), by run id under results/ or its "
+                               "directory: its grid is simulated")
+    p.add_argument("--platform", default="calibrated", choices=PLATFORMS,
+                   help="the modelled cluster (default calibrated: mpiguide sim calibrate first)")
+    p.add_argument("--bandwidth", default="10GBps", help="link bandwidth of fattree, flat, torus (default 10GBps)")
+    p.add_argument("--latency", default="1us", help="link latency of fattree, flat, torus (default 1us)")
+    p.add_argument("--calibration", type=Path, default=None,
+                   help=f"the calibration of --platform calibrated (default {smpi.calibration_path()})")
+    p.add_argument("--nrep", type=int, default=3, help="simulated repetitions per configuration (default 3)")
+    p.add_argument("--out", type=Path, default=None, help="where to write it (default <RUN>/predicted)")
+
+
+def check(args: argparse.Namespace) -> int:
+    """Simulates the grid of a measured coll run, stack by stack with the selector of its family, and sets
+    each configuration's prediction beside its measurement (the median of its per-launch medians)."""
+    rd = RunDir.open(resolve_run(str(args.run)))
+    measured = analysis.load(rd)
+    params = rd.meta["params"]
+    versions = stack_versions(rd)
+    selector_of = {}
+    for stack, text in versions.items():
+        fam = families.from_version(text)
+        if fam in smpi.SELECTOR_OF_FAMILY:
+            selector_of[stack] = smpi.SELECTOR_OF_FAMILY[fam]
+        else:
+            console.print(f"stack {stack} ({text}): SMPI models no selector of its family; left out")
+    if not selector_of:
+        raise MpiguideError(f"{rd.path}: no stack of a family SMPI models (MPICH, Open MPI, Intel MPI)")
+    ns = argparse.Namespace(selectors=",".join(sorted(set(selector_of.values()))),
+                            np=",".join(map(str, params["np"])), platform=args.platform, bandwidth=args.bandwidth,
+                            latency=args.latency, calibration=args.calibration,
+                            collectives=",".join(params["collectives"]),
+                            sizes=",".join(map(str, params["sizes"])), nrep=args.nrep, tolerance=0.05)
+    s = Settings.from_args(ns)
+    out_dir = args.out or rd.path / "predicted"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tools = smpi.tools(say=console.print)
+    model = f"{smpi.version(tools)} SMPI"
+    tree = smpi.build_drivers(tools, ["mg_collbench"])
+    (out_dir / "raw").mkdir(exist_ok=True)
+    (out_dir / "logs").mkdir(exist_ok=True)
+    (out_dir / "sim.json").write_text(json.dumps({"kind": "predicted", "model": model, "settings": s.to_dict(),
+                                                  "measured_run": str(rd.path)}, indent=1) + "\n")
+    for n in s.nps:
+        for sel in s.selectors:
+            raw = raw_path(out_dir, sel, n)
+            if raw.exists() and rawfile.parse(raw).complete:
+                continue
+            seconds, problem = _launch(tools, tree, s, n, sel, out_dir, raw)
+            console.print(f"simulated {sel} p={n}: {'ok' if problem is None else problem} ({seconds:.1f} s wall)")
+    _, times, _ = load(out_dir)
+    table = side_by_side(measured, times, selector_of)
+    table.assign(model=model).to_csv(out_dir / "predicted_vs_measured.csv", index=False)
+    summary = closeness(table)
+    doc = Document(f"Predicted by {model} against measured (run {rd.path.name})")
+    doc.text(_label({"model": model, "settings": s.to_dict()}) + ".")
+    doc.text(f"ratio = predicted / measured; within x{TRUSTED:g} both ways is called close. The measured time is "
+             "the median of the configuration's per-launch medians; the predicted one the median of the "
+             "simulated repetitions. A local run puts all ranks on one machine (shared memory, and more ranks "
+             "than cores where it says so): a platform calibrated on a local ping-pong models that memory as "
+             "its network.")
+    doc.section("Per stack and collective", summary)
+    doc.section("Every configuration", table)
+    path = doc.write(out_dir)
+    out.print(f"predicted ({model}) against measured, run {rd.path}:", highlight=False)
+    for r in summary.itertuples():
+        out.print(f"  {r.stack:10} p={r.nprocs:<3} {r.collective:21} ratio {r.geomean_ratio:6.2f} (geometric mean "
+                  f"over {r.configurations}; {r.range}) {r.assessment}", highlight=False)
+    out.print(f"report: {path}", highlight=False)
+    return 0
+
+
+def side_by_side(measured: analysis.CollResult, times: pd.DataFrame, selector_of: dict[str, str]) -> pd.DataFrame:
+    """Per measured configuration of a stack SMPI models: measured and predicted seconds, and their ratio."""
+    rows = []
+    predicted = {(r.selector, r.nprocs, r.collective, r.impl, r.msize): r.time_s for r in times.itertuples()}
+    for r in measured.medians.itertuples():
+        sel = selector_of.get(r.stack)
+        t_p = predicted.get((sel, r.nprocs, r.collective, r.impl, r.msize))
+        if sel is None or t_p is None or len(r.medians) == 0:
+            continue
+        t_m = float(r.medians["median_s"].median())
+        if t_m > 0:
+            rows.append((r.stack, sel, r.nprocs, r.collective, r.impl, r.msize, t_m, t_p, t_p / t_m))
+    return pd.DataFrame(rows, columns=["stack", "selector", "nprocs", "collective", "impl", "msize", "measured_s",
+                                       "predicted_s", "ratio"])
+
+
+def closeness(table: pd.DataFrame) -> pd.DataFrame:
+    """Per stack, process count and collective: the geometric mean of the ratios, their range, and whether
+    every configuration is within TRUSTED of its measurement."""
+    rows = []
+    for (stack, n, coll), part in table.groupby(["stack", "nprocs", "collective"], sort=True):
+        logs = part["ratio"].map(math.log)
+        lo, hi = part["ratio"].min(), part["ratio"].max()
+        close = (part["ratio"] <= TRUSTED).all() and (part["ratio"] >= 1 / TRUSTED).all()
+        rows.append((stack, n, coll, len(part), float(math.exp(logs.mean())), f"x{lo:.2f}..x{hi:.2f}",
+                     "close" if close else "not trustworthy here"))
+    return pd.DataFrame(rows, columns=["stack", "nprocs", "collective", "configurations", "geomean_ratio", "range",
+                                       "assessment"])
