@@ -50,6 +50,8 @@ DEFAULT_SIZES = "8,1024"
 DEFAULT_NP = "16,64"
 # all ranks' buffers live in the one simulating process: refuse a grid that needs more than this share of RAM
 MEMORY_SHARE = 0.5
+# SMPI 3.32's Scan at 256 ranks, two sizes, 2 repetitions: still running after 5 minutes of wall time
+SLOW_SCAN_ABOVE = 64
 VERDICT_COLUMNS = ["selector", "nprocs", "collective", "msize", "impl", "guideline", "default_s", "mockup_s",
                    "factor", "verdict"]
 
@@ -191,6 +193,10 @@ def run(args: argparse.Namespace) -> int:
             raise MpiguideError(f"{rundir} holds a simulation already: continue it with --resume {rundir}")
         meta = None
     _check_memory(s)
+    if "scan" in s.collectives and max(s.nps) > SLOW_SCAN_ABOVE:
+        console.print(f"note: SMPI's Scan is linear (rank r waits on every rank before it): above "
+                      f"{SLOW_SCAN_ABOVE} ranks it takes many minutes of wall time per launch; leave it out with "
+                      "--collectives")
     tools = smpi.tools(say=console.print)
     model = smpi.version(tools)
     tree = smpi.build_drivers(tools, ["mg_collbench"])
