@@ -8,9 +8,9 @@
 #     the mock-up must too; where it completes without (status 1), the mock-up
 #     must complete;
 #   - no run may hang (HANG seconds, far beyond any run's time), end without
-#     its status, or write outside the buffers (status 3; a sanitizer build
-#     also reports it), and the communicator's error handler runs at most
-#     once, and for every error returned (status 4);
+#     its status, write outside the buffers (status 3) or draw a sanitizer's
+#     report (a leak at exit too), and the communicator's error handler runs
+#     at most once, and for every error returned (status 4);
 #   - a "signature" case (a type signature mismatch, MPICH's truncmsg2) may
 #     complete without the native call's error under a datatype strategy,
 #     which receives the bytes as MPI_PACKED (a note), but not hang or write
@@ -71,10 +71,16 @@ function(launch case impls limit)
                   RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${limit})
   execute_process(COMMAND sh "${SWEEP}" "${scratch}/.started")
   file(REMOVE_RECURSE "${scratch}")
+  list(LENGTH impls several)
   set(found "")
   foreach(impl IN LISTS impls)
+    set(printed "")
     if(out MATCHES "status ${case} ${impl} ([0-9]+)\n")
-      list(APPEND found ${CMAKE_MATCH_1})
+      set(printed ${CMAKE_MATCH_1})
+    endif()
+    # a launch of one ends with its status, unless something came after it (a leak report at exit)
+    if(NOT printed STREQUAL "" AND (several GREATER 1 OR code STREQUAL printed))
+      list(APPEND found ${printed})
     elseif(code MATCHES "^[0-9]+$")
       list(APPEND found "exit ${code}")
     else()
@@ -93,21 +99,25 @@ endfunction()
 function(judge case kind impl status text)
   math(EXPR n "${compared} + 1")
   set(compared ${n} PARENT_SCOPE)
-  if(status STREQUAL "0" OR (status STREQUAL "1" AND native_status STREQUAL "1"))
+  set(clean TRUE)
+  if(text MATCHES "AddressSanitizer|LeakSanitizer|runtime error")
+    set(clean FALSE)
+  endif()
+  if(clean AND (status STREQUAL "0" OR (status STREQUAL "1" AND native_status STREQUAL "1")))
     return()
   endif()
   # where MPI ends the job natively, the mock-up may too
-  if(native_status MATCHES "^exit" AND status MATCHES "^exit" AND NOT text MATCHES "AddressSanitizer|runtime error")
+  if(clean AND native_status MATCHES "^exit" AND status MATCHES "^exit")
     return()
   endif()
   # a type signature mismatch under a datatype strategy: the bytes that arrived are received as MPI_PACKED,
   # whose signature matches anything (docs/tuning.md); it must still end and stay inside the buffers
-  if(kind STREQUAL "signature" AND status STREQUAL "1" AND NOT text MATCHES "AddressSanitizer|runtime error")
+  if(clean AND kind STREQUAL "signature" AND status STREQUAL "1")
     list(APPEND notes "${case} ${impl}: completed without the error the native call reports (a type signature mismatch packing hides)")
     set(notes "${notes}" PARENT_SCOPE)
     return()
   endif()
-  if(kind STREQUAL "hidden" AND NOT status MATCHES "^[34]$" AND NOT text MATCHES "AddressSanitizer|runtime error")
+  if(clean AND kind STREQUAL "hidden" AND NOT status MATCHES "^[34]$")
     if(status STREQUAL "1")
       set(how "completed without reporting the error (native: ${native_status})")
     elseif(status MATCHES "timeout")
@@ -135,7 +145,7 @@ foreach(line IN LISTS lines)
     list(APPEND notes "left out ${case}: the native call ends with '${statuses}'")
     continue()
   endif()
-  if(text MATCHES "AddressSanitizer|runtime error")
+  if(text MATCHES "AddressSanitizer|LeakSanitizer|runtime error")
     list(APPEND notes "left out ${case}: the native call crashes ('${statuses}', a sanitizer's report)")
     continue()
   endif()
@@ -147,7 +157,7 @@ foreach(line IN LISTS lines)
   set(alone "${impls}")
   if(NOT kind STREQUAL "hidden")
     launch(${case} "${impls}" ${HANG})
-    if(rc STREQUAL "0" AND NOT statuses MATCHES "[^0-9;]" AND NOT text MATCHES "AddressSanitizer|runtime error")
+    if(rc STREQUAL "0" AND NOT statuses MATCHES "[^0-9;]" AND NOT text MATCHES "Sanitizer|runtime error")
       set(alone "")
       foreach(impl status IN ZIP_LISTS impls statuses)
         judge(${case} ${kind} ${impl} "${status}" "${text}")

@@ -14,10 +14,10 @@ default's time over the mock-up's: COLL-GLn is predicted violated where that fac
 the collective's mock-ups, where it exceeds 1 + tolerance (the profile `mpiguide tune` would write picks that
 mock-up); it is not a simulated run of the tuned library.
 
-What the model leaves out: SMPI charges the drivers' computation at the platform's speed but not its own
-datatype handling, and runs every rank in one process (memory for p ranks' buffers is real); the results of
-every configuration are still checked against the native call by the driver, and one that differs is left
-out and listed.
+What the model leaves out: no local computation is charged (core.smpi runs SMPI so, which makes the
+predictions repeatable), nor SMPI's own datatype handling, and every rank runs in one process (memory for
+p ranks' buffers is real); the results of every configuration are still checked against the native call by
+the driver, and one that differs is left out and listed (docs/simulation.md).
 """
 
 from __future__ import annotations
@@ -61,26 +61,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"whose collective selection SMPI models: {', '.join(smpi.SELECTORS)} (default "
                         "mpich,ompi,impi)")
     p.add_argument("--np", default=DEFAULT_NP, help=f"simulated process counts (default {DEFAULT_NP})")
-    p.add_argument("--platform", default="fattree", choices=PLATFORMS,
-                   help="the modelled cluster, one node per rank: a two-level fat tree of 4-port switches "
-                        "(default), one switch (flat), a 3D torus, a dragonfly of 16-node groups, or the flat "
-                        "cluster calibrated on a ping-pong (mpiguide sim calibrate)")
-    p.add_argument("--bandwidth", default="10GBps", help="link bandwidth of fattree, flat, torus (default 10GBps)")
-    p.add_argument("--latency", default="1us", help="link latency of fattree, flat, torus (default 1us)")
-    p.add_argument("--calibration", type=Path, default=None,
-                   help=f"the calibration of --platform calibrated (default {smpi.calibration_path()})")
+    _platform_arguments(p, "fattree")
     p.add_argument("--collectives", default="all", help="collectives (default all nine)")
     p.add_argument("--sizes", default=DEFAULT_SIZES,
                    help=f"message sizes, as mg_collbench takes them (default {DEFAULT_SIZES}); memory for all "
                         "ranks' buffers is real")
-    p.add_argument("--nrep", type=int, default=3, help="repetitions per configuration (default 3; simulated "
-                                                         "time has no noise)")
     p.add_argument("--tolerance", type=float, default=0.05,
                    help="a mock-up faster than the default by more than this share is a predicted violation "
                         "(default 0.05)")
-    p.add_argument("--out", type=Path, default=None, help="the run directory (default runs/sim-coll-<time>)")
+    p.add_argument("--out", type=Path, default=None, help="the directory (default results/<time>-sim-coll)")
     p.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="continue a simulation in DIR: finished launches are kept")
+
+
+def _platform_arguments(p: argparse.ArgumentParser, default: str) -> None:
+    """The modelled cluster and the repetitions, as `sim coll` and `sim check` take them."""
+    p.add_argument("--platform", default=default, choices=PLATFORMS,
+                   help=f"the modelled cluster, one node per rank: a two-level fat tree of 4-port switches, one "
+                        "switch (flat), a 3D torus, a dragonfly of 16-node groups, or the flat cluster calibrated "
+                        f"on a ping-pong (mpiguide sim calibrate) (default {default})")
+    p.add_argument("--bandwidth", default="10GBps", help="link bandwidth but for calibrated (default 10GBps)")
+    p.add_argument("--latency", default="1us", help="link latency but for calibrated (default 1us)")
+    p.add_argument("--calibration", type=Path, default=None,
+                   help=f"the calibration of --platform calibrated (default {smpi.calibration_path()})")
+    p.add_argument("--nrep", type=int, default=3, help="simulated repetitions per configuration (default 3; "
+                                                         "simulated time has no noise)")
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         s = Settings(**meta["settings"])
     else:
         s = Settings.from_args(args)
-        rundir = args.out or Path("runs") / time.strftime("sim-coll-%Y%m%d-%H%M%S")
+        rundir = args.out or Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-sim-coll")
         if (rundir / "sim.json").exists():
             raise MpiguideError(f"{rundir} holds a simulation already: continue it with --resume {rundir}")
         meta = None
@@ -384,13 +389,7 @@ TRUSTED = 2.0  # a prediction within this factor of the measurement, both ways, 
 def add_check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", help="a measured coll run (mpiguide run coll), by run id under results/ or its "
                                "directory: its grid is simulated")
-    p.add_argument("--platform", default="calibrated", choices=PLATFORMS,
-                   help="the modelled cluster (default calibrated: mpiguide sim calibrate first)")
-    p.add_argument("--bandwidth", default="10GBps", help="link bandwidth of fattree, flat, torus (default 10GBps)")
-    p.add_argument("--latency", default="1us", help="link latency of fattree, flat, torus (default 1us)")
-    p.add_argument("--calibration", type=Path, default=None,
-                   help=f"the calibration of --platform calibrated (default {smpi.calibration_path()})")
-    p.add_argument("--nrep", type=int, default=3, help="simulated repetitions per configuration (default 3)")
+    _platform_arguments(p, "calibrated")
     p.add_argument("--out", type=Path, default=None, help="where to write it (default <RUN>/predicted)")
 
 
@@ -417,6 +416,11 @@ def check(args: argparse.Namespace) -> int:
                             sizes=",".join(map(str, params["sizes"])), nrep=args.nrep, tolerance=0.05)
     s = Settings.from_args(ns)
     out_dir = args.out or rd.path / "predicted"
+    if (out_dir / "sim.json").exists():
+        earlier = json.loads((out_dir / "sim.json").read_text()).get("settings")
+        if earlier != s.to_dict():
+            raise MpiguideError(f"{out_dir} holds a prediction with other settings ({earlier}); give another "
+                                "--out DIR, or remove it")
     out_dir.mkdir(parents=True, exist_ok=True)
     tools = smpi.tools(say=console.print)
     model = f"{smpi.version(tools)} SMPI"
