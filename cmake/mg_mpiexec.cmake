@@ -70,8 +70,11 @@ ${exports}export PATH='${q_bindir}':\"$PATH\"
 session=$(mktemp -d \"\${TMPDIR:-/tmp}/mpiguide-launch-XXXXXX\") || exit 1
 touch \"$session/.started\"
 # A process the launcher started may still finish a file in the session after
-# the launcher died of the same signal: remove until it stays removed.
+# the launcher died of the same signal: remove until it stays removed. A signal
+# that arrives (or is still pending) once the cleanup runs must not cut it short:
+# its trap would exit from inside it.
 cleanup() {
+    trap '' HUP INT TERM
     sh '${q_sweep}' \"$session/.started\"
     for i in 1 2 3 4 5 6 7 8 9 10; do rm -rf \"$session\" 2>/dev/null; [ -e \"$session\" ] || return 0; sleep 0.1; done
 }

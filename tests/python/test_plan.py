@@ -89,14 +89,15 @@ def test_fmt_size(size, text):
 
 
 # A stand-in for Open MPI's mpiexec: reports its session directory, leaves a file there as a killed
-# prterun would, then exits with 5 or, given "block", tells the test it runs and waits to be stopped. The
-# marker comes last: a test that stops the launch when it appears must not race the leftover's `touch`.
+# prterun would, then exits with 5 or, given "block" (after the wrapper's own flags), tells the test it runs
+# and waits to be stopped. The marker comes last: a test that stops the launch when it appears must not race
+# the leftover's `touch`.
 FAKE_MPIEXEC = """#!/bin/sh
 d="$PRTE_MCA_prte_local_tmpdir_base"
 [ -d "$d" ] || exit 9
 touch "$d/pmix.leftover"
 echo "$d" > "$MARKER.tmp"; mv "$MARKER.tmp" "$MARKER"
-[ "$1" = block ] && exec cat "$FIFO"
+case " $* " in *" block "*) exec cat "$FIFO" ;; esac
 exit 5
 """
 

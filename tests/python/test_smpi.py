@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import write_synthetic_run
 from mpiguide.core import rawfile, smpi
 from mpiguide.core.errors import MpiguideError
 from mpiguide.suites import SUITES
@@ -271,15 +272,25 @@ def test_closeness_of_predictions_to_measurements():
     assert got.loc["scan", "assessment"] == "not trustworthy here"
 
 
-def test_calibrate_and_check_a_measured_run(simulated, small_run, cli, tmp_path):
+def test_calibrate_from_a_ping_pong_run(cli, tmp_path):
+    latency, bandwidth = 2e-6, 5e9
+    run = write_synthetic_run(tmp_path / "pp", lambda v, m, launch: 2 * (latency + m / bandwidth) * (1 + launch / 100)
+                              if v == "send_recv" else 1.0, runs=3, sizes=[4, 1024, 65536, 1048576])
     cal = tmp_path / "calibration.json"
-    res = cli(["sim", "calibrate", str(small_run[0]), "--out", str(cal)])
+    res = cli(["sim", "calibrate", str(run), "--out", str(cal)])
     assert res.rc == 0, res.err
     fit = smpi.Fit.load(cal)
-    assert fit.points == 2 and fit.latency_s > 0 and fit.bandwidth_Bps > 0
+    # the median launch (index 1) is 1 % slower than the line: latency and bandwidth scale with it
+    assert fit.points == 4 and fit.latency_s == pytest.approx(latency * 1.01)
+    assert fit.bandwidth_Bps == pytest.approx(bandwidth / 1.01)
     assert f"calibration: {fit.describe()}" in res.out.replace("\n", "")
-    res = cli(["sim", "calibrate", str(tmp_path)])
+    res = cli(["sim", "calibrate", str(tmp_path / "nothing")])
     assert res.rc == 2
+
+
+def test_check_a_measured_run(simulated, cli, tmp_path):
+    cal = tmp_path / "calibration.json"
+    smpi.Fit(latency_s=1e-6, bandwidth_Bps=5e9, worst_error=0, points=2).save(cal)
     run = tmp_path / "coll"
     res = cli(["run", "coll", "--stacks", "mpich", "--np", "2", "--collectives", "bcast,allreduce", "--sizes",
                "8,1024", "--runs", "1", "--nrep", "5", "--output", str(run)])
