@@ -157,10 +157,11 @@ def test_predicted_verdicts_are_ratios_against_the_tolerance(tmp_path):
     assert scale.loc[("mpich", 64), "tuned_gain_geomean"] == pytest.approx(3.0)
     assert scale.loc[("ompi", 64), "violations"] == 0
     report = simulate.write_report(d)
+    assert report.lines[0].startswith("PREDICTED by SimGrid 3.32 SMPI")
     text = (d / "report.md").read_text()
     assert text.startswith("# Collective guidelines predicted at scale: PREDICTED by SimGrid 3.32 SMPI")
     assert "not measured" in text and "Left out" in text
-    assert report.name == "report.html"
+    assert report.path.name == "report.html"
     csv = pd.read_csv(d / "predicted_verdicts.csv")
     assert set(csv["kind"]) == {"predicted"} and set(csv["model"]) == {"SimGrid 3.32 SMPI"}
 

@@ -38,6 +38,7 @@ from mpiguide.core.document import Document, Heatmap, worst_cells
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import stack_versions
 from mpiguide.core.runner import RunDir, resolve_run
+from mpiguide.core.suite import Report
 from mpiguide.front.commands import console, out
 from mpiguide.suites.coll import analysis
 from mpiguide.suites.coll.catalog import COLLECTIVES
@@ -210,12 +211,27 @@ def run(args: argparse.Namespace) -> int:
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
         rundir.mkdir(parents=True, exist_ok=True)
         (rundir / "sim.json").write_text(json.dumps(meta, indent=1) + "\n")
-    (rundir / "raw").mkdir(exist_ok=True)
+    console.print(f"simulation {rundir}: {len(s.nps) * len(s.selectors)} launch(es) of mg_collbench under {model} "
+                  f"SMPI ({s.platform} platform); every number is a prediction of the model")
+    failed = _simulate(tools, tree, s, rundir)
+    report = write_report(rundir)
+    for line in report.lines:
+        out.print(line, highlight=False)
+    out.print(f"simulation report (predictions): {report.path}", highlight=False)
+    if failed:
+        console.print(f"{len(failed)} launch(es) failed (logs in {rundir / 'logs'}); once fixed, continue "
+                      f"with: mpiguide sim coll --resume {rundir}")
+        return 1
+    return 0
+
+
+def _simulate(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[tuple[str, int, str]]:
+    """Every launch of s (a selector at a process count) that rundir holds no complete raw file of, with
+    progress; (selector, nprocs, problem) of those that failed."""
+    (rundir / "raw").mkdir(parents=True, exist_ok=True)
     (rundir / "logs").mkdir(exist_ok=True)
     launches = [(n, sel) for n in s.nps for sel in s.selectors]
     failed = []
-    console.print(f"simulation {rundir}: {len(launches)} launch(es) of mg_collbench under {model} SMPI "
-                  f"({s.platform} platform); every number is a prediction of the model")
     for k, (n, sel) in enumerate(launches, 1):
         raw = raw_path(rundir, sel, n)
         if raw.exists() and rawfile.parse(raw).complete:
@@ -226,15 +242,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[{k}/{len(launches)}] {sel} p={n}: {state} ({seconds:.1f} s wall)")
         if problem:
             failed.append((sel, n, problem))
-    path = write_report(rundir)
-    for line in summary_lines(rundir):
-        out.print(line, highlight=False)
-    out.print(f"simulation report (predictions): {path}", highlight=False)
-    if failed:
-        console.print(f"{len(failed)} launch(es) failed (logs in {rundir / 'logs'}); once fixed, continue "
-                      f"with: mpiguide sim coll --resume {rundir}")
-        return 1
-    return 0
+    return failed
 
 
 def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, rundir: Path,
@@ -339,7 +347,8 @@ def _label(meta: dict) -> str:
     return f"PREDICTED by {meta['model']}, {where}, one rank per node; not measured"
 
 
-def write_report(rundir: Path) -> Path:
+def write_report(rundir: Path) -> Report:
+    """report.md/html and the CSVs of rundir's predictions, and the lines the terminal shows of them."""
     meta, times, left_out = load(rundir)
     tol = meta["settings"]["tolerance"]
     v = verdicts(times, left_out, tol)
@@ -363,13 +372,11 @@ def write_report(rundir: Path) -> Path:
         doc.section("Left out: results that differ from the native call under the model", left_out)
     v.assign(kind="predicted", model=meta["model"]).to_csv(rundir / "predicted_verdicts.csv", index=False)
     scale.assign(kind="predicted", model=meta["model"]).to_csv(rundir / "predicted_scale.csv", index=False)
-    return doc.write(rundir)
+    return Report(doc.write(rundir), _summary_lines(label, scale, left_out))
 
 
-def summary_lines(rundir: Path) -> list[str]:
-    meta, times, left_out = load(rundir)
-    scale = per_scale(verdicts(times, left_out, meta["settings"]["tolerance"]))
-    lines = [_label(meta)]
+def _summary_lines(label: str, scale: pd.DataFrame, left_out: pd.DataFrame) -> list[str]:
+    lines = [label]
     for r in scale.itertuples():
         worst = f", worst x{r.worst_factor:.2f} ({r.worst_at})" if r.violations else ""
         gain = f"; tuned library x{r.tuned_gain_geomean:.2f} (geometric mean)" if r.tuned_points else ""
@@ -425,17 +432,9 @@ def check(args: argparse.Namespace) -> int:
     tools = smpi.tools(say=console.print)
     model = f"{smpi.version(tools)} SMPI"
     tree = smpi.build_drivers(tools, ["mg_collbench"])
-    (out_dir / "raw").mkdir(exist_ok=True)
-    (out_dir / "logs").mkdir(exist_ok=True)
     (out_dir / "sim.json").write_text(json.dumps({"kind": "predicted", "model": model, "settings": s.to_dict(),
                                                   "measured_run": str(rd.path)}, indent=1) + "\n")
-    for n in s.nps:
-        for sel in s.selectors:
-            raw = raw_path(out_dir, sel, n)
-            if raw.exists() and rawfile.parse(raw).complete:
-                continue
-            seconds, problem = _launch(tools, tree, s, n, sel, out_dir, raw)
-            console.print(f"simulated {sel} p={n}: {'ok' if problem is None else problem} ({seconds:.1f} s wall)")
+    _simulate(tools, tree, s, out_dir)
     _, times, _ = load(out_dir)
     table = side_by_side(measured, times, selector_of)
     table.assign(model=model).to_csv(out_dir / "predicted_vs_measured.csv", index=False)

@@ -8,8 +8,9 @@ import argparse
 
 import pandas as pd
 
-from mpiguide.core import rawfile, smpi
+from mpiguide.core import smpi
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.measurements import Measured
 from mpiguide.core.runner import RunDir, resolve_run
 from mpiguide.front.commands import out
 
@@ -17,20 +18,15 @@ VARIANT = "send_recv"  # the plain MPI_Send/MPI_Recv round trip
 
 
 def send_recv_medians(rd: RunDir) -> pd.Series:
-    """The median round-trip time per message size of the run's send_recv rows (all complete launches)."""
+    """The median round-trip time per message size of the run's send_recv rows (all its finished launches)."""
     if rd.job != "pingpong":
         raise MpiguideError(f"{rd.path} is a '{rd.job}' run: calibrate from a ping-pong run "
                             "(mpiguide run pingpong --sizes 4,1k,64k,1m)")
-    frames = []
-    for x in rd.launches:
-        path = rd.path / x.raw
-        f = rawfile.parse(path) if path.exists() else None
-        df = f.frame() if f is not None and f.complete else pd.DataFrame()
-        if not df.empty and "variant" in df:
-            frames.append(df[df["variant"] == VARIANT])
-    if not frames or all(f.empty for f in frames):
+    df, _ = Measured.load(rd).tables()
+    rows = df[df["variant"] == VARIANT] if "variant" in df else df.iloc[0:0]
+    if rows.empty:
         raise MpiguideError(f"{rd.path}: no complete launch with {VARIANT} rows")
-    return pd.concat(frames).groupby("msize_bytes")["time_s"].median()
+    return rows.groupby("msize_bytes")["time_s"].median()
 
 
 def calibrate(args: argparse.Namespace) -> int:
