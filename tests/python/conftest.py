@@ -123,11 +123,11 @@ def mpich_stack() -> stackmod.Stack:
     return stack
 
 
-@pytest.fixture(params=["mpich", "openmpi"])
+@pytest.fixture(params=["mpich", "openmpi", "impi"])
 def live_stack(request) -> stackmod.Stack:
-    """Each of the libraries `make test` installs, its drivers built."""
+    """Each of the libraries `make test` installs, and Intel MPI where it is installed, its drivers built."""
     if stackmod.load(request.param) is None:
-        pytest.skip(f"the {request.param} stack is not installed (make test installs it)")
+        pytest.skip(f"the {request.param} stack is not installed (`mpiguide stack install {request.param}`)")
     stack = stackmod.get(request.param)
     build.ensure_built(stack)
     return stack

@@ -32,6 +32,15 @@ OMPI_SCAN = {
              {"value": 2, "name": "recursive_doubling"}],
 }
 
+# As Intel MPI 2021.18 describes it: no enumeration; the range of preset ids and the environment variable's name
+# in the description.
+IMPI_SCAN = {
+    "name": "MPIR_CVAR_USE_SCAN", "datatype": "char",
+    "description": "Control selection of MPI_Scan algorithm presets.$ Arguments$ <presetid> - Preset identifier$ "
+                   "range: 0-3 @Alias:# I_MPI_ADJUST_SCAN @Default:# -1",
+}
+IMPI_SCAN_LIST = {"name": "MPIR_CVAR_USE_SCAN_LIST", "description": "@Alias:# I_MPI_ADJUST_SCAN_LIST @Default:# -1"}
+
 
 def test_mpich_reads_the_choices_of_the_description():
     algs = families.get("mpich").algorithms([MPICH_BCAST], "bcast")
@@ -46,6 +55,12 @@ def test_openmpi_reads_the_enumeration_and_needs_dynamic_rules():
     assert algs[1].env == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_scan_algorithm": "2"}
 
 
+def test_intel_mpi_reads_the_range_of_preset_ids():
+    algs = families.get("impi").algorithms([IMPI_SCAN_LIST, IMPI_SCAN], "scan")
+    assert [(a.name, a.value) for a in algs] == [("preset1", "1"), ("preset2", "2"), ("preset3", "3")]
+    assert algs[2].env == {"I_MPI_ADJUST_SCAN": "3"}
+
+
 @pytest.mark.parametrize(("family", "cvars", "collective", "message"), [
     ("mpich", [MPICH_BCAST], "scan", "lists no control variable MPIR_CVAR_SCAN_INTRA_ALGORITHM"),
     ("mpich", [{**MPICH_BCAST, "description": "Variable to select bcast algorithm"}], "bcast",
@@ -54,7 +69,12 @@ def test_openmpi_reads_the_enumeration_and_needs_dynamic_rules():
     ("openmpi", [{**OMPI_SCAN, "enum": []}], "scan", "coll_tuned_scan_algorithm: the library gives no enumeration"),
     ("openmpi", [{**OMPI_SCAN, "enum": [{"name": "linear"}]}], "scan", "gives no enumeration"),
     ("openmpi", [{**OMPI_SCAN, "enum": [{"value": "one", "name": "linear"}]}], "scan", "gives no enumeration"),
-    ("impi", [], "bcast", "cannot list the collective algorithms of an MPI of family 'impi'"),
+    ("impi", [IMPI_SCAN_LIST], "scan", "lists no control variable for I_MPI_ADJUST_SCAN"),
+    ("impi", [IMPI_SCAN], "bcast", "lists no control variable for I_MPI_ADJUST_BCAST"),
+    ("impi", [{**IMPI_SCAN, "description": "Control selection. @Alias:# I_MPI_ADJUST_SCAN"}], "scan",
+     "gives no range of preset ids"),
+    ("impi", [{**IMPI_SCAN, "description": "range: 0-0 @Alias:# I_MPI_ADJUST_SCAN"}], "scan",
+     "gives no range of preset ids"),
     ("other", [], "bcast", "cannot list the collective algorithms of an MPI of family 'other'"),
 ])
 def test_a_listing_that_does_not_read_is_an_error_that_names_it(family, cvars, collective, message):
@@ -86,7 +106,8 @@ def test_console_and_json_say_how_an_algorithm_is_forced():
 
 # What each library lists for certain (names both have had for many releases).
 KNOWN = {"mpich": {"bcast": "binomial", "allreduce": "recursive_doubling", "alltoall": "pairwise"},
-         "openmpi": {"bcast": "binomial", "allreduce": "recursive_doubling", "alltoall": "pairwise"}}
+         "openmpi": {"bcast": "binomial", "allreduce": "recursive_doubling", "alltoall": "pairwise"},
+         "impi": {"bcast": "preset1", "allreduce": "preset2", "scan": "preset1"}}
 
 
 def test_the_live_libraries_list_every_collective(live_stack, cli):

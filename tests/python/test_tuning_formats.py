@@ -2,7 +2,9 @@
 MPICH and Open MPI, that the library reads what was written and applies each rule from the message size on
 where the writer put it, for every collective of the tuning suite, shown by the library itself: Open MPI
 refuses an algorithm it does not have (99) with MPI_ERR_ARG (which mg_collbench notes as a skip), MPICH prints
-the schedules of its nonblocking algorithm `nb` under MPIR_CVAR_COLL_SCHED_DUMP."""
+the schedules of its nonblocking algorithm `nb` under MPIR_CVAR_COLL_SCHED_DUMP. Intel MPI (where installed)
+shows no algorithm a call ran; there the test is that it accepts every rule written and says so of one it
+cannot use."""
 
 from __future__ import annotations
 
@@ -12,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from mpiguide.core import build, launch, rawfile
+from mpiguide.core import build, families, launch, rawfile, tuning_formats
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
-from mpiguide.core.tuning_formats import Choice, mpich_json, openmpi_rules
+from mpiguide.core.tuning_formats import Choice, impi_adjust, mpich_json, openmpi_rules
 from mpiguide.suites.coll.catalog import COLLECTIVES
 
 P = 3  # not a power of two
@@ -75,12 +77,62 @@ def test_mpich_json_from_known_choices():
         ("made_up", "the library names no selection-file algorithm for made_up")]
 
 
-def _run(stack: Stack, coll: str, msize: int, env: dict[str, str], out: Path) -> subprocess.CompletedProcess:
+def test_impi_adjust_from_known_choices():
+    choices = [Choice("allreduce", 2, 8), Choice("allreduce", 2, 64, "preset7", "7"),
+               Choice("allreduce", 2, 1024, "preset7", "7"), Choice("allreduce", 2, 65536),
+               Choice("allreduce", 4, 8, "preset2", "2"), Choice("bcast", 2, 8), Choice("scan", 2, 8, "preset1", "1")]
+    w = impi_adjust(choices, "test")
+    assert w.text.splitlines()[1:] == [
+        "I_MPI_ADJUST_ALLREDUCE=7:9-1024@2-2;2:0-2147483647@4-4",  # 64 and 1024 merged; 65536 on: the library's
+        "I_MPI_ADJUST_SCAN=1:0-2147483647@2-2"]
+    assert len(w.carried) == 7 and not w.left_out
+    with pytest.raises(MpiguideError, match="takes a preset number, not 'ring'"):
+        impi_adjust([Choice("bcast", 2, 8, "ring", "ring")], "test")
+
+
+def test_an_environment_file_is_read_into_the_launch_environment(tmp_path):
+    path = tmp_path / "i_mpi_adjust.env"
+    path.write_text("# comment\n\nI_MPI_ADJUST_BCAST=1:0-8@2-2;2:9-16@2-2\n")
+    env = {"A": "1", **tuning_formats.env_file_env(str(path))}
+    assert tuning_formats.with_env_file(env) == {"A": "1", "I_MPI_ADJUST_BCAST": "1:0-8@2-2;2:9-16@2-2"}
+    assert tuning_formats.with_env_file({"A": "1"}) == {"A": "1"}
+    path.write_text("I_MPI_ADJUST_BCAST=1\nexport X=2\n")
+    with pytest.raises(MpiguideError, match=r"i_mpi_adjust.env:2: not a NAME=VALUE line: 'export X=2'"):
+        tuning_formats.with_env_file(env)
+    with pytest.raises(MpiguideError, match="cannot read the environment file .*missing.env"):
+        tuning_formats.read_env_file(tmp_path / "missing.env")
+
+
+def test_intel_mpi_says_which_rule_of_its_settings_it_ignores():
+    impi = families.get("impi")
+    wrong_id = "MPI startup(): Incorrect algorithm: ALLREDUCE=99, will be ignored"
+    log = f"[0] MPI startup(): Intel(R) MPI Library\n{wrong_id}\nMPI startup(): Incorrect adjust value: BCAST=1:x-y\n"
+    assert impi.ignored_rule(log, "allreduce", "99") == wrong_id
+    assert impi.ignored_rule(log, "allreduce", "9") is None  # another rule's id
+    assert impi.ignored_rule(log, "bcast", "1").startswith("MPI startup(): Incorrect adjust value: BCAST=")
+    assert impi.ignored_rule(log, "gather", "99") is None
+    assert families.get("mpich").ignored_rule(log, "allreduce", "99") is None
+
+
+def test_a_launch_whose_environment_file_is_missing_fails_with_why(tmp_path):
+    from mpiguide.core import runner
+
+    x = runner.Launch(id="x", stack="mpich", template="t", phase=runner.MEASURE, run_index=0, nprocs=2,
+                      driver="mg_collbench", args=[], raw="raw/x.txt",
+                      env={tuning_formats.ENV_FILE: "{run_dir}/native/{stack}/i_mpi_adjust.env"})
+    with pytest.raises(MpiguideError, match=f"cannot read the environment file {tmp_path}/native/mpich/"):
+        runner.expand_env(tmp_path, x)
+    assert runner.expand_env(tmp_path, x, read_files=False) == {
+        tuning_formats.ENV_FILE: f"{tmp_path}/native/mpich/i_mpi_adjust.env"}
+
+
+def _run(stack: Stack, coll: str, msize: int | str, env: dict[str, str], out: Path) -> subprocess.CompletedProcess:
     exe = build.build_dir(stack) / "mg_collbench"
     argv = launch.command(launch.LaunchSpec(), stack, P, str(exe), ["--collectives", coll, "--impls", "default",
                                                                     "--sizes", str(msize), "--check-only",
                                                                     "--output", str(out)])
-    return subprocess.run(argv, env={**stack.env(), **env}, capture_output=True, text=True)
+    return subprocess.run(argv, env={**stack.env(), **tuning_formats.with_env_file(env)}, capture_output=True,
+                          text=True)
 
 
 def _canary(stack: Stack) -> tuple[str, str, str]:
@@ -90,6 +142,8 @@ def _canary(stack: Stack) -> tuple[str, str, str]:
 
 @pytest.mark.parametrize("coll", COLLECTIVES)
 def test_the_library_applies_the_written_rules_where_they_start(live_stack, coll, tmp_path):
+    if live_stack.family == "impi":
+        pytest.skip("Intel MPI shows no algorithm a call ran (test_intel_mpi_accepts_every_rule_written)")
     name, value, shown = _canary(live_stack)
     choices = [Choice(coll, P, BELOW), Choice(coll, P, ABOVE, name, value)]
     if coll == "scan":  # keyed by element size and processes: one rule for every size
@@ -113,6 +167,33 @@ def test_the_library_applies_the_written_rules_where_they_start(live_stack, coll
         assert not rawfile.parse(out).errors
 
 
+@pytest.mark.parametrize("coll", COLLECTIVES)
+def test_intel_mpi_accepts_every_rule_written(live_stack, coll, tmp_path):
+    """Every preset Intel MPI lists for a collective, each from a size on: the library reads the settings
+    without a word, and the calls give MPI's results on both sides of where a rule starts; a preset it does not
+    have it ignores, saying so (what a check launch of mpiguide tune's file looks for)."""
+    if live_stack.family != "impi":
+        pytest.skip("Intel MPI's format")
+    from mpiguide.suites.coll import algorithms
+
+    found = algorithms.algorithms(live_stack, [coll])[coll]
+    path = tmp_path / live_stack.adapter.tuning_file
+    env = live_stack.adapter.tuning_env(str(path))
+    for alg in found:
+        path.write_text(live_stack.adapter.write_tuning(
+            [Choice(coll, P, BELOW), Choice(coll, P, ABOVE, alg.name, alg.value)], Path(live_stack.prefix),
+            "test").text)
+        out = tmp_path / f"{alg.name}.txt"
+        res = _run(live_stack, coll, f"{BELOW},{ABOVE}", env, out)
+        text = res.stdout + res.stderr
+        assert res.returncode == 0 and "Incorrect" not in text, (alg.name, text[-1500:])
+        assert not rawfile.parse(out).errors, alg.name
+    path.write_text(live_stack.adapter.write_tuning([Choice(coll, P, ABOVE, "none", "99")], Path(live_stack.prefix),
+                                                    "test").text)
+    res = _run(live_stack, coll, f"{ABOVE}", env, tmp_path / "99.txt")
+    assert f"Incorrect algorithm: {coll.upper()}=99" in res.stdout + res.stderr
+
+
 def test_the_written_files_name_only_what_the_library_has(live_stack):
     """Every algorithm the library lists for a collective, chosen at one size, is carried by the file or
     left out with a reason (MPICH: an algorithm its selection file has no name for)."""
@@ -130,18 +211,16 @@ def test_the_written_files_name_only_what_the_library_has(live_stack):
 
 
 def test_a_family_without_a_format_says_so(tmp_path):
-    from mpiguide.core import families
-
     with pytest.raises(MpiguideError, match="cannot write the collective tuning format"):
-        families.get("impi").write_tuning([Choice("bcast", 2, 8)], tmp_path, "test")
+        families.get("other").write_tuning([Choice("bcast", 2, 8)], tmp_path, "test")
 
 
 def test_each_chosen_algorithm_is_tried_with_the_file_and_the_failing_ones_left_out(live_stack, tmp_path,
                                                                                      monkeypatch):
     """mpiguide tune's files (suites.coll.native) on the installed library: an algorithm the library runs from
     the file stays (MPICH and Open MPI: the ring allreduce); one it fails on goes back to the library's choice,
-    with why (MPICH: its tree allreduce, whose k a selection file leaves out, dies of SIGFPE; Open MPI: an
-    algorithm number it does not have)."""
+    with why (MPICH: its tree allreduce, whose k a selection file leaves out, dies of SIGFPE; Open MPI and Intel
+    MPI: an algorithm number it does not have)."""
     from types import SimpleNamespace
 
     import pandas as pd
@@ -150,7 +229,8 @@ def test_each_chosen_algorithm_is_tried_with_the_file_and_the_failing_ones_left_
     from mpiguide.suites.coll import analysis, native
 
     mpich = live_stack.family == "mpich"
-    good, bad = ("ring", "ring" if mpich else "4"), ("tree", "tree") if mpich else ("invalid", "99")
+    good = {"mpich": ("ring", "ring"), "openmpi": ("ring", "4"), "impi": ("preset8", "8")}[live_stack.family]
+    bad = ("tree", "tree") if mpich else ("invalid", "99")
     params = {"algorithms": {live_stack.name: {"family": live_stack.family, "collectives": {"allreduce": [
         {"name": n, "value": v, "env": {}} for n, v in (good, bad)]}}}, "np": [P]}
     chosen = pd.DataFrame({"stack": live_stack.name, "nprocs": P, "collective": "allreduce", "msize": [1026, 65535],
@@ -165,11 +245,14 @@ def test_each_chosen_algorithm_is_tried_with_the_file_and_the_failing_ones_left_
     assert [(c["msize"], c["algorithm"]) for c in summary["carried"]] == [(1026, good[0]), (65535, "default")]
     (left,) = summary["left_out"]
     assert (left["msize"], left["algorithm"]) == (65535, bad[0])
-    # MPICH dies of SIGFPE; Open MPI refuses the call with MPI_ERR_ARG, which mg_collbench notes as a skip
-    want = "ended with status" if mpich else "MPI_ERR_ARG"
+    # MPICH dies of SIGFPE; Open MPI refuses the call with MPI_ERR_ARG, which mg_collbench notes as a skip; Intel
+    # MPI ignores the rule at MPI_Init and says so
+    want = {"mpich": "ended with status", "openmpi": "MPI_ERR_ARG", "impi": "Incorrect algorithm: ALLREDUCE=99"}[
+        live_stack.family]
     assert left["why"].startswith("the library failed with it:") and want in left["why"], left["why"]
     # the file kept names the good algorithm and the library runs it (MPI's results)
     res = _run(live_stack, "allreduce", 1026, live_stack.adapter.tuning_env(str(path)), tmp_path / "after.txt")
     assert res.returncode == 0 and not rawfile.parse(tmp_path / "after.txt").errors
-    kept, gone = ("MPIR_Allreduce_intra_ring", "MPIR_Allreduce_intra_tree") if mpich else (" 4 0 0", " 99 0 0")
+    kept, gone = {"mpich": ("MPIR_Allreduce_intra_ring", "MPIR_Allreduce_intra_tree"),
+                  "openmpi": (" 4 0 0", " 99 0 0"), "impi": ("=8:0-1026@3-3", "99:")}[live_stack.family]
     assert kept in path.read_text() and gone not in path.read_text()

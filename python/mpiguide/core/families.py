@@ -73,7 +73,7 @@ class Family:
         """Raises unless mpiguide knows where this family lists its collective algorithms."""
         if not self.algorithm_cvar_match:
             raise MpiguideError(f"mpiguide cannot list the collective algorithms of an MPI of family "
-                                f"{self.name!r}: it knows how MPICH and Open MPI list theirs")
+                                f"{self.name!r}: it knows how MPICH, Open MPI and Intel MPI list theirs")
 
     def algorithms(self, cvars: list[dict], collective: str) -> list[Algorithm]:
         """The algorithms the library lists for a collective (its default left out), from mg_mpit's cvars."""
@@ -93,10 +93,16 @@ class Family:
 
     def write_tuning(self, choices: list[tuning_formats.Choice], prefix: Path, origin: str) -> tuning_formats.Written:
         raise MpiguideError(f"mpiguide cannot write the collective tuning format of an MPI of family {self.name!r}: "
-                            "it writes MPICH's selection JSON and Open MPI's coll/tuned rules")
+                            "it writes MPICH's selection JSON, Open MPI's coll/tuned rules and Intel MPI's "
+                            "I_MPI_ADJUST settings")
 
     def tuning_env(self, path: str) -> dict[str, str]:
         return {}
+
+    def ignored_rule(self, log: str, collective: str, value: str) -> str | None:
+        """What the library printed (in a launch's log) to say it ignores its tuning file's rule choosing value for
+        collective, if it did (a check launch with the file then fails)."""
+        return None
 
 
 class Mpich(Family):
@@ -211,6 +217,47 @@ class IntelMpi(Family):
 
     def network_between_nodes_env(self) -> dict[str, str]:
         return {"I_MPI_FABRICS": "shm:ofi", "FI_PROVIDER": "tcp"}
+
+    # I_MPI_ADJUST_<COLL>: through MPI_T an integer variable MPIR_CVAR_USE_<COLL> whose description ends with the
+    # range of its preset ids and names the environment variable ("... range: 0-32 @Alias:# I_MPI_ADJUST_ALLREDUCE
+    # @Default:# -1"); 0 is the library's own choice. Intel names no preset (its manual lists algorithms, and
+    # since 2021.14 says presets outnumber them), so an algorithm here is its id: preset<N>.
+    algorithm_cvar_match = ("MPIR_CVAR_USE_",)
+    _RANGE = re.compile(r"range:\s*0\s*-\s*(\d+)")
+
+    def algorithms(self, cvars: list[dict], collective: str) -> list[Algorithm]:
+        control = f"I_MPI_ADJUST_{collective.upper()}"
+        found = [c for c in cvars if re.search(rf"@Alias:#\s*{control}(\s|$)", str(c.get("description", "")))]
+        if not found:
+            raise MpiguideError(f"the Intel MPI library lists no control variable for {control} (MPI_T: none of its "
+                                "MPIR_CVAR_USE_* variables names it as an alias): it cannot be told which algorithm "
+                                "to use for this collective")
+        description = str(found[0]["description"])
+        m = self._RANGE.search(description)
+        if not m or int(m.group(1)) < 1:
+            raise MpiguideError(f"{found[0].get('name')} ({control}): its description gives no range of preset "
+                                f"ids in the form Intel MPI uses ('range: 0-N'): {description[:300]!r}")
+        return [Algorithm(collective, f"preset{i}", str(i), control) for i in range(1, int(m.group(1)) + 1)]
+
+    tuning_file = "i_mpi_adjust.env"
+
+    def write_tuning(self, choices: list[tuning_formats.Choice], prefix: Path, origin: str) -> tuning_formats.Written:
+        return tuning_formats.impi_adjust(choices, origin)
+
+    def tuning_env(self, path: str) -> dict[str, str]:
+        return tuning_formats.env_file_env(path)
+
+    def ignored_rule(self, log: str, collective: str, value: str) -> str | None:
+        # at MPI_Init: "Incorrect algorithm: ALLREDUCE=99, will be ignored" (an id it does not have), "Incorrect
+        # adjust value: ALLREDUCE=<the setting>, ..." (a setting it cannot read)
+        var = collective.upper()
+        return next((line.strip() for line in log.splitlines()
+                     if f"Incorrect algorithm: {var}={value}," in line or f"Incorrect adjust value: {var}=" in line),
+                    None)
+
+    refusal_detection = ("not detectable: every listed preset id is one the library has (an id it does not have, or a "
+                         "rule it cannot read, it ignores at MPI_Init and says so), and a preset it cannot apply to a "
+                         "call it replaces without a word, so such a point measures the other algorithm")
 
 
 def _cvar(cvars: list[dict], name: str, family: str) -> dict:

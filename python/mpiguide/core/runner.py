@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from mpiguide import __version__
-from mpiguide.core import build, launch, rawfile, segments, slurm
+from mpiguide.core import build, launch, rawfile, segments, slurm, tuning_formats
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.paths import is_checkout, source_root
@@ -396,9 +396,12 @@ def expand_args(run_dir: Path, x: Launch) -> list[str]:
     return [_expand(a, run_dir, x) for a in x.args]
 
 
-def expand_env(run_dir: Path, x: Launch) -> dict[str, str]:
-    """The launch's own environment, filled in as expand_args (a library's tuning file in the run directory)."""
-    return {k: _expand(v, run_dir, x) for k, v in x.env.items()}
+def expand_env(run_dir: Path, x: Launch, read_files: bool = True) -> dict[str, str]:
+    """The launch's own environment, filled in as expand_args (a library's tuning file in the run directory), with
+    the settings of an environment file it names (tuning_formats.ENV_FILE: Intel MPI's tuning file) unless
+    read_files is false (a dry run, before the file is written)."""
+    env = {k: _expand(v, run_dir, x) for k, v in x.env.items()}
+    return tuning_formats.with_env_file(env) if read_files else env
 
 
 def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float,
@@ -408,6 +411,11 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
     leave), and the exception goes on."""
     exe = build.driver_path(stack, x.driver)
     args = expand_args(rd.path, x)
+    try:
+        own_env = expand_env(rd.path, x)
+    except MpiguideError as e:  # an environment file that is missing or does not read
+        x.status, x.message = FAILED, str(e)
+        return
     if x.needs_t1:
         t1 = t1_for(rd, x)
         if t1 is None:
@@ -424,7 +432,7 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
     x.attempts += 1
     start = time.monotonic()
     with open(log, "w") as logf, stack.launch_env() as env:
-        extra = {**launch.environment(spec, stack, env), **expand_env(rd.path, x)}
+        extra = {**launch.environment(spec, stack, env), **own_env}
         env.update(extra)
         logf.write(launch.describe(argv, stack, extra) + "\n")
         logf.flush()

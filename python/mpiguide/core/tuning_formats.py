@@ -241,3 +241,73 @@ def mpich_json(choices: list[Choice], base: dict, names: set[str]) -> Written:
 
 def mpich_env(path: str) -> dict[str, str]:
     return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": path}
+
+
+# ---------------------------------------------------------------- Intel MPI: I_MPI_ADJUST_<COLL> settings
+
+# A tuning "file" of environment settings (Intel MPI reads its collective selection from I_MPI_ADJUST_<COLL>
+# variables): a launch's environment names it under ENV_FILE, and the runner adds its NAME=VALUE lines to the
+# launch's environment when it starts the launch (with_env_file), so that a validation run planned before the
+# file is written still reads it.
+ENV_FILE = "MPIGUIDE_ENV_FILE"
+_ENV_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+INT_MAX = 2**31 - 1  # the open end of Intel MPI's last message-size range (its conditions are closed ranges)
+
+
+def env_file_env(path: str) -> dict[str, str]:
+    return {ENV_FILE: path}
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The NAME=VALUE lines of an environment file (blank lines and # comments skipped; values taken as they
+    stand, no shell quoting)."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as e:
+        raise MpiguideError(f"cannot read the environment file {path}: {e.strerror}") from None
+    out = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = _ENV_LINE.match(line.strip())
+        if not m:
+            raise MpiguideError(f"{path}:{number}: not a NAME=VALUE line: {line[:200]!r}")
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+def with_env_file(env: dict[str, str]) -> dict[str, str]:
+    """env with the settings of the file it names under ENV_FILE in place of that name (env itself if none)."""
+    if ENV_FILE not in env:
+        return env
+    rest = {k: v for k, v in env.items() if k != ENV_FILE}
+    return {**rest, **read_env_file(Path(env[ENV_FILE]))}
+
+
+def impi_adjust(choices: list[Choice], origin: str) -> Written:
+    """Intel MPI's I_MPI_ADJUST_<COLL> settings, one line a collective: `<preset>:<l>-<m>@<p>-<p>` for each
+    range of sizes a preset is chosen for (the first from 0, the last to INT_MAX), at each measured process
+    count p alone; sizes and counts no condition names keep the library's own choice. The sizes are mpiguide's
+    message sizes, which for every collective is what Intel's manual calls the message size (its only
+    definition); unlike MPICH's and Open MPI's, Intel MPI 2021 does not show which algorithm a call ran, so
+    where a rule starts is not checked against the library, only that it accepts the rule (an id it does not
+    have it ignores at MPI_Init with "Incorrect algorithm")."""
+    out = Written("")
+    lines = [f"# Intel MPI collective selection: {origin}"]
+    for coll, per_np in _per_collective(choices).items():
+        conditions = []
+        for p, points in sorted(per_np.items()):
+            out.carried += points
+            ranges = _ranges(points, lambda c: c.msize)
+            for i, (start, c) in enumerate(ranges):
+                if not c.name:
+                    continue
+                if not str(c.value).isdigit():
+                    raise MpiguideError(f"Intel MPI's I_MPI_ADJUST_{coll.upper()} takes a preset number, not "
+                                        f"{c.value!r} ({c.name})")
+                end = ranges[i + 1][0] - 1 if i + 1 < len(ranges) else INT_MAX
+                conditions.append(f"{c.value}:{start}-{end}@{p}-{p}")
+        if conditions:
+            lines.append(f"I_MPI_ADJUST_{coll.upper()}={';'.join(conditions)}")
+    out.text = "\n".join(lines) + "\n"
+    return out

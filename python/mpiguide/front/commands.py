@@ -236,7 +236,7 @@ def print_dry_run(launches: list[Launch], spec: launch.LaunchSpec, run_dir: Path
             args += ["--t1", "<max t_nrep1 of the calibration launches>"]
         argv = launch.command(spec.with_placement(x.placement), stack, x.nprocs, str(exe),
                               [*args, "--output", str(run_dir / x.raw)])
-        extra = {**launch.environment(spec, stack, stack.env()), **runner.expand_env(run_dir, x)}
+        extra = {**launch.environment(spec, stack, stack.env()), **runner.expand_env(run_dir, x, read_files=False)}
         out.print(launch.describe(argv, stack, extra), highlight=False, soft_wrap=True)
 
 

@@ -289,8 +289,12 @@ MG_TUNE_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount,
  * nothing, so a packed receive found complete is unpacked once here and its
  * request finished by a later completion call. */
 #ifdef MG_HAVE_MPI_REQUEST_GET_STATUS_ALL
-MG_TUNE_API int MPI_Request_get_status_all(int count, const MPI_Request requests[], int *flag,
-                                           MPI_Status statuses[])
+#ifdef MG_REQUEST_STATUS_ARRAYS_CONST
+#define REQUEST_ARRAY const MPI_Request
+#else /* as the stack's mpi.h declares them (Intel MPI 2021) */
+#define REQUEST_ARRAY MPI_Request
+#endif
+MG_TUNE_API int MPI_Request_get_status_all(int count, REQUEST_ARRAY requests[], int *flag, MPI_Status statuses[])
 {
     if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status_all(count, requests, flag, statuses);
     arrays a;
@@ -308,7 +312,7 @@ MG_TUNE_API int MPI_Request_get_status_all(int count, const MPI_Request requests
     return rc;
 }
 
-MG_TUNE_API int MPI_Request_get_status_any(int count, const MPI_Request requests[], int *index, int *flag,
+MG_TUNE_API int MPI_Request_get_status_any(int count, REQUEST_ARRAY requests[], int *index, int *flag,
                                            MPI_Status *status)
 {
     if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status_any(count, requests, index, flag, status);
@@ -319,7 +323,7 @@ MG_TUNE_API int MPI_Request_get_status_any(int count, const MPI_Request requests
     return rc;
 }
 
-MG_TUNE_API int MPI_Request_get_status_some(int incount, const MPI_Request requests[], int *outcount, int indices[],
+MG_TUNE_API int MPI_Request_get_status_some(int incount, REQUEST_ARRAY requests[], int *outcount, int indices[],
                                             MPI_Status statuses[])
 {
     if (!mg_tune__dt_any_pending())

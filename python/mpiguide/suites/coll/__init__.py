@@ -204,7 +204,8 @@ class CollSuite(Suite):
                                 "lists them (MPI_T), and how each is forced",
                                 description="Per stack and collective, the algorithms the MPI library itself lists "
                                 "at run time through its MPI_T control variables (MPICH: "
-                                "MPIR_CVAR_<COLL>_INTRA_ALGORITHM; Open MPI: coll_tuned_<coll>_algorithm), its "
+                                "MPIR_CVAR_<COLL>_INTRA_ALGORITHM; Open MPI: coll_tuned_<coll>_algorithm; Intel "
+                                "MPI: the preset ids of I_MPI_ADJUST_<COLL>), its "
                                 "default left out, and the environment that forces one (builds the stack's drivers "
                                 "first).")
         p.add_argument("--stacks", default=stackmod.DEFAULT_STACK, help="comma-separated stacks (default "

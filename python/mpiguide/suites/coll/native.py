@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.core import build, launch, rawfile, runner
+from mpiguide.core import build, launch, rawfile, runner, tuning_formats
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.runner import RunDir, write_json
 from mpiguide.core.tuning_formats import Choice, Written
@@ -45,15 +45,20 @@ def _probe(stack: stackmod.Stack, spec: launch.LaunchSpec, env: dict[str, str], 
     """One check-only launch of the choices' collective and sizes with the file: None if it ends well and every
     size runs and gives MPI's results, else what went wrong (MPICH crashes or hangs on an algorithm whose
     parameters a selection file leaves out, such as the k of its tree and recexch allreduce; Open MPI refuses an
-    algorithm number it does not have, which mg_collbench notes as a skip)."""
+    algorithm number it does not have, which mg_collbench notes as a skip; Intel MPI ignores a rule it cannot
+    read, and says so at MPI_Init: Family.ignored_rule)."""
     coll, nprocs = choices[0].collective, choices[0].nprocs
     stem = out / f"probe-{coll}-p{nprocs}-{choices[0].name}"
     argv = launch.command(spec, stack, nprocs, str(build.driver_path(stack, "mg_collbench")),
                           ["--collectives", coll, "--impls", "default", "--check-only", "--output", f"{stem}.txt",
                            "--sizes", ",".join(str(c.msize) for c in choices)])
     with stack.launch_env() as base:
-        rc = runner.run_once(argv, {**base, **launch.environment(spec, stack, base), **env}, PROBE_TIMEOUT,
-                             Path(f"{stem}.log"))
+        rc = runner.run_once(argv, {**base, **launch.environment(spec, stack, base),
+                                    **tuning_formats.with_env_file(env)}, PROBE_TIMEOUT, Path(f"{stem}.log"))
+    log = Path(f"{stem}.log").read_text(errors="replace")
+    ignored = stack.adapter.ignored_rule(log, coll, str(choices[0].value))
+    if ignored:  # the library read the file but not this rule
+        return f"the library ignored the file's rule: {ignored[:300]}"
     if rc == 0:
         raw = rawfile.parse(Path(f"{stem}.txt"))
         # a size the library refused (its error noted as a skip) or computed wrongly is no choice to keep
@@ -64,7 +69,7 @@ def _probe(stack: stackmod.Stack, spec: launch.LaunchSpec, env: dict[str, str], 
             return "a check-only launch with the file ended without finishing its output"
         label, why = next(iter(bad.items()))
         return f"with the file, {label}: {why}"[:400]
-    tail = " | ".join(Path(f"{stem}.log").read_text(errors="replace").strip().splitlines()[-3:])
+    tail = " | ".join(log.strip().splitlines()[-3:])
     how = f"did not end within {PROBE_TIMEOUT} s" if rc is None else f"ended with status {rc}"
     return f"a check-only launch with the file {how}: {tail[-300:]}"
 
@@ -98,6 +103,8 @@ def write(measured: analysis.CollResult, threshold: float, rd_v: RunDir, origin:
                 choices = [Choice(c.collective, c.nprocs, c.msize) if c in group else c for c in choices]
                 doc = family.write_tuning(choices, Path(stack.prefix), origin)
         path.write_text(doc.text)
+        if tuning_formats.ENV_FILE in env:  # the settings themselves are what a user sets
+            env = tuning_formats.read_env_file(path)
         write_json(out / SUMMARY, _summary(doc, rejected, env))
         written.append(final / name / family.tuning_file)
     tmp.rename(final)

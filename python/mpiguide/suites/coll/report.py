@@ -4,6 +4,7 @@ validation of the tuned library)."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -232,7 +233,7 @@ def _native_sections(doc: Document, t: tune.TuneAnalysis) -> None:
     files = native.summaries(v.rd)
     rows = []
     for stack, summary in files.items():
-        env = " ".join(f"{k}={val}" for k, val in summary["env"].items())
+        env = " ".join(f"{k}={shlex.quote(val)}" for k, val in summary["env"].items())  # Intel's has ';'s
         chosen = [c for c in summary["carried"] if c["algorithm"] != "default"]
         rows.append({"stack": stack, "use it with": f"env {env} mpiexec ...", "points with an algorithm":
                      len(chosen), "left out": len(summary["left_out"])})
