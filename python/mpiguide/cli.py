@@ -311,6 +311,8 @@ def _sim_commands(sub: argparse._SubParsersAction) -> None:
                         "(mpiguide run pingpong --sizes 4,1k,64k,1m) and save them for mpiguide sim coll "
                         "--platform calibrated.")
     p.add_argument("run", help="run id under results/ or a ping-pong run directory")
+    p.add_argument("--stack", default=None, help="the stack whose ping-pong to fit (required when the run measured "
+                   "several: each library is a network of its own)")
     p.add_argument("--out", type=Path, default=None, help="where to save the fit (default: mpiguide's data "
                    "directory, smpi/calibration.json)")
     p.set_defaults(func=pingpong_calibrate.calibrate)

@@ -276,13 +276,15 @@ def synthetic_job_run(path: Path, job, params: dict, stacks, runs: int, nrep: in
     return save_synthetic_run(path, meta, runner.plan(job, params, list(stacks), runs, meta["measurement"]), raw_of)
 
 
-def write_synthetic_run(path: Path, times, runs: int = 5, nrep: int = 5, sizes: list[int] | None = None) -> Path:
-    """A finished run directory whose raw files hold constant times: times(variant, size, launch) -> seconds."""
+def write_synthetic_run(path: Path, times, runs: int = 5, nrep: int = 5, sizes: list[int] | None = None,
+                        stacks: tuple[str, ...] = ("fake",)) -> Path:
+    """A finished run directory whose raw files hold constant times: times(variant, size, launch) -> seconds
+    (the same for every stack)."""
     sizes = sizes or [4, 64]
     meta = synthetic_meta(runs=runs, sizes=sizes)
     meta["measurement"]["nrep"] = nrep
     job = SUITES.get("pingpong")
-    launches = runner.plan(job, meta["params"], ["fake"], runs, meta["measurement"])
+    launches = runner.plan(job, meta["params"], list(stacks), runs, meta["measurement"])
     path.mkdir(parents=True)
     return save_synthetic_run(path, meta, launches, lambda x: raw_text(
         [(v, s, times(v, s, x.run_index)) for s in sizes for v in VARIANTS], nrep))

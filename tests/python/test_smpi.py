@@ -289,7 +289,19 @@ def test_calibrate_from_a_ping_pong_run(cli, tmp_path):
     assert res.rc == 2
 
 
-def test_check_a_measured_run(simulated, cli, tmp_path):
+def test_calibrate_fits_one_stack_of_a_run_of_several(cli, tmp_path):
+    run = write_synthetic_run(tmp_path / "pp", lambda v, m, launch: 2e-6 + m / 5e9, runs=2, sizes=[4, 1048576],
+                              stacks=("fake", "other"))
+    res = cli(["sim", "calibrate", str(run), "--out", str(tmp_path / "c.json")])
+    assert res.rc == 2 and "measured 2 stacks (fake, other)" in res.err and "--stack" in res.err
+    res = cli(["sim", "calibrate", str(run), "--stack", "nope", "--out", str(tmp_path / "c.json")])
+    assert res.rc == 2 and "no send_recv rows of stack 'nope' (it has fake, other)" in res.err
+    res = cli(["sim", "calibrate", str(run), "--stack", "other", "--out", str(tmp_path / "c.json")])
+    assert res.rc == 0, res.err
+    assert smpi.Fit.load(tmp_path / "c.json").source.endswith("stack other")
+
+
+def test_check_a_measured_run(simulated, cli, tmp_path, monkeypatch):
     cal = tmp_path / "calibration.json"
     smpi.Fit(latency_s=1e-6, bandwidth_Bps=5e9, worst_error=0, points=2).save(cal)
     run = tmp_path / "coll"
@@ -304,3 +316,11 @@ def test_check_a_measured_run(simulated, cli, tmp_path):
     assert len(table) == 2 * (1 + len(MOCKUPS["bcast"]) + 1 + len(MOCKUPS["allreduce"]))
     assert (table["ratio"] == table["predicted_s"] / table["measured_s"]).all()
     assert "geometric mean" in res.out and (run / "predicted" / "report.md").exists()
+    # the same directory with other settings is refused, not mixed
+    res = cli(["sim", "check", str(run), "--calibration", str(cal), "--nrep", "3"])
+    assert res.rc == 2 and "holds a prediction with other settings" in res.err
+    # a simulated launch that fails leaves its configurations out of the comparison and fails the command
+    real = simulate._simulate
+    monkeypatch.setattr(simulate, "_simulate", lambda *a: [*real(*a), ("mpich", 2, "a planted failure")])
+    res = cli(["sim", "check", str(run), "--calibration", str(cal), "--nrep", "2"])
+    assert res.rc == 1 and "1 simulated launch(es) failed" in res.out + res.err

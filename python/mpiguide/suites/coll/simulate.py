@@ -434,7 +434,7 @@ def check(args: argparse.Namespace) -> int:
     tree = smpi.build_drivers(tools, ["mg_collbench"])
     (out_dir / "sim.json").write_text(json.dumps({"kind": "predicted", "model": model, "settings": s.to_dict(),
                                                   "measured_run": str(rd.path)}, indent=1) + "\n")
-    _simulate(tools, tree, s, out_dir)
+    failed = _simulate(tools, tree, s, out_dir)
     _, times, _ = load(out_dir)
     table = side_by_side(measured, times, selector_of)
     table.assign(model=model).to_csv(out_dir / "predicted_vs_measured.csv", index=False)
@@ -454,6 +454,10 @@ def check(args: argparse.Namespace) -> int:
         out.print(f"  {r.stack:10} p={r.nprocs:<3} {r.collective:21} ratio {r.geomean_ratio:6.2f} (geometric mean "
                   f"over {r.configurations}; {r.range}) {r.assessment}", highlight=False)
     out.print(f"report: {path}", highlight=False)
+    if failed:  # the comparison above lacks them
+        console.print(f"{len(failed)} simulated launch(es) failed (logs in {out_dir / 'logs'}): their configurations "
+                      "are missing from the comparison")
+        return 1
     return 0
 
 

@@ -17,8 +17,9 @@ from mpiguide.front.commands import out
 VARIANT = "send_recv"  # the plain MPI_Send/MPI_Recv round trip
 
 
-def send_recv_medians(rd: RunDir) -> pd.Series:
-    """The median round-trip time per message size of the run's send_recv rows (all its finished launches)."""
+def send_recv_medians(rd: RunDir, stack: str | None = None) -> tuple[str, pd.Series]:
+    """One stack's median round-trip time per message size of the run's send_recv rows (all its finished
+    launches): the stack asked for, or the run's only one."""
     if rd.job != "pingpong":
         raise MpiguideError(f"{rd.path} is a '{rd.job}' run: calibrate from a ping-pong run "
                             "(mpiguide run pingpong --sizes 4,1k,64k,1m)")
@@ -26,13 +27,20 @@ def send_recv_medians(rd: RunDir) -> pd.Series:
     rows = df[df["variant"] == VARIANT] if "variant" in df else df.iloc[0:0]
     if rows.empty:
         raise MpiguideError(f"{rd.path}: no complete launch with {VARIANT} rows")
-    return rows.groupby("msize_bytes")["time_s"].median()
+    stacks = sorted(rows["stack"].unique())
+    if stack is None and len(stacks) > 1:
+        raise MpiguideError(f"{rd.path} measured {len(stacks)} stacks ({', '.join(stacks)}), each a network of its "
+                            "own: name the one to fit with --stack")
+    stack = stack or stacks[0]
+    if stack not in stacks:
+        raise MpiguideError(f"{rd.path}: no {VARIANT} rows of stack {stack!r} (it has {', '.join(stacks)})")
+    return stack, rows[rows["stack"] == stack].groupby("msize_bytes")["time_s"].median()
 
 
 def calibrate(args: argparse.Namespace) -> int:
     rd = RunDir.open(resolve_run(args.run))
-    med = send_recv_medians(rd)
-    fit = smpi.fit_pingpong(list(med.index), list(med.values), source=f"ping-pong run {rd.path}")
+    stack, med = send_recv_medians(rd, args.stack)
+    fit = smpi.fit_pingpong(list(med.index), list(med.values), source=f"ping-pong run {rd.path}, stack {stack}")
     path = args.out or smpi.calibration_path()
     fit.save(path)
     out.print(f"calibration: {fit.describe()}", highlight=False)
