@@ -78,14 +78,25 @@ def test_mpich_json_from_known_choices():
 
 
 def test_impi_adjust_from_known_choices():
-    choices = [Choice("allreduce", 2, 8), Choice("allreduce", 2, 64, "preset7", "7"),
-               Choice("allreduce", 2, 1024, "preset7", "7"), Choice("allreduce", 2, 65536),
-               Choice("allreduce", 4, 8, "preset2", "2"), Choice("bcast", 2, 8), Choice("scan", 2, 8, "preset1", "1")]
+    """Where a collective has a preset chosen, every measured point is written, the library's own choice by the
+    fastest preset measured there (Intel MPI's basic logic would take its place otherwise)."""
+    choices = [Choice("allreduce", 2, 8, stand_in=("preset3", "3")), Choice("allreduce", 2, 64, "preset7", "7"),
+               Choice("allreduce", 2, 1024, "preset7", "7"), Choice("allreduce", 2, 65536, stand_in=("preset7", "7")),
+               Choice("allreduce", 4, 8, "preset2", "2"), Choice("bcast", 2, 8, stand_in=("preset1", "1")),
+               Choice("scan", 2, 8, "preset1", "1")]
     w = impi_adjust(choices, "test")
     assert w.text.splitlines()[1:] == [
-        "I_MPI_ADJUST_ALLREDUCE=7:9-1024@2-2;2:0-2147483647@4-4",  # 64 and 1024 merged; 65536 on: the library's
+        # 64 to 65536 merged, the last to the end; bcast keeps the library's own selection: no variable
+        "I_MPI_ADJUST_ALLREDUCE=3:0-8@2-2;7:9-2147483647@2-2;2:0-2147483647@4-4",
         "I_MPI_ADJUST_SCAN=1:0-2147483647@2-2"]
     assert len(w.carried) == 7 and not w.left_out
+    assert [c.name for c in w.carried if c.collective == "allreduce"] == ["preset3", "preset7", "preset7", "preset7",
+                                                                          "preset2"]
+    # a kept point without a measured preset: the collective keeps the library's selection, its choice left out
+    w = impi_adjust([Choice("bcast", 2, 8), Choice("bcast", 2, 64, "preset2", "2")], "test")
+    assert w.text.splitlines()[1:] == [] and [c.name for c in w.carried] == [None, None]
+    (left,) = w.left_out
+    assert left[0].msize == 64 and "replaces the library's own selection" in left[1] and "8 B on 2" in left[1]
     with pytest.raises(MpiguideError, match="takes a preset number, not 'ring'"):
         impi_adjust([Choice("bcast", 2, 8, "ring", "ring")], "test")
 
@@ -228,13 +239,18 @@ def test_each_chosen_algorithm_is_tried_with_the_file_and_the_failing_ones_left_
     from mpiguide.core import runner
     from mpiguide.suites.coll import analysis, native
 
-    mpich = live_stack.family == "mpich"
+    mpich, impi = live_stack.family == "mpich", live_stack.family == "impi"
     good = {"mpich": ("ring", "ring"), "openmpi": ("ring", "4"), "impi": ("preset8", "8")}[live_stack.family]
     bad = ("tree", "tree") if mpich else ("invalid", "99")
-    params = {"algorithms": {live_stack.name: {"family": live_stack.family, "collectives": {"allreduce": [
-        {"name": n, "value": v, "env": {}} for n, v in (good, bad)]}}}, "np": [P]}
-    chosen = pd.DataFrame({"stack": live_stack.name, "nprocs": P, "collective": "allreduce", "msize": [1026, 65535],
-                           "impl": [f"alg:{good[0]}", f"alg:{bad[0]}"]})
+    # Intel MPI's rules are a variable per collective, and a collective with a failing rule loses its variable
+    # (it cannot keep the library's own choice beside a rule): its bad choice is another collective's
+    bad_coll = "bcast" if impi else "allreduce"
+    listed = {"allreduce": [good], bad_coll: [bad]} if impi else {"allreduce": [good, bad]}
+    params = {"algorithms": {live_stack.name: {"family": live_stack.family, "collectives": {
+        coll: [{"name": n, "value": v, "env": {}} for n, v in algs] for coll, algs in listed.items()}}}, "np": [P]}
+    chosen = pd.DataFrame({"stack": live_stack.name, "nprocs": P, "collective": ["allreduce", bad_coll],
+                           "msize": [1026, 65535], "impl": [f"alg:{good[0]}", f"alg:{bad[0]}"],
+                           "best": [f"alg:{good[0]}", f"alg:{bad[0]}"]})
     monkeypatch.setattr(analysis, "choose_native", lambda r, threshold: chosen)
     measured = SimpleNamespace(rd=SimpleNamespace(meta={"params": params}))
     rd_v = runner.RunDir(tmp_path / "validate")
@@ -242,17 +258,19 @@ def test_each_chosen_algorithm_is_tried_with_the_file_and_the_failing_ones_left_
     rd_v.meta = {"launch": launch.LaunchSpec().to_dict()}
     (path,) = native.write(measured, 0.1, rd_v, "test")
     summary = native.summaries(rd_v)[live_stack.name]
-    assert [(c["msize"], c["algorithm"]) for c in summary["carried"]] == [(1026, good[0]), (65535, "default")]
+    assert sorted((c["collective"], c["msize"], c["algorithm"]) for c in summary["carried"]) == sorted(
+        [("allreduce", 1026, good[0]), (bad_coll, 65535, "default")])
     (left,) = summary["left_out"]
-    assert (left["msize"], left["algorithm"]) == (65535, bad[0])
+    assert (left["collective"], left["msize"], left["algorithm"]) == (bad_coll, 65535, bad[0])
     # MPICH dies of SIGFPE; Open MPI refuses the call with MPI_ERR_ARG, which mg_collbench notes as a skip; Intel
     # MPI ignores the rule at MPI_Init and says so
-    want = {"mpich": "ended with status", "openmpi": "MPI_ERR_ARG", "impi": "Incorrect algorithm: ALLREDUCE=99"}[
+    want = {"mpich": "ended with status", "openmpi": "MPI_ERR_ARG", "impi": "Incorrect algorithm: BCAST=99"}[
         live_stack.family]
     assert left["why"].startswith("the library failed with it:") and want in left["why"], left["why"]
     # the file kept names the good algorithm and the library runs it (MPI's results)
     res = _run(live_stack, "allreduce", 1026, live_stack.adapter.tuning_env(str(path)), tmp_path / "after.txt")
     assert res.returncode == 0 and not rawfile.parse(tmp_path / "after.txt").errors
     kept, gone = {"mpich": ("MPIR_Allreduce_intra_ring", "MPIR_Allreduce_intra_tree"),
-                  "openmpi": (" 4 0 0", " 99 0 0"), "impi": ("=8:0-1026@3-3", "99:")}[live_stack.family]
+                  "openmpi": (" 4 0 0", " 99 0 0"),
+                  "impi": ("I_MPI_ADJUST_ALLREDUCE=8:0-2147483647@3-3", "BCAST")}[live_stack.family]
     assert kept in path.read_text() and gone not in path.read_text()

@@ -32,6 +32,9 @@ class Choice:
     msize: int  # mpiguide's message size (mg_collbench)
     name: str | None = None
     value: str | None = None
+    # where the library's own choice is kept: the fastest of its algorithms measured there, (name, value), for a
+    # format that cannot say "the library's own choice" (Intel MPI's)
+    stand_in: tuple[str, str] | None = None
 
 
 @dataclass
@@ -284,30 +287,49 @@ def with_env_file(env: dict[str, str]) -> dict[str, str]:
     return {**rest, **read_env_file(Path(env[ENV_FILE]))}
 
 
+IMPI_NO_STAND_IN = ("Intel MPI's I_MPI_ADJUST_{var} replaces the library's own selection at every size and "
+                    "process count, so each measured point needs a preset, and none was measured at {msize} B on "
+                    "{nprocs} processes")
+
+
 def impi_adjust(choices: list[Choice], origin: str) -> Written:
     """Intel MPI's I_MPI_ADJUST_<COLL> settings, one line a collective: `<preset>:<l>-<m>@<p>-<p>` for each
-    range of sizes a preset is chosen for (the first from 0, the last to INT_MAX), at each measured process
-    count p alone; sizes and counts no condition names keep the library's own choice. The sizes are mpiguide's
-    message sizes, which for every collective is what Intel's manual calls the message size (its only
-    definition); unlike MPICH's and Open MPI's, Intel MPI 2021 does not show which algorithm a call ran, so
-    where a rule starts is not checked against the library, only that it accepts the rule (an id it does not
-    have it ignores at MPI_Init with "Incorrect algorithm")."""
+    range of sizes (the first from 0, the last to INT_MAX) at each measured process count p.
+    Once the variable is set, Intel MPI no longer consults its own tuned selection for that collective: a size
+    or process count no condition names gets its basic logic (measured with Intel MPI 2021.18: an allreduce of
+    1 MiB on 2 processes 2.5 times slower with a rule for 0-64 kB alone, or with `0` named beyond it). So a
+    collective with a chosen preset anywhere has every measured point written: where the library's own choice
+    is kept, the fastest preset measured there (Choice.stand_in); a collective where one is missing is left out.
+    Process counts not measured get the basic logic (docs/tuning.md).
+    The sizes are mpiguide's message sizes, which for every collective is what Intel's manual calls the message
+    size (its only definition); Intel MPI 2021 does not show which algorithm a call ran, so where a rule starts
+    is not checked against the library, only that it accepts the rule (an id it does not have it ignores at
+    MPI_Init with "Incorrect algorithm")."""
     out = Written("")
     lines = [f"# Intel MPI collective selection: {origin}"]
     for coll, per_np in _per_collective(choices).items():
+        var = coll.upper()
+        points = [c for ps in per_np.values() for c in ps]
+        if all(c.name is None for c in points):
+            out.carried += points  # the variable stays unset: the library's own selection everywhere
+            continue
+        missing = [c for c in points if c.name is None and c.stand_in is None]
+        if missing:
+            why = IMPI_NO_STAND_IN.format(var=var, msize=missing[0].msize, nprocs=missing[0].nprocs)
+            out.left_out += [(c, why) for c in points if c.name]
+            out.carried += [Choice(c.collective, c.nprocs, c.msize) for c in points]
+            continue
         conditions = []
-        for p, points in sorted(per_np.items()):
-            out.carried += points
-            ranges = _ranges(points, lambda c: c.msize)
+        for p, ps in sorted(per_np.items()):
+            written = [c if c.name else Choice(c.collective, c.nprocs, c.msize, *c.stand_in) for c in ps]
+            out.carried += written
+            ranges = _ranges(written, lambda c: c.msize)
             for i, (start, c) in enumerate(ranges):
-                if not c.name:
-                    continue
                 if not str(c.value).isdigit():
-                    raise MpiguideError(f"Intel MPI's I_MPI_ADJUST_{coll.upper()} takes a preset number, not "
-                                        f"{c.value!r} ({c.name})")
+                    raise MpiguideError(f"Intel MPI's I_MPI_ADJUST_{var} takes a preset number, not {c.value!r} "
+                                        f"({c.name})")
                 end = ranges[i + 1][0] - 1 if i + 1 < len(ranges) else INT_MAX
                 conditions.append(f"{c.value}:{start}-{end}@{p}-{p}")
-        if conditions:
-            lines.append(f"I_MPI_ADJUST_{coll.upper()}={';'.join(conditions)}")
+        lines.append(f"I_MPI_ADJUST_{var}={';'.join(conditions)}")
     out.text = "\n".join(lines) + "\n"
     return out

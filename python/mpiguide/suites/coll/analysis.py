@@ -44,8 +44,9 @@ CONFIG = ["stack", "nprocs", "collective", "msize"]  # one call of one collectiv
 KEYS = ["stack", "nprocs", "collective", "impl", "msize"]
 VERDICT_COLUMNS = ["stack", "nprocs", "collective", "guideline", "relation", "impl", "msize", "reference_msize",
                    "factor", *stats.VERDICT_FIELDS]
-CHOICE_COLUMNS = ["stack", "nprocs", "collective", "msize", "impl", "default_s", "best_s", "gain", "low", "high",
-                  "p_value", "decision"]
+# impl: what the profile or file uses (DEFAULT: the library's own choice); best: the fastest candidate measured
+CHOICE_COLUMNS = ["stack", "nprocs", "collective", "msize", "impl", "default_s", "best", "best_s", "gain", "low",
+                  "high", "p_value", "decision"]
 
 
 @dataclass
@@ -240,13 +241,13 @@ def _choose(r: CollResult, threshold: float, candidate, med: pd.DataFrame, what:
         native = times.pop(DEFAULT)
         base = dict(stack=stack, nprocs=nprocs, collective=coll, msize=m, default_s=_mean(native))
         if not times:
-            rows.append({**base, "impl": DEFAULT, "best_s": math.nan, "gain": math.nan, "low": math.nan,
+            rows.append({**base, "impl": DEFAULT, "best": "", "best_s": math.nan, "gain": math.nan, "low": math.nan,
                          "high": math.nan, "p_value": math.nan, "decision": f"no {what} applies"})
             continue
         impl = min(times, key=lambda i: _mean(times[i]))
         best = _mean(times[impl])
         candidates.append((len(rows), impl))
-        rows.append({**base, "best_s": best})
+        rows.append({**base, "best": impl, "best_s": best})
         estimates.append(stats.from_medians(native, times[impl]))
     gains = decide_gains(estimates, threshold, r.settings, [rows[i]["stack"] for i, _ in candidates])
     for (i, impl), g in zip(candidates, gains, strict=True):

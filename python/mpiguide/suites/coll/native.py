@@ -26,14 +26,22 @@ SUMMARY = "native.json"
 
 
 def choices_of(params: dict, chosen: pd.DataFrame, stack: str) -> list[Choice]:
-    """A stack's choices as the writers take them: the chosen algorithm's name and control value, or None."""
+    """A stack's choices as the writers take them: the chosen algorithm's name and control value, or None and
+    the fastest algorithm measured there as its stand-in (for a format that has no "the library's choice")."""
     algs = {(coll, a["name"]): a for coll, found in params["algorithms"][stack]["collectives"].items()
             for a in found}
+
+    def algorithm(coll: str, impl: str) -> tuple[str, str] | None:
+        if not isinstance(impl, str) or not impl.startswith(selection.PREFIX):
+            return None
+        name = impl[len(selection.PREFIX):]
+        return name, algs[(coll, name)]["value"]
+
     out = []
     for c in chosen[chosen["stack"] == stack].itertuples():
-        name = c.impl[len(selection.PREFIX):] if c.impl.startswith(selection.PREFIX) else None
-        value = algs[(c.collective, name)]["value"] if name else None
-        out.append(Choice(c.collective, int(c.nprocs), int(c.msize), name, value))
+        picked = algorithm(c.collective, c.impl)
+        out.append(Choice(c.collective, int(c.nprocs), int(c.msize), *(picked or (None, None)),
+                          stand_in=None if picked else algorithm(c.collective, c.best)))
     return out
 
 
@@ -98,9 +106,11 @@ def write(measured: analysis.CollResult, threshold: float, rd_v: RunDir, origin:
         for group in _groups(doc):
             path.write_text(doc.text)
             why = _probe(stack, spec.with_placement(None), family.tuning_env(str(path.resolve())), group, out)
-            if why:
+            if why:  # those points go back to the library's own choice, with no stand-in either
                 rejected.append((group, why))
-                choices = [Choice(c.collective, c.nprocs, c.msize) if c in group else c for c in choices]
+                points = {(c.collective, c.nprocs, c.msize) for c in group}
+                choices = [Choice(c.collective, c.nprocs, c.msize) if (c.collective, c.nprocs, c.msize) in points
+                           else c for c in choices]
                 doc = family.write_tuning(choices, Path(stack.prefix), origin)
         path.write_text(doc.text)
         if tuning_formats.ENV_FILE in env:  # the settings themselves are what a user sets
