@@ -6,11 +6,12 @@
  *
  * {"driver": "mg_mpit", "library_version": "...", "cvars": [{"name": ...,
  * "description": ..., "datatype": "int", "verbosity": 1, "scope": 3,
- * "enum": [{"value": 0, "name": "ignore"}, ...]}, ...]}: every control
- * variable whose name contains one of the TEXTs (all without --match); "enum"
- * only where the library attaches an enumeration. Needs no MPI_Init: MPI_T
- * alone. Exit status 0, 2 on a bad command line, 3 where the library offers
- * no MPI_T. */
+ * "value": 2, "enum": [{"value": 0, "name": "ignore"}, ...]}, ...]}: every
+ * control variable whose name contains one of the TEXTs (all without
+ * --match); "value" (its value in this process's environment) for a single
+ * int or a string bound to no object, "enum" only where the library attaches
+ * an enumeration. Needs no MPI_Init: MPI_T alone. Exit status 0, 2 on a bad
+ * command line, 3 where the library offers no MPI_T. */
 #define _POSIX_C_SOURCE 200809L
 #include "mg_json.h"
 #include <mpi.h>
@@ -39,6 +40,25 @@ static int wanted(const char *name, char *const *match, int nmatch)
     return nmatch == 0;
 }
 
+/* The variable's value into j's open object ("value"): a single int, or a
+ * string; nothing for other types, bound variables or what cannot be read. */
+static void write_value(mg_json *j, int index, MPI_Datatype type, int bind)
+{
+    MPI_T_cvar_handle h;
+    int count = 0;
+    if (bind != MPI_T_BIND_NO_OBJECT || (type != MPI_INT && type != MPI_CHAR)) return;
+    if (MPI_T_cvar_handle_alloc(index, NULL, &h, &count) != MPI_SUCCESS) return;
+    if (type == MPI_INT && count == 1) {
+        int v;
+        if (MPI_T_cvar_read(h, &v) == MPI_SUCCESS) mg_json_long(j, "value", v);
+    } else if (type == MPI_CHAR && count > 0 && count <= 65536) {
+        char *v = calloc((size_t)count + 1, 1);
+        if (v && MPI_T_cvar_read(h, v) == MPI_SUCCESS) mg_json_string(j, "value", v);
+        free(v);
+    }
+    MPI_T_cvar_handle_free(&h);
+}
+
 /* The enumeration's items into j's open object ("enum"), if it has one. */
 static void write_enum(mg_json *j, MPI_T_enum e)
 {
@@ -64,8 +84,9 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: mg_mpit [--match TEXT[,TEXT...]]\n"
                  "Prints the MPI library's control variables (MPI_T) whose names contain one of the TEXTs (all\n"
-                 "without --match) as one JSON object: name, description, datatype, verbosity, scope, and the\n"
-                 "enumeration's items where the library gives one.\n");
+                 "without --match) as one JSON object: name, description, datatype, verbosity, scope, the value\n"
+                 "(a single int or a string not bound to an object) and the enumeration's items where the library\n"
+                 "gives one.\n");
 }
 
 int main(int argc, char **argv)
@@ -124,6 +145,7 @@ int main(int argc, char **argv)
         mg_json_string(&j, "datatype", datatype_name(type));
         mg_json_long(&j, "verbosity", verbosity);
         mg_json_long(&j, "scope", scope);
+        write_value(&j, i, type, bind);
         write_enum(&j, e);
         mg_json_close(&j);
     }

@@ -47,6 +47,19 @@ def test_mpich_reads_the_choices_of_the_description():
     assert [a.name for a in algs] == ["binomial", "nb", "scatter_recursive_doubling_allgather", "tree"]
     assert all(a.collective == "bcast" and a.value == a.name for a in algs)
     assert algs[0].env == {"MPIR_CVAR_BCAST_INTRA_ALGORITHM": "binomial"}
+    assert all(a.params == () for a in algs)
+
+
+def test_mpich_parameters_are_the_variables_named_after_the_algorithm():
+    """What a selection file must give an algorithm: the values of MPIR_CVAR_<COLL>_<ALGORITHM>_* (KVAL: k);
+    a variable without a value (not readable, or bound) is no parameter."""
+    cvars = [MPICH_BCAST, {"name": "MPIR_CVAR_BCAST_TREE_KVAL", "value": 2},
+             {"name": "MPIR_CVAR_BCAST_TREE_TYPE", "value": "knomial_1"},
+             {"name": "MPIR_CVAR_BCAST_TREE_PIPELINE_CHUNK_SIZE"},
+             {"name": "MPIR_CVAR_IBCAST_TREE_KVAL", "value": 4}, {"name": "MPIR_CVAR_BCAST_NB_X", "value": 1}]
+    algs = {a.name: a for a in families.get("mpich").algorithms(cvars, "bcast")}
+    assert algs["tree"].params == (("k", "2"), ("type", "knomial_1"))
+    assert algs["nb"].params == (("x", "1"),) and algs["binomial"].params == ()
 
 
 def test_openmpi_reads_the_enumeration_and_needs_dynamic_rules():

@@ -228,6 +228,26 @@ def test_coll_and_a_stencil_app_on_two_nodes(cluster, stacks_built, cli, tmp_pat
     assert_checked_on_both_hosts(run, cluster, {x["id"]: "2x2" for x in read_launches(run)})
 
 
+def test_tune_with_the_libraries_own_algorithms_on_two_nodes(cluster, stacks_built, cli, tmp_path):
+    """mpiguide tune --algorithms through srun: every algorithm the libraries list forced in launches of their
+    own on both nodes, and the validation run with each library's own tuning file there too."""
+    run = tmp_path / "tune"
+    res = cli(["tune", "--stacks", stack_list(stacks_built), "--collectives", "bcast", "--sizes", "64k", "--np", "2",
+               "--runs", "2", "--nrep", "5", "--algorithms", "all", "--launcher", "srun", "--placement", "2x1",
+               "--output", str(run)])
+    assert res.rc == 0, res.text
+    measured = assert_checked_on_both_hosts(run / "measure", cluster)
+    forced = {x["stack"]: x["env"] for x in measured if x["env"]}
+    assert any(k == "MPIR_CVAR_BCAST_INTRA_ALGORITHM" for k in forced["mpich"])
+    assert forced["openmpi"].get("OMPI_MCA_coll_tuned_use_dynamic_rules") == "1"
+    validated = assert_checked_on_both_hosts(run / "validate", cluster)
+    files = [x for x in validated if "-file-" in x["id"]]
+    assert {x["stack"] for x in files} == set(stacks_built)
+    for x in files:  # the file's environment reaches the launch on the nodes
+        log = (run / "validate" / "logs" / f"{x['id']}.log").read_text().splitlines()[0]
+        assert f"/validate/native/{x['stack']}/" in log and "srun --mpi=" in log, log
+
+
 # ---------------------------------------------------------------- time limits and node failures
 
 def node_stalling_template(tmp_path) -> tuple[str, Path]:

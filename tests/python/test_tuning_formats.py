@@ -9,6 +9,7 @@ cannot use."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -75,6 +76,10 @@ def test_mpich_json_from_known_choices():
                                        "comm_size=any": BASE["collective=scan"]}
     assert [(c.name, why) for c, why in w.left_out] == [
         ("made_up", "the library names no selection-file algorithm for made_up")]
+    # an algorithm's parameters go with it (MPICH gives the others 0)
+    w = mpich_json([Choice("bcast", 4, 8, "nb", "nb", params=(("k", "2"), ("tree_type", "kary")))], BASE, NAMES)
+    assert json.loads(w.text)["collective=bcast"]["comm_type=intra"]["comm_size<=4"] == {
+        "avg_msg_size=any": {"algorithm=MPIR_Bcast_allcomm_nb": {"k=2": {}, "tree_type=kary": {}}}}
 
 
 def test_impi_adjust_from_known_choices():
@@ -229,25 +234,30 @@ def test_a_family_without_a_format_says_so(tmp_path):
 def test_each_chosen_algorithm_is_tried_with_the_file_and_the_failing_ones_left_out(live_stack, tmp_path,
                                                                                      monkeypatch):
     """mpiguide tune's files (suites.coll.native) on the installed library: an algorithm the library runs from
-    the file stays (MPICH and Open MPI: the ring allreduce); one it fails on goes back to the library's choice,
-    with why (MPICH: its tree allreduce, whose k a selection file leaves out, dies of SIGFPE; Open MPI and Intel
-    MPI: an algorithm number it does not have)."""
+    the file stays (MPICH: recursive_multiplying, with its k; Open MPI: ring); one it fails on goes back to the
+    library's choice, with why (MPICH: its k_reduce_scatter_allgather, whose k no variable of the library names,
+    so that the file gives none, stops with an internal error; Open MPI and Intel MPI: an algorithm number it
+    does not have)."""
     from types import SimpleNamespace
 
     import pandas as pd
 
     from mpiguide.core import runner
-    from mpiguide.suites.coll import analysis, native
+    from mpiguide.suites.coll import algorithms, analysis, native
 
     mpich, impi = live_stack.family == "mpich", live_stack.family == "impi"
-    good = {"mpich": ("ring", "ring"), "openmpi": ("ring", "4"), "impi": ("preset8", "8")}[live_stack.family]
-    bad = ("tree", "tree") if mpich else ("invalid", "99")
+    # MPICH: an algorithm that needs its parameter (k) in the file, where it hangs without it
+    good = {"mpich": ("recursive_multiplying",) * 2, "openmpi": ("ring", "4"), "impi": ("preset8", "8")}[
+        live_stack.family]
+    bad = ("k_reduce_scatter_allgather",) * 2 if mpich else ("invalid", "99")
     # Intel MPI's rules are a variable per collective, and a collective with a failing rule loses its variable
     # (it cannot keep the library's own choice beside a rule): its bad choice is another collective's
     bad_coll = "bcast" if impi else "allreduce"
     listed = {"allreduce": [good], bad_coll: [bad]} if impi else {"allreduce": [good, bad]}
+    found = {a.name: a for a in algorithms.algorithms(live_stack, ["allreduce"])["allreduce"]}
     params = {"algorithms": {live_stack.name: {"family": live_stack.family, "collectives": {
-        coll: [{"name": n, "value": v, "env": {}} for n, v in algs] for coll, algs in listed.items()}}}, "np": [P]}
+        coll: [{"name": n, "value": v, "env": {}, "params": dict(found[n].params) if n in found else {}}
+               for n, v in algs] for coll, algs in listed.items()}}}, "np": [P]}
     chosen = pd.DataFrame({"stack": live_stack.name, "nprocs": P, "collective": ["allreduce", bad_coll],
                            "msize": [1026, 65535], "impl": [f"alg:{good[0]}", f"alg:{bad[0]}"],
                            "best": [f"alg:{good[0]}", f"alg:{bad[0]}"]})
@@ -270,7 +280,10 @@ def test_each_chosen_algorithm_is_tried_with_the_file_and_the_failing_ones_left_
     # the file kept names the good algorithm and the library runs it (MPI's results)
     res = _run(live_stack, "allreduce", 1026, live_stack.adapter.tuning_env(str(path)), tmp_path / "after.txt")
     assert res.returncode == 0 and not rawfile.parse(tmp_path / "after.txt").errors
-    kept, gone = {"mpich": ("MPIR_Allreduce_intra_ring", "MPIR_Allreduce_intra_tree"),
+    kept, gone = {"mpich": ("MPIR_Allreduce_intra_recursive_multiplying",
+                            "MPIR_Allreduce_intra_k_reduce_scatter_allgather"),
                   "openmpi": (" 4 0 0", " 99 0 0"),
                   "impi": ("I_MPI_ADJUST_ALLREDUCE=8:0-2147483647@3-3", "BCAST")}[live_stack.family]
     assert kept in path.read_text() and gone not in path.read_text()
+    if mpich:  # with its parameter, as the library has it set
+        assert re.search(r'recursive_multiplying": \{\s*"k=2"', path.read_text())

@@ -51,7 +51,8 @@ def driver_json(stack: Stack, driver: str, args: list[str]) -> dict:
     exe = build.driver_path(stack, driver)
     argv = launch.command(launch.LaunchSpec(), stack, 1, str(exe), args)
     with stack.launch_env() as env:
-        res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        # a library's texts need not be UTF-8 (Intel MPI's descriptions say "Intel\xae" in Latin-1)
+        res = subprocess.run(argv, env=env, capture_output=True, text=True, errors="replace", timeout=120)
     if res.returncode != 0:
         raise MpiguideError(f"{driver} {' '.join(args)} failed with status {res.returncode}: "
                             f"{res.stderr.strip()[-500:]}")

@@ -23,6 +23,8 @@ class Algorithm:
     value: str  # what the library's control variable takes to force it
     control: str  # that variable, as an environment variable
     needs: tuple[tuple[str, str], ...] = ()  # other settings without which the control has no effect
+    # what a tuning file must give the algorithm beside its name, (key, value), as the library has them set
+    params: tuple[tuple[str, str], ...] = ()
 
     @property
     def env(self) -> dict[str, str]:
@@ -117,7 +119,10 @@ class Mpich(Family):
 
     # MPIR_CVAR_<COLL>_INTRA_ALGORITHM: an integer variable without an MPI_T enumeration whose description lists
     # the choices, one a line after the first ("binomial   - Force Binomial Tree"); the environment takes the name.
-    algorithm_cvar_match = ("_INTRA_ALGORITHM",)
+    # An algorithm's parameters are the variables named after it, MPIR_CVAR_<COLL>_<ALGORITHM>_<PARAMETER>
+    # (MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL): forced through the control, MPICH runs it with their
+    # values, while a selection file must give them (`k=2`; KVAL is `k`), or they are 0.
+    algorithm_cvar_match = ("MPIR_CVAR_",)
     _CHOICE = re.compile(r"^\s*([A-Za-z0-9_]+)\s+-\s")
 
     def algorithms(self, cvars: list[dict], collective: str) -> list[Algorithm]:
@@ -128,7 +133,19 @@ class Mpich(Family):
         if "auto" not in names:
             raise MpiguideError(f"{var}: its description lists no choices in the form MPICH uses ('auto - ...' "
                                 f"and one 'name - text' a line): {str(cvar.get('description', ''))[:300]!r}")
-        return [Algorithm(collective, n, n, var) for n in names if n != "auto"]
+        return [Algorithm(collective, n, n, var, params=self._params(cvars, collective, n))
+                for n in names if n != "auto"]
+
+    @staticmethod
+    def _params(cvars: list[dict], collective: str, name: str) -> tuple[tuple[str, str], ...]:
+        prefix = f"MPIR_CVAR_{collective.upper()}_{name.upper()}_"
+        out = []
+        for c in cvars:
+            cname = str(c.get("name", ""))
+            if cname.startswith(prefix) and "value" in c:
+                key = cname[len(prefix):].lower()
+                out.append(("k" if key == "kval" else key, str(c["value"])))
+        return tuple(sorted(out))
 
     tuning_file = "coll_selection.json"
 

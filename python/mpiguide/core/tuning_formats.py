@@ -35,6 +35,7 @@ class Choice:
     # where the library's own choice is kept: the fastest of its algorithms measured there, (name, value), for a
     # format that cannot say "the library's own choice" (Intel MPI's)
     stand_in: tuple[str, str] | None = None
+    params: tuple[tuple[str, str], ...] = ()  # the chosen algorithm's (families.Algorithm.params)
 
 
 @dataclass
@@ -190,8 +191,10 @@ def mpich_container(collective: str, name: str, names: set[str]) -> str | None:
 
 
 def _mpich_leaf(c: Choice, names: set[str], own: dict) -> dict:
-    """The chosen algorithm, or (None) the library's own branch."""
-    return {f"algorithm={mpich_container(c.collective, c.name, names)}": {}} if c.name else copy.deepcopy(own)
+    """The chosen algorithm with its parameters (`k=2`), or (None) the library's own branch."""
+    if not c.name:
+        return copy.deepcopy(own)
+    return {f"algorithm={mpich_container(c.collective, c.name, names)}": {f"{k}={v}": {} for k, v in c.params}}
 
 
 def mpich_json(choices: list[Choice], base: dict, names: set[str]) -> Written:

@@ -326,8 +326,7 @@ MG_TUNE_API int MPI_Request_get_status_any(int count, REQUEST_ARRAY requests[], 
 MG_TUNE_API int MPI_Request_get_status_some(int incount, REQUEST_ARRAY requests[], int *outcount, int indices[],
                                             MPI_Status statuses[])
 {
-    if (!mg_tune__dt_any_pending())
-        return PMPI_Request_get_status_some(incount, requests, outcount, indices, statuses);
+    if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status_some(incount, requests, outcount, indices, statuses);
     arrays a;
     if (arrays_get(&a, incount, requests, statuses) != 0) {
         arrays_free(&a, statuses);
@@ -335,8 +334,7 @@ MG_TUNE_API int MPI_Request_get_status_some(int incount, REQUEST_ARRAY requests[
     }
     int rc = PMPI_Request_get_status_some(incount, requests, outcount, indices, a.st);
     if (*outcount != MPI_UNDEFINED)
-        for (int k = 0; k < *outcount; k++)
-            mg_tune__dt_peeked(requests[indices[k]], rc_of(rc, &a.st[k]), &a.st[k]);
+        for (int k = 0; k < *outcount; k++) mg_tune__dt_peeked(requests[indices[k]], rc_of(rc, &a.st[k]), &a.st[k]);
     arrays_free(&a, statuses);
     mg_tune__dt_progress_orphans(0);
     return rc;

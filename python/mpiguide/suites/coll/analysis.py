@@ -262,6 +262,32 @@ def _choose(r: CollResult, threshold: float, candidate, med: pd.DataFrame, what:
     return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
 
 
+def as_written(chosen: pd.DataFrame, files: dict) -> pd.DataFrame:
+    """The choices as the stacks' tuning files carry them: a point a file left out keeps the library's own
+    choice, with why; a point where the file names an algorithm the measurement did not choose (Intel MPI's
+    stand-ins) has it."""
+    if chosen.empty or not files:
+        return chosen
+    carried, left = {}, {}
+    for stack, summary in files.items():
+        for c in summary["carried"]:
+            carried[(stack, c["collective"], int(c["nprocs"]), int(c["msize"]))] = c["algorithm"]
+        for c in summary["left_out"]:
+            left[(stack, c["collective"], int(c["nprocs"]), int(c["msize"]))] = c["why"]
+    out = chosen.copy()
+    for i, r in out.iterrows():
+        key = (r["stack"], r["collective"], int(r["nprocs"]), int(r["msize"]))
+        if key in left and key not in carried:
+            carried[key] = "default"
+        if key not in carried:
+            continue
+        impl = DEFAULT if carried[key] == "default" else selection.PREFIX + carried[key]
+        if impl != r["impl"]:
+            why = left.get(key, f"the file names {carried[key]} (the fastest measured) where the default is kept")
+            out.loc[i, ["impl", "decision"]] = [impl, f"{r['decision']}; in the file: {why}"]
+    return out
+
+
 # ---------------------------------------------------------------- validation
 
 REPAIR_COLUMNS = ["stack", "nprocs", "collective", "guideline", "relation", "impl", "msize", "measured_factor",
@@ -342,10 +368,12 @@ class TuneAnalysis:
     native_repairs: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
-def analyze(m: CollResult, v: CollResult | None, threshold: float) -> TuneAnalysis:
+def analyze(m: CollResult, v: CollResult | None, threshold: float, files: dict | None = None) -> TuneAnalysis:
+    """files: per stack, what its tuning file carries (native.summaries): the native choices are then what the
+    files select, after their check launches and the format's limits, not what the measurement chose."""
     t = TuneAnalysis(m, guideline_verdicts(m), choose(m, threshold), threshold, v)
     if selection.labels(m.rd.meta["params"]):
-        t.native_choices = choose_native(m, threshold)
+        t.native_choices = as_written(choose_native(m, threshold), files or {})
     if v is not None and not v.measurements.empty:
         t.gains, t.repairs = gains(v, t.choices), repairs(t.verdicts, v, t.choices)
         if not t.native_choices.empty:

@@ -40,8 +40,9 @@ def choices_of(params: dict, chosen: pd.DataFrame, stack: str) -> list[Choice]:
     out = []
     for c in chosen[chosen["stack"] == stack].itertuples():
         picked = algorithm(c.collective, c.impl)
+        params = tuple(sorted(algs[(c.collective, picked[0])].get("params", {}).items())) if picked else ()
         out.append(Choice(c.collective, int(c.nprocs), int(c.msize), *(picked or (None, None)),
-                          stand_in=None if picked else algorithm(c.collective, c.best)))
+                          stand_in=None if picked else algorithm(c.collective, c.best), params=params))
     return out
 
 
@@ -52,7 +53,7 @@ def _probe(stack: stackmod.Stack, spec: launch.LaunchSpec, env: dict[str, str], 
            out: Path) -> str | None:
     """One check-only launch of the choices' collective and sizes with the file: None if it ends well and every
     size runs and gives MPI's results, else what went wrong (MPICH crashes or hangs on an algorithm whose
-    parameters a selection file leaves out, such as the k of its tree and recexch allreduce; Open MPI refuses an
+    parameters no variable of its is named after, such as the k of k_reduce_scatter_allgather; Open MPI refuses an
     algorithm number it does not have, which mg_collbench notes as a skip; Intel MPI ignores a rule it cannot
     read, and says so at MPI_Init: Family.ignored_rule)."""
     coll, nprocs = choices[0].collective, choices[0].nprocs

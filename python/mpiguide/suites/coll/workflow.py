@@ -58,7 +58,7 @@ class CollTune(TuneWorkflow):
     def write_report(self, out_dir: Path, state: dict, measured: tune.CollResult | None = None) -> Path:
         m = measured or tune.load(RunDir.open(out_dir / "measure"))
         v = tune.load(RunDir.open(out_dir / "validate")) if (out_dir / "validate" / "meta.json").exists() else None
-        t = tune.analyze(m, v, state["threshold"])
+        t = tune.analyze(m, v, state["threshold"], native.summaries(v.rd) if v is not None else None)
         profiles = sorted((out_dir / "validate" / "profiles").glob("*/*.prof")) if v is not None else []
         path = report.write_tune(t, profiles, out_dir)
         for line in report.console_summary(t.verdicts, t.choices, t.gains, t.repairs) + report.native_summary(t):
