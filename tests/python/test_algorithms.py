@@ -114,7 +114,7 @@ def test_console_and_json_say_how_an_algorithm_is_forced():
     data = json.loads(algorithms.to_json({"o": found_o}))
     assert data["o"]["scan"][0] == {"name": "linear", "value": "1",
                                     "env": {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
-                                            "OMPI_MCA_coll_tuned_scan_algorithm": "1"}}
+                                            "OMPI_MCA_coll_tuned_scan_algorithm": "1"}, "params": {}}
 
 
 # What each library lists for certain (names both have had for many releases).

@@ -47,6 +47,8 @@ def console_lines(stack: Stack, found: dict[str, list[Algorithm]]) -> list[str]:
 
 
 def to_json(found: dict[str, dict[str, list[Algorithm]]]) -> str:
-    """Per stack and collective, the algorithms with their values and environments."""
-    return json.dumps({stack: {coll: [{"name": a.name, "value": a.value, "env": a.env} for a in algs]
+    """Per stack and collective, the algorithms with their values, environments and the parameters a tuning
+    file gives them."""
+    return json.dumps({stack: {coll: [{"name": a.name, "value": a.value, "env": a.env, "params": dict(a.params)}
+                                      for a in algs]
                                for coll, algs in per.items()} for stack, per in found.items()}, indent=2)

@@ -52,10 +52,10 @@ PROBE_TIMEOUT = 120  # seconds; a check-only launch takes a few: a library that 
 def _probe(stack: stackmod.Stack, spec: launch.LaunchSpec, env: dict[str, str], choices: list[Choice],
            out: Path) -> str | None:
     """One check-only launch of the choices' collective and sizes with the file: None if it ends well and every
-    size runs and gives MPI's results, else what went wrong (MPICH crashes or hangs on an algorithm whose
-    parameters no variable of its is named after, such as the k of k_reduce_scatter_allgather; Open MPI refuses an
-    algorithm number it does not have, which mg_collbench notes as a skip; Intel MPI ignores a rule it cannot
-    read, and says so at MPI_Init: Family.ignored_rule)."""
+    size runs and gives MPI's results, else what went wrong (MPICH crashes or hangs on an algorithm with a
+    parameter that no variable of the library is named after, such as the k of k_reduce_scatter_allgather; Open
+    MPI refuses an algorithm number it does not have, which mg_collbench notes as a skip; Intel MPI ignores a
+    rule it cannot read, and says so at MPI_Init: Family.ignored_rule)."""
     coll, nprocs = choices[0].collective, choices[0].nprocs
     stem = out / f"probe-{coll}-p{nprocs}-{choices[0].name}"
     argv = launch.command(spec, stack, nprocs, str(build.driver_path(stack, "mg_collbench")),
