@@ -142,6 +142,19 @@ def test_a_launch_whose_environment_file_is_missing_fails_with_why(tmp_path):
         tuning_formats.ENV_FILE: f"{tmp_path}/native/mpich/i_mpi_adjust.env"}
 
 
+def test_a_launch_without_its_environment_file_fails_and_the_run_goes_on(mpich_stack, mpich_build, tmp_path):
+    from mpiguide.core import runner
+
+    x = runner.Launch(id="x", stack="mpich", template="t", phase=runner.MEASURE, run_index=0, nprocs=2,
+                      driver="mg_collbench", args=[], raw="raw/x.txt",
+                      env={tuning_formats.ENV_FILE: "{run_dir}/native/{stack}/i_mpi_adjust.env"})
+    rd = runner.RunDir(tmp_path)
+    with runner.StopSignals() as signals:
+        runner.run_launch(rd, x, mpich_stack, launch.LaunchSpec(), 60, signals, lambda why: None)
+    assert x.status == runner.FAILED and x.attempts == 0 and not (tmp_path / "raw").exists()
+    assert x.message.startswith(f"cannot read the environment file {tmp_path}/native/mpich/i_mpi_adjust.env")
+
+
 def _run(stack: Stack, coll: str, msize: int | str, env: dict[str, str], out: Path) -> subprocess.CompletedProcess:
     exe = build.build_dir(stack) / "mg_collbench"
     argv = launch.command(launch.LaunchSpec(), stack, P, str(exe), ["--collectives", coll, "--impls", "default",

@@ -31,6 +31,10 @@ class Algorithm:
         """The environment that forces the algorithm."""
         return {**dict(self.needs), self.control: self.value}
 
+    def to_dict(self) -> dict:
+        """As a run's parameters keep it and `mpiguide algorithms --json` prints it."""
+        return {"name": self.name, "value": self.value, "env": self.env, "params": dict(self.params)}
+
 
 class Family:
     """The defaults: an MPI mpiguide knows nothing particular about (MPICH-style launcher options)."""

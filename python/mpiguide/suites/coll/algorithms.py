@@ -49,6 +49,5 @@ def console_lines(stack: Stack, found: dict[str, list[Algorithm]]) -> list[str]:
 def to_json(found: dict[str, dict[str, list[Algorithm]]]) -> str:
     """Per stack and collective, the algorithms with their values, environments and the parameters a tuning
     file gives them."""
-    return json.dumps({stack: {coll: [{"name": a.name, "value": a.value, "env": a.env, "params": dict(a.params)}
-                                      for a in algs]
-                               for coll, algs in per.items()} for stack, per in found.items()}, indent=2)
+    return json.dumps({stack: {coll: [a.to_dict() for a in algs] for coll, algs in per.items()}
+                       for stack, per in found.items()}, indent=2)

@@ -54,7 +54,7 @@ def read(stack_names: list[str], collectives: list[str], wanted: list[str]) -> d
         for coll, algs in algorithms.algorithms(stack, collectives).items():
             chosen = [a for a in algs if not wanted or a.name in wanted]
             seen.update(a.name for a in chosen)
-            per[coll] = [{"name": a.name, "value": a.value, "env": a.env, "params": dict(a.params)} for a in chosen]
+            per[coll] = [a.to_dict() for a in chosen]
         out[name] = {"family": stack.family, "detection": stack.adapter.refusal_detection,
                      "refusal_env": dict(stack.adapter.refusal_env),
                      "refusal_marks": list(stack.adapter.refusal_marks), "collectives": per}
