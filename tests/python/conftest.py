@@ -424,13 +424,16 @@ def coll_params(*argv: str) -> dict:
 
 
 def write_coll_run(path: Path, times, stacks=("fast", "slow"), runs: int = 5, nrep: int = 4,
-                   impls_extra: tuple[str, ...] = (), algorithms: dict | None = None, notes=None) -> Path:
+                   impls_extra: tuple[str, ...] = (), algorithms: dict | None = None, notes=None,
+                   placements: tuple[str, ...] = ()) -> Path:
     """A finished coll run (2 processes) whose raw files hold times(stack, collective, impl, msize, launch);
     algorithms: the run's params["algorithms"] (suites.coll.selection), whose launches measure `default` with
     times(stack, collective, "alg:<name>", msize, launch) and add the note lines notes(stack, collective,
-    "alg:<name>", msize)."""
+    "alg:<name>", msize). placements: NODESxPPN of 2 processes each, measured in one run as --placement
+    2x1,1x2 does; times then takes the launch's placement as a sixth argument."""
     params = coll_params("--collectives", "allreduce,bcast", "--sizes", ",".join(map(str, COLL_SIZES)), "--np", "2")
     params["algorithms"] = algorithms or {}
+    params["placements"] = list(placements)
     labels = selection.labels(params)
 
     def raw_of(x) -> str:
@@ -447,7 +450,8 @@ def write_coll_run(path: Path, times, stacks=("fast", "slow"), runs: int = 5, nr
                     continue
                 if alg and notes:
                     lines[5:5] = notes(x.stack, coll, alg, m)
-                t = times(x.stack, coll, alg or impl, m, x.run_index)
+                at = (x.placement,) if placements else ()
+                t = times(x.stack, coll, alg or impl, m, x.run_index, *at)
                 lines += [f"{coll} {impl} {m} {i} {t * (1 + 1e-3 * i):.9e}" for i in range(nrep)]
         return "\n".join([*lines, "#@tune_config[msg_pool_bytes]=67108864", "#@end=ok"]) + "\n"
 

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import POLL_LIMIT_S, read_launches, start_mpiguide, wait_for
 from mpiguide.cluster import batch, system, testcluster
-from mpiguide.core import build, launch, rawfile, runner, slurm
+from mpiguide.core import build, launch, rawfile, runner, slurm, tuning_formats
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 
@@ -231,23 +231,54 @@ def test_coll_and_a_stencil_app_on_two_nodes(cluster, stacks_built, cli, tmp_pat
 
 
 def test_tune_with_the_libraries_own_algorithms_on_two_nodes(cluster, stacks_built, cli, tmp_path):
-    """mpiguide tune --algorithms through srun: every algorithm the libraries list forced in launches of their
-    own on both nodes, and the validation run with each library's own tuning file there too."""
+    """mpiguide tune --algorithms through srun at two placements: every algorithm the libraries list forced in
+    launches of their own, between the nodes and on one node, and the validation run with each library's own
+    tuning file at both too."""
     run = tmp_path / "tune"
-    res = cli(["tune", "--stacks", stack_list(stacks_built), "--collectives", "bcast", "--sizes", "64k", "--np", "2",
-               "--runs", "2", "--nrep", "5", "--algorithms", "all", "--launcher", "srun", "--placement", "2x1",
+    res = cli(["tune", "--stacks", stack_list(stacks_built), "--collectives", "bcast", "--sizes", "64k",
+               "--runs", "2", "--nrep", "5", "--algorithms", "all", "--launcher", "srun", "--placement", "2x1,1x2",
                "--output", str(run)])
     assert res.rc == 0, res.text
-    measured = assert_checked_on_both_hosts(run / "measure", cluster)
+    placements = {x["id"]: x["placement"] for x in read_launches(run / "measure")}
+    assert set(placements.values()) == {"2x1", "1x2"}
+    measured = [x for x in read_launches(run / "measure") if x["placement"] == "2x1"]
+    assert_checked_on_both_hosts(run / "measure", cluster, placements)
     forced = {x["stack"]: x["env"] for x in measured if x["env"]}
     assert any(k == "MPIR_CVAR_BCAST_INTRA_ALGORITHM" for k in forced["mpich"])
     assert forced["openmpi"].get("OMPI_MCA_coll_tuned_use_dynamic_rules") == "1"
-    validated = assert_checked_on_both_hosts(run / "validate", cluster)
+    validated = read_launches(run / "validate")
+    assert_checked_on_both_hosts(run / "validate", cluster, {x["id"]: x["placement"] for x in validated})
     files = [x for x in validated if "-file-" in x["id"]]
-    assert {x["stack"] for x in files} == set(stacks_built)
+    assert {(x["stack"], x["placement"]) for x in files} == {(s, p) for s in stacks_built for p in ("2x1", "1x2")}
     for x in files:  # the file's environment reaches the launch on the nodes
         log = (run / "validate" / "logs" / f"{x['id']}.log").read_text().splitlines()[0]
         assert f"/validate/native/{x['stack']}/" in log and "srun --mpi=" in log, log
+
+
+def test_mpich_applies_a_selection_rule_of_one_placement_only_there(cluster, stacks_built, tmp_path):
+    """The selection file of a run with several placements keys them by processes per node (comm_avg_ppn), and
+    MPICH applies each where it belongs: its nonblocking bcast `nb`, written for 2x1 only, shows its schedule
+    (MPIR_CVAR_COLL_SCHED_DUMP) between the two nodes and not on one node."""
+    stack = stacks_built["mpich"]
+    tree, names = tuning_formats.mpich_selection(tuning_formats.mpich_library(Path(stack.prefix)))
+    size = 333336  # above what MPICH's own MPI_Init exchanges
+    written = tuning_formats.mpich_json([tuning_formats.Choice("bcast", 2, size, "nb", "nb", placement="2x1"),
+                                         tuning_formats.Choice("bcast", 2, size, placement="1x2")], tree, names)
+    path = tmp_path / "coll_selection.json"
+    path.write_text(written.text)
+    for placement, applies in (("2x1", True), ("1x2", False)):
+        spec = launch.LaunchSpec(launcher="srun").with_placement(placement)
+        out = tmp_path / f"{placement}.txt"
+        argv = launch.command(spec, stack, 2, str(build.build_dir(stack) / "mg_collbench"),
+                              ["--collectives", "bcast", "--impls", "default", "--sizes", str(size), "--check-only",
+                               "--output", str(out)])
+        with stack.launch_env() as base:
+            env = {**base, **launch.environment(spec, stack, base), **stack.adapter.tuning_env(str(path)),
+                   "MPIR_CVAR_COLL_SCHED_DUMP": "1"}
+            res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+        text = res.stdout + res.stderr
+        assert res.returncode == 0 and not rawfile.parse(out).errors, text[-1500:]
+        assert ("s->size" in text) == applies, (placement, text[-1500:])
 
 
 # ---------------------------------------------------------------- time limits and node failures

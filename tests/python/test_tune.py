@@ -5,6 +5,7 @@ real workflow on MPICH."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -578,3 +579,96 @@ def test_algorithms_option():
     with pytest.raises(MpiguideError, match="bad --algorithms ' , '"):
         selection.parse_choice(" , ")
     assert coll_params("--collectives", "bcast")["algorithms"] == {}
+
+
+# ---------------------------------------------------------------- several placements in one run
+
+PLACEMENTS = ("2x1", "1x2")
+
+
+def placed_times(stack, coll, impl, m, launch, placement):
+    """sel_times between two nodes (2x1); on one node (1x2) the ring allreduce is no faster than the default and
+    the allreduce mock-ups are all 2x slower than it, so the two placements choose differently."""
+    if placement == "1x2" and impl == "alg:ring":
+        impl = "default"
+    t = sel_times(stack, coll, impl, m, launch)
+    if placement == "1x2" and coll == "allreduce" and impl in COLL_MOCKUPS["allreduce"]:
+        return 2 * sel_times(stack, coll, "default", m, launch)
+    return t
+
+
+@pytest.fixture(scope="module")
+def placed_run(tmp_path_factory) -> Path:
+    return write_coll_run(tmp_path_factory.mktemp("placed") / "measure", placed_times,
+                          algorithms=sel_algorithms("openmpi"), placements=PLACEMENTS)
+
+
+def placed_params(*argv: str) -> dict:
+    """The coll job's parameters with --placement (a run option, not one of the job's own)."""
+    parser = argparse.ArgumentParser()
+    JOB.add_arguments(parser)
+    parser.add_argument("--placement")
+    return JOB.params(parser.parse_args(list(argv)))
+
+
+def test_several_placements_are_planned_each_with_its_launches():
+    p = placed_params("--collectives", "allreduce", "--sizes", "8", "--placement", "2x1,1x2")
+    assert p["placements"] == ["2x1", "1x2"] and p["np"] == [2]
+    launches = runner.plan(JOB, {**p, "algorithms": sel_algorithms("openmpi")}, ["fast"], 1,
+                           {"sync": "barrier", "nrep": "rule", "order_seed": 3})
+    assert {(x.template, x.placement) for x in launches if x.stack == "fast" and "ring" in x.template} == {
+        ("allreduce-p2-2x1-fast-ring", "2x1"), ("allreduce-p2-1x2-fast-ring", "1x2")}
+    assert {(x.template, x.placement) for x in launches if x.env == {}} == {("allreduce-p2-2x1", "2x1"),
+                                                                             ("allreduce-p2-1x2", "1x2")}
+    assert "at 2x1, 1x2 (nodes x processes per node): 2 launch template(s)" in JOB.describe_plan(p, 1, 1, 10)
+    with pytest.raises(MpiguideError, match="--np 2 and --placement 2x1,1x2: each placement fixes"):
+        placed_params("--np", "2", "--placement", "2x1,1x2")
+    # one placement stays the run's: no placement of the launches' own
+    assert placed_params("--np", "2", "--placement", "2x1")["placements"] == []
+
+
+def test_each_placement_has_its_verdicts_and_choices(placed_run):
+    r = tune.load(runner.RunDir.open(placed_run))
+    assert set(r.measurements["placement"]) == set(PLACEMENTS)
+    v = tune.guideline_verdicts(r)
+    ring = v[(v["guideline"] == "COLL-SEL") & (v["stack"] == "slow") & (v["impl"] == "alg:ring")]
+    assert set(ring[ring["placement"] == "2x1"]["verdict"]) == {stats.VIOLATED}
+    assert set(ring[ring["placement"] == "1x2"]["verdict"]) == {stats.PASS}
+    chosen = tune.choose_native(r, 0.10)
+    slow = chosen[(chosen["stack"] == "slow") & (chosen["collective"] == "allreduce")]
+    assert set(slow[slow["placement"] == "2x1"]["impl"]) == {"alg:ring"}
+    assert set(slow[slow["placement"] == "1x2"]["impl"]) == {"default"}
+    # a profile names no placement: the mock-up that wins between nodes is not used on one node either
+    mock = tune.choose(r, 0.10)
+    at = only_row(mock, stack="slow", collective="allreduce", msize=1024, placement="2x1")
+    assert at["impl"] == "default"
+    assert "the placements chose differently (1x2: default, 2x1: allreduce_as_" in at["decision"]
+    assert "and a profile names no placement" in at["decision"]
+    # the verdicts' points and templates name the placement (compare and the adaptive rounds keep them apart)
+    points = JOB.verdict_points(runner.RunDir.open(placed_run))
+    row = points[(points["guideline"] == "COLL-SEL") & points["point"].str.contains("alg:ring np2 2x1 m=1024")]
+    assert set(zip(row["stack"], row["template"], strict=True)) == {
+        (s, f"allreduce-p2-2x1;allreduce-p2-2x1-{s}-ring") for s in ("fast", "slow")}
+    assert "placement" in tune.matrix(v).index.names
+
+
+def test_a_file_format_without_placements_keeps_what_the_placements_agree_on(placed_run, tmp_path, monkeypatch):
+    """Open MPI's rules file has no condition on processes per node: ring, chosen between two nodes only, is
+    left out with why; the report's choices say so."""
+    m = tune.load(runner.RunDir.open(placed_run))
+    rd_v = runner.RunDir(tmp_path / "validate")
+    rd_v.path.mkdir()
+    rd_v.meta = {"launch": launch.LaunchSpec().to_dict()}
+    monkeypatch.setattr(native.stackmod, "get", lambda name: Stack(name=name, family="openmpi",
+                                                                   prefix=str(tmp_path), source="prefix"))
+    monkeypatch.setattr(native, "_probe", lambda *a: None)
+    native.write(m, 0.10, rd_v, "test")
+    assert "# ring" not in (rd_v.path / "native/slow/coll_tuned_rules.conf").read_text()
+    summary = native.summaries(rd_v)["slow"]
+    left = [c for c in summary["left_out"] if c["collective"] == "allreduce"]
+    assert {(c["placement"], c["algorithm"]) for c in left} == {("2x1", "ring")} and len(left) == 4
+    assert "the placements chose differently (1x2: default, 2x1: ring) and Open MPI's format" in left[0]["why"]
+    written = tune.as_written(tune.choose_native(m, 0.10), native.summaries(rd_v))
+    assert set(written[written["stack"] == "slow"]["impl"]) == {"default"}
+    assert "in the file: the placements chose differently" in only_row(
+        written, stack="slow", collective="allreduce", msize=8, placement="2x1")["decision"]

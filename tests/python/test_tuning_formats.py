@@ -106,6 +106,47 @@ def test_impi_adjust_from_known_choices():
         impi_adjust([Choice("bcast", 2, 8, "ring", "ring")], "test")
 
 
+def test_placements_of_one_process_count_in_each_format():
+    """MPICH's selection keys by processes per node (comm_avg_ppn): each placement its own branch, the most
+    processes per node last as `any`. Open MPI's and Intel MPI's formats cannot: what all placements chose is
+    written without placement, where they differ the library's own choice, the others left out with why."""
+    choices = [Choice("bcast", 4, 8, "nb", "nb", placement="4x1"), Choice("bcast", 4, 1024, placement="4x1"),
+               Choice("bcast", 4, 8, placement="2x2"), Choice("bcast", 4, 1024, placement="2x2"),
+               Choice("bcast", 4, 8, "nb", "nb", placement="1x4"), Choice("bcast", 4, 1024, "nb", "nb",
+                                                                         placement="1x4")]
+    w = mpich_json(choices, BASE, NAMES)
+    own = BASE["collective=bcast"]["comm_type=intra"]
+    nb = {"algorithm=MPIR_Bcast_allcomm_nb": {}}
+    assert json.loads(w.text)["collective=bcast"]["comm_type=intra"] == {
+        "comm_size<=4": {"comm_avg_ppn<=1": {"avg_msg_size<=8": nb, "avg_msg_size=any": own},
+                         "comm_avg_ppn<=2": own, "comm_avg_ppn=any": {"avg_msg_size=any": nb}},
+        "comm_size=any": own}
+    assert sorted((c.placement, c.msize, c.name) for c in w.carried) == sorted(
+        (c.placement, c.msize, c.name) for c in choices) and not w.left_out
+
+    numbers = {"nb": "7"}
+    ompi = [Choice(c.collective, c.nprocs, c.msize, c.name, numbers.get(c.name), placement=c.placement)
+            for c in choices]
+    w = openmpi_rules(ompi, "test")
+    assert _numbers(w.text) == [0]  # nowhere did all three placements choose nb
+    assert sorted((c.placement, c.msize) for c, _ in w.left_out) == [("1x4", 8), ("1x4", 1024), ("4x1", 8)]
+    assert "chose differently (4x1: nb, 2x2: default, 1x4: nb) and Open MPI's format has no condition" in \
+        w.left_out[0][1]
+    assert {(c.msize, c.name, c.placement) for c in w.carried} == {(8, None, ""), (1024, None, "")}
+    agreed = [c for c in ompi if c.msize == 1024] + [Choice("bcast", 4, 8, "nb", "7", placement=p)
+                                                      for p in ("4x1", "2x2", "1x4")]
+    w = openmpi_rules(agreed, "test")
+    assert "8 7 0 0  # nb" not in w.text and "0 7 0 0  # nb" in w.text  # nb from 0 B, the default from 9 B on
+    assert {(c.msize, c.name, c.placement) for c in w.carried} == {(8, "nb", ""), (1024, None, "")}
+
+    # Intel MPI: a point where the placements differ has no preset to stand in: the collective is left out
+    intel = [Choice("bcast", 2, 8, "preset2", "2", placement="2x1"), Choice("bcast", 2, 8, placement="1x2",
+                                                                           stand_in=("preset1", "1"))]
+    w = impi_adjust(intel, "test")
+    assert w.text.splitlines()[1:] == [] and {c.name for c in w.carried} == {None}
+    assert {c.placement for c, _ in w.left_out} == {"2x1"}
+
+
 def test_an_environment_file_is_read_into_the_launch_environment(tmp_path):
     path = tmp_path / "i_mpi_adjust.env"
     path.write_text("# comment\n\nI_MPI_ADJUST_BCAST=1:0-8@2-2;2:9-16@2-2\n")
@@ -271,7 +312,8 @@ def test_each_chosen_algorithm_is_tried_with_the_file_and_the_failing_ones_left_
     params = {"algorithms": {live_stack.name: {"family": live_stack.family, "collectives": {
         coll: [{"name": n, "value": v, "env": {}, "params": dict(found[n].params) if n in found else {}}
                for n, v in algs] for coll, algs in listed.items()}}}, "np": [P]}
-    chosen = pd.DataFrame({"stack": live_stack.name, "nprocs": P, "collective": ["allreduce", bad_coll],
+    chosen = pd.DataFrame({"stack": live_stack.name, "nprocs": P, "placement": "",
+                           "collective": ["allreduce", bad_coll],
                            "msize": [1026, 65535], "impl": [f"alg:{good[0]}", f"alg:{bad[0]}"],
                            "best": [f"alg:{good[0]}", f"alg:{bad[0]}"]})
     monkeypatch.setattr(analysis, "choose_native", lambda r, threshold: chosen)

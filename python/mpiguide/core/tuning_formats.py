@@ -36,6 +36,12 @@ class Choice:
     # format that cannot say "the library's own choice" (Intel MPI's)
     stand_in: tuple[str, str] | None = None
     params: tuple[tuple[str, str], ...] = ()  # the chosen algorithm's (families.Algorithm.params)
+    placement: str = ""  # NODESxPPN where the run measured several placements; "": every placement
+
+    @property
+    def ppn(self) -> int:
+        """Processes per node of the placement (all on one node where there is none)."""
+        return int(self.placement.split("x")[1]) if self.placement else self.nprocs
 
 
 @dataclass
@@ -67,6 +73,33 @@ def _ranges(points: list[Choice], key) -> list[tuple[int, Choice]]:
     return out
 
 
+def _agreed(choices: list[Choice], library: str) -> tuple[list[Choice], list[tuple[Choice, str]]]:
+    """For a format with no condition on where the processes run: one choice per collective, process count and
+    size, with no placement, from the placements' choices where all of them made the same (and their stand-ins
+    agree); where they differ, the library's own choice with no stand-in, and the placements' algorithms left
+    out with why."""
+    points: dict[tuple[str, int, int], list[Choice]] = {}
+    placements: dict[int, set[str]] = {}
+    for c in choices:
+        points.setdefault((c.collective, c.nprocs, c.msize), []).append(c)
+        placements.setdefault(c.nprocs, set()).add(c.placement)
+    out, left = [], []
+    for (coll, p, m), cs in points.items():
+        if len(placements[p]) < 2:
+            out += cs
+            continue
+        if len({(c.name, c.value, c.params) for c in cs}) == 1 and len(cs) == len(placements[p]):
+            stand_in = cs[0].stand_in if len({c.stand_in for c in cs}) == 1 else None
+            out.append(Choice(coll, p, m, cs[0].name, cs[0].value, stand_in, cs[0].params))
+            continue
+        each = ", ".join(f"{c.placement}: {c.name or 'default'}" for c in cs)
+        why = (f"the placements chose differently ({each}) and {library}'s format has no condition on the "
+               "processes per node")
+        left += [(c, why) for c in cs if c.name]
+        out.append(Choice(coll, p, m))
+    return out, left
+
+
 def _uniform(points: list[Choice]) -> bool:
     return len({(c.name, c.value) for c in points}) == 1
 
@@ -91,8 +124,10 @@ def openmpi_rules(choices: list[Choice], origin: str) -> Written:
     coll_tuned_dynamic_rules_filename). Per collective, one entry per measured process count p (Open MPI uses
     the entry of the largest count not above the communicator's, or the first), then one for p_max + 1 with
     the library's own choice, so that larger communicators keep it; per entry a rule from each size's range on
-    (`message size, algorithm, fan-in/out 0, segment size 0`, algorithm 0: the library's own choice)."""
-    out = Written("")
+    (`message size, algorithm, fan-in/out 0, segment size 0`, algorithm 0: the library's own choice).
+    The format has no condition on placement: where the run measured several, they must agree (_agreed)."""
+    choices, left = _agreed(choices, "Open MPI")
+    out = Written("", left_out=left)
     blocks = []
     for coll, per_np in _per_collective(choices).items():
         if coll not in OPENMPI_IDS:
@@ -197,11 +232,40 @@ def _mpich_leaf(c: Choice, names: set[str], own: dict) -> dict:
     return {f"algorithm={mpich_container(c.collective, c.name, names)}": {f"{k}={v}": {} for k, v in c.params}}
 
 
+def _mpich_sizes(coll: str, p: int, points: list[Choice], names: set[str], own: dict,
+                 out: Written) -> dict | None:
+    """The branch of one process count and placement: `<size><=key` per range (scan: one leaf), or None where
+    it keeps the library's own choice at every size."""
+    usable = []
+    for c in points:
+        if c.name and mpich_container(coll, c.name, names) is None:
+            out.left_out.append((c, f"the library names no selection-file algorithm for {c.name}"))
+            c = Choice(c.collective, c.nprocs, c.msize, placement=c.placement)
+        usable.append(c)
+    if MPICH_KEYS[coll] is None and not _uniform(usable):
+        out.left_out += [(c, NOT_BY_SIZE.format(library="MPICH", collective=coll)) for c in usable]
+        return None
+    out.carried += usable
+    if all(c.name is None for c in usable):
+        return None
+    if MPICH_KEYS[coll] is None:
+        return _mpich_leaf(usable[0], names, own)
+    cond, factor = MPICH_KEYS[coll]
+    ranges = _ranges(usable, lambda c: c.msize * (p if factor == "p" else factor))
+    branch = {}
+    for i, (_, c) in enumerate(ranges):
+        last = i == len(ranges) - 1
+        branch[f"{cond}=any" if last else f"{cond}<={ranges[i + 1][0] - 1}"] = _mpich_leaf(c, names, own)
+    return branch
+
+
 def mpich_json(choices: list[Choice], base: dict, names: set[str]) -> Written:
     """MPICH's collective selection JSON (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE): its own tree with the
     intra-communicator branch of each tuned collective replaced by ours: `comm_size<=p` per measured process
     count (larger communicators: the library's own branch), in it `<size><=key` per range, whose leaf is
-    the chosen algorithm or the library's own branch."""
+    the chosen algorithm or the library's own branch. Where the run measured several placements of p, one
+    `comm_avg_ppn<=ppn` branch per placement in between (the most processes per node: `comm_avg_ppn=any`), so
+    that inter- and intra-node decisions differ."""
     tree = copy.deepcopy(base)
     out = Written("")
     for coll, per_np in _per_collective(choices).items():
@@ -212,28 +276,19 @@ def mpich_json(choices: list[Choice], base: dict, names: set[str]) -> Written:
         own = node.get("comm_type=intra", node)
         by_np = {}
         for p, points in sorted(per_np.items()):
-            usable = []
+            per_place: dict[str, list[Choice]] = {}
             for c in points:
-                if c.name and mpich_container(coll, c.name, names) is None:
-                    out.left_out.append((c, f"the library names no selection-file algorithm for {c.name}"))
-                    c = Choice(c.collective, c.nprocs, c.msize)
-                usable.append(c)
-            if MPICH_KEYS[coll] is None and not _uniform(usable):
-                out.left_out += [(c, NOT_BY_SIZE.format(library="MPICH", collective=coll)) for c in usable]
+                per_place.setdefault(c.placement, []).append(c)
+            branches = [(ps[0].ppn, _mpich_sizes(coll, p, ps, names, own, out))
+                        for _, ps in sorted(per_place.items(), key=lambda kv: kv[1][0].ppn)]
+            if all(b is None for _, b in branches):
                 continue
-            out.carried += usable
-            if all(c.name is None for c in usable):
+            if len(branches) == 1:
+                by_np[f"comm_size<={p}"] = branches[0][1]
                 continue
-            if MPICH_KEYS[coll] is None:
-                by_np[f"comm_size<={p}"] = _mpich_leaf(usable[0], names, own)
-                continue
-            cond, factor = MPICH_KEYS[coll]
-            ranges = _ranges(usable, lambda c, p=p, f=factor: c.msize * (p if f == "p" else f))
-            branch = {}
-            for i, (_, c) in enumerate(ranges):
-                last = i == len(ranges) - 1
-                branch[f"{cond}=any" if last else f"{cond}<={ranges[i + 1][0] - 1}"] = _mpich_leaf(c, names, own)
-            by_np[f"comm_size<={p}"] = branch
+            by_np[f"comm_size<={p}"] = {
+                f"comm_avg_ppn<={ppn}" if i < len(branches) - 1 else "comm_avg_ppn=any":
+                    b if b is not None else copy.deepcopy(own) for i, (ppn, b) in enumerate(branches)}
         if not by_np:
             continue
         by_np["comm_size=any"] = copy.deepcopy(own)
@@ -307,8 +362,10 @@ def impi_adjust(choices: list[Choice], origin: str) -> Written:
     The sizes are mpiguide's message sizes, which for every collective is what Intel's manual calls the message
     size (its only definition); Intel MPI 2021 does not show which algorithm a call ran, so where a rule starts
     is not checked against the library, only that it accepts the rule (an id it does not have it ignores at
-    MPI_Init with "Incorrect algorithm")."""
-    out = Written("")
+    MPI_Init with "Incorrect algorithm"). The conditions name no placement: where the run measured several,
+    they must agree (_agreed)."""
+    choices, left = _agreed(choices, "Intel MPI")
+    out = Written("", left_out=left)
     lines = [f"# Intel MPI collective selection: {origin}"]
     for coll, per_np in _per_collective(choices).items():
         var = coll.upper()

@@ -47,15 +47,15 @@ def parse_pool(text: str, what: str) -> str:
     return item
 
 
-def _template(params: dict, coll: str, np_: int, sizes: list[int]) -> LaunchTemplate:
-    """One collective on np_ processes at these sizes, with every mock-up."""
+def _template(params: dict, coll: str, np_: int, placement: str | None, sizes: list[int]) -> LaunchTemplate:
+    """One collective on np_ processes (at placement, None: the run's) at these sizes, with every mock-up."""
     args = ["--collectives", coll, "--sizes", ",".join(map(str, sizes)), "--datatype", params["datatype"],
             "--op", params["op"], "--root", str(params["root"]), "--msg-pool", params["msg_pool"],
             "--int-pool", params["int_pool"]]
     if params.get("profiles"):
         args += ["--profiles", params["profiles"]]
-    key = f"{coll}-p{np_}"
-    return LaunchTemplate(key, "mg_collbench", np_, args, block=key)
+    key = selection.main_key(coll, np_, placement)
+    return LaunchTemplate(key, "mg_collbench", np_, args, placement=placement, block=key)
 
 
 def _with_sizes(template: LaunchTemplate, sizes: list[int]) -> LaunchTemplate:
@@ -70,6 +70,7 @@ class CollSuite(Suite):
     (suites.coll.selection)."""
 
     name = "coll"
+    many_placements = True  # --placement 2x1,1x2: each collective measured at each (analysis: placement)
     title = "Collectives against their mock-ups (Hunold and Carpen-Amarie 2018, COLL-GL1..22)"
     simulation_refusal = None  # mpiguide sim coll: suites.coll.simulate
     reprompi = CollImporter()
@@ -98,7 +99,17 @@ class CollSuite(Suite):
                             "none; reading the listings builds the stacks' drivers)")
 
     def params(self, args: argparse.Namespace) -> dict:
-        nps = int_list(args.np, "--np") if args.np else [launch.default_np()]
+        text = getattr(args, "placement", None)
+        # one placement is the run's (front.commands.launch_spec); several give each launch its own
+        placements = launch.parse_placements(text) if text else []
+        placements = placements if len(placements) > 1 else []
+        if placements and args.np:
+            raise MpiguideError(f"--np {args.np} and --placement {text}: each placement fixes its launches' "
+                                "processes (nodes x ppn); give one or the other")
+        if placements:
+            nps = sorted({nodes * ppn for nodes, ppn in map(launch.parse_placement, placements)})
+        else:
+            nps = int_list(args.np, "--np") if args.np else [launch.default_np()]
         if min(nps) < 2:
             raise MpiguideError(f"bad --np '{args.np}': collectives need at least 2 processes")
         if args.root < 0 or args.root >= min(nps):
@@ -110,7 +121,7 @@ class CollSuite(Suite):
                 "datatype": args.datatype, "op": args.op, "root": args.root,
                 "msg_pool": parse_pool(args.msg_pool, "--msg-pool"),
                 "int_pool": parse_pool(args.int_pool, "--int-pool"),
-                "profiles": None, "algorithms": self._algorithms(args)}
+                "placements": placements, "profiles": None, "algorithms": self._algorithms(args)}
 
     @staticmethod
     def _algorithms(args: argparse.Namespace) -> dict:
@@ -122,9 +133,9 @@ class CollSuite(Suite):
 
     def launches(self, params: dict) -> list[LaunchTemplate]:
         out = []
-        for np_ in params["np"]:
+        for np_, placement in selection.shapes(params):
             for coll in params["collectives"]:
-                main = _template(params, coll, np_, params["sizes"])
+                main = _template(params, coll, np_, placement, params["sizes"])
                 out += [main, *selection.templates(params, coll, np_, main)]
         return out
 
@@ -137,9 +148,11 @@ class CollSuite(Suite):
         return _with_sizes(template, [m for m in params["sizes"] if m in wanted])
 
     def describe_plan(self, params: dict, runs: int, stacks: int, nrep: str | int) -> str:
-        n = len(params["collectives"]) * len(params["np"])
-        return (f"{len(params['collectives'])} collective(s) x {len(params['sizes'])} size(s) x every mock-up, on "
-                f"{', '.join(map(str, params['np']))} processes: {n} launch template(s), {runs} run(s) on "
+        shapes = selection.shapes(params)
+        where = (f"at {', '.join(params['placements'])} (nodes x processes per node)" if params.get("placements")
+                 else f"on {', '.join(map(str, params['np']))} processes")
+        return (f"{len(params['collectives'])} collective(s) x {len(params['sizes'])} size(s) x every mock-up, "
+                f"{where}: {len(params['collectives']) * len(shapes)} launch template(s), {runs} run(s) on "
                 f"{stacks} stack(s)")
 
     def report(self, runs: list[RunDir], out: Path) -> Report:
@@ -150,14 +163,18 @@ class CollSuite(Suite):
 
     def verdict_points(self, rd: RunDir) -> pd.DataFrame:
         v = analysis.guideline_verdicts(analysis.load(rd))
-        point = (v["collective"] + " " + v["impl"] + " np" + v["nprocs"].astype(str) + " m=" + v["msize"].astype(str)
-                 + " vs m=" + v["reference_msize"].astype(str))
+        at = v["placement"].map(lambda p: f" {p}" if p else "")
+        point = (v["collective"] + " " + v["impl"] + " np" + v["nprocs"].astype(str) + at + " m="
+                 + v["msize"].astype(str) + " vs m=" + v["reference_msize"].astype(str))
         # the keys of launches(): a COLL-SEL point's two sides come from two templates
-        template = v["collective"] + "-p" + v["nprocs"].astype(str)
+        template = pd.Series([selection.main_key(c, n, p or None) for c, n, p in
+                              zip(v["collective"], v["nprocs"], v["placement"], strict=True)],
+                             index=v.index, dtype=object)
         sel = v["impl"].str.startswith(selection.PREFIX)
-        template[sel] = [f"{t}{TEMPLATE_SEP}{selection.template_key(c, n, s, i[len(selection.PREFIX):])}"
-                         for t, c, n, s, i in zip(template[sel], v["collective"][sel], v["nprocs"][sel],
-                                                  v["stack"][sel], v["impl"][sel], strict=True)]
+        template[sel] = [f"{t}{TEMPLATE_SEP}{selection.template_key(c, n, s, i[len(selection.PREFIX):], p or None)}"
+                         for t, c, n, s, i, p in zip(template[sel], v["collective"][sel], v["nprocs"][sel],
+                                                     v["stack"][sel], v["impl"][sel], v["placement"][sel],
+                                                     strict=True)]
         return v.assign(point=point, template=template)[[*POINT_COLUMNS, POINT_TEMPLATE, POINT_MORE, "msize",
                                                          "reference_msize"]]
 

@@ -40,13 +40,13 @@ from mpiguide.suites.coll import selection
 
 DEFAULT = "default"
 TUNED = "tuned"
-CONFIG = ["stack", "nprocs", "collective", "msize"]  # one call of one collective; impl varies
-KEYS = ["stack", "nprocs", "collective", "impl", "msize"]
-VERDICT_COLUMNS = ["stack", "nprocs", "collective", "guideline", "relation", "impl", "msize", "reference_msize",
-                   "factor", *stats.VERDICT_FIELDS]
+# where a collective runs: placement is NODESxPPN where the run measures several (params["placements"]), else ""
+WHERE = ["stack", "nprocs", "placement", "collective"]
+CONFIG = [*WHERE, "msize"]  # one call of one collective; impl varies
+KEYS = [*WHERE, "impl", "msize"]
+VERDICT_COLUMNS = [*WHERE, "guideline", "relation", "impl", "msize", "reference_msize", "factor", *stats.VERDICT_FIELDS]
 # impl: what the profile or file uses (DEFAULT: the library's own choice); best: the fastest candidate measured
-CHOICE_COLUMNS = ["stack", "nprocs", "collective", "msize", "impl", "default_s", "best", "best_s", "gain", "low",
-                  "high", "p_value", "decision"]
+CHOICE_COLUMNS = [*CONFIG, "impl", "default_s", "best", "best_s", "gain", "low", "high", "p_value", "decision"]
 
 
 @dataclass
@@ -57,7 +57,7 @@ class CollResult:
     measurements: pd.DataFrame
     summary: pd.DataFrame
     mockups: pd.DataFrame  # impl, guideline (n of COLL-GLn), formula; mock-ups only
-    skipped: pd.DataFrame  # stack, nprocs, collective, impl, msize, reason
+    skipped: pd.DataFrame  # KEYS, reason
     errors: pd.DataFrame
     versions: dict[str, str] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)
@@ -110,6 +110,9 @@ def load(rd: RunDir) -> CollResult:
         return names.get((x.stack, x.template), impl)
 
     df = selection.relabel(df, params)
+    if not df.empty:
+        df.insert(df.columns.get_loc("nprocs") + 1, "placement", df["launch_id"].map(
+            {x.id: _placement(x) for x in rd.launches}))
     if not errors.empty and names:
         errors["config"] = [_relabelled(c, names.get((s, template_of.get(lid, "")))) for s, lid, c in
                             zip(errors["stack"], errors["launch_id"], errors["config"], strict=True)]
@@ -121,23 +124,26 @@ def load(rd: RunDir) -> CollResult:
     skipped = []
     for x, label, reason in measured.notes("skip"):
         coll, impl, msize = label.split()
-        skipped.append((x.stack, x.nprocs, coll, impl_of(x, impl), int(msize), reason))
+        skipped.append((x.stack, x.nprocs, _placement(x), coll, impl_of(x, impl), int(msize), reason))
     refused = set()
     for x, label, printed in measured.notes("printed"):
         coll, impl, msize = label.split()
         if (x.stack, x.template) in names and selection.refused(params, x.stack, printed):
-            key = (x.stack, x.nprocs, coll, impl_of(x, impl), int(msize))
+            key = (x.stack, x.nprocs, _placement(x), coll, impl_of(x, impl), int(msize))
             refused.add(key)
             skipped.append((*key, f"not applicable: the library ran another algorithm and said so ({printed[:160]})"))
     if refused and not df.empty:  # timed as whatever the library ran instead: in no round a point of its own
-        keep = [key not in refused for key in
-                zip(df["stack"], df["nprocs"], df["collective"], df["impl"], df["msize"], strict=True)]
+        keep = [key not in refused for key in zip(*(df[k] for k in KEYS), strict=True)]
         df = df[keep].reset_index(drop=True)
     mk = pd.DataFrame(list(mockups.values()), columns=["impl", "guideline", "formula"])
-    sk = pd.DataFrame(skipped, columns=[*CONFIG[:3], "impl", "msize", "reason"]).drop_duplicates(
-        subset=KEYS).reset_index(drop=True)
+    sk = pd.DataFrame(skipped, columns=[*KEYS, "reason"]).drop_duplicates(subset=KEYS).reset_index(drop=True)
     summary = stats.summarize(df, KEYS) if not df.empty else pd.DataFrame()
     return CollResult(rd, df, summary, mk, sk, errors, stack_versions(rd), [x.id for x in unfinished(rd)])
+
+
+def _placement(x) -> str:
+    """A launch's NODESxPPN where the run gives each its own, else "" (the run's placement)."""
+    return x.placement or ""
 
 
 def _relabelled(config: str, label: str | None) -> str:
@@ -152,7 +158,7 @@ def _mean(launches: pd.DataFrame) -> float:
 
 
 def _row(where: tuple, guideline: str, relation: str, impl: str, msize: int, ref: int) -> dict:
-    return dict(zip(CONFIG[:3], where, strict=True), guideline=guideline, relation=relation, impl=impl, msize=msize,
+    return dict(zip(WHERE, where, strict=True), guideline=guideline, relation=relation, impl=impl, msize=msize,
                 reference_msize=ref)
 
 
@@ -162,8 +168,8 @@ def guideline_verdicts(r: CollResult) -> pd.DataFrame:
     med = r.medians
     rows, estimates = [], []
     formulas = {m.impl: (m.guideline, m.formula) for m in r.mockups.itertuples()}
-    for where, part in med.groupby(CONFIG[:3], sort=True):
-        coll = where[2]
+    for where, part in med.groupby(WHERE, sort=True):
+        coll = where[-1]
         native_rows = part[part["impl"] == DEFAULT]
         for impl, mock_rows in part[part["impl"].isin(list(formulas))].groupby("impl", sort=True):
             number, formula = formulas[impl]
@@ -196,10 +202,10 @@ def _selection_checks(r: CollResult, rows: list[dict], estimates: list[stats.Est
     if algs.empty:
         return
     native = med[med["impl"] == DEFAULT]
-    for key, alg_rows in algs.groupby([*CONFIG[:3], "impl"], sort=True):
-        where, impl = key[:3], key[3]
-        coll = where[2]
-        mine = native[(native["stack"] == where[0]) & (native["nprocs"] == where[1]) & (native["collective"] == coll)]
+    for key, alg_rows in algs.groupby([*WHERE, "impl"], sort=True):
+        where, impl = key[:-1], key[-1]
+        coll = where[-1]
+        mine = native[(native[WHERE] == pd.Series(where, index=WHERE)).all(axis=1)]
         for (m,), a, b in paired(mine, alg_rows, ["msize"]):
             if (where[0], coll, impl, m) in r.failed_checks:
                 continue
@@ -221,8 +227,9 @@ def choose(r: CollResult, threshold: float) -> pd.DataFrame:
     native call must be shown slower than it by more than the gain threshold (0.1 = the mock-up takes 10%
     less time), the candidates of the run judged as one family (docs/measurement.md), so a profile is written
     only from a decided gain. Mock-ups the library refused (skips: no such call, or more memory than the
-    pool) and those with failed data checks are never candidates."""
-    return _choose(r, threshold, _mockup, r.medians, "mock-up")
+    pool) and those with failed data checks are never candidates. A profile names no placement: where the run
+    measured several, they must agree (agreed)."""
+    return agreed(_choose(r, threshold, _mockup, r.medians, "mock-up"), "a profile")
 
 
 def choose_native(r: CollResult, threshold: float) -> pd.DataFrame:
@@ -233,13 +240,14 @@ def choose_native(r: CollResult, threshold: float) -> pd.DataFrame:
 
 def _choose(r: CollResult, threshold: float, candidate, med: pd.DataFrame, what: str) -> pd.DataFrame:
     rows, estimates, candidates = [], [], []
-    for (stack, nprocs, coll, m), part in med.groupby(CONFIG, sort=True):
+    for (stack, nprocs, placement, coll, m), part in med.groupby(CONFIG, sort=True):
         times = {impl: t for impl, t in zip(part["impl"], part["medians"], strict=True)
                  if (impl == DEFAULT or candidate(impl)) and (stack, coll, impl, m) not in r.failed_checks}
         if DEFAULT not in times:
             continue
         native = times.pop(DEFAULT)
-        base = dict(stack=stack, nprocs=nprocs, collective=coll, msize=m, default_s=_mean(native))
+        base = dict(stack=stack, nprocs=nprocs, placement=placement, collective=coll, msize=m,
+                    default_s=_mean(native))
         if not times:
             rows.append({**base, "impl": DEFAULT, "best": "", "best_s": math.nan, "gain": math.nan, "low": math.nan,
                          "high": math.nan, "p_value": math.nan, "decision": f"no {what} applies"})
@@ -262,37 +270,60 @@ def _choose(r: CollResult, threshold: float, candidate, med: pd.DataFrame, what:
     return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
 
 
+def agreed(chosen: pd.DataFrame, what: str) -> pd.DataFrame:
+    """The choices as a fix that names no placement can carry them (the tuned library's profile; the tuning files
+    of Open MPI and Intel MPI do it in core.tuning_formats): where the run measured several placements of a
+    process count and they did not all choose the same, the library's own choice at each, with why."""
+    if chosen.empty or chosen["placement"].nunique() < 2:
+        return chosen
+    out = chosen.copy()
+    places = out.groupby("nprocs")["placement"].nunique()
+    for (_, nprocs, _, _), part in out.groupby(["stack", "nprocs", "collective", "msize"], sort=False):
+        if part["impl"].nunique() > 1 or len(part) < places[nprocs]:
+            each = ", ".join(f"{p}: {i}" for p, i in zip(part["placement"], part["impl"], strict=True))
+            why = (f"; the placements chose differently ({each}) and {what} names no placement"
+                   if part["impl"].nunique() > 1 else f"; not every placement measured it, and {what} names none")
+            changed = part.index[part["impl"] != DEFAULT]
+            out.loc[changed, "decision"] = out.loc[changed, "decision"] + why
+            out.loc[changed, "impl"] = DEFAULT
+    return out
+
+
 def as_written(chosen: pd.DataFrame, files: dict) -> pd.DataFrame:
     """The choices as the stacks' tuning files carry them: a point a file left out keeps the library's own
     choice, with why; a point where the file names an algorithm the measurement did not choose (Intel MPI's
-    stand-ins) has it."""
+    stand-ins) has it. A file's entry without a placement holds for every placement of the run."""
     if chosen.empty or not files:
         return chosen
     carried, left = {}, {}
     for stack, summary in files.items():
-        for c in summary["carried"]:
-            carried[(stack, c["collective"], int(c["nprocs"]), int(c["msize"]))] = c["algorithm"]
-        for c in summary["left_out"]:
-            left[(stack, c["collective"], int(c["nprocs"]), int(c["msize"]))] = c["why"]
+        for table, entries, value in ((carried, summary["carried"], "algorithm"), (left, summary["left_out"], "why")):
+            for c in entries:
+                table[(stack, c["collective"], int(c["nprocs"]), c.get("placement", ""), int(c["msize"]))] = c[value]
+
+    def lookup(table: dict, key: tuple) -> str | None:
+        return table.get(key, table.get((*key[:3], "", key[4])))
+
     out = chosen.copy()
     for i, r in out.iterrows():
-        key = (r["stack"], r["collective"], int(r["nprocs"]), int(r["msize"]))
-        if key in left and key not in carried:
-            carried[key] = "default"
-        if key not in carried:
+        key = (r["stack"], r["collective"], int(r["nprocs"]), r["placement"], int(r["msize"]))
+        algorithm, why = lookup(carried, key), lookup(left, key)
+        if algorithm is None and why is not None:
+            algorithm = "default"
+        if algorithm is None:
             continue
-        impl = DEFAULT if carried[key] == "default" else selection.PREFIX + carried[key]
+        impl = DEFAULT if algorithm == "default" else selection.PREFIX + algorithm
         if impl != r["impl"]:
-            why = left.get(key, f"the file names {carried[key]} (the fastest measured) where the default is kept")
+            why = why or f"the file names {algorithm} (the fastest measured) where the default is kept"
             out.loc[i, ["impl", "decision"]] = [impl, f"{r['decision']}; in the file: {why}"]
     return out
 
 
 # ---------------------------------------------------------------- validation
 
-REPAIR_COLUMNS = ["stack", "nprocs", "collective", "guideline", "relation", "impl", "msize", "measured_factor",
+REPAIR_COLUMNS = [*WHERE, "guideline", "relation", "impl", "msize", "measured_factor",
                   "profile", "default_factor", "tuned_factor", "tuned_verdict", "repaired"]
-GAIN_COLUMNS = ["stack", "nprocs", "collective", "msize", "profile", "default_s", "tuned_s", "speedup", "verdict",
+GAIN_COLUMNS = [*CONFIG, "profile", "default_s", "tuned_s", "speedup", "verdict",
                 "low", "high", "p_value", "reason"]
 
 
@@ -302,12 +333,17 @@ def _by(v: CollResult, tuned: str) -> tuple[pd.DataFrame, str]:
     return (v.medians, stats.PAIRED_LAUNCH) if tuned == TUNED else (v.round_medians, stats.PAIRED_ROUND)
 
 
+def _by_config(choices: pd.DataFrame) -> dict[tuple, str]:
+    """CONFIG -> the impl a fix uses there."""
+    return {tuple(key): impl for *key, impl in zip(*(choices[k] for k in CONFIG), choices["impl"], strict=True)}
+
+
 def gains(v: CollResult, choices: pd.DataFrame, tuned: str = TUNED) -> pd.DataFrame:
     """Validation: the fix (`tuned`: the tuned library, or the library's own tuning file) against the native
     call at every size, judged together. speedup = default / fix; verdict of `fix ⪯ default` (the fix no
     slower than native)."""
     med, design = _by(v, tuned)
-    chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
+    chosen = _by_config(choices)
     rows, estimates = [], []
     for key, tuned_rows, native_rows in paired(med[med["impl"] == tuned], med[med["impl"] == DEFAULT], CONFIG):
         fix, native = tuned_rows["medians"].iloc[0], native_rows["medians"].iloc[0]
@@ -327,14 +363,14 @@ def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame, tuned:
     judged together."""
     by, design = _by(v, tuned)
     med = by.set_index(KEYS)["medians"]
-    chosen = {(c.stack, c.nprocs, c.collective, c.msize): c.impl for c in choices.itertuples()}
+    chosen = _by_config(choices)
     rows, checks, estimates = [], [], []
     family = selection.GUIDELINE if tuned == selection.NATIVE_FILE else "COLL-GL"
     viol = measured[(measured["verdict"] == stats.VIOLATED) & measured["guideline"].str.startswith(family)]
     for w in viol.itertuples():
-        key = (w.stack, w.nprocs, w.collective)
-        row = dict(stack=w.stack, nprocs=w.nprocs, collective=w.collective, guideline=w.guideline,
-                   relation=w.relation, impl=w.impl, msize=w.msize, measured_factor=w.factor,
+        key = (w.stack, w.nprocs, w.placement, w.collective)
+        row = dict(stack=w.stack, nprocs=w.nprocs, placement=w.placement, collective=w.collective,
+                   guideline=w.guideline, relation=w.relation, impl=w.impl, msize=w.msize, measured_factor=w.factor,
                    profile=chosen.get((*key, w.msize), DEFAULT), default_factor=math.nan, tuned_factor=math.nan,
                    tuned_verdict="not measured", repaired="?")
         other = med.get((*key, w.impl, w.msize))
@@ -388,27 +424,33 @@ def _size(m: int) -> str:
     return f"{m // 1000} kB" if m >= 1000 and m % 1000 == 0 else f"{m} B"
 
 
+def placed(frame: pd.DataFrame, columns: list[str]) -> list[str]:
+    """columns without "placement" unless the run measured several placements (the column is "" otherwise)."""
+    several = "placement" in frame.columns and frame["placement"].astype(bool).any()
+    return [c for c in columns if c != "placement" or several]
+
+
 def matrix(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Cross-stack matrix: per guideline (and processes) one cell per stack: how many sizes violate it, out
     of those tested, and each violated size with its factor."""
     if verdicts.empty:
         return pd.DataFrame()
     rows = []
-    for (guideline, relation, nprocs, stack), part in verdicts.groupby(["guideline", "relation", "nprocs", "stack"],
-                                                                       sort=False):
+    where = placed(verdicts, ["nprocs", "placement"])
+    for key, part in verdicts.groupby(["guideline", "relation", *where, "stack"], sort=False):
         bad = part[part["verdict"] == stats.VIOLATED].sort_values("msize")
         cell = f"{len(bad)}/{len(part)}"
         if len(bad):
             cell += ": " + ", ".join(f"{_size(int(m))} x{f:.2f}" for m, f in zip(bad["msize"], bad["factor"],
                                                                                strict=True))
-        rows.append(dict(guideline=guideline, relation=relation, nprocs=nprocs, stack=stack, cell=cell))
+        rows.append(dict(zip(["guideline", "relation", *where, "stack"], key, strict=True), cell=cell))
     frame = pd.DataFrame(rows)
     order = {g: (0 if g.startswith("COLL-GL") else 1, int(g[7:]) if g.startswith("COLL-GL") else 0, g)
              for g in frame["guideline"]}
     frame["_order"] = frame["guideline"].map(order)
-    frame = frame.sort_values(["_order", "relation", "nprocs"], kind="stable")
+    frame = frame.sort_values(["_order", "relation", *where], kind="stable")
     stacks = list(dict.fromkeys(verdicts["stack"]))
-    out = frame.pivot_table(index=["_order", "guideline", "relation", "nprocs"], columns="stack", values="cell",
+    out = frame.pivot_table(index=["_order", "guideline", "relation", *where], columns="stack", values="cell",
                             aggfunc="first").reindex(columns=stacks).fillna("-")
     out.index = out.index.droplevel(0)
     out.columns.name = None

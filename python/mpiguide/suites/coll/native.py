@@ -42,7 +42,8 @@ def choices_of(params: dict, chosen: pd.DataFrame, stack: str) -> list[Choice]:
         picked = algorithm(c.collective, c.impl)
         params = tuple(sorted(algs[(c.collective, picked[0])].get("params", {}).items())) if picked else ()
         out.append(Choice(c.collective, int(c.nprocs), int(c.msize), *(picked or (None, None)),
-                          stand_in=None if picked else algorithm(c.collective, c.best), params=params))
+                          stand_in=None if picked else algorithm(c.collective, c.best), params=params,
+                          placement=c.placement))
     return out
 
 
@@ -57,7 +58,7 @@ def _probe(stack: stackmod.Stack, spec: launch.LaunchSpec, env: dict[str, str], 
     MPI refuses an algorithm number it does not have, which mg_collbench notes as a skip; Intel MPI ignores a
     rule it cannot read, and says so at MPI_Init: Family.ignored_rule)."""
     coll, nprocs = choices[0].collective, choices[0].nprocs
-    stem = out / f"probe-{coll}-p{nprocs}-{choices[0].name}"
+    stem = out / f"probe-{selection.main_key(coll, nprocs, choices[0].placement or None)}-{choices[0].name}"
     argv = launch.command(spec, stack, nprocs, str(build.driver_path(stack, "mg_collbench")),
                           ["--collectives", coll, "--impls", "default", "--check-only", "--output", f"{stem}.txt",
                            "--sizes", ",".join(str(c.msize) for c in choices)])
@@ -106,12 +107,14 @@ def write(measured: analysis.CollResult, threshold: float, rd_v: RunDir, origin:
         rejected = []
         for group in _groups(doc):
             path.write_text(doc.text)
-            why = _probe(stack, spec.with_placement(None), family.tuning_env(str(path.resolve())), group, out)
+            where = spec.with_placement(_placement(params, group[0]))
+            why = _probe(stack, where, family.tuning_env(str(path.resolve())), group, out)
             if why:  # those points go back to the library's own choice, with no stand-in either
                 rejected.append((group, why))
-                points = {(c.collective, c.nprocs, c.msize) for c in group}
-                choices = [Choice(c.collective, c.nprocs, c.msize) if (c.collective, c.nprocs, c.msize) in points
-                           else c for c in choices]
+                points = {(c.collective, c.nprocs, c.msize, c.placement) for c in group}
+                choices = [c if (c.collective, c.nprocs, c.msize, c.placement) not in points and
+                           (c.collective, c.nprocs, c.msize, "") not in points
+                           else Choice(c.collective, c.nprocs, c.msize, placement=c.placement) for c in choices]
                 doc = family.write_tuning(choices, Path(stack.prefix), origin)
         path.write_text(doc.text)
         if tuning_formats.ENV_FILE in env:  # the settings themselves are what a user sets
@@ -123,18 +126,28 @@ def write(measured: analysis.CollResult, threshold: float, rd_v: RunDir, origin:
 
 
 def _groups(doc: Written) -> list[list[Choice]]:
-    """The choices of each collective, process count and algorithm: one probe each, at their sizes, where the
-    file selects that algorithm."""
-    groups: dict[tuple[str, int, str], list[Choice]] = {}
+    """The choices of each collective, process count, placement and algorithm: one probe each, at their sizes,
+    where the file selects that algorithm."""
+    groups: dict[tuple[str, int, str, str], list[Choice]] = {}
     for c in doc.carried:
         if c.name:
-            groups.setdefault((c.collective, c.nprocs, c.name), []).append(c)
+            groups.setdefault((c.collective, c.nprocs, c.placement, c.name), []).append(c)
     return list(groups.values())
+
+
+def _placement(params: dict, c: Choice) -> str | None:
+    """Where a probe of c runs: its placement; for a choice that holds for every placement of the run, the
+    first of them with its process count; None (the run's) where the run has one."""
+    if c.placement:
+        return c.placement
+    return next((p for n, p in selection.shapes(params) if n == c.nprocs), None)
 
 
 def _summary(doc: Written, rejected: list[tuple[list[Choice], str]], env: dict[str, str]) -> dict:
     def text(c: Choice) -> dict:
-        return {"collective": c.collective, "nprocs": c.nprocs, "msize": c.msize, "algorithm": c.name or "default"}
+        where = {"placement": c.placement} if c.placement else {}  # none: every placement of the run
+        return {"collective": c.collective, "nprocs": c.nprocs, **where, "msize": c.msize,
+                "algorithm": c.name or "default"}
 
     return {"env": env,
             "carried": [text(c) for c in doc.carried],

@@ -45,7 +45,8 @@ def write_profiles(choices: pd.DataFrame, out: Path, origin: str) -> list[Path]:
     for stack in sorted(set(choices["stack"])):
         (out / stack).mkdir(parents=True, exist_ok=True)
     for (stack, nprocs, coll), part in choices.groupby(["stack", "nprocs", "collective"], sort=True):
-        ranges = profile_ranges(part.sort_values("msize"))
+        # a profile names no placement: the choices of a run's placements agree (analysis.agreed)
+        ranges = profile_ranges(part.sort_values("msize").drop_duplicates("msize"))
         if not ranges:
             continue
         path = out / stack / f"{coll}_p{nprocs}.prof"

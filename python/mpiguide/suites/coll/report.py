@@ -26,7 +26,7 @@ def relative_charts(r: tune.CollResult, out: Path, prefix: str) -> list[Path]:
     bars from the smallest to the largest launch median; 1 = as fast as native."""
 
     def draw(key: tuple, part: pd.DataFrame):
-        stack, nprocs, coll = key
+        stack, nprocs, placement, coll = key
         native = part[part["impl"] == tune.DEFAULT].set_index("msize")["mean_s"]
         part = part[(part["impl"] != tune.DEFAULT) & part["msize"].isin(native.index)]
         if native.empty or part.empty:
@@ -51,11 +51,12 @@ def relative_charts(r: tune.CollResult, out: Path, prefix: str) -> list[Path]:
         ax.tick_params(axis="y", which="minor", labelsize=6)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=6)
-        ax.set_title(f"{tune.mpi_name(coll)}, {nprocs} processes, {stack}", fontsize=9)
-        return fig, f"{prefix}{coll}-p{nprocs}-{stack}.png"
+        at = f" at {placement} (nodes x ppn)" if placement else ""
+        ax.set_title(f"{tune.mpi_name(coll)}, {nprocs} processes{at}, {stack}", fontsize=9)
+        return fig, f"{prefix}{selection.main_key(coll, nprocs, placement or None)}-{stack}.png"
 
-    s = r.summary.sort_values(["stack", "nprocs", "collective"], kind="stable") if not r.summary.empty else r.summary
-    return per_group(s, ["stack", "nprocs", "collective"], out, draw)
+    s = r.summary.sort_values(tune.WHERE, kind="stable") if not r.summary.empty else r.summary
+    return per_group(s, tune.WHERE, out, draw)
 
 
 def _run_table(r: tune.CollResult, extra: dict[str, str]) -> pd.DataFrame:
@@ -85,7 +86,8 @@ def _run_table(r: tune.CollResult, extra: dict[str, str]) -> pd.DataFrame:
 
 def _violations(verdicts: pd.DataFrame, k: int = 15) -> pd.DataFrame:
     v = verdicts[verdicts["verdict"] == stats.VIOLATED]
-    cols = ["stack", "nprocs", "guideline", "relation", "msize", "reference_msize", "factor", "p_value"]
+    cols = tune.placed(v, ["stack", "nprocs", "placement", "guideline", "relation", "msize", "reference_msize",
+                           "factor", "p_value"])
     return v.sort_values("factor", ascending=False).head(k)[cols].set_index("stack")
 
 
@@ -109,7 +111,7 @@ def _common_sections(doc: Document, r: tune.CollResult, verdicts: pd.DataFrame) 
 def _tail_sections(doc: Document, results: list[tuple[str, tune.CollResult]]) -> None:
     for name, r in results:
         if not r.skipped.empty:
-            t = r.skipped.groupby(["stack", "nprocs", "collective", "impl"]).agg(
+            t = r.skipped.groupby(tune.placed(r.skipped, [*tune.WHERE, "impl"])).agg(
                 sizes=("msize", lambda s: ", ".join(map(str, sorted(s)))))
             doc.section(f"{name}: mock-ups and algorithms the library did not run (not applicable, or more "
                         "memory than the pool); not timed", t)
@@ -125,7 +127,8 @@ def heatmap(verdicts: pd.DataFrame) -> Heatmap:
     """Guideline and collective x stack and processes: the worst verdict, its worst factor."""
     v = verdicts.sort_values(["guideline", "collective"], kind="stable") if not verdicts.empty else verdicts
     if not v.empty:
-        v = v.assign(procs=v["nprocs"].map(lambda n: f"p={n}"))
+        v = v.assign(procs=[f"p={n}" + (f" {p}" if p else "") for n, p in zip(v["nprocs"], v["placement"],
+                                                                            strict=True)])
     return Heatmap(worst_cells(v, ["guideline", "collective"], ["stack", "procs"]), ["guideline", "collective"],
                    ["stack", "procs"], "Worst verdict per guideline (COLL-GLn: the native collective against a "
                    "mock-up; MONOTONY, SPLIT; COLL-SEL: the library's default against its own algorithms), "
@@ -202,7 +205,7 @@ def fixes(t: tune.TuneAnalysis) -> pd.DataFrame:
     of the library's own algorithms and the best mock-up with their decided gains, and which to use: the
     library's own tuning file where one of its algorithms is enough (no extra library in the job), the tuned
     library's profile where only a mock-up wins."""
-    key = ["stack", "nprocs", "collective", "msize"]
+    key = tune.CONFIG
     cols = ["impl", "gain", "low", "high", "decision"]
     nat = t.native_choices.set_index(key)[cols].add_prefix("native_")
     mock = t.choices.set_index(key)[cols].add_prefix("mockup_")
@@ -215,14 +218,16 @@ def fixes(t: tune.TuneAnalysis) -> pd.DataFrame:
             use.append(f"libmpiguide-tune's profile ({mk})")
         else:
             use.append("the library's default")
-    return both.assign(use=use).reset_index()
+    return both.assign(use=use).reset_index()[tune.placed(t.native_choices, list(both.index.names)) +
+                                              [*both.columns, "use"]]
 
 
 def _native_sections(doc: Document, t: tune.TuneAnalysis) -> None:
     v = t.validated
     both = fixes(t)
     doc.section("Both kinds of fix: the library's own algorithms and the mock-ups",
-                both[both["use"] != "the library's default"].set_index(["stack", "nprocs", "collective", "msize"]),
+                both[both["use"] != "the library's default"].set_index(
+                    tune.placed(both, ["stack", "nprocs", "placement", "collective", "msize"])),
                 note="Where a point needs a fix: the best of the library's own algorithms (COLL-SEL) and the best "
                      "mock-up, each with the share of time it saves and its interval. Where one of the library's "
                      "algorithms is faster by the threshold, its own tuning file is the recommendation (no extra "
@@ -284,16 +289,17 @@ def _gain_summary(g: pd.DataFrame) -> pd.DataFrame:
     if g.empty:
         return g
     rows = []
-    for (stack, nprocs, coll), part in g.groupby(["stack", "nprocs", "collective"], sort=True):
+    where = tune.placed(g, tune.WHERE)
+    for key, part in g.groupby(where, sort=True):
         tuned = part[part["profile"] != tune.DEFAULT]
         sp = tuned["speedup"].to_numpy()
         counts = part["verdict"].value_counts()
-        rows.append(dict(stack=stack, nprocs=nprocs, collective=coll, sizes_tuned=f"{len(tuned)}/{len(part)}",
+        rows.append(dict(zip(where, key, strict=True), sizes_tuned=f"{len(tuned)}/{len(part)}",
                          speedup_geomean=float(np.exp(np.log(sp).mean())) if len(sp) else np.nan,
                          speedup_min=float(sp.min()) if len(sp) else np.nan,
                          speedup_max=float(sp.max()) if len(sp) else np.nan,
                          verdicts=", ".join(f"{k} {counts[k]}" for k in sorted(counts.index))))
-    return pd.DataFrame(rows).set_index(["stack", "nprocs", "collective"])
+    return pd.DataFrame(rows).set_index(where)
 
 
 def console_summary(verdicts: pd.DataFrame, choices: pd.DataFrame | None = None, g: pd.DataFrame | None = None,

@@ -16,7 +16,7 @@ import re
 
 import pandas as pd
 
-from mpiguide.core import build, families
+from mpiguide.core import build, families, launch
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.suite import LaunchTemplate
@@ -65,8 +65,21 @@ def read(stack_names: list[str], collectives: list[str], wanted: list[str]) -> d
     return out
 
 
-def template_key(coll: str, np_: int, stack: str, alg: str) -> str:
-    return f"{coll}-p{np_}-{stack}-{re.sub(r'[^A-Za-z0-9_]', '_', alg)}"
+def shapes(params: dict) -> list[tuple[int, str | None]]:
+    """(processes, placement) of each collective's launches: one per placement where the run measures several
+    (params["placements"]), else one per process count at the run's placement (None)."""
+    if params.get("placements"):
+        return [(nodes * ppn, p) for p in params["placements"] for nodes, ppn in [launch.parse_placement(p)]]
+    return [(np_, None) for np_ in params["np"]]
+
+
+def main_key(coll: str, np_: int, placement: str | None) -> str:
+    """The key of a collective's template with its mock-ups (and the block of its algorithms' templates)."""
+    return f"{coll}-p{np_}" + (f"-{placement}" if placement else "")
+
+
+def template_key(coll: str, np_: int, stack: str, alg: str, placement: str | None = None) -> str:
+    return f"{main_key(coll, np_, placement)}-{stack}-{re.sub(r'[^A-Za-z0-9_]', '_', alg)}"
 
 
 def templates(params: dict, coll: str, np_: int, base: LaunchTemplate) -> list[LaunchTemplate]:
@@ -78,8 +91,9 @@ def templates(params: dict, coll: str, np_: int, base: LaunchTemplate) -> list[L
     for stack, found in (params.get("algorithms") or {}).items():
         for alg in found["collectives"].get(coll, []):
             env = {**alg["env"], **found["refusal_env"]}
-            out.append(LaunchTemplate(template_key(coll, np_, stack, alg["name"]), base.driver, np_, args,
-                                      env=tuple(sorted(env.items())), stack=stack, block=base.block))
+            out.append(LaunchTemplate(template_key(coll, np_, stack, alg["name"], base.placement), base.driver,
+                                      np_, args, placement=base.placement, env=tuple(sorted(env.items())),
+                                      stack=stack, block=base.block))
     return out
 
 
@@ -88,10 +102,10 @@ def labels(params: dict) -> dict[tuple[str, str], str]:
     out = {}
     for stack, found in (params.get("algorithms") or {}).items():
         for coll, algs in found["collectives"].items():
-            for np_ in params["np"]:
+            for np_, placement in shapes(params):
                 for alg in algs:
-                    out[(stack, template_key(coll, np_, stack, alg["name"]))] = alg.get("label",
-                                                                                         PREFIX + alg["name"])
+                    out[(stack, template_key(coll, np_, stack, alg["name"], placement))] = alg.get(
+                        "label", PREFIX + alg["name"])
     return out
 
 

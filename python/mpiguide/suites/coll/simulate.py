@@ -462,10 +462,13 @@ def check(args: argparse.Namespace) -> int:
 
 
 def side_by_side(measured: analysis.CollResult, times: pd.DataFrame, selector_of: dict[str, str]) -> pd.DataFrame:
-    """Per measured configuration of a stack SMPI models: measured and predicted seconds, and their ratio."""
+    """Per measured configuration of a stack SMPI models: measured and predicted seconds, and their ratio. Of a
+    run that measured several placements, those of one process per node, as the model has them."""
     rows = []
     predicted = {(r.selector, r.nprocs, r.collective, r.impl, r.msize): r.time_s for r in times.itertuples()}
     for r in measured.medians.itertuples():
+        if r.placement and not r.placement.endswith("x1"):
+            continue
         sel = selector_of.get(r.stack)
         t_p = predicted.get((sel, r.nprocs, r.collective, r.impl, r.msize))
         if sel is None or t_p is None or len(r.medians) == 0:
