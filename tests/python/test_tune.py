@@ -534,6 +534,28 @@ def test_native_choices_validation_and_repairs(sel_tune):
     assert "4 of 4 COLL-SEL violations repaired, slower than the default at 0 of" in "\n".join(lines)
 
 
+def test_a_validation_run_decides_its_fixes_in_its_adaptive_rounds(sel_tune):
+    """Beside its guidelines, a validation run's points are its checks of each fix: the file against the default
+    and against each algorithm measured beside it, with the templates of both sides, so that --until-decided
+    measures again what the gains and repairs need."""
+    _, v = sel_tune
+    checks = tune.validation_checks(v)
+    slow = checks[(checks["stack"] == "slow") & (checks["collective"] == "allreduce")]
+    assert set(slow["relation"]) == {"native-file ⪯ default", "native-file ⪯ alg:ring"}
+    vs_default = slow[slow["reference"] == "default"]
+    assert set(vs_default["verdict"]) == {stats.PASS} and vs_default["factor"].between(0.49, 0.51).all()
+    vs_ring = slow[slow["reference"] == "alg:ring"]
+    assert len(vs_ring) == 4 and vs_ring["factor"].between(0.99, 1.01).all()
+    assert set(checks[checks["stack"] == "fast"]["reference"]) == {"default"}  # fast's file chooses nothing
+    points = JOB.verdict_points(v.rd)
+    row = only_row(points, stack="slow", point="allreduce native-file vs alg:ring np2 m=1024 vs m=1024")
+    assert row["template"] == "allreduce-p2-slow-ring;allreduce-p2-slow-file" and row["guideline"] == "VALIDATION"
+    row = only_row(points, stack="slow", point="allreduce native-file np2 m=1024 vs m=1024")
+    assert row["template"] == "allreduce-p2;allreduce-p2-slow-file"
+    # a measurement run has no fix to check
+    assert tune.validation_checks(sel_tune[0]).empty
+
+
 def test_native_files_are_written_tried_and_reverted_where_the_library_fails(tmp_path, monkeypatch):
     out = tmp_path / "t"
     m = tune.load(runner.RunDir.open(write_coll_run(out / "measure", sel_times,

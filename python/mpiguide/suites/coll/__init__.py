@@ -162,19 +162,19 @@ class CollSuite(Suite):
         return Report(report.write_coll(r, verdicts, out), report.console_summary(verdicts))
 
     def verdict_points(self, rd: RunDir) -> pd.DataFrame:
-        v = analysis.guideline_verdicts(analysis.load(rd))
+        """The guideline verdicts and, of a validation run, its checks of each fix (analysis.validation_checks),
+        each with the launch templates of its two sides."""
+        r = analysis.load(rd)
+        v = pd.concat([analysis.guideline_verdicts(r).assign(reference=analysis.DEFAULT),
+                       analysis.validation_checks(r)], ignore_index=True)
         at = v["placement"].map(lambda p: f" {p}" if p else "")
-        point = (v["collective"] + " " + v["impl"] + " np" + v["nprocs"].astype(str) + at + " m="
+        versus = v["reference"].map(lambda ref: "" if ref == analysis.DEFAULT else f" vs {ref}")
+        point = (v["collective"] + " " + v["impl"] + versus + " np" + v["nprocs"].astype(str) + at + " m="
                  + v["msize"].astype(str) + " vs m=" + v["reference_msize"].astype(str))
-        # the keys of launches(): a COLL-SEL point's two sides come from two templates
-        template = pd.Series([selection.main_key(c, n, p or None) for c, n, p in
-                              zip(v["collective"], v["nprocs"], v["placement"], strict=True)],
-                             index=v.index, dtype=object)
-        sel = v["impl"].str.startswith(selection.PREFIX)
-        template[sel] = [f"{t}{TEMPLATE_SEP}{selection.template_key(c, n, s, i[len(selection.PREFIX):], p or None)}"
-                         for t, c, n, s, i, p in zip(template[sel], v["collective"][sel], v["nprocs"][sel],
-                                                     v["stack"][sel], v["impl"][sel], v["placement"][sel],
-                                                     strict=True)]
+        template = [TEMPLATE_SEP.join(dict.fromkeys(selection.impl_template(c, n, s, side, p or None)
+                                                    for side in (ref, impl)))
+                    for c, n, s, p, impl, ref in zip(v["collective"], v["nprocs"], v["stack"], v["placement"],
+                                                      v["impl"], v["reference"], strict=True)]
         return v.assign(point=point, template=template)[[*POINT_COLUMNS, POINT_TEMPLATE, POINT_MORE, "msize",
                                                          "reference_msize"]]
 

@@ -338,15 +338,20 @@ def _by_config(choices: pd.DataFrame) -> dict[tuple, str]:
     return {tuple(key): impl for *key, impl in zip(*(choices[k] for k in CONFIG), choices["impl"], strict=True)}
 
 
+def _against(v: CollResult, fix: str, other: str):
+    """(CONFIG key, the fix's launch medians, the other side's, how they pair) at each point both measured."""
+    med, design = _by(v, fix)
+    for key, a, b in paired(med[med["impl"] == fix], med[med["impl"] == other], CONFIG):
+        yield key, a["medians"].iloc[0], b["medians"].iloc[0], design
+
+
 def gains(v: CollResult, choices: pd.DataFrame, tuned: str = TUNED) -> pd.DataFrame:
     """Validation: the fix (`tuned`: the tuned library, or the library's own tuning file) against the native
     call at every size, judged together. speedup = default / fix; verdict of `fix ⪯ default` (the fix no
     slower than native)."""
-    med, design = _by(v, tuned)
     chosen = _by_config(choices)
     rows, estimates = [], []
-    for key, tuned_rows, native_rows in paired(med[med["impl"] == tuned], med[med["impl"] == DEFAULT], CONFIG):
-        fix, native = tuned_rows["medians"].iloc[0], native_rows["medians"].iloc[0]
+    for key, fix, native, design in _against(v, tuned, DEFAULT):
         rows.append(dict(zip(CONFIG, key, strict=True), profile=chosen.get(key, DEFAULT),
                          default_s=_mean(native), tuned_s=_mean(fix)))
         estimates.append(stats.from_medians(fix, native, design))
@@ -384,6 +389,29 @@ def repairs(measured: pd.DataFrame, v: CollResult, choices: pd.DataFrame, tuned:
     for i, c in zip(checks, decide(estimates, v.settings, [rows[i]["stack"] for i in checks]), strict=True):
         rows[i].update(tuned_factor=c.ratio, tuned_verdict=c.verdict, repaired=repaired(c.verdict))
     return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
+
+
+VALIDATION = "VALIDATION"
+
+
+def validation_checks(v: CollResult) -> pd.DataFrame:
+    """What a validation run's adaptive rounds (--until-decided) decide beside its guidelines, judged together:
+    each fix it measured (the tuned library, the library's own tuning file) against the default, as gains
+    judges it, and the file against each of the library's algorithms measured beside it, as repairs does.
+    VERDICT_COLUMNS with impl the fix and `reference` the other side; empty for a run that measured no fix."""
+    rows, estimates = [], []
+    impls = set(v.measurements["impl"]) if not v.measurements.empty else set()
+    for fix in (TUNED, selection.NATIVE_FILE):
+        others = [DEFAULT, *sorted(i for i in impls if _library_algorithm(i))] if fix == selection.NATIVE_FILE \
+            else [DEFAULT]
+        for other in others if fix in impls else []:
+            for key, a, b, design in _against(v, fix, other):
+                rows.append(dict(zip(CONFIG, key, strict=True), guideline=VALIDATION, relation=f"{fix} ⪯ {other}",
+                                 impl=fix, reference=other, reference_msize=key[-1]))
+                estimates.append(stats.from_medians(a, b, design))
+    for row, x in zip(rows, decide(estimates, v.settings, [row["stack"] for row in rows]), strict=True):
+        row.update(stats.verdict_dict(x), factor=x.ratio)
+    return pd.DataFrame(rows, columns=[*VERDICT_COLUMNS, "reference"])
 
 
 @dataclass

@@ -25,6 +25,7 @@ from mpiguide.suites.coll import algorithms
 GUIDELINE = "COLL-SEL"
 PREFIX = "alg:"  # the impl label of an algorithm's rows
 NATIVE_FILE = "native-file"  # the impl label of the rows of launches with the library's own tuning file
+FILE = "file"  # the name of those launches in their template keys
 NATIVE_DIR = "{run_dir}/native/{stack}"  # where a validation run keeps each stack's tuning file
 
 
@@ -82,6 +83,16 @@ def template_key(coll: str, np_: int, stack: str, alg: str, placement: str | Non
     return f"{main_key(coll, np_, placement)}-{stack}-{re.sub(r'[^A-Za-z0-9_]', '_', alg)}"
 
 
+def impl_template(coll: str, np_: int, stack: str, impl: str, placement: str | None) -> str:
+    """The key of the template whose launches measure impl (the default, the tuned library and the mock-ups
+    share the collective's; an algorithm and the library's own file have their own)."""
+    if impl == NATIVE_FILE:
+        return template_key(coll, np_, stack, FILE, placement)
+    if impl.startswith(PREFIX):
+        return template_key(coll, np_, stack, impl[len(PREFIX):], placement)
+    return main_key(coll, np_, placement)
+
+
 def templates(params: dict, coll: str, np_: int, base: LaunchTemplate) -> list[LaunchTemplate]:
     """One template per stack and algorithm of coll, in base's block: base's arguments with the default only
     (checked against MPI's definition, what the library prints noted), the algorithm forced in the
@@ -118,7 +129,7 @@ def for_validation(params: dict, keep: set[tuple[str, str, str]]) -> dict:
         family = families.get(found["family"])
         env = family.tuning_env(f"{NATIVE_DIR}/{family.tuning_file}")
         per = {coll: [a for a in algs if (stack, coll, a["name"]) in keep] +
-               [{"name": "file", "value": "", "env": env, "label": NATIVE_FILE}]
+               [{"name": FILE, "value": "", "env": env, "label": NATIVE_FILE}]
                for coll, algs in found["collectives"].items()}
         out[stack] = {**found, "collectives": per}
     return out
