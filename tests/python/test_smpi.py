@@ -7,6 +7,7 @@ its resume, and a simulated ping-pong on the calibrated platform reproducing the
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import subprocess
@@ -154,8 +155,25 @@ def test_predicted_verdicts_are_ratios_against_the_tolerance(tmp_path):
     assert scale.loc[("mpich", 256), "violations"] == 2
     assert scale.loc[("mpich", 256), "worst_factor"] == pytest.approx(8.0)
     assert scale.loc[("mpich", 256), "worst_at"] == "allreduce 8 B allreduce_as_reduce_bcast"
-    assert scale.loc[("mpich", 64), "tuned_gain_geomean"] == pytest.approx(3.0)
     assert scale.loc[("ompi", 64), "violations"] == 0
+    # the profiles pick the fastest mock-up where it saves at least the threshold (10 %: factor 1.11)
+    picked = {(r.selector, r.nprocs): (r.impl, round(r.factor, 6)) for r in simulate.choices(v, 0.10).itertuples()}
+    assert picked == {("mpich", 64): ("allreduce_as_reduce_bcast", 3.0),
+                      ("mpich", 256): ("allreduce_as_reduce_bcast", 8.0), ("ompi", 64): ("default", 0.5)}
+    assert simulate.choices(v, 0.9)["impl"].eq("default").all()  # 8x saves 87.5 %, not 90 %
+    # the tuned library's gain comes from its own launch: default / tuned there (mpich 256 not simulated yet)
+    (d / "tuned").mkdir()
+    (d / "tuned" / "mpich-p64.raw").write_text("\n".join([
+        "#@mpiguide_raw=1", "#@driver=collbench", "collective impl msize rep time_s",
+        "allreduce default 8 0 3e-5", "allreduce default 8 1 3e-5", "allreduce tuned 8 0 1.2e-5",
+        "allreduce tuned 8 1 1.2e-5", "#@end=ok", ""]))
+    t = simulate.tuned(d, v, 0.10).set_index(["selector", "nprocs"])
+    assert t.loc[("mpich", 64), "tuned_factor"] == pytest.approx(2.5)
+    assert t.loc[("mpich", 64), "mockup_factor"] == pytest.approx(3.0)
+    assert math.isnan(t.loc[("mpich", 256), "tuned_factor"])
+    scale = simulate.per_scale(v, t.reset_index()).set_index(["selector", "nprocs"])
+    assert scale.loc[("mpich", 64), "tuned_gain_geomean"] == pytest.approx(2.5)
+    assert scale.loc[("mpich", 256), "tuned_points"] == 0
     report = simulate.write_report(d)
     assert report.lines[0].startswith("PREDICTED by SimGrid 3.32 SMPI")
     text = (d / "report.md").read_text()
@@ -245,6 +263,25 @@ def test_sim_coll_predicts_and_resumes(simulated, cli, tmp_path):
     assert res.err.count("done earlier") == 2 and raw.stat().st_mtime_ns == before
     res = cli(argv)
     assert res.rc == 2 and f"continue it with --resume {out}" in res.err
+
+
+def test_sim_coll_simulates_the_tuned_library_with_the_profiles_it_picks(simulated, cli, tmp_path):
+    """Open MPI's selector on 16 ranks of the flat platform: its Reduce of 100 kB is 2.5x slower than the
+    mock-up reduce_as_reducescatter_gatherv under the model; the profile picks it, and the tuned library's own
+    launch gains what that mock-up gains there (simulated time has no noise)."""
+    out = tmp_path / "sim"
+    argv = ["sim", "coll", "--np", "16", "--selectors", "ompi", "--collectives", "reduce", "--sizes", "100000",
+            "--nrep", "2", "--platform", "flat", "--out", str(out)]
+    res = cli(argv)
+    assert res.rc == 0, res.err
+    tuned = pd.read_csv(out / "predicted_tuned.csv")
+    row = tuned.set_index("profile").loc["reduce_as_reducescatter_gatherv"]
+    assert row["mockup_factor"] > 2 and row["tuned_factor"] == pytest.approx(row["mockup_factor"], rel=0.02)
+    assert "tuned library x" in res.out
+    profile = (out / "profiles" / "ompi" / "reduce_p16.prof").read_text()
+    assert "100000 100000 reduce_as_reducescatter_gatherv" in profile
+    res = cli(["sim", "coll", "--resume", str(out)])
+    assert res.rc == 0 and "ompi p=16 tuned: done earlier" in res.err
 
 
 def test_calibrated_platform_reproduces_the_fitted_ping_pong(simulated, tmp_path):

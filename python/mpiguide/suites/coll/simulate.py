@@ -10,9 +10,10 @@ How a predicted verdict is formed. Simulated time has no run-to-run noise: the s
 platform takes the same simulated time (up to the order the driver draws for the sides), so there is no
 sample to test. Each side's time is the median of its few repetitions, and a point is one ratio, the
 default's time over the mock-up's: COLL-GLn is predicted violated where that factor exceeds 1 + tolerance
-(default 5 %), kept otherwise. The tuned library's predicted gain at a point is the largest such factor over
-the collective's mock-ups, where it exceeds 1 + tolerance (the profile `mpiguide tune` would write picks that
-mock-up); it is not a simulated run of the tuned library.
+(default 5 %), kept otherwise. The tuned library is then simulated too: where the fastest mock-up takes at
+least the threshold (default 10 %) less time than the default, a profile picks it, as `mpiguide tune` writes
+them, and one more launch per selector and scale runs the default and the library with those profiles side by
+side; the tuned library's predicted gain is the default's time over the tuned library's in that launch.
 
 What the model leaves out: no local computation is charged (core.smpi runs SMPI so, which makes the
 predictions repeatable), nor SMPI's own datatype handling, and every rank runs in one process (memory for
@@ -26,6 +27,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -42,6 +44,7 @@ from mpiguide.core.suite import Report
 from mpiguide.front.commands import console, out
 from mpiguide.suites.coll import analysis
 from mpiguide.suites.coll.catalog import COLLECTIVES
+from mpiguide.suites.coll.profiles import write_profiles
 
 VIOLATED = "predicted violation"
 KEPT = "predicted kept"
@@ -55,6 +58,9 @@ MEMORY_SHARE = 0.5
 SLOW_SCAN_ABOVE = 64
 VERDICT_COLUMNS = ["selector", "nprocs", "collective", "msize", "impl", "guideline", "default_s", "mockup_s",
                    "factor", "verdict"]
+POINT = ["selector", "nprocs", "collective", "msize"]
+TUNED_COLUMNS = [*POINT, "profile", "mockup_factor", "default_s", "tuned_s", "tuned_factor"]
+DEFAULT_THRESHOLD = 0.10
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -70,6 +76,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tolerance", type=float, default=0.05,
                    help="a mock-up faster than the default by more than this share is a predicted violation "
                         "(default 0.05)")
+    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
+                   help="the tuned library's profiles pick a mock-up that takes at least this share less time than "
+                        f"the default (default {DEFAULT_THRESHOLD})")
     p.add_argument("--out", type=Path, default=None, help="the directory (default results/<time>-sim-coll)")
     p.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="continue a simulation in DIR: finished launches are kept")
@@ -101,6 +110,7 @@ class Settings:
     sizes: str
     nrep: int
     tolerance: float
+    threshold: float = DEFAULT_THRESHOLD  # simulations written before the tuned library was simulated have none
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Settings:
@@ -119,6 +129,9 @@ class Settings:
             raise MpiguideError(f"--nrep {args.nrep}: at least 1")
         if not 0 <= args.tolerance < 1:
             raise MpiguideError(f"--tolerance {args.tolerance}: between 0 and 1")
+        threshold = getattr(args, "threshold", DEFAULT_THRESHOLD)
+        if not 0 <= threshold < 1:
+            raise MpiguideError(f"--threshold {threshold}: the share of time a mock-up must save, such as 0.1")
         calibration = None
         if args.platform == "calibrated":
             path = args.calibration or smpi.calibration_path()
@@ -127,7 +140,7 @@ class Settings:
                                     "mpiguide sim calibrate RUN (a ping-pong run of this machine)")
             calibration = str(path)
         return cls(selectors, nps, args.platform, args.bandwidth, args.latency, calibration, colls, args.sizes,
-                   args.nrep, args.tolerance)
+                   args.nrep, args.tolerance, threshold)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -180,8 +193,9 @@ def _check_memory(s: Settings) -> None:
 
 # ---------------------------------------------------------------- running
 
-def raw_path(rundir: Path, selector: str, nprocs: int) -> Path:
-    return rundir / "raw" / f"{selector}-p{nprocs}.raw"
+def raw_path(rundir: Path, selector: str, nprocs: int, kind: str = "raw") -> Path:
+    """A launch's raw file: kind raw (the default and every mock-up) or tuned (the tuned library's launch)."""
+    return rundir / kind / f"{selector}-p{nprocs}.raw"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -214,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"simulation {rundir}: {len(s.nps) * len(s.selectors)} launch(es) of mg_collbench under {model} "
                   f"SMPI ({s.platform} platform); every number is a prediction of the model")
     failed = _simulate(tools, tree, s, rundir)
+    if not failed:  # the profiles come from every prediction
+        failed = _simulate_tuned(tools, tree, s, rundir)
     report = write_report(rundir)
     for line in report.lines:
         out.print(line, highlight=False)
@@ -230,30 +246,62 @@ def _simulate(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[
     progress; (selector, nprocs, problem) of those that failed."""
     (rundir / "raw").mkdir(parents=True, exist_ok=True)
     (rundir / "logs").mkdir(exist_ok=True)
-    launches = [(n, sel) for n in s.nps for sel in s.selectors]
+    launches = {(sel, n): ["--collectives", ",".join(s.collectives), "--sizes", s.sizes]
+                for n in s.nps for sel in s.selectors}
+    return _run_launches(tools, tree, s, rundir, "raw", launches)
+
+
+def _run_launches(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind: str,
+                  launches: dict[tuple[str, int], list[str]]) -> list[tuple[str, int, str]]:
+    """One mg_collbench launch per (selector, nprocs) with its arguments, those done earlier skipped."""
+    (rundir / kind).mkdir(parents=True, exist_ok=True)
+    (rundir / "logs").mkdir(exist_ok=True)
     failed = []
-    for k, (n, sel) in enumerate(launches, 1):
-        raw = raw_path(rundir, sel, n)
+    what = "" if kind == "raw" else f" {kind}"
+    for k, ((sel, n), args) in enumerate(launches.items(), 1):
+        raw = raw_path(rundir, sel, n, kind)
         if raw.exists() and rawfile.parse(raw).complete:
-            console.print(f"[{k}/{len(launches)}] {sel} p={n}: done earlier")
+            console.print(f"[{k}/{len(launches)}] {sel} p={n}{what}: done earlier")
             continue
-        seconds, problem = _launch(tools, tree, s, n, sel, rundir, raw)
+        seconds, problem = _launch(tools, tree, s, n, sel, rundir, raw, args)
         state = "ok" if problem is None else f"FAILED: {problem}"
-        console.print(f"[{k}/{len(launches)}] {sel} p={n}: {state} ({seconds:.1f} s wall)")
+        console.print(f"[{k}/{len(launches)}] {sel} p={n}{what}: {state} ({seconds:.1f} s wall)")
         if problem:
             failed.append((sel, n, problem))
     return failed
 
 
+def _simulate_tuned(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[tuple[str, int, str]]:
+    """The tuned library where the predictions chose a mock-up: profiles written once (rundir/profiles/
+    <selector>/, as mpiguide tune writes them), then per selector and scale one launch of the default and the
+    tuned library at the collectives and sizes they pick."""
+    _, times, left_out = load(rundir)
+    chosen = choices(verdicts(times, left_out, s.tolerance), s.threshold)
+    final = rundir / "profiles"
+    if not final.is_dir():
+        partial = rundir / "profiles.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        write_profiles(chosen.rename(columns={"selector": "stack"}), partial,
+                       f"chosen by mpiguide sim coll from the predictions in {rundir.name} (threshold "
+                       f"{s.threshold:.0%}): predicted, not measured")
+        partial.rename(final)
+    launches = {}
+    for (sel, n), part in chosen[chosen["impl"] != analysis.DEFAULT].groupby(["selector", "nprocs"], sort=True):
+        launches[(sel, int(n))] = ["--collectives", ",".join(sorted(set(part["collective"]))),
+                                   "--sizes", ",".join(str(m) for m in sorted(set(part["msize"]))),
+                                   "--impls", analysis.DEFAULT, "--profiles", str((final / sel).resolve())]
+    return _run_launches(tools, tree, s, rundir, "tuned", launches)
+
+
 def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, rundir: Path,
-            raw: Path) -> tuple[float, str | None]:
+            raw: Path, what: list[str]) -> tuple[float, str | None]:
     plat = platform(s, n)
     xml, hosts = plat.write(rundir / "platforms", ppn=1)
     partial = raw.with_suffix(".part")
-    args = ["--collectives", ",".join(s.collectives), "--sizes", s.sizes, "--nrep", str(s.nrep),
-            "--output", str(partial)]
+    args = [*what, "--nrep", str(s.nrep), "--output", str(partial)]
     argv, env = smpi.command(tools, xml, hosts, n, selector, tree / "mg_collbench", args, plat.cfg())
-    log = rundir / "logs" / f"{selector}-p{n}.log"
+    kind = raw.parent.name
+    log = rundir / "logs" / (f"{selector}-p{n}.log" if kind == "raw" else f"{kind}-{selector}-p{n}.log")
     start = time.monotonic()
     try:
         with log.open("w") as f:
@@ -314,25 +362,46 @@ def verdicts(times: pd.DataFrame, left_out: pd.DataFrame, tolerance: float) -> p
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 
 
-def gains(v: pd.DataFrame) -> pd.DataFrame:
-    """Per point with a predicted violation: the best mock-up and its factor (the tuned library's predicted
-    gain)."""
-    hit = v[v["verdict"] == VIOLATED]
-    if hit.empty:
-        return pd.DataFrame(columns=["selector", "nprocs", "collective", "msize", "impl", "factor"])
-    best = hit.loc[hit.groupby(["selector", "nprocs", "collective", "msize"])["factor"].idxmax()]
-    return best[["selector", "nprocs", "collective", "msize", "impl", "factor"]].reset_index(drop=True)
+def choices(v: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """Per point (POINT): the mock-up the tuned library's profile picks, the fastest where it takes at least
+    threshold less time than the default (factor >= 1 / (1 - threshold)), else the default; and its factor."""
+    if v.empty:
+        return pd.DataFrame(columns=[*POINT, "impl", "factor"])
+    best = v.loc[v.groupby(POINT)["factor"].idxmax()]
+    picked = best["factor"] >= 1 / (1 - threshold)
+    return best.assign(impl=best["impl"].where(picked, analysis.DEFAULT))[[*POINT, "impl", "factor"]].reset_index(
+        drop=True)
 
 
-def per_scale(v: pd.DataFrame) -> pd.DataFrame:
+def tuned(rundir: Path, v: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """Per point a profile picks a mock-up at: the mock-up's predicted factor and the tuned library's, from
+    its own launch (default / tuned, both in that launch); tuned_s empty where that launch has no data yet."""
+    chosen = choices(v, threshold)
+    chosen = chosen[chosen["impl"] != analysis.DEFAULT]
+    times = {}
+    for raw in sorted((rundir / "tuned").glob("*.raw")):
+        selector, _, p = raw.stem.rpartition("-p")
+        df = rawfile.parse(raw).frame()
+        if not df.empty:
+            for (coll, impl, m), t in df.groupby(["collective", "impl", "msize"])["time_s"].median().items():
+                times[(selector, int(p), coll, int(m), impl)] = float(t)
+    rows = []
+    for c in chosen.itertuples():
+        key = (c.selector, int(c.nprocs), c.collective, int(c.msize))
+        t_d, t_t = times.get((*key, analysis.DEFAULT), math.nan), times.get((*key, analysis.TUNED), math.nan)
+        rows.append((*key, c.impl, c.factor, t_d, t_t, t_d / t_t if t_t > 0 else math.nan))
+    return pd.DataFrame(rows, columns=TUNED_COLUMNS)
+
+
+def per_scale(v: pd.DataFrame, t: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per selector and process count: checks, predicted violations, the worst factor and where, and the
-    geometric mean of the tuned library's predicted gains."""
-    g = gains(v)
+    geometric mean of the tuned library's simulated gains (t: tuned()) where it was simulated."""
     rows = []
     for (sel, n), part in v.groupby(["selector", "nprocs"], sort=True):
         hit = part[part["verdict"] == VIOLATED]
         worst = hit.loc[hit["factor"].idxmax()] if not hit.empty else None
-        mine = g[(g["selector"] == sel) & (g["nprocs"] == n)]["factor"]
+        mine = pd.Series(dtype=float) if t is None else t[(t["selector"] == sel) & (t["nprocs"] == n)][
+            "tuned_factor"].dropna()
         rows.append((sel, n, len(part), len(hit), float(worst["factor"]) if worst is not None else float("nan"),
                      f"{worst['collective']} {worst['msize']} B {worst['impl']}" if worst is not None else "-",
                      len(mine), float(math.exp(mine.map(math.log).mean())) if len(mine) else float("nan")))
@@ -351,8 +420,10 @@ def write_report(rundir: Path) -> Report:
     """report.md/html and the CSVs of rundir's predictions, and the lines the terminal shows of them."""
     meta, times, left_out = load(rundir)
     tol = meta["settings"]["tolerance"]
+    threshold = meta["settings"].get("threshold", DEFAULT_THRESHOLD)
     v = verdicts(times, left_out, tol)
-    scale = per_scale(v)
+    t = tuned(rundir, v, threshold)
+    scale = per_scale(v, t)
     label = _label(meta)
     doc = Document(f"Collective guidelines predicted at scale: {label}")
     cells = worst_cells(v.assign(point=v["collective"]), ["selector", "nprocs"], ["collective"])
@@ -363,15 +434,20 @@ def write_report(rundir: Path) -> Report:
     doc.text(f"Each side's simulated time is the median of {meta['settings']['nrep']} repetitions; a point is "
              f"predicted violated where the default is slower than the mock-up by more than {tol:.0%} "
              "(factor = default / mock-up). Simulated time has no run-to-run noise, so no statistical test "
-             "applies; these verdicts never mix with measured ones. The tuned library's predicted gain is the "
-             "best mock-up's factor at a violated point, not a simulated run of the tuned library.")
+             "applies; these verdicts never mix with measured ones. Where the fastest mock-up takes at least "
+             f"{threshold:.0%} less time than the default, a profile picks it (profiles/), and the tuned library "
+             "with those profiles is simulated beside the default in a launch of its own: tuned_factor = default "
+             "/ tuned there.")
     doc.section("Per selector and scale (predicted)", scale)
-    doc.section("Tuned library: predicted gains (best mock-up per violated point)", gains(v))
+    doc.section("Tuned library with the profiles, simulated (predicted)", t,
+                note="mockup_factor: the picked mock-up's factor in the first launches; tuned_factor: the tuned "
+                     "library's in its own launch (empty: not simulated yet).")
     doc.section("Every predicted verdict", v)
     if not left_out.empty:
         doc.section("Left out: results that differ from the native call under the model", left_out)
     v.assign(kind="predicted", model=meta["model"]).to_csv(rundir / "predicted_verdicts.csv", index=False)
     scale.assign(kind="predicted", model=meta["model"]).to_csv(rundir / "predicted_scale.csv", index=False)
+    t.assign(kind="predicted", model=meta["model"]).to_csv(rundir / "predicted_tuned.csv", index=False)
     return Report(doc.write(rundir), _summary_lines(label, scale, left_out))
 
 
