@@ -609,8 +609,12 @@ PLACEMENTS = ("2x1", "1x2")
 
 
 def placed_times(stack, coll, impl, m, launch, placement):
-    """sel_times between two nodes (2x1); on one node (1x2) the ring allreduce is no faster than the default and
-    the allreduce mock-ups are all 2x slower than it, so the two placements choose differently."""
+    """sel_times between two nodes (2x1), but on slow the library's tree allreduce takes 0.6 of the default's
+    time at both placements; on one node (1x2) the ring allreduce is no faster than the default and the
+    allreduce mock-ups are all 2x slower than it. So the placements choose differently: ring between the
+    nodes, tree on one node, and tree is the one that saves at both."""
+    if stack == "slow" and coll == "allreduce" and impl == "alg:tree":
+        return 0.6 * sel_times(stack, coll, "default", m, launch)
     if placement == "1x2" and impl == "alg:ring":
         impl = "default"
     t = sel_times(stack, coll, impl, m, launch)
@@ -659,7 +663,17 @@ def test_each_placement_has_its_verdicts_and_choices(placed_run):
     chosen = tune.choose_native(r, 0.10)
     slow = chosen[(chosen["stack"] == "slow") & (chosen["collective"] == "allreduce")]
     assert set(slow[slow["placement"] == "2x1"]["impl"]) == {"alg:ring"}
-    assert set(slow[slow["placement"] == "1x2"]["impl"]) == {"default"}
+    assert set(slow[slow["placement"] == "1x2"]["impl"]) == {"alg:tree"}
+    # a file that names no placement gets the algorithm that saves at both
+    across = tune.across_placements(r, 0.10, chosen)
+    one = across[(across["stack"] == "slow") & (across["collective"] == "allreduce")]
+    assert set(one["placement"]) == {""} and set(one["impl"]) == {"alg:tree"} and len(one) == 4
+    assert one["gain"].between(0.39, 0.41).all() and one["decision"].str.startswith("alg:tree: at every").all()
+    rest = across[across["stack"] == "fast"]
+    assert set(rest["impl"]) == {"default"} and set(rest["placement"]) == {""}
+    assert rest[rest["collective"] == "allreduce"]["decision"].str.startswith(
+        "native: no algorithm shown to save above 10% at every").all()
+    assert set(rest[rest["collective"] == "bcast"]["decision"]) == {"no algorithm applies at every placement"}
     # a profile names no placement: the mock-up that wins between nodes is not used on one node either
     mock = tune.choose(r, 0.10)
     at = only_row(mock, stack="slow", collective="allreduce", msize=1024, placement="2x1")
@@ -674,9 +688,9 @@ def test_each_placement_has_its_verdicts_and_choices(placed_run):
     assert "placement" in tune.matrix(v).index.names
 
 
-def test_a_file_format_without_placements_keeps_what_the_placements_agree_on(placed_run, tmp_path, monkeypatch):
-    """Open MPI's rules file has no condition on processes per node: ring, chosen between two nodes only, is
-    left out with why; the report's choices say so."""
+def test_a_file_format_without_placements_takes_what_saves_at_every_placement(placed_run, tmp_path, monkeypatch):
+    """Open MPI's rules file has no condition on processes per node: ring, the fastest between two nodes only,
+    gives way to tree, which saves at both; the report's choices say so."""
     m = tune.load(runner.RunDir.open(placed_run))
     rd_v = runner.RunDir(tmp_path / "validate")
     rd_v.path.mkdir()
@@ -685,12 +699,14 @@ def test_a_file_format_without_placements_keeps_what_the_placements_agree_on(pla
                                                                    prefix=str(tmp_path), source="prefix"))
     monkeypatch.setattr(native, "_probe", lambda *a: None)
     native.write(m, 0.10, rd_v, "test")
-    assert "# ring" not in (rd_v.path / "native/slow/coll_tuned_rules.conf").read_text()
+    rules = (rd_v.path / "native/slow/coll_tuned_rules.conf").read_text()
+    assert "0 5 0 0  # tree" in rules and "# ring" not in rules
     summary = native.summaries(rd_v)["slow"]
-    left = [c for c in summary["left_out"] if c["collective"] == "allreduce"]
-    assert {(c["placement"], c["algorithm"]) for c in left} == {("2x1", "ring")} and len(left) == 4
-    assert "the placements chose differently (1x2: default, 2x1: ring) and Open MPI's format" in left[0]["why"]
+    assert not summary["left_out"]
+    assert {(c.get("placement"), c["algorithm"]) for c in summary["carried"] if c["collective"] == "allreduce"} == {
+        (None, "tree")}
     written = tune.as_written(tune.choose_native(m, 0.10), native.summaries(rd_v))
-    assert set(written[written["stack"] == "slow"]["impl"]) == {"default"}
-    assert "in the file: the placements chose differently" in only_row(
-        written, stack="slow", collective="allreduce", msize=8, placement="2x1")["decision"]
+    slow = written[(written["stack"] == "slow") & (written["collective"] == "allreduce")]
+    assert set(slow["impl"]) == {"alg:tree"} and len(slow) == 8
+    assert "in the file: the file names tree at every placement" in only_row(
+        slow, msize=8, placement="2x1")["decision"]

@@ -96,6 +96,8 @@ class Family:
     # The library's own tuning file (core.tuning_formats): its name, how it is written from the choices, and the
     # environment that makes the library read it.
     tuning_file: str | None = None
+    # whether its rules can name processes per node, so that placements of one process count choose apart
+    tuning_names_placement = False
 
     def write_tuning(self, choices: list[tuning_formats.Choice], prefix: Path, origin: str) -> tuning_formats.Written:
         raise MpiguideError(f"mpiguide cannot write the collective tuning format of an MPI of family {self.name!r}: "
@@ -152,6 +154,7 @@ class Mpich(Family):
         return tuple(sorted(out))
 
     tuning_file = "coll_selection.json"
+    tuning_names_placement = True  # comm_avg_ppn
 
     def write_tuning(self, choices: list[tuning_formats.Choice], prefix: Path, origin: str) -> tuning_formats.Written:
         base, names = tuning_formats.mpich_selection(tuning_formats.mpich_library(prefix))

@@ -289,6 +289,68 @@ def agreed(chosen: pd.DataFrame, what: str) -> pd.DataFrame:
     return out
 
 
+def across_placements(r: CollResult, threshold: float, chosen: pd.DataFrame) -> pd.DataFrame:
+    """The library's own choices for a tuning file that names no placement (Open MPI's, Intel MPI's; MPICH's
+    keys by processes per node) where the run measured a process count at several placements: per stack,
+    process count, collective and size one row for all of them (placement ""): the algorithm shown to save more
+    than the threshold at every placement, the one whose smallest gain is largest (every algorithm at every
+    placement judged as one family); else the library's own choice, with best the algorithm whose slowest
+    placement is fastest (Intel MPI's stand-in). Points measured at one placement keep chosen's rows."""
+    if chosen.empty or chosen["placement"].nunique() < 2:
+        return chosen
+    med = r.round_medians
+    points, tried, estimates = [], [], []  # tried: (point index, algorithm, placement, mean ratio alg / default)
+    for (stack, nprocs, coll, m), part in med.groupby(["stack", "nprocs", "collective", "msize"], sort=True):
+        per: dict[str, dict[str, pd.DataFrame]] = {}
+        for q, at in part.groupby("placement", sort=True):
+            times = {i: t for i, t in zip(at["impl"], at["medians"], strict=True)
+                     if (i == DEFAULT or _library_algorithm(i)) and (stack, coll, i, m) not in r.failed_checks}
+            if DEFAULT in times:
+                per[q] = times
+        if len(per) < 2:
+            continue
+        common = set.intersection(*(set(times) - {DEFAULT} for times in per.values()))
+        points.append(dict(stack=stack, nprocs=nprocs, placement="", collective=coll, msize=m,
+                           default_s=math.exp(sum(math.log(_mean(t[DEFAULT])) for t in per.values()) / len(per))))
+        for alg in sorted(common):
+            for q, times in per.items():
+                tried.append((len(points) - 1, alg, q, _mean(times[alg]) / _mean(times[DEFAULT])))
+                estimates.append(stats.from_medians(times[DEFAULT], times[alg]))
+    if not points:
+        return chosen
+    gains = decide_gains(estimates, threshold, r.settings, [points[i]["stack"] for i, *_ in tried])
+    by_point: dict[int, dict[str, list]] = {}
+    for (i, alg, q, ratio), g in zip(tried, gains, strict=True):
+        by_point.setdefault(i, {}).setdefault(alg, []).append((q, ratio, g))
+    rows = []
+    for i, point in enumerate(points):
+        algs = by_point.get(i, {})
+        shown = {a: min(x[2].gain for x in xs) for a, xs in algs.items()
+                 if all(x[2].verdict.verdict == stats.VIOLATED for x in xs)}
+        steady = min(algs, key=lambda a: max(x[1] for x in algs[a])) if algs else ""
+        impl = max(shown, key=shown.get) if shown else DEFAULT
+        mine = algs.get(impl if shown else steady, [])
+        each = ", ".join(f"{q}: {x.text}" for q, _, x in mine)
+        row = {**point, "impl": impl, "best": steady,
+               "best_s": point["default_s"] * max((x[1] for x in mine), default=math.nan)}
+        if mine:
+            worst = min(mine, key=lambda x: x[2].gain)[2]
+            row.update(gain=worst.gain, low=worst.low, high=worst.high,
+                       p_value=max(x[2].verdict.p_value for x in mine))
+        if shown:
+            row["decision"] = f"{impl}: at every placement ({each})"
+        elif algs:
+            row["decision"] = (f"native: no algorithm shown to save above {threshold:.0%} at every placement; "
+                               f"the steadiest, {steady}: {each}")
+        else:
+            row["decision"] = "no algorithm applies at every placement"
+        rows.append(row)
+    done = {(p["stack"], p["nprocs"], p["collective"], p["msize"]) for p in points}
+    keep = [k not in done for k in zip(chosen["stack"], chosen["nprocs"], chosen["collective"], chosen["msize"],
+                                       strict=True)]
+    return pd.concat([chosen[keep], pd.DataFrame(rows, columns=CHOICE_COLUMNS)], ignore_index=True)
+
+
 def as_written(chosen: pd.DataFrame, files: dict) -> pd.DataFrame:
     """The choices as the stacks' tuning files carry them: a point a file left out keeps the library's own
     choice, with why; a point where the file names an algorithm the measurement did not choose (Intel MPI's
@@ -314,7 +376,9 @@ def as_written(chosen: pd.DataFrame, files: dict) -> pd.DataFrame:
             continue
         impl = DEFAULT if algorithm == "default" else selection.PREFIX + algorithm
         if impl != r["impl"]:
-            why = why or f"the file names {algorithm} (the fastest measured) where the default is kept"
+            why = why or (f"the file names {algorithm} (the fastest measured) where the default is kept"
+                          if r["impl"] == DEFAULT else
+                          f"the file names {algorithm} at every placement (its format names none)")
             out.loc[i, ["impl", "decision"]] = [impl, f"{r['decision']}; in the file: {why}"]
     return out
 

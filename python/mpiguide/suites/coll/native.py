@@ -93,6 +93,7 @@ def write(measured: analysis.CollResult, threshold: float, rd_v: RunDir, origin:
     tmp = rd_v.path / "native.partial"
     shutil.rmtree(tmp, ignore_errors=True)
     chosen = analysis.choose_native(measured, threshold)
+    across = analysis.across_placements(measured, threshold, chosen)
     spec = launch.LaunchSpec.from_dict(rd_v.meta["launch"])
     written = []
     for name in params["algorithms"]:
@@ -101,7 +102,7 @@ def write(measured: analysis.CollResult, threshold: float, rd_v: RunDir, origin:
         out = tmp / name
         out.mkdir(parents=True)
         path = out / family.tuning_file
-        choices = choices_of(params, chosen, name)
+        choices = choices_of(params, chosen if family.tuning_names_placement else across, name)
         doc = family.write_tuning(choices, Path(stack.prefix), origin)
         env = family.tuning_env(str((final / name / family.tuning_file).resolve()))
         rejected = []
