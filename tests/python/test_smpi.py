@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import write_synthetic_run
+from conftest import only_row, write_synthetic_run
 from mpiguide.core import rawfile, smpi
 from mpiguide.core.errors import MpiguideError
 from mpiguide.suites import SUITES
@@ -182,6 +182,28 @@ def test_predicted_verdicts_are_ratios_against_the_tolerance(tmp_path):
     assert report.path.name == "report.html"
     csv = pd.read_csv(d / "predicted_verdicts.csv")
     assert set(csv["kind"]) == {"predicted"} and set(csv["model"]) == {"SimGrid 3.32 SMPI"}
+
+
+def test_two_predictions_compared(cli, tmp_path):
+    """sim compare: each predicted point of two simulations, its factors and whether its verdict changed;
+    a measured run is refused."""
+    a, r, s = "allreduce", "allreduce_as_reduce_bcast", "allreduce_as_reducescatterblock_allgather"
+    base = _fake_simulation(tmp_path / "base", {
+        ("mpich", 64): {(a, "default", 8): 3e-5, (a, r, 8): 1e-5, (a, s, 8): 3e-5},
+        ("mpich", 256): {(a, "default", 8): 4e-5, (a, r, 8): 5e-6, (a, s, 8): 4e-5}})
+    new = _fake_simulation(tmp_path / "new", {
+        ("mpich", 64): {(a, "default", 8): 3e-5, (a, r, 8): 3e-5, (a, s, 8): 1.5e-5},
+        ("mpich", 1024): {(a, "default", 8): 4e-5, (a, r, 8): 5e-6, (a, s, 8): 4e-5}})
+    res = cli(["sim", "compare", str(base), str(new), "--out", str(tmp_path / "cmp")])
+    assert res.rc == 0, res.err
+    t = pd.read_csv(tmp_path / "cmp" / "predicted_compare.csv")
+    got = {(row.nprocs, row.impl): row.status for row in t.itertuples()}
+    assert got == {(64, r): "fixed", (64, s): "newly violated", (256, r): "only in base", (256, s): "only in base",
+                   (1024, r): "only in new", (1024, s): "only in new"}
+    assert only_row(t, nprocs=64, impl=r)["change"] == pytest.approx(1 / 3)
+    assert set(t["kind"]) == {"predicted"} and "PREDICTED by SimGrid 3.32 SMPI" in res.out
+    res = cli(["sim", "compare", str(base), str(tmp_path)])
+    assert res.rc == 2 and "not a simulation of mpiguide sim coll" in res.err
 
 
 # ---------------------------------------------------------------- refusals

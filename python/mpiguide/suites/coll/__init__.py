@@ -191,6 +191,12 @@ class CollSuite(Suite):
                             "measurement: where the model can be trusted.")
         simulate.add_check_arguments(p)
         p.set_defaults(func=simulate.check)
+        p = jobs.add_parser("compare", help="two simulations of mpiguide sim coll: which predictions changed",
+                            description="Set the predicted COLL-GL points of two simulations side by side (another "
+                            "platform, scale or SimGrid version): each point's factors and whether its predicted "
+                            "verdict changed. Predictions only; measured runs are compared with mpiguide compare.")
+        simulate.add_compare_arguments(p)
+        p.set_defaults(func=simulate.compare)
 
     def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:
         p = commands.add_parser("tune", help="measure collectives and their mock-ups, find guideline violations, "

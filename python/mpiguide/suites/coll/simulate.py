@@ -36,6 +36,8 @@ from pathlib import Path
 import pandas as pd
 
 from mpiguide.core import families, options, rawfile, smpi
+from mpiguide.core.compare import BASE_ONLY, FIXED, NEW_ONLY, STILL
+from mpiguide.core.compare import NEW as NEWLY
 from mpiguide.core.document import Document, Heatmap, worst_cells
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import stack_versions
@@ -244,8 +246,6 @@ def run(args: argparse.Namespace) -> int:
 def _simulate(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[tuple[str, int, str]]:
     """Every launch of s (a selector at a process count) that rundir holds no complete raw file of, with
     progress; (selector, nprocs, problem) of those that failed."""
-    (rundir / "raw").mkdir(parents=True, exist_ok=True)
-    (rundir / "logs").mkdir(exist_ok=True)
     launches = {(sel, n): ["--collectives", ",".join(s.collectives), "--sizes", s.sizes]
                 for n in s.nps for sel in s.selectors}
     return _run_launches(tools, tree, s, rundir, "raw", launches)
@@ -568,3 +568,73 @@ def closeness(table: pd.DataFrame) -> pd.DataFrame:
                      "close" if close else "not trustworthy here"))
     return pd.DataFrame(rows, columns=["stack", "nprocs", "collective", "configurations", "geomean_ratio", "range",
                                        "assessment"])
+
+
+# ---------------------------------------------------------------- two predictions side by side
+
+COMPARE_COLUMNS = [*POINT, "impl", "guideline", "base_factor", "new_factor", "change", "base_verdict",
+                   "new_verdict", "status"]
+
+
+def add_compare_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("base", type=Path, help="a simulation directory of mpiguide sim coll (BASE)")
+    p.add_argument("new", type=Path, help="another (NEW): another platform, selector set or SimGrid version")
+    p.add_argument("--out", type=Path, default=None, help="where to write the report (default NEW/compare-<BASE>)")
+
+
+def _predicted(rundir: Path, what: str) -> tuple[dict, pd.DataFrame]:
+    if not (rundir / "sim.json").is_file():
+        raise MpiguideError(f"{what} {rundir}: not a simulation of mpiguide sim coll (no sim.json); measured runs "
+                            "are compared with mpiguide compare, never with predictions")
+    meta, times, left_out = load(rundir)
+    return meta, verdicts(times, left_out, meta["settings"]["tolerance"])
+
+
+def compared(base: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """Every predicted COLL-GL point of either simulation, matched by POINT and mock-up: both factors, NEW's over
+    BASE's, and the status (compare's words: newly violated, still violated, fixed; kept where neither
+    predicts a violation; only in base / only in new). Simulated time has no noise: a verdict that differs is a
+    change of the model's prediction, not of a sample."""
+    key = [*POINT, "impl", "guideline"]
+    both = base[[*key, "factor", "verdict"]].merge(new[[*key, "factor", "verdict"]], on=key, how="outer",
+                                                   suffixes=("_base", "_new"))
+    status = []
+    for b, n in zip(both["verdict_base"], both["verdict_new"], strict=True):
+        if not isinstance(b, str):
+            status.append(NEW_ONLY)
+        elif not isinstance(n, str):
+            status.append(BASE_ONLY)
+        elif n == VIOLATED:
+            status.append(STILL if b == VIOLATED else NEWLY)
+        else:
+            status.append(FIXED if b == VIOLATED else "kept")
+    out = both.rename(columns={"factor_base": "base_factor", "factor_new": "new_factor",
+                               "verdict_base": "base_verdict", "verdict_new": "new_verdict"})
+    return out.assign(change=out["new_factor"] / out["base_factor"], status=status)[COMPARE_COLUMNS]
+
+
+def compare(args: argparse.Namespace) -> int:
+    """Two simulations side by side (predicted against predicted; measured runs never enter)."""
+    base_meta, base = _predicted(args.base, "BASE")
+    new_meta, new = _predicted(args.new, "NEW")
+    table = compared(base, new)
+    out_dir = args.out or args.new / f"compare-{args.base.resolve().name}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table.assign(kind="predicted").to_csv(out_dir / "predicted_compare.csv", index=False)
+    counts = table.pivot_table(index=["selector", "nprocs"], columns="status", values="msize",
+                               aggfunc="size", fill_value=0) if not table.empty else pd.DataFrame()
+    doc = Document("Two predictions compared (predicted, not measured)")
+    doc.text(f"BASE {args.base}: {_label(base_meta)}. NEW {args.new}: {_label(new_meta)}. A point's factor is the "
+             "default's simulated time over the mock-up's; change = NEW's factor over BASE's.")
+    doc.section("Points per status", counts)
+    doc.section("Every point whose predicted verdict differs", table[table["status"].isin([NEWLY, FIXED])])
+    doc.section("Every point", table)
+    path = doc.write(out_dir)
+    out.print(f"BASE {_label(base_meta)}", highlight=False)
+    out.print(f"NEW  {_label(new_meta)}", highlight=False)
+    for (sel, n), part in table.groupby(["selector", "nprocs"], sort=True):
+        tally = part["status"].value_counts()
+        out.print(f"  {sel:8} p={n:<5} " + ", ".join(f"{k} {tally[k]}" for k in sorted(tally.index)),
+                  highlight=False)
+    out.print(f"report: {path}", highlight=False)
+    return 0
