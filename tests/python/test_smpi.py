@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import re
 import subprocess
@@ -277,12 +278,12 @@ def test_sim_coll_predicts_and_resumes(simulated, cli, tmp_path):
     assert 16 <= len(v) <= 20 and left["checks"].sum() == len(v)
     assert (v["factor"] == v["default_s"] / v["mockup_s"]).all()
     assert set(v["verdict"]) <= {simulate.VIOLATED, simulate.KEPT}
-    raw = simulate.raw_path(out, "mpich", 16)
+    raw = simulate.raw_path(out, "mpich", 16, "bcast")  # a launch per selector, scale and collective
     assert rawfile.parse(raw).complete
     before = raw.stat().st_mtime_ns
     res = cli(["sim", "coll", "--resume", str(out)])
     assert res.rc == 0, res.err
-    assert res.err.count("done earlier") == 2 and raw.stat().st_mtime_ns == before
+    assert res.err.count("done earlier") == 4 and raw.stat().st_mtime_ns == before
     res = cli(argv)
     assert res.rc == 2 and f"continue it with --resume {out}" in res.err
 
@@ -303,7 +304,46 @@ def test_sim_coll_simulates_the_tuned_library_with_the_profiles_it_picks(simulat
     profile = (out / "profiles" / "ompi" / "reduce_p16.prof").read_text()
     assert "100000 100000 reduce_as_reducescatter_gatherv" in profile
     res = cli(["sim", "coll", "--resume", str(out)])
-    assert res.rc == 0 and "ompi p=16 tuned: done earlier" in res.err
+    assert res.rc == 0 and "ompi p=16 reduce tuned: done earlier" in res.err
+
+
+def test_a_launch_over_its_wall_limit_is_stopped_with_all_it_started(tmp_path):
+    """A launch that never ends (a stand-in for SMPI's slow algorithms at scale) is stopped at the wall limit
+    with the processes it started."""
+    marker = f"mg-never-ends-{tmp_path.name}"
+    argv = ["sh", "-c", f"sleep 100000 {marker} 2>/dev/null & sleep 100000; wait", marker]
+    with (tmp_path / "log").open("w") as log:
+        assert simulate._run_within(argv, dict(os.environ), log, tmp_path, 0.2) is None
+    assert subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1  # nothing left running
+    with (tmp_path / "log").open("w") as log:
+        assert simulate._run_within(["sh", "-c", "exit 3"], dict(os.environ), log, tmp_path, 100000) == 3
+
+
+def test_a_stopped_launch_is_left_out_and_listed(simulated, cli, tmp_path, monkeypatch):
+    """The other launches are predicted, the run says which did not finish (exit 1), and the report lists it."""
+    real = simulate._launch
+
+    def launch(tools, tree, s, n, selector, rundir, raw, what):
+        if "bcast" in what:
+            return 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--launch-timeout), left out"
+        return real(tools, tree, s, n, selector, rundir, raw, what)
+
+    monkeypatch.setattr(simulate, "_launch", launch)
+    out = tmp_path / "sim"
+    res = cli(["sim", "coll", "--np", "16", "--selectors", "mpich", "--collectives", "allreduce,bcast", "--sizes", "8",
+               "--nrep", "2", "--platform", "flat", "--launch-timeout", "600", "--out", str(out)])
+    assert res.rc == 1
+    assert "mpich p=16 bcast: FAILED: stopped at the wall limit of 600 s (--launch-timeout), left out" in res.err
+    assert set(pd.read_csv(out / "predicted_verdicts.csv")["collective"]) == {"allreduce"}
+    assert json.loads((out / "failed.json").read_text())[0]["collective"] == "bcast"
+    assert "Launches that did not finish" in (out / "report.md").read_text()
+    monkeypatch.undo()  # resumed with a new limit, it runs the launch left out
+    res = cli(["sim", "coll", "--resume", str(out), "--launch-timeout", "900"])
+    assert res.rc == 0, res.err
+    assert "mpich p=16 allreduce: done earlier" in res.err and set(pd.read_csv(
+        out / "predicted_verdicts.csv")["collective"]) == {"allreduce", "bcast"}
+    assert json.loads((out / "sim.json").read_text())["settings"]["launch_timeout"] == 900
+    assert "Launches that did not finish" not in (out / "report.md").read_text()
 
 
 def test_calibrated_platform_reproduces_the_fitted_ping_pong(simulated, tmp_path):

@@ -24,13 +24,15 @@ the driver, and one that differs is left out and listed (docs/simulation.md).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
+import re
 import shutil
+import signal
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -63,6 +65,11 @@ VERDICT_COLUMNS = ["selector", "nprocs", "collective", "msize", "impl", "guideli
 POINT = ["selector", "nprocs", "collective", "msize"]
 TUNED_COLUMNS = [*POINT, "profile", "mockup_factor", "default_s", "tuned_s", "tuned_factor"]
 DEFAULT_THRESHOLD = 0.10
+# seconds of wall time one launch (a selector, a scale, a collective) may take before it is stopped and left
+# out: SMPI 3.32 spends minutes to hours in some algorithms at a few hundred ranks (Open MPI's linear
+# Alltoall under allgather_as_alltoall at 256 ranks and 1 kB: over 150 s)
+DEFAULT_LAUNCH_TIMEOUT = 600.0
+_RAW_NAME = re.compile(r"^(?P<selector>.+)-p(?P<nprocs>\d+)(?:-(?P<collective>[a-z_]+))?$")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -81,6 +88,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                    help="the tuned library's profiles pick a mock-up that takes at least this share less time than "
                         f"the default (default {DEFAULT_THRESHOLD})")
+    p.add_argument("--launch-timeout", type=float, default=None, metavar="SECONDS",
+                   help="stop a launch (one selector, scale and collective) after this much wall time and leave it "
+                        f"out, said so in the report (default {DEFAULT_LAUNCH_TIMEOUT:g}; with --resume: a new "
+                        "limit for the launches left)")
     p.add_argument("--out", type=Path, default=None, help="the directory (default results/<time>-sim-coll)")
     p.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="continue a simulation in DIR: finished launches are kept")
@@ -100,7 +111,7 @@ def _platform_arguments(p: argparse.ArgumentParser, default: str) -> None:
                                                          "simulated time has no noise)")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Settings:
     selectors: list[str]
     nps: list[int]
@@ -113,6 +124,7 @@ class Settings:
     nrep: int
     tolerance: float
     threshold: float = DEFAULT_THRESHOLD  # simulations written before the tuned library was simulated have none
+    launch_timeout: float = DEFAULT_LAUNCH_TIMEOUT
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Settings:
@@ -134,6 +146,7 @@ class Settings:
         threshold = getattr(args, "threshold", DEFAULT_THRESHOLD)
         if not 0 <= threshold < 1:
             raise MpiguideError(f"--threshold {threshold}: the share of time a mock-up must save, such as 0.1")
+        timeout = _launch_timeout(args)
         calibration = None
         if args.platform == "calibrated":
             path = args.calibration or smpi.calibration_path()
@@ -142,10 +155,19 @@ class Settings:
                                     "mpiguide sim calibrate RUN (a ping-pong run of this machine)")
             calibration = str(path)
         return cls(selectors, nps, args.platform, args.bandwidth, args.latency, calibration, colls, args.sizes,
-                   args.nrep, args.tolerance, threshold)
+                   args.nrep, args.tolerance, threshold, timeout)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+def _launch_timeout(args: argparse.Namespace) -> float:
+    timeout = getattr(args, "launch_timeout", None)
+    if timeout is None:
+        return DEFAULT_LAUNCH_TIMEOUT
+    if not timeout > 0:
+        raise MpiguideError(f"--launch-timeout {timeout}: seconds, more than 0")
+    return timeout
 
 
 def platform(s: Settings, nprocs: int) -> smpi.Platform:
@@ -195,9 +217,20 @@ def _check_memory(s: Settings) -> None:
 
 # ---------------------------------------------------------------- running
 
-def raw_path(rundir: Path, selector: str, nprocs: int, kind: str = "raw") -> Path:
+def raw_path(rundir: Path, selector: str, nprocs: int, collective: str, kind: str = "raw") -> Path:
     """A launch's raw file: kind raw (the default and every mock-up) or tuned (the tuned library's launch)."""
-    return rundir / kind / f"{selector}-p{nprocs}.raw"
+    return rundir / kind / f"{selector}-p{nprocs}-{collective}.raw"
+
+
+def _raw_files(rundir: Path, kind: str) -> list[tuple[str, int, Path]]:
+    """(selector, nprocs, file) of every complete raw file of kind (simulations written before launches were
+    split by collective have one file per selector and scale)."""
+    out = []
+    for raw in sorted((rundir / kind).glob("*.raw")):
+        m = _RAW_NAME.match(raw.stem)
+        if m:
+            out.append((m["selector"], int(m["nprocs"]), raw))
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -208,6 +241,10 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             raise MpiguideError(f"--resume {rundir}: not a simulation of mpiguide sim ({exc})") from None
         s = Settings(**meta["settings"])
+        if args.launch_timeout is not None:  # the one setting a resume may change: it changes no prediction
+            s = dataclasses.replace(s, launch_timeout=_launch_timeout(args))
+            meta["settings"] = s.to_dict()
+            (rundir / "sim.json").write_text(json.dumps(meta, indent=1) + "\n")
     else:
         s = Settings.from_args(args)
         rundir = args.out or Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-sim-coll")
@@ -227,51 +264,58 @@ def run(args: argparse.Namespace) -> int:
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
         rundir.mkdir(parents=True, exist_ok=True)
         (rundir / "sim.json").write_text(json.dumps(meta, indent=1) + "\n")
-    console.print(f"simulation {rundir}: {len(s.nps) * len(s.selectors)} launch(es) of mg_collbench under {model} "
-                  f"SMPI ({s.platform} platform); every number is a prediction of the model")
+    console.print(f"simulation {rundir}: {len(s.nps) * len(s.selectors) * len(s.collectives)} launch(es) of "
+                  f"mg_collbench under {model} SMPI ({s.platform} platform); every number is a prediction of the "
+                  "model")
     failed = _simulate(tools, tree, s, rundir)
-    if not failed:  # the profiles come from every prediction
-        failed = _simulate_tuned(tools, tree, s, rundir)
+    failed += _simulate_tuned(tools, tree, s, rundir)  # from the predictions there are
+    (rundir / FAILED).write_text(json.dumps([dict(zip(("selector", "nprocs", "collective", "problem"), f,
+                                                      strict=True)) for f in failed], indent=1) + "\n")
     report = write_report(rundir)
     for line in report.lines:
         out.print(line, highlight=False)
     out.print(f"simulation report (predictions): {report.path}", highlight=False)
     if failed:
-        console.print(f"{len(failed)} launch(es) failed (logs in {rundir / 'logs'}); once fixed, continue "
-                      f"with: mpiguide sim coll --resume {rundir}")
+        console.print(f"{len(failed)} launch(es) failed or were stopped (the report lists them; logs in "
+                      f"{rundir / 'logs'}); continue with: mpiguide sim coll --resume {rundir}")
         return 1
     return 0
 
 
-def _simulate(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[tuple[str, int, str]]:
-    """Every launch of s (a selector at a process count) that rundir holds no complete raw file of, with
-    progress; (selector, nprocs, problem) of those that failed."""
-    launches = {(sel, n): ["--collectives", ",".join(s.collectives), "--sizes", s.sizes]
-                for n in s.nps for sel in s.selectors}
+FAILED = "failed.json"  # the launches of the last `sim coll` that did not finish, for the report
+
+
+def _simulate(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[tuple[str, int, str, str]]:
+    """Every launch of s (a selector at a process count, one collective) that rundir holds no complete raw file
+    of, with progress; (selector, nprocs, collective, problem) of those that failed."""
+    earlier = {(sel, n) for sel, n, raw in _raw_files(rundir, "raw") if not _RAW_NAME.match(raw.stem)["collective"]}
+    launches = {(sel, n, coll): ["--collectives", coll, "--sizes", s.sizes]
+                for n in s.nps for sel in s.selectors for coll in s.collectives if (sel, n) not in earlier}
     return _run_launches(tools, tree, s, rundir, "raw", launches)
 
 
 def _run_launches(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind: str,
-                  launches: dict[tuple[str, int], list[str]]) -> list[tuple[str, int, str]]:
-    """One mg_collbench launch per (selector, nprocs) with its arguments, those done earlier skipped."""
+                  launches: dict[tuple[str, int, str], list[str]]) -> list[tuple[str, int, str, str]]:
+    """One mg_collbench launch per (selector, nprocs, collective) with its arguments, those done earlier
+    skipped."""
     (rundir / kind).mkdir(parents=True, exist_ok=True)
     (rundir / "logs").mkdir(exist_ok=True)
     failed = []
     what = "" if kind == "raw" else f" {kind}"
-    for k, ((sel, n), args) in enumerate(launches.items(), 1):
-        raw = raw_path(rundir, sel, n, kind)
+    for k, ((sel, n, coll), args) in enumerate(launches.items(), 1):
+        raw = raw_path(rundir, sel, n, coll, kind)
         if raw.exists() and rawfile.parse(raw).complete:
-            console.print(f"[{k}/{len(launches)}] {sel} p={n}{what}: done earlier")
+            console.print(f"[{k}/{len(launches)}] {sel} p={n} {coll}{what}: done earlier")
             continue
         seconds, problem = _launch(tools, tree, s, n, sel, rundir, raw, args)
         state = "ok" if problem is None else f"FAILED: {problem}"
-        console.print(f"[{k}/{len(launches)}] {sel} p={n}{what}: {state} ({seconds:.1f} s wall)")
+        console.print(f"[{k}/{len(launches)}] {sel} p={n} {coll}{what}: {state} ({seconds:.1f} s wall)")
         if problem:
-            failed.append((sel, n, problem))
+            failed.append((sel, n, coll, problem))
     return failed
 
 
-def _simulate_tuned(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[tuple[str, int, str]]:
+def _simulate_tuned(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[tuple[str, int, str, str]]:
     """The tuned library where the predictions chose a mock-up: profiles written once (rundir/profiles/
     <selector>/, as mpiguide tune writes them), then per selector and scale one launch of the default and the
     tuned library at the collectives and sizes they pick."""
@@ -286,10 +330,11 @@ def _simulate_tuned(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) ->
                        f"{s.threshold:.0%}): predicted, not measured")
         partial.rename(final)
     launches = {}
-    for (sel, n), part in chosen[chosen["impl"] != analysis.DEFAULT].groupby(["selector", "nprocs"], sort=True):
-        launches[(sel, int(n))] = ["--collectives", ",".join(sorted(set(part["collective"]))),
-                                   "--sizes", ",".join(str(m) for m in sorted(set(part["msize"]))),
-                                   "--impls", analysis.DEFAULT, "--profiles", str((final / sel).resolve())]
+    for (sel, n, coll), part in chosen[chosen["impl"] != analysis.DEFAULT].groupby(
+            ["selector", "nprocs", "collective"], sort=True):
+        launches[(sel, int(n), coll)] = ["--collectives", coll,
+                                         "--sizes", ",".join(str(m) for m in sorted(set(part["msize"]))),
+                                         "--impls", analysis.DEFAULT, "--profiles", str((final / sel).resolve())]
     return _run_launches(tools, tree, s, rundir, "tuned", launches)
 
 
@@ -301,21 +346,41 @@ def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, r
     args = [*what, "--nrep", str(s.nrep), "--output", str(partial)]
     argv, env = smpi.command(tools, xml, hosts, n, selector, tree / "mg_collbench", args, plat.cfg())
     kind = raw.parent.name
-    log = rundir / "logs" / (f"{selector}-p{n}.log" if kind == "raw" else f"{kind}-{selector}-p{n}.log")
+    log = rundir / "logs" / (f"{raw.stem}.log" if kind == "raw" else f"{kind}-{raw.stem}.log")
     start = time.monotonic()
     try:
         with log.open("w") as f:
             f.write(" ".join(argv) + "\n")
             f.flush()
-            res = subprocess.run(argv, env=env, stdout=f, stderr=subprocess.STDOUT, cwd=rundir)
+            returncode = _run_within(argv, env, f, rundir, s.launch_timeout)
     except OSError as exc:
         return time.monotonic() - start, f"smpirun did not start: {exc}"
     seconds = time.monotonic() - start
+    if returncode is None:
+        return seconds, f"stopped at the wall limit of {s.launch_timeout:g} s (--launch-timeout), left out"
     # exit 3: some configurations differ from the native call; the driver listed them and the rest stands
-    if res.returncode not in (0, 3) or not partial.exists() or not rawfile.parse(partial).complete:
-        return seconds, f"smpirun ended with {res.returncode} (see {log})"
+    if returncode not in (0, 3) or not partial.exists() or not rawfile.parse(partial).complete:
+        return seconds, f"smpirun ended with {returncode} (see {log})"
     partial.replace(raw)
     return seconds, None
+
+
+def _run_within(argv: list[str], env: dict[str, str], log, cwd: Path, timeout: float) -> int | None:
+    """Runs argv in a session of its own; its exit status, or None where it was still running after timeout
+    seconds. Whatever it started goes with it then, and on any way out of here (smpirun runs the simulation
+    as a child of its own)."""
+    proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        if proc.returncode is None:  # not reaped yet (the wall limit, Ctrl-C): its group id is still its own
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
 
 
 # ---------------------------------------------------------------- predictions
@@ -325,8 +390,7 @@ def load(rundir: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     guideline) and the configurations the driver left out (selector, nprocs, config, reason)."""
     meta = json.loads((rundir / "sim.json").read_text())
     frames, left_out = [], []
-    for raw in sorted((rundir / "raw").glob("*.raw")):
-        selector, _, p = raw.stem.rpartition("-p")
+    for selector, p, raw in _raw_files(rundir, "raw"):
         f = rawfile.parse(raw)
         df = f.frame()
         guideline = {impl: int(v.split()[0]) for impl, v in f.notes.get("mockup", {}).items()}
@@ -379,8 +443,7 @@ def tuned(rundir: Path, v: pd.DataFrame, threshold: float) -> pd.DataFrame:
     chosen = choices(v, threshold)
     chosen = chosen[chosen["impl"] != analysis.DEFAULT]
     times = {}
-    for raw in sorted((rundir / "tuned").glob("*.raw")):
-        selector, _, p = raw.stem.rpartition("-p")
+    for selector, p, raw in _raw_files(rundir, "tuned"):
         df = rawfile.parse(raw).frame()
         if not df.empty:
             for (coll, impl, m), t in df.groupby(["collective", "impl", "msize"])["time_s"].median().items():
@@ -445,6 +508,10 @@ def write_report(rundir: Path) -> Report:
     doc.section("Every predicted verdict", v)
     if not left_out.empty:
         doc.section("Left out: results that differ from the native call under the model", left_out)
+    failed = pd.DataFrame(json.loads((rundir / FAILED).read_text())) if (rundir / FAILED).is_file() else None
+    if failed is not None and not failed.empty:
+        doc.section("Launches that did not finish (not predicted; mpiguide sim coll --resume tries them again)",
+                    failed)
     v.assign(kind="predicted", model=meta["model"]).to_csv(rundir / "predicted_verdicts.csv", index=False)
     scale.assign(kind="predicted", model=meta["model"]).to_csv(rundir / "predicted_scale.csv", index=False)
     t.assign(kind="predicted", model=meta["model"]).to_csv(rundir / "predicted_tuned.csv", index=False)
