@@ -185,18 +185,19 @@ class CollSuite(Suite):
         return simulate.run(args)
 
     def add_simulation_commands(self, jobs: argparse._SubParsersAction) -> None:
-        p = jobs.add_parser("check", help="a measured coll run against the model's prediction of it",
-                            description="Simulate the grid of a measured coll run (mpiguide run coll) with the "
-                            "selector of each stack's family and set every configuration's prediction beside its "
-                            "measurement: where the model can be trusted.")
-        simulate.add_check_arguments(p)
-        p.set_defaults(func=simulate.check)
-        p = jobs.add_parser("compare", help="two simulations of mpiguide sim coll: which predictions changed",
-                            description="Set the predicted COLL-GL points of two simulations side by side (another "
-                            "platform, scale or SimGrid version): each point's factors and whether its predicted "
-                            "verdict changed. Predictions only; measured runs are compared with mpiguide compare.")
-        simulate.add_compare_arguments(p)
-        p.set_defaults(func=simulate.compare)
+        for name, short, description, add, func in (
+                ("check", "a measured coll run against the model's prediction of it",
+                 "Simulate the grid of a measured coll run (mpiguide run coll) with the selector of each stack's "
+                 "family and set every configuration's prediction beside its measurement: where the model can be "
+                 "trusted.", simulate.add_check_arguments, simulate.check),
+                ("compare", "two simulations of mpiguide sim coll: which predictions changed",
+                 "Set the predicted COLL-GL points of two simulations side by side (another platform, scale or "
+                 "SimGrid version): each point's factors and whether its predicted verdict changed. Predictions "
+                 "only; measured runs are compared with mpiguide compare.",
+                 simulate.add_compare_arguments, simulate.compare)):
+            p = jobs.add_parser(name, help=short, description=description)
+            add(p)
+            p.set_defaults(func=func)
 
     def add_commands(self, commands: argparse._SubParsersAction, context: CommandContext) -> None:
         p = commands.add_parser("tune", help="measure collectives and their mock-ups, find guideline violations, "

@@ -217,9 +217,14 @@ def _check_memory(s: Settings) -> None:
 
 # ---------------------------------------------------------------- running
 
-def raw_path(rundir: Path, selector: str, nprocs: int, collective: str, kind: str = "raw") -> Path:
-    """A launch's raw file: kind raw (the default and every mock-up) or tuned (the tuned library's launch)."""
-    return rundir / kind / f"{selector}-p{nprocs}-{collective}.raw"
+def raw_path(rundir: Path, selector: str, nprocs: int, collective: str | None = None, kind: str = "raw") -> Path:
+    """A launch's raw file: kind raw (the default and every mock-up) or tuned (the tuned library's launch), of
+    every collective of the simulation (None) or of one."""
+    return rundir / kind / (f"{selector}-p{nprocs}.raw" if collective is None else
+                            f"{selector}-p{nprocs}-{collective}.raw")
+
+
+STOPPED = "stopped at the wall limit"
 
 
 def _raw_files(rundir: Path, kind: str) -> list[tuple[str, int, Path]]:
@@ -286,32 +291,48 @@ FAILED = "failed.json"  # the launches of the last `sim coll` that did not finis
 
 
 def _simulate(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[tuple[str, int, str, str]]:
-    """Every launch of s (a selector at a process count, one collective) that rundir holds no complete raw file
-    of, with progress; (selector, nprocs, collective, problem) of those that failed."""
-    earlier = {(sel, n) for sel, n, raw in _raw_files(rundir, "raw") if not _RAW_NAME.match(raw.stem)["collective"]}
-    launches = {(sel, n, coll): ["--collectives", coll, "--sizes", s.sizes]
-                for n in s.nps for sel in s.selectors for coll in s.collectives if (sel, n) not in earlier}
-    return _run_launches(tools, tree, s, rundir, "raw", launches)
+    """Per selector and process count one launch of every collective (a launch of many ranks costs minutes
+    before its first call: 1024 ranks, about 200 s), each skipped where rundir holds its complete raw file;
+    where one stops at the wall limit, one launch per collective instead (split/ marks it), so that a slow
+    algorithm costs its own collective only. (selector, nprocs, collective or "", problem) of those that
+    failed."""
+    split = rundir / "raw" / "split"
+    whole = {(sel, n, None): ["--collectives", ",".join(s.collectives), "--sizes", s.sizes]
+             for n in s.nps for sel in s.selectors if not (split / f"{sel}-p{n}").exists()}
+    failed = []
+    for sel, n, coll, problem in _run_launches(tools, tree, s, rundir, "raw", whole):
+        if not problem.startswith(STOPPED):
+            failed.append((sel, n, coll, problem))
+            continue
+        split.mkdir(parents=True, exist_ok=True)
+        (split / f"{sel}-p{n}").touch()
+        raw_path(rundir, sel, n).with_suffix(".part").unlink(missing_ok=True)
+    parts = {(sel, n, coll): ["--collectives", coll, "--sizes", s.sizes] for n in s.nps for sel in s.selectors
+             if (split / f"{sel}-p{n}").exists() for coll in s.collectives}
+    if parts:
+        console.print(f"{len(parts)} launch(es) of one collective each, where a launch of all stopped at the wall "
+                      "limit")
+    return failed + _run_launches(tools, tree, s, rundir, "raw", parts)
 
 
 def _run_launches(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind: str,
-                  launches: dict[tuple[str, int, str], list[str]]) -> list[tuple[str, int, str, str]]:
-    """One mg_collbench launch per (selector, nprocs, collective) with its arguments, those done earlier
-    skipped."""
+                  launches: dict[tuple[str, int, str | None], list[str]]) -> list[tuple[str, int, str, str]]:
+    """One mg_collbench launch per (selector, nprocs, collective or None: all) with its arguments, those done
+    earlier skipped."""
     (rundir / kind).mkdir(parents=True, exist_ok=True)
     (rundir / "logs").mkdir(exist_ok=True)
     failed = []
-    what = "" if kind == "raw" else f" {kind}"
     for k, ((sel, n, coll), args) in enumerate(launches.items(), 1):
         raw = raw_path(rundir, sel, n, coll, kind)
+        label = f"[{k}/{len(launches)}] {sel} p={n}" + (f" {coll}" if coll else "") + (
+            "" if kind == "raw" else f" {kind}")
         if raw.exists() and rawfile.parse(raw).complete:
-            console.print(f"[{k}/{len(launches)}] {sel} p={n} {coll}{what}: done earlier")
+            console.print(f"{label}: done earlier")
             continue
         seconds, problem = _launch(tools, tree, s, n, sel, rundir, raw, args)
-        state = "ok" if problem is None else f"FAILED: {problem}"
-        console.print(f"[{k}/{len(launches)}] {sel} p={n} {coll}{what}: {state} ({seconds:.1f} s wall)")
+        console.print(f"{label}: {'ok' if problem is None else f'FAILED: {problem}'} ({seconds:.1f} s wall)")
         if problem:
-            failed.append((sel, n, coll, problem))
+            failed.append((sel, n, coll or "", problem))
     return failed
 
 
@@ -357,7 +378,7 @@ def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, r
         return time.monotonic() - start, f"smpirun did not start: {exc}"
     seconds = time.monotonic() - start
     if returncode is None:
-        return seconds, f"stopped at the wall limit of {s.launch_timeout:g} s (--launch-timeout), left out"
+        return seconds, f"{STOPPED} of {s.launch_timeout:g} s (--launch-timeout), left out"
     # exit 3: some configurations differ from the native call; the driver listed them and the rest stands
     if returncode not in (0, 3) or not partial.exists() or not rawfile.parse(partial).complete:
         return seconds, f"smpirun ended with {returncode} (see {log})"
