@@ -269,9 +269,8 @@ def run(args: argparse.Namespace) -> int:
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
         rundir.mkdir(parents=True, exist_ok=True)
         (rundir / "sim.json").write_text(json.dumps(meta, indent=1) + "\n")
-    console.print(f"simulation {rundir}: {len(s.nps) * len(s.selectors) * len(s.collectives)} launch(es) of "
-                  f"mg_collbench under {model} SMPI ({s.platform} platform); every number is a prediction of the "
-                  "model")
+    console.print(f"simulation {rundir}: {len(s.nps) * len(s.selectors)} launch(es) of mg_collbench under {model} "
+                  f"SMPI ({s.platform} platform); every number is a prediction of the model")
     failed = _simulate(tools, tree, s, rundir)
     failed += _simulate_tuned(tools, tree, s, rundir)  # from the predictions there are
     (rundir / FAILED).write_text(json.dumps([dict(zip(("selector", "nprocs", "collective", "problem"), f,
@@ -378,7 +377,7 @@ def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, r
         return time.monotonic() - start, f"smpirun did not start: {exc}"
     seconds = time.monotonic() - start
     if returncode is None:
-        return seconds, f"{STOPPED} of {s.launch_timeout:g} s (--launch-timeout), left out"
+        return seconds, f"{STOPPED} of {s.launch_timeout:g} s (--launch-timeout)"
     # exit 3: some configurations differ from the native call; the driver listed them and the rest stands
     if returncode not in (0, 3) or not partial.exists() or not rawfile.parse(partial).complete:
         return seconds, f"smpirun ended with {returncode} (see {log})"
