@@ -408,23 +408,27 @@ def _run_within(argv: list[str], env: dict[str, str], log, cwd: Path, timeout: f
 def load(rundir: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     """The simulation's settings, its median times (selector, nprocs, collective, impl, msize, time_s,
     guideline) and the configurations the driver left out (selector, nprocs, config, reason)."""
-    meta = json.loads((rundir / "sim.json").read_text())
+    return (json.loads((rundir / "sim.json").read_text()), *_medians(rundir, "raw"))
+
+
+def _medians(rundir: Path, kind: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The median times of the raw files of kind (raw, tuned) and the configurations they left out."""
     frames, left_out = [], []
-    for selector, p, raw in _raw_files(rundir, "raw"):
+    for selector, p, raw in _raw_files(rundir, kind):
         f = rawfile.parse(raw)
         df = f.frame()
         guideline = {impl: int(v.split()[0]) for impl, v in f.notes.get("mockup", {}).items()}
         if not df.empty:
             med = df.groupby(["collective", "impl", "msize"], as_index=False)["time_s"].median()
             med["guideline"] = med["impl"].map(guideline).fillna(0).astype(int)
-            med.insert(0, "nprocs", int(p))
+            med.insert(0, "nprocs", p)
             med.insert(0, "selector", selector)
             frames.append(med)
         for config, why in f.errors.items():
-            left_out.append((selector, int(p), config, why))
+            left_out.append((selector, p, config, why))
     times = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["selector", "nprocs", "collective", "impl", "msize", "time_s", "guideline"])
-    return meta, times, pd.DataFrame(left_out, columns=["selector", "nprocs", "config", "reason"])
+    return times, pd.DataFrame(left_out, columns=["selector", "nprocs", "config", "reason"])
 
 
 def verdicts(times: pd.DataFrame, left_out: pd.DataFrame, tolerance: float) -> pd.DataFrame:
@@ -462,12 +466,9 @@ def tuned(rundir: Path, v: pd.DataFrame, threshold: float) -> pd.DataFrame:
     its own launch (default / tuned, both in that launch); tuned_s empty where that launch has no data yet."""
     chosen = choices(v, threshold)
     chosen = chosen[chosen["impl"] != analysis.DEFAULT]
-    times = {}
-    for selector, p, raw in _raw_files(rundir, "tuned"):
-        df = rawfile.parse(raw).frame()
-        if not df.empty:
-            for (coll, impl, m), t in df.groupby(["collective", "impl", "msize"])["time_s"].median().items():
-                times[(selector, int(p), coll, int(m), impl)] = float(t)
+    med, _ = _medians(rundir, "tuned")
+    times = {(r.selector, int(r.nprocs), r.collective, int(r.msize), r.impl): float(r.time_s)
+             for r in med.itertuples()}
     rows = []
     for c in chosen.itertuples():
         key = (c.selector, int(c.nprocs), c.collective, int(c.msize))
