@@ -5,6 +5,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, read_launches
+from conftest import MPIGUIDE_EXE, REPO, read_launches
 from mpiguide.core import segments
 
 ABORT_C = r"""
@@ -118,28 +119,49 @@ def test_sweep_command(tmp_path):
     assert res.returncode == 2 and "--since" in res.stderr
 
 
-def mpich_segments() -> set[str]:
-    return {p.name for p in segments.SHM_DIR.glob("mpich_shm_*")}
+SHM_SEPARATOR = "== /dev/shm after the launch"
 
 
-def test_aborted_launch_leaves_no_segment(mpich_stack, mpich_build, tmp_path, cli):
-    """MPICH keeps its node segment until MPI_Finalize: a launch that aborts leaves it in /dev/shm, the runner
-    removes it after the launch and says so in the launch's log."""
+def in_private_shm(argv: list[str], **kwargs) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """argv with a /dev/shm of its own (a tmpfs in a mount namespace): its exit and output, and the files left in
+    that /dev/shm once it ended. Every launch's sweep removes what it finds unused since its start, whoever left
+    it, so a launch of another test running meanwhile (pytest-xdist) could remove this one's segment first."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("a /dev/shm of the test's own needs root and unshare(1)")
+    script = (f'mount -t tmpfs -o size=256m tmpfs /dev/shm || exit 90; "$@"; rc=$?; echo "{SHM_SEPARATOR}" >&2; '
+              'ls -A /dev/shm >&2; exit $rc')
+    res = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *argv],
+                         capture_output=True, text=True, timeout=600, **kwargs)
+    assert res.returncode != 90, res.stderr
+    err, sep, left = res.stderr.rpartition(SHM_SEPARATOR + "\n")
+    assert sep, res.stderr
+    res.stderr = err
+    return res, left.split()
+
+
+def abort_program(stack, tmp_path: Path) -> Path:
     src, exe = tmp_path / "abort.c", tmp_path / "abort"
     src.write_text(ABORT_C)
-    subprocess.run([str(mpich_stack.mpicc), str(src), "-o", str(exe)], env=mpich_stack.env(), check=True)
-    before = mpich_segments()
+    subprocess.run([str(stack.mpicc), str(src), "-o", str(exe)], env=stack.env(), check=True)
+    return exe
+
+
+def test_aborted_launch_leaves_no_segment(mpich_stack, mpich_build, tmp_path):
+    """MPICH keeps its node segment until MPI_Finalize: a launch that aborts leaves it in /dev/shm, the runner
+    removes it after the launch and says so in the launch's log."""
+    exe = abort_program(mpich_stack, tmp_path)
     run = tmp_path / "run"
-    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--launcher-template",
-               f"{{mpiexec}} -n {{np}} {exe} {{prog}}", "--output", str(run)])
-    assert res.rc == 1, res.text
+    res, left = in_private_shm([str(MPIGUIDE_EXE), "run", "pingpong", "--stacks", "mpich", "--runs", "1",
+                                "--sizes", "4", "--launcher-template", f"{{mpiexec}} -n {{np}} {exe} {{prog}}",
+                                "--output", str(run)])
+    assert res.returncode == 1, res.stdout + res.stderr
     [x] = read_launches(run)
     assert (x["status"], x["returncode"]) == ("failed", 5)
     log = (run / "logs" / f"{x['id']}.log").read_text()
-    assert "mpiguide: removed 1 shared-memory segment(s) the launch left behind: mpich_shm_" in log, log
+    assert re.search(r"mpiguide: removed 1 shared-memory segment\(s\) the launch left behind: mpich_shm_\S+\n",
+                     log), log
     assert "mpiguide: removed" not in x["message"]  # the message keeps the launch's own last lines
-    [name] = re.findall(r"left behind: (mpich_shm_\S+)", log)
-    assert name not in before and name not in mpich_segments()  # other launches may run meanwhile (xdist)
+    assert left == []
 
 
 @pytest.mark.parametrize("since", ["x", ""])
@@ -176,13 +198,8 @@ def test_the_shell_sweep_of_ctests_launcher_removes_only_unused_segments(tmp_pat
 def test_ctests_launcher_removes_what_an_aborted_launch_left(mpich_stack, mpich_build, tmp_path):
     """The launcher CMake writes for ctest (build/<stack>/mg-mpiexec) sweeps after every launch: MPICH's node
     segment of a launch that aborts does not stay in /dev/shm."""
-    src, exe = tmp_path / "abort.c", tmp_path / "abort"
-    src.write_text(ABORT_C)
-    subprocess.run([str(mpich_stack.mpicc), str(src), "-o", str(exe)], env=mpich_stack.env(), check=True)
-    before = mpich_segments()
-    res = subprocess.run([str(mpich_build / "mg-mpiexec"), "-n", "2", str(exe)], capture_output=True, text=True,
-                         timeout=300)
+    exe = abort_program(mpich_stack, tmp_path)
+    res, left = in_private_shm([str(mpich_build / "mg-mpiexec"), "-n", "2", str(exe)])
     assert res.returncode != 0
-    removed = re.findall(r"mg-shm-sweep: removed /dev/shm/(mpich_shm_\S+)", res.stderr)
-    assert removed, res.stderr
-    assert not set(removed) & (before | mpich_segments())
+    assert len(re.findall(r"mg-shm-sweep: removed /dev/shm/mpich_shm_\S+\n", res.stderr)) == 1, res.stderr
+    assert left == []

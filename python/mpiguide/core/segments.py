@@ -10,7 +10,8 @@ in sessions of their own) are waited for. Only files of this user with the
 libraries' own segment names are considered, so what others run on the node is
 left alone; the one thing not excluded is a segment of another launch of this
 user created during this one in the instant between its creation and its
-mapping.
+mapping. Launches of this user that overlap share the work: a segment left
+unused is removed, and named in its log, by whichever sweep comes first.
 
 `python -m mpiguide.core.segments --since EPOCH_SECONDS` does the same for
 scripts (the C tests' erroneous-call runs).
