@@ -87,7 +87,7 @@ void mg_bench_error(const mg_bench *b, const char *fmt, ...)
     va_end(ap);
 }
 
-int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm)
+static int init_on(mg_bench *b, const char *driver, MPI_Comm comm, int duplicate)
 {
     memset(b, 0, sizeof *b);
     b->driver = driver;
@@ -95,11 +95,25 @@ int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm)
     b->nrep_method = MG_BENCH_DEFAULT_NREP;
     b->est = mg_nrep_estimate_defaults;
     b->order = 1;
-    int rc = MPI_Comm_dup(comm, &b->comm);
-    if (rc != MPI_SUCCESS) return rc;
+    b->comm = comm;
+    if (duplicate) {
+        int rc = MPI_Comm_dup(comm, &b->comm);
+        if (rc != MPI_SUCCESS) return rc;
+        b->owns_comm = 1;
+    }
     MPI_Comm_rank(b->comm, &b->rank);
     MPI_Comm_size(b->comm, &b->size);
     return MPI_SUCCESS;
+}
+
+int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm)
+{
+    return init_on(b, driver, comm, 1);
+}
+
+int mg_bench_init_shared(mg_bench *b, const char *driver, MPI_Comm comm)
+{
+    return init_on(b, driver, comm, 0);
 }
 
 void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...)
@@ -450,7 +464,7 @@ int mg_bench_end(mg_bench *b)
     for (int i = 0; i < b->nparams; i++) free(b->params[i]);
     free(b->local);
     free(b->reduced);
-    if (b->comm != MPI_COMM_NULL) MPI_Comm_free(&b->comm);
+    if (b->owns_comm && b->comm != MPI_COMM_NULL) MPI_Comm_free(&b->comm);
     int status = b->errors ? 3 : 0;
     memset(b, 0, sizeof *b);
     b->comm = MPI_COMM_NULL;

@@ -45,7 +45,8 @@ const char *mg_nrep_method_name(mg_nrep_method m);
 #define MG_BENCH_MAX_PARAMS 64
 
 typedef struct {
-    MPI_Comm comm; /* private duplicate for sync and reductions */
+    MPI_Comm comm; /* for sync and reductions: a private duplicate, or the driver's (mg_bench_init_shared) */
+    int owns_comm;
     int rank, size;
     const char *driver;
     mg_sync_kind sync;
@@ -77,6 +78,10 @@ int mg_bench_sync(const mg_bench *b);
 
 /* Sets the defaults; the driver then reads its command line (mg_options.h). */
 int mg_bench_init(mg_bench *b, const char *driver, MPI_Comm comm);
+/* The same with the bookkeeping on comm itself rather than a duplicate: for a driver whose own calls on comm are
+ * all collectives (the bookkeeping's point-to-point messages cannot match them), where a communicator costs much
+ * (SimGrid SMPI maps each one's nodes with p^2 simulated messages at its first collective). */
+int mg_bench_init_shared(mg_bench *b, const char *driver, MPI_Comm comm);
 
 /* printf-style: records one header parameter. */
 void mg_bench_param(mg_bench *b, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

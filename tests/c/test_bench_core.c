@@ -109,6 +109,27 @@ static void test_name_lists(void)
     mg_bench_end(&b);
 }
 
+/* The bookkeeping on a duplicate of the driver's communicator (freed at the end), or on that one itself
+ * (mg_bench_init_shared: left to the driver). */
+static void test_bookkeeping_communicator(void)
+{
+    mg_bench b;
+    int cmp = MPI_UNEQUAL;
+    CHECK(mg_bench_init(&b, "test", MPI_COMM_WORLD) == MPI_SUCCESS);
+    MPI_Comm_compare(b.comm, MPI_COMM_WORLD, &cmp);
+    CHECK(cmp == MPI_CONGRUENT);
+    mg_bench_end(&b);
+    CHECK(b.comm == MPI_COMM_NULL);
+    CHECK(mg_bench_init_shared(&b, "test", MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(b.comm == MPI_COMM_WORLD);
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(b.size == size);
+    mg_bench_end(&b);
+    int sum = 0, one = 1;
+    CHECK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS && sum == size);
+}
+
 /* The text a JSON writer produced, read back from its file. */
 static void read_back(FILE *f, char *buf, size_t len)
 {
@@ -567,6 +588,7 @@ int main(int argc, char **argv)
 
     test_pure_helpers();
     test_name_lists();
+    test_bookkeeping_communicator();
     if (rank == 0) test_json();
     test_driver_args();
     test_options();
