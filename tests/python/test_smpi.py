@@ -11,11 +11,15 @@ import math
 import os
 import random
 import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from pandas.testing import assert_frame_equal
 
 from conftest import only_row, write_synthetic_run
 from mpiguide.core import rawfile, smpi
@@ -278,7 +282,7 @@ def test_sim_coll_predicts_and_resumes(simulated, cli, tmp_path):
     assert 16 <= len(v) <= 20 and left["checks"].sum() == len(v)
     assert (v["factor"] == v["default_s"] / v["mockup_s"]).all()
     assert set(v["verdict"]) <= {simulate.VIOLATED, simulate.KEPT}
-    raw = simulate.raw_path(out, "mpich", 16)
+    raw = simulate.raw_path(out, ("mpich", 16, None, None))
     assert rawfile.parse(raw).complete
     before = raw.stat().st_mtime_ns
     res = cli(["sim", "coll", "--resume", str(out)])
@@ -304,7 +308,7 @@ def test_sim_coll_simulates_the_tuned_library_with_the_profiles_it_picks(simulat
     profile = (out / "profiles" / "ompi" / "reduce_p16.prof").read_text()
     assert "100000 100000 reduce_as_reducescatter_gatherv" in profile
     res = cli(["sim", "coll", "--resume", str(out)])
-    assert res.rc == 0 and "ompi p=16 reduce tuned: done earlier" in res.err
+    assert res.rc == 0 and "ompi p=16 tuned: done earlier" in res.err
 
 
 def test_a_launch_over_its_wall_limit_is_stopped_with_all_it_started(tmp_path):
@@ -319,33 +323,79 @@ def test_a_launch_over_its_wall_limit_is_stopped_with_all_it_started(tmp_path):
         assert simulate._run_within(["sh", "-c", "exit 3"], dict(os.environ), log, tmp_path, 100000) == 3
 
 
-def test_a_stopped_launch_is_left_out_and_listed(simulated, cli, tmp_path, monkeypatch):
-    """A launch of every collective that stops at the wall limit is split into one per collective: the others
-    are predicted, the run says which did not finish (exit 1), and the report lists it."""
+def test_a_launch_is_stopped_with_mpiguide_by_sigterm(tmp_path):
+    """SIGTERM to mpiguide while a launch runs (a batch job's end, a kill) ends the launch's processes too."""
+    marker = f"mg-sim-sigterm-{tmp_path.name}"
+    code = ("import os, sys; from pathlib import Path; from mpiguide.suites.coll import simulate; "
+            "log = open(sys.argv[1], 'w'); print('started', flush=True); "
+            "child = f'{sys.executable} -c \"import time; time.sleep(100000)\" {sys.argv[2]} & echo child; wait'; "
+            "simulate._run_within(['sh', '-c', child], dict(os.environ), log, Path(sys.argv[3]), 100000)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "log"), marker, str(tmp_path)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "started\n"
+    log = tmp_path / "log"
+    deadline = time.monotonic() + 120  # a guard against hanging, never a measure of speed
+    while "child" not in log.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=120) == 128 + signal.SIGTERM
+    assert subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1  # nothing left running
+
+
+def test_a_stopped_launch_keeps_what_it_finished_and_what_still_stops_is_left_out_and_listed(
+        simulated, cli, tmp_path, monkeypatch):
+    """A launch of every collective that stops at the wall limit keeps the collectives it finished and is split
+    into one launch per collective for the others, and one of those that stops into one per implementation:
+    only the configurations of the implementation that still stops are missing, the run says which (exit 1),
+    and the report lists it."""
     real = simulate._launch
+    slow = "bcast_as_scatter_allgather"
 
     def launch(tools, tree, s, n, selector, rundir, raw, what):
-        if "bcast" in what[what.index("--collectives") + 1]:  # the launch of both, then that of bcast alone
-            return 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--launch-timeout)"
+        colls = what[what.index("--collectives") + 1]
+        impls = what[what.index("--impls") + 1] if "--impls" in what else "all"
+        stopped = 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--launch-timeout)"
+        if colls == "allreduce,bcast":  # stopped during bcast's first measurements: allreduce is finished
+            real(tools, tree, s, n, selector, rundir, raw, what)
+            lines = raw.read_text().splitlines(keepends=True)
+            first_bcast = next(i for i, line in enumerate(lines) if line.startswith("bcast "))
+            raw.with_suffix(".part").write_text("".join(lines[:first_bcast + 1]))
+            raw.unlink()
+            return stopped
+        if colls == "bcast" and impls in ("all", slow):
+            return stopped
         return real(tools, tree, s, n, selector, rundir, raw, what)
 
     monkeypatch.setattr(simulate, "_launch", launch)
     out = tmp_path / "sim"
-    res = cli(["sim", "coll", "--np", "16", "--selectors", "mpich", "--collectives", "allreduce,bcast", "--sizes", "8",
-               "--nrep", "2", "--platform", "flat", "--launch-timeout", "600", "--out", str(out)])
+    argv = ["sim", "coll", "--np", "16", "--selectors", "mpich", "--collectives", "allreduce,bcast", "--sizes", "8",
+            "--nrep", "2", "--platform", "flat", "--launch-timeout", "600"]
+    res = cli([*argv, "--out", str(out)])
     assert res.rc == 1
     assert "mpich p=16: FAILED: stopped at the wall limit of 600 s" in res.err
-    assert "mpich p=16 bcast: FAILED: stopped at the wall limit of 600 s (--launch-timeout)" in res.err
-    assert set(pd.read_csv(out / "predicted_verdicts.csv")["collective"]) == {"allreduce"}
-    assert json.loads((out / "failed.json").read_text())[0]["collective"] == "bcast"
+    assert "kept what it finished: allreduce" in res.err and "mpich p=16 allreduce: done earlier" in res.err
+    assert "mpich p=16 bcast: FAILED: stopped at the wall limit of 600 s" in res.err
+    assert f"mpich p=16 bcast {slow}: FAILED: stopped at the wall limit of 600 s (--launch-timeout)" in res.err
+    v = pd.read_csv(out / "predicted_verdicts.csv")
+    assert set(v["collective"]) == {"allreduce", "bcast"}
+    assert set(v[v["collective"] == "bcast"]["impl"]) == {m[0] for m in MOCKUPS["bcast"]} - {slow}
+    assert [(f["collective"], f["impl"]) for f in json.loads((out / "failed.json").read_text())] == [("bcast", slow)]
     assert "Launches that did not finish" in (out / "report.md").read_text()
+    assert sorted(p.name for p in (out / "raw" / "split").iterdir()) == ["mpich-p16", "mpich-p16-bcast"]
+    assert not list((out / "raw").glob("*.part"))
     monkeypatch.undo()  # resumed with a new limit, it runs the launch left out
     res = cli(["sim", "coll", "--resume", str(out), "--launch-timeout", "900"])
     assert res.rc == 0, res.err
-    assert "mpich p=16 allreduce: done earlier" in res.err and set(pd.read_csv(
-        out / "predicted_verdicts.csv")["collective"]) == {"allreduce", "bcast"}
+    assert "mpich p=16 allreduce: done earlier" in res.err and "mpich p=16 bcast default: done earlier" in res.err
+    v = pd.read_csv(out / "predicted_verdicts.csv")
+    assert set(v[v["collective"] == "bcast"]["impl"]) == {m[0] for m in MOCKUPS["bcast"]}
     assert json.loads((out / "sim.json").read_text())["settings"]["launch_timeout"] == 900
     assert "Launches that did not finish" not in (out / "report.md").read_text()
+    # what was kept of the stopped launch predicts what a launch of its own does (simulated time has no noise)
+    whole = tmp_path / "whole"
+    assert cli([*argv, "--out", str(whole)]).rc == 0
+    assert_frame_equal(pd.read_csv(out / "predicted_verdicts.csv"), pd.read_csv(whole / "predicted_verdicts.csv"))
 
 
 def test_calibrated_platform_reproduces_the_fitted_ping_pong(simulated, tmp_path):

@@ -47,7 +47,7 @@ from mpiguide.core.runner import RunDir, resolve_run
 from mpiguide.core.suite import Report
 from mpiguide.front.commands import console, out
 from mpiguide.suites.coll import analysis
-from mpiguide.suites.coll.catalog import COLLECTIVES
+from mpiguide.suites.coll.catalog import COLLECTIVES, MOCKUPS
 from mpiguide.suites.coll.profiles import write_profiles
 
 VIOLATED = "predicted violation"
@@ -65,11 +65,11 @@ VERDICT_COLUMNS = ["selector", "nprocs", "collective", "msize", "impl", "guideli
 POINT = ["selector", "nprocs", "collective", "msize"]
 TUNED_COLUMNS = [*POINT, "profile", "mockup_factor", "default_s", "tuned_s", "tuned_factor"]
 DEFAULT_THRESHOLD = 0.10
-# seconds of wall time one launch (a selector, a scale, a collective) may take before it is stopped and left
-# out: SMPI 3.32 spends minutes to hours in some algorithms at a few hundred ranks (Open MPI's linear
-# Alltoall under allgather_as_alltoall at 256 ranks and 1 kB: over 150 s)
+# seconds of wall time one launch may take before it is stopped (and split, or left out): SMPI 3.32 spends
+# minutes to hours in some algorithms at a few hundred ranks (Open MPI's linear Alltoall under
+# allgather_as_alltoall at 256 ranks and 1 kB: over 150 s)
 DEFAULT_LAUNCH_TIMEOUT = 600.0
-_RAW_NAME = re.compile(r"^(?P<selector>.+)-p(?P<nprocs>\d+)(?:-(?P<collective>[a-z_]+))?$")
+_RAW_NAME = re.compile(r"^(?P<selector>.+)-p(?P<nprocs>\d+)(?:-(?P<collective>[a-z_]+)(?:\.(?P<impl>[a-z_]+))?)?$")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -89,9 +89,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the tuned library's profiles pick a mock-up that takes at least this share less time than "
                         f"the default (default {DEFAULT_THRESHOLD})")
     p.add_argument("--launch-timeout", type=float, default=None, metavar="SECONDS",
-                   help="stop a launch (one selector, scale and collective) after this much wall time and leave it "
-                        f"out, said so in the report (default {DEFAULT_LAUNCH_TIMEOUT:g}; with --resume: a new "
-                        "limit for the launches left)")
+                   help="stop a launch after this much wall time: it is split into one per collective, then one "
+                        "per implementation, and what still stops is left out, said so in the report (default "
+                        f"{DEFAULT_LAUNCH_TIMEOUT:g}; with --resume: a new limit for the launches left)")
     p.add_argument("--out", type=Path, default=None, help="the directory (default results/<time>-sim-coll)")
     p.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="continue a simulation in DIR: finished launches are kept")
@@ -217,11 +217,20 @@ def _check_memory(s: Settings) -> None:
 
 # ---------------------------------------------------------------- running
 
-def raw_path(rundir: Path, selector: str, nprocs: int, collective: str | None = None, kind: str = "raw") -> Path:
-    """A launch's raw file: kind raw (the default and every mock-up) or tuned (the tuned library's launch), of
-    every collective of the simulation (None) or of one."""
-    return rundir / kind / (f"{selector}-p{nprocs}.raw" if collective is None else
-                            f"{selector}-p{nprocs}-{collective}.raw")
+# A launch: (selector, nprocs, collective or None: all of the simulation's, implementation or None: all of the
+# collective's)
+LaunchKey = tuple[str, int, "str | None", "str | None"]
+
+
+def launch_name(key: LaunchKey) -> str:
+    """selector-pP, selector-pP-collective or selector-pP-collective.impl: a launch's files and split mark."""
+    sel, n, coll, impl = key
+    return f"{sel}-p{n}" + (f"-{coll}" if coll else "") + (f".{impl}" if impl else "")
+
+
+def raw_path(rundir: Path, key: LaunchKey, kind: str = "raw") -> Path:
+    """A launch's raw file: kind raw (the default and every mock-up) or tuned (the tuned library's launch)."""
+    return rundir / kind / f"{launch_name(key)}.raw"
 
 
 STOPPED = "stopped at the wall limit"
@@ -273,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
                   f"SMPI ({s.platform} platform); every number is a prediction of the model")
     failed = _simulate(tools, tree, s, rundir)
     failed += _simulate_tuned(tools, tree, s, rundir)  # from the predictions there are
-    (rundir / FAILED).write_text(json.dumps([dict(zip(("selector", "nprocs", "collective", "problem"), f,
+    (rundir / FAILED).write_text(json.dumps([dict(zip(("selector", "nprocs", "collective", "impl", "problem"), f,
                                                       strict=True)) for f in failed], indent=1) + "\n")
     report = write_report(rundir)
     for line in report.lines:
@@ -289,56 +298,38 @@ def run(args: argparse.Namespace) -> int:
 FAILED = "failed.json"  # the launches of the last `sim coll` that did not finish, for the report
 
 
-def _simulate(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[tuple[str, int, str, str]]:
-    """Per selector and process count one launch of every collective (a launch of many ranks costs minutes
-    before its first call: 1024 ranks, about 200 s), each skipped where rundir holds its complete raw file;
-    where one stops at the wall limit, one launch per collective instead (split/ marks it), so that a slow
-    algorithm costs its own collective only. (selector, nprocs, collective or "", problem) of those that
-    failed."""
-    split = rundir / "raw" / "split"
-    whole = {(sel, n, None): ["--collectives", ",".join(s.collectives), "--sizes", s.sizes]
-             for n in s.nps for sel in s.selectors if not (split / f"{sel}-p{n}").exists()}
-    failed = []
-    for sel, n, coll, problem in _run_launches(tools, tree, s, rundir, "raw", whole):
-        if not problem.startswith(STOPPED):
-            failed.append((sel, n, coll, problem))
-            continue
-        split.mkdir(parents=True, exist_ok=True)
-        (split / f"{sel}-p{n}").touch()
-        raw_path(rundir, sel, n).with_suffix(".part").unlink(missing_ok=True)
-    parts = {(sel, n, coll): ["--collectives", coll, "--sizes", s.sizes] for n in s.nps for sel in s.selectors
-             if (split / f"{sel}-p{n}").exists() for coll in s.collectives}
-    if parts:
-        console.print(f"{len(parts)} launch(es) of one collective each, where a launch of all stopped at the wall "
-                      "limit")
-    return failed + _run_launches(tools, tree, s, rundir, "raw", parts)
+Failure = tuple[str, int, str, str, str]  # selector, nprocs, collective or "", implementation or "", problem
 
 
-def _run_launches(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind: str,
-                  launches: dict[tuple[str, int, str | None], list[str]]) -> list[tuple[str, int, str, str]]:
-    """One mg_collbench launch per (selector, nprocs, collective or None: all) with its arguments, those done
-    earlier skipped."""
-    (rundir / kind).mkdir(parents=True, exist_ok=True)
-    (rundir / "logs").mkdir(exist_ok=True)
-    failed = []
-    for k, ((sel, n, coll), args) in enumerate(launches.items(), 1):
-        raw = raw_path(rundir, sel, n, coll, kind)
-        label = f"[{k}/{len(launches)}] {sel} p={n}" + (f" {coll}" if coll else "") + (
-            "" if kind == "raw" else f" {kind}")
-        if raw.exists() and rawfile.parse(raw).complete:
-            console.print(f"{label}: done earlier")
-            continue
-        seconds, problem = _launch(tools, tree, s, n, sel, rundir, raw, args)
-        console.print(f"{label}: {'ok' if problem is None else f'FAILED: {problem}'} ({seconds:.1f} s wall)")
-        if problem:
-            failed.append((sel, n, coll or "", problem))
-    return failed
+def _simulate(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[Failure]:
+    """Per selector and process count one launch of every collective and implementation (a launch of many ranks
+    costs minutes before its first call), split where it stops at the wall limit: into one launch per
+    collective, and one of those into one per implementation (the default and each mock-up), so that a slow
+    algorithm costs its own configurations only (Open MPI's linear Alltoall under allgather_as_alltoall at 256
+    ranks). The launches that failed."""
+
+    def parts(key: LaunchKey) -> list[LaunchKey]:
+        sel, n, coll, impl = key
+        if coll is None:
+            return [(sel, n, c, None) for c in s.collectives]
+        if impl is None:
+            return [(sel, n, coll, i) for i in (analysis.DEFAULT, *(m[0] for m in MOCKUPS[coll]))]
+        return []
+
+    def what(key: LaunchKey) -> list[str]:
+        _, _, coll, impl = key
+        return ["--collectives", coll or ",".join(s.collectives), "--sizes", s.sizes,
+                *(["--impls", impl] if impl else [])]
+
+    tops = [(sel, n, None, None) for n in s.nps for sel in s.selectors]
+    return _run_split(tools, tree, s, rundir, "raw", tops, parts, what)
 
 
-def _simulate_tuned(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[tuple[str, int, str, str]]:
+def _simulate_tuned(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[Failure]:
     """The tuned library where the predictions chose a mock-up: profiles written once (rundir/profiles/
     <selector>/, as mpiguide tune writes them), then per selector and scale one launch of the default and the
-    tuned library at the collectives and sizes they pick."""
+    tuned library at the collectives and sizes they pick (split into one per collective where it stops at the
+    wall limit)."""
     _, times, left_out = load(rundir)
     chosen = choices(verdicts(times, left_out, s.tolerance), s.threshold)
     final = rundir / "profiles"
@@ -349,13 +340,120 @@ def _simulate_tuned(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) ->
                        f"chosen by mpiguide sim coll from the predictions in {rundir.name} (threshold "
                        f"{s.threshold:.0%}): predicted, not measured")
         partial.rename(final)
-    launches = {}
-    for (sel, n, coll), part in chosen[chosen["impl"] != analysis.DEFAULT].groupby(
-            ["selector", "nprocs", "collective"], sort=True):
-        launches[(sel, int(n), coll)] = ["--collectives", coll,
-                                         "--sizes", ",".join(str(m) for m in sorted(set(part["msize"]))),
-                                         "--impls", analysis.DEFAULT, "--profiles", str((final / sel).resolve())]
-    return _run_launches(tools, tree, s, rundir, "tuned", launches)
+    picked = chosen[chosen["impl"] != analysis.DEFAULT]
+    sizes = {(sel, int(n), coll): sorted(set(part["msize"]))
+             for (sel, n, coll), part in picked.groupby(["selector", "nprocs", "collective"], sort=True)}
+
+    def colls_of(sel: str, n: int) -> list[str]:
+        return [c for (se, m, c) in sizes if (se, m) == (sel, n)]
+
+    def parts(key: LaunchKey) -> list[LaunchKey]:
+        sel, n, coll, _ = key
+        return [(sel, n, c, None) for c in colls_of(sel, n)] if coll is None else []
+
+    def what(key: LaunchKey) -> list[str]:
+        sel, n, coll, _ = key
+        colls = [coll] if coll else colls_of(sel, n)
+        msizes = sorted({m for c in colls for m in sizes[(sel, n, c)]})
+        return ["--collectives", ",".join(colls), "--sizes", ",".join(map(str, msizes)),
+                "--impls", analysis.DEFAULT, "--profiles", str((final / sel).resolve())]
+
+    tops = sorted({(sel, n, None, None) for sel, n, _ in sizes}, key=lambda k: (k[1], k[0]))
+    return _run_split(tools, tree, s, rundir, "tuned", tops, parts, what)
+
+
+def _run_split(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind: str, tops: list[LaunchKey],
+               parts, what) -> list[Failure]:
+    """The launches tops of kind, each with the arguments what(key), those done earlier skipped. A launch that
+    stops at the wall limit is replaced by its parts(key) (where it has any; kind/split/ marks it, so that a
+    resume goes on with them); one whose parts are all done counts as done. The launches that failed."""
+    split = rundir / kind / "split"
+
+    def complete(key: LaunchKey) -> bool:
+        raw = raw_path(rundir, key, kind)
+        return raw.exists() and rawfile.parse(raw).complete
+
+    def expand(key: LaunchKey) -> list[LaunchKey]:
+        ps = parts(key)
+        if ps and not complete(key) and ((split / launch_name(key)).exists() or all(map(complete, ps))):
+            return [k for part in ps for k in expand(part)]
+        return [key]
+
+    todo = [k for key in tops for k in expand(key)]
+    failed: list[Failure] = []
+    while todo:
+        stopped = []
+        for key, problem in _run_launches(tools, tree, s, rundir, kind, {k: what(k) for k in todo}):
+            if problem.startswith(STOPPED) and parts(key):
+                split.mkdir(parents=True, exist_ok=True)
+                (split / launch_name(key)).touch()
+                partial = raw_path(rundir, key, kind).with_suffix(".part")
+                kept = _salvage(partial, rundir, key, kind)
+                if kept:
+                    console.print(f"  kept what it finished: {', '.join(kept)}")
+                partial.unlink(missing_ok=True)
+                stopped.append(key)
+            else:
+                failed.append((key[0], key[1], key[2] or "", key[3] or "", problem))
+        todo = [k for key in stopped for k in parts(key)]
+        if todo:
+            console.print(f"{len(todo)} launch(es) in place of {len(stopped)} stopped at the wall limit (a launch of "
+                          "every collective split into one per collective, one of a collective into one per "
+                          "implementation)")
+    return failed
+
+
+def _salvage(partial: Path, rundir: Path, key: LaunchKey, kind: str) -> list[str]:
+    """The collectives a stopped launch of several finished, each written as the raw file of its own launch, so
+    that the split does not simulate them again (minutes each at scale); their names. The driver measures the
+    collectives one after the other in the order of its --collectives, each starting with its mock-up notes: a
+    collective is finished where the next one has started."""
+    sel, n, coll, _ = key
+    if coll is not None:
+        return []
+    try:
+        lines = partial.read_text().splitlines(keepends=True)
+    except OSError:
+        return []
+    column_line = next((i for i, line in enumerate(lines) if not line.startswith("#@")), None)
+    if column_line is None:
+        return []
+    head, body = lines[:column_line + 1], lines[column_line + 1:]
+    colls = next((line.split("=", 1)[1].strip().split(",") for line in head if line.startswith("#@collectives=")), [])
+    starts = [i for i, line in enumerate(body)
+              if line.startswith("#@mockup[") and (i == 0 or not body[i - 1].startswith("#@mockup["))]
+    kept = []
+    for c, begin, end in zip(colls, starts, starts[1:], strict=False):  # the last one started is cut short
+        own = [f"#@collectives={c}\n" if line.startswith("#@collectives=") else line for line in head]
+        raw = raw_path(rundir, (sel, n, c, None), kind)
+        tmp = raw.with_suffix(".salvaged")
+        tmp.write_text("".join([*own[:-1], f"#@salvaged_from={partial.name}\n", own[-1], *body[begin:end],
+                                "#@end=ok\n"]))
+        tmp.replace(raw)
+        kept.append(c)
+    return kept
+
+
+def _run_launches(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind: str,
+                  launches: dict[LaunchKey, list[str]]) -> list[tuple[LaunchKey, str]]:
+    """One mg_collbench launch per key with its arguments, those done earlier skipped; the ones that failed, with
+    the problem."""
+    (rundir / kind).mkdir(parents=True, exist_ok=True)
+    (rundir / "logs").mkdir(exist_ok=True)
+    failed = []
+    for k, (key, args) in enumerate(launches.items(), 1):
+        sel, n, coll, impl = key
+        raw = raw_path(rundir, key, kind)
+        label = f"[{k}/{len(launches)}] {sel} p={n}" + (f" {coll}" if coll else "") + (f" {impl}" if impl else "") + (
+            "" if kind == "raw" else f" {kind}")
+        if raw.exists() and rawfile.parse(raw).complete:
+            console.print(f"{label}: done earlier")
+            continue
+        seconds, problem = _launch(tools, tree, s, n, sel, rundir, raw, args)
+        console.print(f"{label}: {'ok' if problem is None else f'FAILED: {problem}'} ({seconds:.1f} s wall)")
+        if problem:
+            failed.append((key, problem))
+    return failed
 
 
 def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, rundir: Path,
@@ -385,22 +483,31 @@ def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, r
     return seconds, None
 
 
+def _exit_by_signal(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
+    raise SystemExit(128 + signum)
+
+
 def _run_within(argv: list[str], env: dict[str, str], log, cwd: Path, timeout: float) -> int | None:
     """Runs argv in a session of its own; its exit status, or None where it was still running after timeout
     seconds. Whatever it started goes with it then, and on any way out of here (smpirun runs the simulation
-    as a child of its own)."""
-    proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+    as a child of its own): SIGTERM and SIGHUP, whose default would end mpiguide without it, exit through here."""
+    previous = {sig: signal.signal(sig, _exit_by_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
+        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        finally:
+            if proc.returncode is None:  # not reaped yet (the wall limit, a signal): its group id is still its own
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait()
     finally:
-        if proc.returncode is None:  # not reaped yet (the wall limit, Ctrl-C): its group id is still its own
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 # ---------------------------------------------------------------- predictions
