@@ -398,6 +398,28 @@ def test_a_stopped_launch_keeps_what_it_finished_and_what_still_stops_is_left_ou
     assert_frame_equal(pd.read_csv(out / "predicted_verdicts.csv"), pd.read_csv(whole / "predicted_verdicts.csv"))
 
 
+def test_a_stopped_launch_of_one_collective_is_split_by_implementation_at_once(simulated, cli, tmp_path,
+                                                                               monkeypatch):
+    """With one collective, the launch of every collective is that collective's launch: a stop splits it into
+    one launch per implementation, not into the same launch again."""
+    real, slow, tried = simulate._launch, "bcast_as_scatter_allgather", []
+
+    def launch(tools, tree, s, n, selector, rundir, raw, what):
+        tried.append(raw.name)
+        if (what[what.index("--impls") + 1] if "--impls" in what else "all") in ("all", slow):
+            return 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--launch-timeout)"
+        return real(tools, tree, s, n, selector, rundir, raw, what)
+
+    monkeypatch.setattr(simulate, "_launch", launch)
+    out = tmp_path / "sim"
+    res = cli(["sim", "coll", "--np", "16", "--selectors", "mpich", "--collectives", "bcast", "--sizes", "8",
+               "--nrep", "2", "--platform", "flat", "--out", str(out)])
+    assert res.rc == 1
+    assert tried == ["mpich-p16.raw", "mpich-p16-bcast.default.raw", "mpich-p16-bcast.bcast_as_allgatherv.raw",
+                     f"mpich-p16-bcast.{slow}.raw"]
+    assert set(pd.read_csv(out / "predicted_verdicts.csv")["impl"]) == {"bcast_as_allgatherv"}
+
+
 def test_calibrated_platform_reproduces_the_fitted_ping_pong(simulated, tmp_path):
     t, _, _ = simulated
     tree = smpi.build_drivers(t, ["mg_pingpong"])

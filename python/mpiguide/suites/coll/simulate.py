@@ -311,7 +311,8 @@ def _simulate(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[
     def parts(key: LaunchKey) -> list[LaunchKey]:
         sel, n, coll, impl = key
         if coll is None:
-            return [(sel, n, c, None) for c in s.collectives]
+            colls = [(sel, n, c, None) for c in s.collectives]
+            return colls if len(colls) > 1 else parts(colls[0])  # not the same launch again
         if impl is None:
             return [(sel, n, coll, i) for i in (analysis.DEFAULT, *(m[0] for m in MOCKUPS[coll]))]
         return []
