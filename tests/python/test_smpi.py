@@ -323,6 +323,23 @@ def test_a_launch_over_its_wall_limit_is_stopped_with_all_it_started(tmp_path):
         assert simulate._run_within(["sh", "-c", "exit 3"], dict(os.environ), log, tmp_path, 100000) == 3
 
 
+def test_a_long_launch_says_how_far_it_got(tmp_path, capsys):
+    """Progress lines count the configurations in the launch's raw file so far, and only when there are more."""
+    partial = tmp_path / "mpich-p1024.part"
+    say = simulate._progress(partial, time.monotonic())
+    say()  # no file yet: nothing to say
+    partial.write_text("#@nprocs=1024\ncollective impl msize rep time_s\n#@mockup[default]=0 MPI_Bcast\n")
+    say()
+    assert capsys.readouterr().err == ""
+    rows = ["bcast default 8 0 1e-05", "bcast default 8 1 1e-05", "bcast bcast_as_allgatherv 8 0 2e-05"]
+    partial.write_text(partial.read_text() + "\n".join(rows) + "\n")
+    say()
+    say()
+    err = capsys.readouterr().err
+    assert err.count("configuration(s) simulated") == 1
+    assert "2 configuration(s) simulated, the last bcast bcast_as_allgatherv 8" in err
+
+
 def test_a_launch_is_stopped_with_mpiguide_by_sigterm(tmp_path):
     """SIGTERM to mpiguide while a launch runs (a batch job's end, a kill) ends the launch's processes too."""
     marker = f"mg-sim-sigterm-{tmp_path.name}"

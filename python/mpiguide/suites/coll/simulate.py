@@ -471,7 +471,7 @@ def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, r
         with log.open("w") as f:
             f.write(" ".join(argv) + "\n")
             f.flush()
-            returncode = _run_within(argv, env, f, rundir, s.launch_timeout)
+            returncode = _run_within(argv, env, f, rundir, s.launch_timeout, _progress(partial, start))
     except OSError as exc:
         return time.monotonic() - start, f"smpirun did not start: {exc}"
     seconds = time.monotonic() - start
@@ -484,21 +484,51 @@ def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, r
     return seconds, None
 
 
+PROGRESS_EVERY = 30.0  # seconds of wall time between two progress lines of a long launch
+
+
+def _progress(partial: Path, start: float):
+    """What a long launch says while it runs: the configurations its raw file has so far, and the last one."""
+    said = [0]
+
+    def say() -> None:
+        try:
+            rows = [line.split() for line in partial.read_text().splitlines()
+                    if line and not line.startswith("#@")][1:]  # after the column line
+        except OSError:
+            return
+        configs = list(dict.fromkeys(tuple(r[:3]) for r in rows if len(r) >= 3))
+        if len(configs) > said[0]:
+            said[0] = len(configs)
+            console.print(f"    {time.monotonic() - start:.0f} s: {len(configs)} configuration(s) simulated, the "
+                          f"last {' '.join(configs[-1])}")
+
+    return say
+
+
 def _exit_by_signal(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
     raise SystemExit(128 + signum)
 
 
-def _run_within(argv: list[str], env: dict[str, str], log, cwd: Path, timeout: float) -> int | None:
+def _run_within(argv: list[str], env: dict[str, str], log, cwd: Path, timeout: float,
+                progress=None) -> int | None:
     """Runs argv in a session of its own; its exit status, or None where it was still running after timeout
-    seconds. Whatever it started goes with it then, and on any way out of here (smpirun runs the simulation
-    as a child of its own): SIGTERM and SIGHUP, whose default would end mpiguide without it, exit through here."""
+    seconds (progress() is called every PROGRESS_EVERY seconds meanwhile). Whatever it started goes with it
+    then, and on any way out of here (smpirun runs the simulation as a child of its own): SIGTERM and SIGHUP,
+    whose default would end mpiguide without it, exit through here."""
     previous = {sig: signal.signal(sig, _exit_by_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+        deadline = time.monotonic() + timeout
         try:
-            return proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
+            while True:
+                try:
+                    return proc.wait(timeout=max(0.0, min(PROGRESS_EVERY, deadline - time.monotonic())))
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() >= deadline:
+                        return None
+                    if progress:
+                        progress()
         finally:
             if proc.returncode is None:  # not reaped yet (the wall limit, a signal): its group id is still its own
                 try:
