@@ -26,7 +26,7 @@ from conftest import (
     write_coll_run,
     write_ddt_run,
 )
-from mpiguide.core import stats
+from mpiguide.core import packages, stats
 
 
 @pytest.fixture(scope="module")
@@ -37,10 +37,7 @@ def chromium() -> str:
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium); these tests install it "
                     "when run as root")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "chromium"]):
-        res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
-        assert res.returncode == 0, f"{' '.join(cmd)} failed:\n{res.stdout[-2000:]}{res.stderr[-2000:]}"
+    packages.apt_install(["chromium"], "rendering the reports in a browser", lambda _: None)
     return shutil.which("chromium")
 
 
