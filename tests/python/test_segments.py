@@ -122,7 +122,7 @@ def test_sweep_command(tmp_path):
 SHM_SEPARATOR = "== /dev/shm after the launch"
 
 
-def in_private_shm(argv: list[str], **kwargs) -> tuple[subprocess.CompletedProcess, list[str]]:
+def in_private_shm(argv: list[str]) -> tuple[subprocess.CompletedProcess, list[str]]:
     """argv with a /dev/shm of its own (a tmpfs in a mount namespace): its exit and output, and the files left in
     that /dev/shm once it ended. Every launch's sweep removes what it finds unused since its start, whoever left
     it, so a launch of another test running meanwhile (pytest-xdist) could remove this one's segment first."""
@@ -131,7 +131,7 @@ def in_private_shm(argv: list[str], **kwargs) -> tuple[subprocess.CompletedProce
     script = (f'mount -t tmpfs -o size=256m tmpfs /dev/shm || exit 90; "$@"; rc=$?; echo "{SHM_SEPARATOR}" >&2; '
               'ls -A /dev/shm >&2; exit $rc')
     res = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *argv],
-                         capture_output=True, text=True, timeout=600, **kwargs)
+                         capture_output=True, text=True, timeout=600)
     assert res.returncode != 90, res.stderr
     err, sep, left = res.stderr.rpartition(SHM_SEPARATOR + "\n")
     assert sep, res.stderr
