@@ -437,6 +437,27 @@ def test_a_stopped_launch_of_one_collective_is_split_by_implementation_at_once(s
     assert set(pd.read_csv(out / "predicted_verdicts.csv")["impl"]) == {"bcast_as_allgatherv"}
 
 
+def test_a_stopped_tuned_launch_of_one_collective_is_not_launched_again(simulated, cli, tmp_path, monkeypatch):
+    """The tuned library's launch of one selector and scale with one collective picked has no smaller parts: a
+    stop leaves it out and listed, rather than running the same launch a second time."""
+    real, tried = simulate._launch, []
+
+    def launch(tools, tree, s, n, selector, rundir, raw, what):
+        if raw.parent.name != "tuned":
+            return real(tools, tree, s, n, selector, rundir, raw, what)
+        tried.append(raw.name)
+        return 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--launch-timeout)"
+
+    monkeypatch.setattr(simulate, "_launch", launch)
+    out = tmp_path / "sim"
+    res = cli(["sim", "coll", "--np", "16", "--selectors", "ompi", "--collectives", "reduce", "--sizes", "100000",
+               "--nrep", "2", "--platform", "flat", "--out", str(out)])
+    assert res.rc == 1
+    assert tried == ["ompi-p16.raw"]
+    assert [(f["selector"], f["nprocs"]) for f in json.loads((out / "failed.json").read_text())] == [("ompi", 16)]
+    assert pd.read_csv(out / "predicted_tuned.csv")["tuned_s"].isna().all()
+
+
 def test_calibrated_platform_reproduces_the_fitted_ping_pong(simulated, tmp_path):
     t, _, _ = simulated
     tree = smpi.build_drivers(t, ["mg_pingpong"])

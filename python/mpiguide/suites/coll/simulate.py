@@ -237,8 +237,8 @@ STOPPED = "stopped at the wall limit"
 
 
 def _raw_files(rundir: Path, kind: str) -> list[tuple[str, int, Path]]:
-    """(selector, nprocs, file) of every complete raw file of kind (simulations written before launches were
-    split by collective have one file per selector and scale)."""
+    """(selector, nprocs, file) of every raw file of kind: one per launch, of every collective, of one or of one
+    implementation (launch_name)."""
     out = []
     for raw in sorted((rundir / kind).glob("*.raw")):
         m = _RAW_NAME.match(raw.stem)
@@ -311,8 +311,7 @@ def _simulate(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path) -> list[
     def parts(key: LaunchKey) -> list[LaunchKey]:
         sel, n, coll, impl = key
         if coll is None:
-            colls = [(sel, n, c, None) for c in s.collectives]
-            return colls if len(colls) > 1 else parts(colls[0])  # not the same launch again
+            return [(sel, n, c, None) for c in s.collectives]
         if impl is None:
             return [(sel, n, coll, i) for i in (analysis.DEFAULT, *(m[0] for m in MOCKUPS[coll]))]
         return []
@@ -371,11 +370,15 @@ def _run_split(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind: s
     split = rundir / kind / "split"
 
     def complete(key: LaunchKey) -> bool:
-        raw = raw_path(rundir, key, kind)
-        return raw.exists() and rawfile.parse(raw).complete
+        return _done(raw_path(rundir, key, kind))
+
+    def pieces(key: LaunchKey) -> list[LaunchKey]:
+        """Its parts; where it has one (a launch of one collective: the same launch again), that one's."""
+        ps = parts(key)
+        return pieces(ps[0]) if len(ps) == 1 else ps
 
     def expand(key: LaunchKey) -> list[LaunchKey]:
-        ps = parts(key)
+        ps = pieces(key)
         if ps and not complete(key) and ((split / launch_name(key)).exists() or all(map(complete, ps))):
             return [k for part in ps for k in expand(part)]
         return [key]
@@ -385,7 +388,7 @@ def _run_split(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind: s
     while todo:
         stopped = []
         for key, problem in _run_launches(tools, tree, s, rundir, kind, {k: what(k) for k in todo}):
-            if problem.startswith(STOPPED) and parts(key):
+            if problem.startswith(STOPPED) and pieces(key):
                 split.mkdir(parents=True, exist_ok=True)
                 (split / launch_name(key)).touch()
                 partial = raw_path(rundir, key, kind).with_suffix(".part")
@@ -396,7 +399,7 @@ def _run_split(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind: s
                 stopped.append(key)
             else:
                 failed.append((key[0], key[1], key[2] or "", key[3] or "", problem))
-        todo = [k for key in stopped for k in parts(key)]
+        todo = [k for key in stopped for k in pieces(key)]
         if todo:
             console.print(f"{len(todo)} launch(es) in place of {len(stopped)} stopped at the wall limit (a launch of "
                           "every collective split into one per collective, one of a collective into one per "
@@ -435,6 +438,11 @@ def _salvage(partial: Path, rundir: Path, key: LaunchKey, kind: str) -> list[str
     return kept
 
 
+def _done(raw: Path) -> bool:
+    """A launch's raw file is there and complete."""
+    return raw.exists() and rawfile.parse(raw).complete
+
+
 def _run_launches(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind: str,
                   launches: dict[LaunchKey, list[str]]) -> list[tuple[LaunchKey, str]]:
     """One mg_collbench launch per key with its arguments, those done earlier skipped; the ones that failed, with
@@ -447,7 +455,7 @@ def _run_launches(tools: smpi.Tools, tree: Path, s: Settings, rundir: Path, kind
         raw = raw_path(rundir, key, kind)
         label = f"[{k}/{len(launches)}] {sel} p={n}" + (f" {coll}" if coll else "") + (f" {impl}" if impl else "") + (
             "" if kind == "raw" else f" {kind}")
-        if raw.exists() and rawfile.parse(raw).complete:
+        if _done(raw):
             console.print(f"{label}: done earlier")
             continue
         seconds, problem = _launch(tools, tree, s, n, sel, rundir, raw, args)
@@ -478,7 +486,7 @@ def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, r
     if returncode is None:
         return seconds, f"{STOPPED} of {s.launch_timeout:g} s (--launch-timeout)"
     # exit 3: some configurations differ from the native call; the driver listed them and the rest stands
-    if returncode not in (0, 3) or not partial.exists() or not rawfile.parse(partial).complete:
+    if returncode not in (0, 3) or not _done(partial):
         return seconds, f"smpirun ended with {returncode} (see {log})"
     partial.replace(raw)
     return seconds, None
