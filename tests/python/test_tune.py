@@ -12,7 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import COLL_MOCKUPS, coll_known_times, coll_params, only_row, run_cli, run_driver, write_coll_run
+from conftest import (COLL_MOCKUPS, coll_known_times, coll_params, only_row, run_cli, run_driver,
+                      save_synthetic_run, synthetic_meta, write_coll_run)
 from mpiguide.core import launch, rawfile, runner, stats, tuning
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack
@@ -305,6 +306,22 @@ def test_small_real_tune_workflow(mpich_build, tmp_path):
     assert all(x.status == runner.OK for x in runner.RunDir.open(out / "validate").launches)
 
 
+def test_real_tune_with_library_algorithms_and_estimated_nrep(mpich_build, tmp_path):
+    """`mpiguide tune --algorithms` with nrep estimated (the default): the validation calibrates the library's own
+    tuning file's launches, which the measurement never made, and runs to the report."""
+    out = tmp_path / "tune"
+    res = run_cli(["tune", "--stacks", "mpich", "--np", "2", "--algorithms", "binomial", "--collectives", "bcast",
+                   "--sizes", "1024", "--runs", "2", "--calib-max", "0.2", "--nrep-max", "50", "--output", str(out)])
+    assert res.rc == 0, res.text
+    assert "tune report:" in res.text
+    v = runner.RunDir.open(out / "validate")
+    assert v.meta["measurement"]["nrep"] == "estimate"
+    file_key = selection.template_key("bcast", 2, "mpich", selection.FILE)
+    assert {x.template for x in v.launches if x.phase == runner.CALIBRATE} == {file_key}
+    assert all(x.status == runner.OK for x in v.launches)
+    assert set(tune.load(v).measurements["impl"]) >= {"default", selection.NATIVE_FILE}
+
+
 def _written(tmp_path) -> Path:
     choices = pd.DataFrame({"stack": ["s"] * 4, "nprocs": [2, 2, 2, 2],
                             "collective": ["allreduce", "allreduce", "allreduce", "bcast"],
@@ -507,6 +524,31 @@ def sel_tune(tmp_path_factory) -> tuple[tune.CollResult, tune.CollResult]:
     params = CollTune(JOB).validation_params(m.rd.meta["params"], m, {"threshold": 0.10})
     v = write_coll_run(out / "validate", sel_validation_times, algorithms=params["algorithms"])
     return m, tune.load(runner.RunDir.open(v))
+
+
+def test_an_estimated_validation_calibrates_only_the_templates_it_adds(sel_tune, tmp_path):
+    """With nrep estimated, the validation's launches of templates the measurement calibrated take its t_nrep1
+    (the longest of their calibration launches); the library's own tuning file, measured only in the
+    validation, is calibrated there (`mpiguide tune --algorithms all` without --nrep failed here)."""
+    m, _ = sel_tune
+    est = {"sync": "barrier", "nrep": "estimate", "rse_calib": 0.01, "rse_batch": 0.05, "b1": 5, "b2": 5,
+           "nrep_min": 10, "nrep_max": 100, "calib_max": 1.0}
+    params, stacks = m.rd.meta["params"], ["fast", "slow"]
+    meta = {**synthetic_meta(run_id="m", runs=2), "job": "coll", "params": params, "measurement": est,
+            "stacks_order": stacks}
+    t1 = {0: 2e-6, 1: 3e-6}
+    save_synthetic_run(tmp_path, meta, runner.plan(JOB, params, stacks, 2, est),
+                       lambda x: f"#@mpiguide_raw=1\n#@t_nrep1={t1[x.run_index]}\n#@end=ok\n")
+    v_params = CollTune(JOB).validation_params(params, m, {"threshold": 0.10})
+    launches = runner.reuse_calibration(runner.RunDir.open(tmp_path), runner.plan(JOB, v_params, stacks, 2, est))
+    files = {selection.template_key(c, 2, s, selection.FILE) for c in ("allreduce", "bcast") for s in stacks}
+    assert {x.template for x in launches if x.phase == runner.CALIBRATE} == files
+    measured = [x for x in launches if x.phase == runner.MEASURE]
+    assert {x.template for x in measured} >= files | {"allreduce-p2", "allreduce-p2-slow-ring"}
+    for x in measured:
+        assert x.needs_t1 == (x.template in files), x.id
+        if x.template not in files:
+            assert x.args[x.args.index("--t1") + 1] == "3.000000000e-06"
 
 
 def test_native_choices_validation_and_repairs(sel_tune):

@@ -261,6 +261,23 @@ def t1_for(rd: RunDir, target: Launch) -> float | None:
     return max(values) if values else None
 
 
+def reuse_calibration(calibrated: RunDir, launches: list[Launch]) -> list[Launch]:
+    """The launches of a second run (a validation) in estimate mode, planned on templates that `calibrated`
+    may have calibrated already: a template it calibrated keeps that t_nrep1 (its measurement launches get
+    --t1, its calibration launches are dropped: the same templates need no new calibration); a template it
+    did not (one the second run adds, such as a library's own tuning file) is calibrated in the second run."""
+    t1 = {(x.stack, x.template): t1_for(calibrated, x) for x in launches}
+    out = []
+    for x in launches:
+        known = t1[(x.stack, x.template)]
+        if known is None:
+            out.append(x)
+        elif x.phase == MEASURE:
+            x.args += ["--t1", f"{known:.9e}"]
+            out.append(x)
+    return out
+
+
 class _Terminated(BaseException):
     """SIGTERM while a launch runs (a BaseException, so that no `except Exception` on the way swallows it)."""
 

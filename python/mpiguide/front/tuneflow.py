@@ -67,14 +67,8 @@ class TuneWorkflow(ABC):
         params = self.validation_params(rd_m.meta["params"], measured, state)
         launches = runner.plan(self.suite, params, rd_m.meta["stacks_order"], rd_m.meta["runs"],
                                rd_m.meta["measurement"])
-        if rd_m.meta["measurement"]["nrep"] == "estimate":  # same templates, same t_nrep1: no new calibration
-            launches = [x for x in launches if x.phase == runner.MEASURE]
-            for x in launches:
-                t1 = runner.t1_for(rd_m, x)
-                if t1 is None:
-                    raise MpiguideError(f"no t_nrep1 for {x.template} on {x.stack} in {rd_m.path}: its "
-                                        "calibration launches did not complete")
-                x.args += ["--t1", f"{t1:.9e}"]
+        if rd_m.meta["measurement"]["nrep"] == "estimate":
+            launches = runner.reuse_calibration(rd_m, launches)
         meta = runner.new_meta(self.suite, params, rd_m.meta["stacks_order"], rd_m.meta["runs"],
                                rd_m.meta["measurement"], rd_m.meta["analysis"],
                                launch.LaunchSpec.from_dict(rd_m.meta["launch"]),
