@@ -283,6 +283,8 @@ def _run_commands(sub: argparse._SubParsersAction) -> None:
                    help="exit 1 where NEW is shown slower, as a whole or a configuration beyond that (regression), "
                         "and/or a guideline point is newly violated (violation); comma-separated")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML: a test case per guideline point")
+    p.add_argument("--detect", type=float, metavar="RATIO",
+                   help="the change to say how many launches would show (default 1 + 2 x tolerance: 1.1)")
     p.add_argument("--output", metavar="DIR", help="where to write the report (default results/<time>-compare)")
     commands.add_verdict_options(p)
     p.set_defaults(func=cmd_compare)

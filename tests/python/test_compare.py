@@ -5,12 +5,15 @@ with known times (an 'old' and a 'new' MPI library), the exit status of
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import xml.etree.ElementTree as ET
 import zlib
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from conftest import (
     DDT_M,
@@ -217,3 +220,125 @@ def test_coll_and_apps_points(tmp_path):
     assert slow["verdict"] == stats.VIOLATED and slow["factor"] == pytest.approx(2, rel=1e-2)
     fast = only_row(apps, stack="fast", guideline="ddt ⪯ basic", point="jacobi strong np2 nonblocking")
     assert fast["verdict"] == stats.PASS and fast["factor"] == pytest.approx(1 / 1.5, rel=1e-2)
+
+
+# ---------------------------------------------------------------- a change of a point, on simulated runs
+
+def simulated_points(seed: int, truth: np.ndarray, spread: np.ndarray, launches: int = 3) -> pd.DataFrame:
+    """The guideline points of one simulated run: point i's per-launch log ratios drawn from
+    N(truth[i], spread[i]^2), judged as a run judges its points (stats.decide, one family)."""
+    rng = np.random.default_rng(seed)
+    estimates = [stats.paired_estimate(rng.normal(mu, sd, launches)) for mu, sd in zip(truth, spread, strict=True)]
+    rows = [dict(stack="lib", guideline="GL", point=f"p{i}", factor=v.ratio, **stats.verdict_dict(v))
+            for i, v in enumerate(stats.decide(estimates, 0.05, 0.05))]
+    return pd.DataFrame(rows)[POINT_COLUMNS]
+
+
+def simulated_family(seed: int, points: int = 450) -> tuple[np.ndarray, np.ndarray]:
+    """True log ratios of a run's points: a third clearly passing, a third clearly violated, a third within
+    x1.02 to x1.15 (near the tolerance of 5%, where verdicts flip between runs); launch-to-launch spreads of
+    1% to 8%."""
+    rng = np.random.default_rng(seed)
+    third = points // 3
+    truth = np.concatenate([np.log(rng.uniform(0.5, 0.95, third)), np.log(rng.uniform(1.3, 3.0, third)),
+                            np.log(rng.uniform(1.02, 1.15, points - 2 * third))])
+    return truth, rng.uniform(0.01, 0.08, points)
+
+
+OPTS = {"tolerance": 0.05, "alpha": 0.05, "looks": 1}
+
+
+def test_two_runs_of_one_library_show_no_change_ten_times_of_ten():
+    """A/A on simulated data (fixed seeds): ten pairs of runs of one library, 450 points each, a third of them
+    near the tolerance. Verdicts flip between PASS and VIOLATED in every pair (the false discovery control of a
+    run allows it), yet no point is newly violated or fixed: its ratio is not shown to change."""
+    truth, spread = simulated_family(1)
+    flips = 0
+    for rep in range(10):
+        base = simulated_points(100 + 2 * rep, truth, spread)
+        new = simulated_points(101 + 2 * rep, truth, spread)
+        p = compare.compare_points(base, new, [("lib", "lib")], OPTS)
+        assert not p["status"].isin([compare.NEW, compare.FIXED]).any(), rep
+        assert not p["change"].isin([compare.UP, compare.DOWN]).any(), rep
+        flipped = p["status"].isin([compare.VIOLATED_UNCHANGED, compare.PASSES_UNCHANGED])
+        # what the former rule (PASS then VIOLATED: newly violated) would have failed on
+        flips += int(flipped.sum())
+        assert (flipped == ((p["base_verdict"] != p["new_verdict"]) & ~p["status"].eq(compare.UNDECIDED))).all()
+    assert flips >= 10
+
+
+def test_a_real_change_of_points_is_still_flagged():
+    """The same family, NEW with 30 of the passing points made 1.5x slower on their left side: each is newly
+    violated (its ratio shown up), nothing else changes."""
+    truth, spread = simulated_family(1)
+    slowed = np.arange(30)  # clearly passing points (ratios x0.5 to x0.95)
+    changed = truth.copy()
+    changed[slowed] = np.log(1.5)
+    base, new = simulated_points(7, truth, spread), simulated_points(8, changed, spread)
+    p = compare.compare_points(base, new, [("lib", "lib")], OPTS)
+    hit = p["point"].isin([f"p{i}" for i in slowed])
+    assert (p.loc[hit, "change"] == compare.UP).sum() >= 28
+    assert (p.loc[hit, "status"] == compare.NEW).sum() >= 28
+    assert not p.loc[~hit, "status"].isin([compare.NEW, compare.FIXED]).any()
+    assert (p.loc[hit & (p["status"] == compare.NEW), "change_ratio"] > 1.05).all()
+
+
+def test_a_point_not_shown_changed_is_reported_and_does_not_fail(runs, tmp_path):
+    """A point PASS in BASE and VIOLATED in NEW whose ratio moved less than the tolerance: 'violated in new, no
+    change shown' (console, JUnit type violated-no-change), and --fail-on violation passes."""
+    path, _, _, _ = runs
+
+    def times(version):
+        def t(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
+            base = 1e-4 * (1 + 0.01 * launch) * (1 + 0.001 * (launch % 2))
+            if mode == "datatype" and layout == "block":  # block ⪯ block [normalized]: x1.04, then x1.07
+                return base * (1.04 if version == "old" else 1.07)
+            return base
+        return t
+    base = write_ddt_run(tmp_path / "b", ddt_params(), times("old"), stacks=("lib",))
+    new = write_ddt_run(tmp_path / "n", ddt_params(), times("new"), stacks=("lib",))
+    res = run_cli(["compare", str(base), str(new), "--fail-on", "violation", "--junit", str(tmp_path / "j.xml"),
+                   "--output", str(tmp_path / "c")])
+    assert res.rc == 0, res.text
+    p = points_of(tmp_path / "c")
+    flipped = p[p["status"] == compare.VIOLATED_UNCHANGED]
+    # block ⪯ its normalized type, and block-indexed ≃ block (whose ratio block-indexed / block went down)
+    assert len(flipped) == 4 and set(flipped["base_verdict"]) == {stats.PASS}
+    assert sorted(flipped["change_ratio"]) == pytest.approx([1.04 / 1.07] * 2 + [1.07 / 1.04] * 2, rel=1e-3)
+    assert set(flipped["change"]) == {compare.SAME}  # shown within the tolerance both ways
+    assert "violated in new, no change shown 4" in res.text
+    kinds = {f.get("type") for f in ET.parse(tmp_path / "j.xml").getroot().findall(".//failure")}
+    assert "violated-no-change" in kinds and "newly-violated" not in kinds
+
+
+def test_what_a_comparison_could_have_seen():
+    """detectable: the ratio whose interval just clears 1 + tolerance; launches_for: the fewest launches whose
+    interval is narrow enough, from a known spread."""
+    se, df, n, level = 0.05, 2.0, 3, 0.05
+    assert stats.detectable(se, df, 0.05, level) == pytest.approx(1.05 * math.exp(sps.t.ppf(0.95, 2) * se))
+    room = math.log(1.1 / 1.05)
+    k = stats.launches_for(se, df, n, room, level)
+
+    def half(k):
+        return sps.t.ppf(0.95, df + k - n) * se * math.sqrt(n / k)
+    assert half(k) <= room < half(k - 1)
+    assert stats.launches_for(se, df, n, math.log(1.05), level) < k  # "same" needs a half-width of x1.05
+    assert stats.launches_for(se, df, 1, room, level) is None and stats.launches_for(5.0, df, n, room, level) is None
+    assert math.isnan(stats.detectable(se, 0, 0.05, level))
+
+
+def test_compare_says_what_it_could_have_seen(runs):
+    """The console and configuration_summary.csv: the median smallest detectable change and the launches that
+    would show x1.1 (--detect 1.2: x1.2) and 'same', computed from configurations.csv's typical row."""
+    path, base, new, _ = runs
+    out = path / "c-detect"
+    res = run_cli(["compare", str(base), str(new), "--detect", "1.2", "--output", str(out)])
+    assert res.rc == 0, res.text
+    summary = pd.read_csv(out / "configuration_summary.csv").iloc[0]
+    configs = pd.read_csv(out / "configurations.csv")
+    assert summary["detectable_median"] == pytest.approx(configs["detectable"].median(), rel=0.2)
+    assert configs["detectable"].min() <= summary["detectable_median"] <= configs["detectable"].max()
+    assert f"changes below x{summary['detectable_median']:.3g} could not be shown" in res.text
+    assert "would show x1.2" in res.text and f"with {int(summary['rounds'])} launch(es) per run" in res.text
+    bad = run_cli(["compare", str(base), str(new), "--detect", "1.03", "--output", str(path / "c-bad")])
+    assert bad.rc == 2 and "bad --detect 1.03" in bad.text

@@ -12,8 +12,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import (COLL_MOCKUPS, coll_known_times, coll_params, only_row, run_cli, run_driver,
-                      save_synthetic_run, synthetic_meta, write_coll_run)
+from conftest import (
+    COLL_MOCKUPS,
+    coll_known_times,
+    coll_params,
+    only_row,
+    run_cli,
+    run_driver,
+    save_synthetic_run,
+    synthetic_meta,
+    write_coll_run,
+)
 from mpiguide.core import launch, rawfile, runner, stats, tuning
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.stacks import Stack

@@ -46,14 +46,17 @@ from mpiguide.core.suite import Suite
 
 FIXED, STILL, NEW, PASSING, UNDECIDED, BASE_ONLY, NEW_ONLY = (
     "fixed", "still violated", "newly violated", "passing", "undecided", "only in base", "only in new")
-STATUSES = (NEW, STILL, FIXED, PASSING, UNDECIDED, BASE_ONLY, NEW_ONLY)
+VIOLATED_UNCHANGED, PASSES_UNCHANGED = "violated in new, no change shown", "passes in new, no change shown"
+STATUSES = (NEW, STILL, VIOLATED_UNCHANGED, FIXED, PASSES_UNCHANGED, PASSING, UNDECIDED, BASE_ONLY, NEW_ONLY)
 SLOWER, FASTER, SAME, UNCLEAR = "slower", "faster", "same", "unclear"
+UP, DOWN = "up", "down"  # a point's ratio A / B, NEW against BASE (or SAME, UNCLEAR)
 FAIL_ON = {"regression": "NEW significantly slower: the whole run, or a configuration beyond the run's shift",
-           "violation": "a guideline point newly violated in NEW"}
+           "violation": "a guideline point newly violated in NEW: VIOLATED there, and its ratio shown changed"}
 POINT_RESULT = ["base_stack", "new_stack", "guideline", "point", "base_verdict", "new_verdict", "base_factor",
-                "new_factor", "new_p_value", "status"]
+                "new_factor", "new_p_value", "change_ratio", "change_low", "change_high", "change_p_value",
+                "change", "detectable", "status"]
 CONFIG_RESULT = ["base_stack", "new_stack", "config", "base_s", "new_s", "ratio", "beyond_shift", "low", "high",
-                 "p_value", "design", "change"]
+                 "p_value", "design", "change", "detectable", "rounds", "se_log", "df"]
 SHIFT_RESULT = ["base_stack", "new_stack", "configurations", "rounds", "shift", "low", "high", "p_value", "design",
                 "change", "reason"]
 
@@ -68,9 +71,16 @@ class Comparison:
     tolerance: float
     alpha: float
     notes: list[str] = field(default_factory=list)
+    looks: int = 1
+    detect: float = math.nan  # the change the summary says how many launches would show (default_detect)
+
+    @property
+    def level(self) -> float:
+        """Each one-sided test's level: the intervals are (1 - 2 level)."""
+        return self.alpha / max(1, self.looks)
 
     def newly_violated(self) -> pd.Series:
-        """Points PASS in BASE (or not measured there) and VIOLATED in NEW."""
+        """Points VIOLATED in NEW whose ratio is shown changed since BASE (or that BASE did not measure)."""
         return self.points["status"] == NEW
 
     def failures(self, fail_on: list[str]) -> list[str]:
@@ -123,35 +133,79 @@ def stack_pairs(base: RunDir, new: RunDir, spec: str | None) -> list[tuple[str, 
                         f"{', '.join(b_stacks)}; NEW has {', '.join(n_stacks)})")
 
 
-def _status(bv: str | None, nv: str | None) -> str:
-    """A point's status from its BASE and NEW verdicts (None: not measured there)."""
+def _status(bv: str | None, nv: str | None, change: str) -> str:
+    """A point's status from its BASE and NEW verdicts (None: not measured there) and whether its ratio changed
+    (UP or DOWN: shown beyond the tolerance; a verdict that flips while the ratio is not shown to change is no
+    change)."""
     if nv is None:
         return BASE_ONLY
     if bv is None:
         return NEW if nv == stats.VIOLATED else NEW_ONLY
+    changed = change in (UP, DOWN)
+    if nv == stats.VIOLATED:
+        if bv == stats.VIOLATED:
+            return STILL
+        return NEW if changed else VIOLATED_UNCHANGED
     if stats.INCONCLUSIVE in (bv, nv):
         return UNDECIDED
-    if nv == stats.VIOLATED:
-        return STILL if bv == stats.VIOLATED else NEW
-    return FIXED if bv == stats.VIOLATED else PASSING
+    if bv == stats.VIOLATED:
+        return FIXED if changed else PASSES_UNCHANGED
+    return PASSING
 
 
-def compare_points(base: pd.DataFrame, new: pd.DataFrame, pairs: list[tuple[str, str]]) -> pd.DataFrame:
-    """Every guideline point of either side, by stack pair (POINT_RESULT)."""
-    rows = []
+def _point_changes(both: pd.DataFrame) -> list[stats.Estimate]:
+    """Per point measured in both runs (columns ratio, se_log and df of each, suffixed _b and _n): NEW's log ratio
+    against BASE's, two independent estimates, their variances added, with Welch-Satterthwaite degrees of
+    freedom."""
+    vb, vn = both["se_log_b"].to_numpy(float) ** 2, both["se_log_n"].to_numpy(float) ** 2
+    dfb, dfn = both["df_b"].to_numpy(float), both["df_n"].to_numpy(float)
+    d = np.log(both["ratio_n"].to_numpy(float)) - np.log(both["ratio_b"].to_numpy(float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        parts = vb ** 2 / dfb + vn ** 2 / dfn
+        df = np.where(parts > 0, (vb + vn) ** 2 / parts, stats.MAX_PRIOR_DF)
+    df = np.where((dfb > 0) & (dfn > 0), np.minimum(df, stats.MAX_PRIOR_DF), 0.0)
+    return [stats.Estimate(float(x), math.sqrt(v), float(f), 1, 1, stats.UNPAIRED) for x, v, f in zip(d, vb + vn, df,
+                                                                                                   strict=True)]
+
+
+def compare_points(base: pd.DataFrame, new: pd.DataFrame, pairs: list[tuple[str, str]], opts: dict) -> pd.DataFrame:
+    """Every guideline point of either side, by stack pair (POINT_RESULT). A point measured in both runs is
+    tested for a change of its ratio: NEW's against BASE's, beyond the tolerance both ways, with the variance of
+    both estimates, all points of the comparison as one family (the false discovery rate controlled as for
+    every verdict). Two runs of one library share no change, so there the family is all null and the step-up
+    asks each point for a p-value below alpha / (points): the few points per run that the false discovery
+    control of a run's verdicts lets flip between PASS and VIOLATED are no change."""
     key = ["guideline", "point"]
+    tol, alpha, looks = opts["tolerance"], opts["alpha"], opts.get("looks", 1)
+    cols = [*key, "verdict", "factor", "p_value", "ratio", "se_log", "df"]
+    parts = []
     for b_stack, n_stack in pairs:
-        b = base[base["stack"] == b_stack].drop_duplicates(key).set_index(key)
-        n = new[new["stack"] == n_stack].drop_duplicates(key).set_index(key)
-        for k in b.index.union(n.index, sort=False):
-            in_b, in_n = k in b.index, k in n.index
-            bv = b.at[k, "verdict"] if in_b else None
-            nv = n.at[k, "verdict"] if in_n else None
-            rows.append(dict(base_stack=b_stack, new_stack=n_stack, guideline=k[0], point=k[1], base_verdict=bv or "",
-                             new_verdict=nv or "", base_factor=b.at[k, "factor"] if in_b else math.nan,
-                             new_factor=n.at[k, "factor"] if in_n else math.nan,
-                             new_p_value=n.at[k, "p_value"] if in_n else math.nan, status=_status(bv, nv)))
-    return pd.DataFrame(rows, columns=POINT_RESULT)
+        b = base[base["stack"] == b_stack].drop_duplicates(key)[cols]
+        n = new[new["stack"] == n_stack].drop_duplicates(key)[cols]
+        parts.append(b.merge(n, on=key, how="outer", suffixes=("_b", "_n"), indicator=True, sort=False)
+                     .assign(base_stack=b_stack, new_stack=n_stack))
+    if not parts:
+        return pd.DataFrame(columns=POINT_RESULT)
+    m = pd.concat(parts, ignore_index=True)
+    m = m.assign(base_verdict=m["verdict_b"].fillna(""), new_verdict=m["verdict_n"].fillna(""),
+                 base_factor=m["factor_b"], new_factor=m["factor_n"], new_p_value=m["p_value_n"],
+                 change_ratio=math.nan, change_low=math.nan, change_high=math.nan, change_p_value=math.nan,
+                 change="", detectable=math.nan)
+    both = (m["_merge"] == "both").to_numpy()
+    estimates = _point_changes(m[both])
+    level = alpha / max(1, looks)
+    found = []
+    for _, up, down in _both_ways(estimates, tol, alpha, looks):
+        change = _change(up, down, UP, DOWN)
+        found.append((up.ratio, up.low, up.high, down.p_value if change == DOWN else up.p_value, change))
+    if found:
+        cols = ["change_ratio", "change_low", "change_high", "change_p_value", "change"]
+        m.loc[both, cols] = pd.DataFrame(found, columns=cols, index=m.index[both])
+        m.loc[both, "detectable"] = stats.detectable(np.array([e.se for e in estimates]),
+                                                     np.array([e.df for e in estimates]), tol, level)
+    m["status"] = [_status(bv or None, nv or None, ch) for bv, nv, ch in
+                   zip(m["base_verdict"], m["new_verdict"], m["change"], strict=True)]
+    return m[POINT_RESULT]
 
 
 def _config_label(keys: list[str], values: tuple | object) -> str:
@@ -231,10 +285,13 @@ def compare_configs(base: pd.DataFrame, new: pd.DataFrame, pairs: list[tuple[str
             rows.append(dict(base_stack=b_stack, new_stack=n_stack, config=_config_label(keys, k),
                              base_s=float(np.exp(b.logs.loc[k].mean())), new_s=float(np.exp(n.logs.loc[k].mean())),
                              ratio=raw, design=design))
+    level = alpha / max(1, looks)
     for i, up, down in _both_ways(estimates, tol, alpha, looks, strata):
         change = _change(up, down)
         rows[i].update(beyond_shift=up.ratio, low=up.low, high=up.high, change=change,
-                       p_value=down.p_value if change == FASTER else up.p_value)
+                       p_value=down.p_value if change == FASTER else up.p_value,
+                       detectable=stats.detectable(up.se_log, up.df, tol, level), rounds=min(up.n_a, up.n_b),
+                       se_log=up.se_log, df=up.df)
     for i, up, down in _both_ways(shift_estimates, tol, alpha, looks):
         change = _change(up, down)
         shift_rows[i].update(shift=up.ratio, low=up.low, high=up.high, design=up.design, change=change,
@@ -252,12 +309,13 @@ def _both_ways(estimates: list[stats.Estimate], tol: float, alpha: float, looks:
         yield i, verdicts[2 * i], verdicts[2 * i + 1]
 
 
-def _change(slower: stats.Verdict, faster: stats.Verdict) -> str:
-    """NEW against BASE from `NEW ⪯ BASE` (VIOLATED: slower) and `BASE ⪯ NEW` (VIOLATED: faster)."""
+def _change(slower: stats.Verdict, faster: stats.Verdict, up: str = SLOWER, down: str = FASTER) -> str:
+    """NEW against BASE from `NEW ⪯ BASE` (VIOLATED: slower, or a ratio up) and `BASE ⪯ NEW` (VIOLATED: faster,
+    or down)."""
     if slower.verdict == stats.VIOLATED:
-        return SLOWER
+        return up
     if faster.verdict == stats.VIOLATED:
-        return FASTER
+        return down
     return SAME if slower.verdict == faster.verdict == stats.PASS else UNCLEAR
 
 
@@ -271,42 +329,87 @@ def point_summary(points: pd.DataFrame) -> pd.DataFrame:
     return out.reindex(columns=[s for s in STATUSES if s in out.columns])
 
 
-def config_summary(configs: pd.DataFrame, shifts: pd.DataFrame) -> pd.DataFrame:
-    """Per stack pair: the run-level shift, then the configurations by change beyond it, and the NEW/BASE ratios
-    (geometric mean, range)."""
+def default_detect(tolerance: float) -> float:
+    """The change a comparison's advice aims at unless --detect says: twice the tolerance (x1.1 at 5%)."""
+    return 1 + 2 * tolerance
+
+
+def _typical(part: pd.DataFrame) -> pd.Series | None:
+    """The configuration whose detectable change is the median of its stack pair's (None: none has one)."""
+    ok = part[np.isfinite(part["detectable"].to_numpy(float))]
+    if ok.empty:
+        return None
+    return ok.sort_values("detectable", kind="stable").iloc[(len(ok) - 1) // 2]
+
+
+def config_summary(c: Comparison) -> pd.DataFrame:
+    """Per stack pair: the run-level shift, then the configurations by change beyond it, the NEW/BASE ratios
+    (geometric mean, range), and what the comparison could have seen: the median over the configurations of the
+    smallest change it would have shown (`detectable`), and for that typical configuration about how many
+    launches per run would show a change of c.detect, and show no change "same"."""
     rows = []
+    shifts = c.shifts
     shift = shifts.set_index(["base_stack", "new_stack"]) if not shifts.empty else pd.DataFrame()
-    for (b, n), part in configs.groupby(["base_stack", "new_stack"], sort=False):
+    for (b, n), part in c.configs.groupby(["base_stack", "new_stack"], sort=False):
         counts = part["change"].value_counts()
         r = part["ratio"].to_numpy(dtype=float)
         s = shift.loc[(b, n)] if (b, n) in shift.index else None
+        typical = _typical(part)
+        advice = {"detectable_median": math.nan, "rounds": math.nan, "launches_to_detect": None,
+                  "launches_for_same": None}
+        if typical is not None:
+            rounds = int(typical["rounds"])
+            per = 1.0 if typical["design"] == stats.PAIRED_ROUND else 2.0  # Welch: about 2 per launch of each
+            need = [stats.launches_for(float(typical["se_log"]), float(typical["df"]), rounds, room, c.level, per)
+                    for room in (math.log(c.detect / (1 + c.tolerance)), math.log1p(c.tolerance))]
+            advice = {"detectable_median": float(typical["detectable"]), "rounds": rounds,
+                      "launches_to_detect": need[0], "launches_for_same": need[1]}
         rows.append({"pair": f"{b} -> {n}", "configurations": len(part),
                      "shift": s["shift"] if s is not None else math.nan,
                      "shift_low": s["low"] if s is not None else math.nan,
                      "shift_high": s["high"] if s is not None else math.nan,
                      "shift_change": s["change"] if s is not None else "",
-                     **{c: int(counts.get(c, 0)) for c in (SLOWER, FASTER, SAME, UNCLEAR)},
+                     **{k: int(counts.get(k, 0)) for k in (SLOWER, FASTER, SAME, UNCLEAR)},
                      "ratio_geomean": float(np.exp(np.log(r).mean())) if len(r) else math.nan,
                      "ratio_min": float(r.min()) if len(r) else math.nan,
-                     "ratio_max": float(r.max()) if len(r) else math.nan})
+                     "ratio_max": float(r.max()) if len(r) else math.nan, **advice})
     return pd.DataFrame(rows).set_index("pair") if rows else pd.DataFrame()
 
 
+def advice_line(c: Comparison, pair: str, row: pd.Series) -> str:
+    """What the comparison of a stack pair could have seen, and how many launches would see more."""
+    if not math.isfinite(row["detectable_median"]):
+        return f"{pair}: no configuration has launches enough to show a change (at least 2 per run)"
+
+    def launches(k: object) -> str:
+        return f"about {int(k)} launches per run" if k is not None and not pd.isna(k) else \
+            f"more than {stats.MAX_ADVISED} launches per run"
+
+    return (f"{pair}: changes below x{row['detectable_median']:.3g} could not be shown at half of the "
+            f"configurations with {int(row['rounds'])} launch(es) per run; {launches(row['launches_to_detect'])} "
+            f"would show x{c.detect:.3g}, {launches(row['launches_for_same'])} would show no change as the same "
+            f"(within x{1 + c.tolerance:.3g}): --runs N, or --until-decided --max-runs N")
+
+
 def compare(suite: Suite, base: RunDir, new: RunDir, pairs_spec: str | None, tolerance: float | None,
-            alpha: float | None) -> Comparison:
+            alpha: float | None, detect: float | None = None) -> Comparison:
     if base.job != new.job:
         raise MpiguideError(f"BASE ({base.path}) is a '{base.job}' run and NEW ({new.path}) a '{new.job}' run: "
                             "compare runs of one job")
     pairs = stack_pairs(base, new, pairs_spec)
     opts = dict(new.meta["analysis"])
     opts.update({k: v for k, v in (("tolerance", tolerance), ("alpha", alpha)) if v is not None})
+    detect = default_detect(opts["tolerance"]) if detect is None else detect
+    if not detect > 1 + opts["tolerance"]:
+        raise MpiguideError(f"bad --detect {detect}: a change to aim at, such as 1.1, above 1 + the tolerance "
+                            f"(x{1 + opts['tolerance']:.3g}): smaller changes are never shown")
     notes = []
     b_pts, n_pts = suite.verdict_points(base), suite.verdict_points(new)
     if b_pts is None:
         notes.append(f"the {base.job} suite computes no guideline verdicts: configurations only")
         points = pd.DataFrame(columns=POINT_RESULT)
     else:
-        points = compare_points(b_pts, n_pts, pairs)
+        points = compare_points(b_pts, n_pts, pairs, opts)
     same_run = base.path.resolve() == new.path.resolve()
     if not same_run:
         notes.append("BASE and NEW are separate runs: their launches are compared unpaired, and a change of the "
@@ -315,13 +418,14 @@ def compare(suite: Suite, base: RunDir, new: RunDir, pairs_spec: str | None, tol
     b_df, _ = Measured.load(base).tables()
     n_df, _ = Measured.load(new).tables()
     configs, shifts = compare_configs(b_df, n_df, pairs, opts, same_run)
-    return Comparison(base.job, pairs, points, configs, shifts, opts["tolerance"], opts["alpha"], notes)
+    return Comparison(base.job, pairs, points, configs, shifts, opts["tolerance"], opts["alpha"], notes,
+                      opts.get("looks", 1), detect)
 
 
 def write_junit(c: Comparison, path: Path) -> None:
     """One test case per guideline point; a point violated in NEW fails (type newly-violated, still-violated,
-    or violated where BASE could not tell, with its factor and adjusted p-value); one measured in BASE only is
-    skipped."""
+    violated-no-change where its ratio is not shown changed since BASE, or violated where BASE could not tell,
+    with its factor and adjusted p-value); one measured in BASE only is skipped."""
     root = ET.Element("testsuites", name=f"mpiguide compare {c.job}")
     for (b, n, guideline), part in c.points.groupby(["base_stack", "new_stack", "guideline"], sort=False):
         suite = ET.SubElement(root, "testsuite", name=f"{c.job} {n} {guideline}", tests=str(len(part)),
@@ -332,7 +436,8 @@ def write_junit(c: Comparison, path: Path) -> None:
             if p.status == BASE_ONLY:
                 ET.SubElement(case, "skipped", message=f"measured in BASE ({b}) only")
             elif p.new_verdict == stats.VIOLATED:
-                kind = {STILL: "still-violated", NEW: "newly-violated"}.get(p.status, "violated")
+                kind = {STILL: "still-violated", NEW: "newly-violated",
+                        VIOLATED_UNCHANGED: "violated-no-change"}.get(p.status, "violated")
                 msg = (f"{p.status}: factor x{p.new_factor:.3g}, q={p.new_p_value:.3g} (BASE {b}: "
                        f"{p.base_verdict or 'not measured'}"
                        + (f", x{p.base_factor:.3g})" if not math.isnan(p.base_factor) else ")"))
@@ -344,8 +449,10 @@ def write_junit(c: Comparison, path: Path) -> None:
         raise MpiguideError(f"cannot write the JUnit file {path}: {exc.strerror}") from exc
 
 
-STATUS_COLORS = ((NEW, "#f4b6b6"), (STILL, "#f6cf9a"), (FIXED, "#9fdc9f"), (PASSING, "#dff3df"),
-                 (UNDECIDED, "#f6e7a8"), (NEW_ONLY, "#e6e6e6"), (BASE_ONLY, "#f2f2f2"))
+STATUS_COLORS = ((NEW, "#f4b6b6"), (STILL, "#f6cf9a"), (VIOLATED_UNCHANGED, "#f8e0c4"), (FIXED, "#9fdc9f"),
+                 (PASSES_UNCHANGED, "#cdeccd"), (PASSING, "#dff3df"), (UNDECIDED, "#f6e7a8"), (NEW_ONLY, "#e6e6e6"),
+                 (BASE_ONLY, "#f2f2f2"))
+SHOWN = (NEW, STILL, VIOLATED_UNCHANGED, FIXED, PASSES_UNCHANGED, UNDECIDED)  # counted in a heat map cell
 
 
 def status_heatmap(c: Comparison) -> Heatmap:
@@ -359,39 +466,46 @@ def status_heatmap(c: Comparison) -> Heatmap:
         n = part["status"].value_counts()
         cells.append(dict(guideline=guideline, pair=pair, verdict=worst, count=len(hit), points=len(part),
                           factor=hit["new_factor"].max(),
-                          counts=", ".join(f"{int(n[s])} {s}" for s in (NEW, STILL, FIXED, UNDECIDED) if n.get(s))))
+                          counts=", ".join(f"{int(n[s])} {s}" for s in SHOWN if n.get(s))))
     return Heatmap(pd.DataFrame(cells, columns=["guideline", "pair", "verdict", "count", "points", "factor", "counts"]),
                    ["guideline"], ["pair"],
                    "Per guideline and stack pair, coloured by the most pressing status of its points (newly "
-                   "violated, still violated, fixed, passing); the text counts the points that changed, stay "
-                   "violated or are undecided (INCONCLUSIVE in a run), of all.",
+                   "violated, still violated, violated with no change shown, fixed, ...); the text counts the "
+                   "points that changed, are violated or are undecided (INCONCLUSIVE in a run), of all.",
                    colors=STATUS_COLORS, text=lambda x: f"{x.counts or 'all passing'} (of {x.points})")
 
 
 def write_report(c: Comparison, base: RunDir, new: RunDir, fail_on: list[str], out: Path) -> Path:
-    summary = config_summary(c.configs, c.shifts)
+    summary = config_summary(c)
     write_csvs(out, {"points": c.points, "configurations": c.configs, "shifts": c.shifts,
                      "point_summary": point_summary(c.points), "configuration_summary": summary},
                keep_index=("point_summary", "configuration_summary"))
     doc = Document(f"mpiguide compare: {c.job}")
     doc.heatmap(status_heatmap(c))
-    looks = new.meta["analysis"].get("looks", 1)
     doc.section("Runs", fields({
         "BASE": f"{base.path} ({base.meta['run_id']})", "NEW": f"{new.path} ({new.meta['run_id']})",
         "stack pairs": ", ".join(f"{b} -> {n}" for b, n in c.pairs),
         "BASE libraries": "; ".join(f"{b}: {stack_versions(base).get(b, '?')}" for b, _ in c.pairs),
         "NEW libraries": "; ".join(f"{n}: {stack_versions(new).get(n, '?')}" for _, n in c.pairs),
         "configurations": "NEW against BASE per round of launches, beyond the run-level shift, both ways, all "
-                          "configurations as one family: " + stats.error_rate_text(c.tolerance, c.alpha, looks),
-        "points": "a point changed where both runs decided it (PASS or VIOLATED); INCONCLUSIVE on either side: "
-                  "undecided",
+                          "configurations as one family: " + stats.error_rate_text(c.tolerance, c.alpha, c.looks),
+        "points": "a point's ratio changed where NEW's is shown beyond the tolerance from BASE's, with the noise of "
+                  "both runs and the run-to-run spread, all points as one family; newly violated: VIOLATED in NEW "
+                  "and changed; fixed: VIOLATED in BASE, PASS in NEW and changed; a verdict that flips without a "
+                  "change shown is no change; INCONCLUSIVE on either side: undecided",
+        "what it could see": "; ".join(advice_line(c, pair, row) for pair, row in summary.iterrows()) or "-",
         "fail on": ", ".join(fail_on) or "nothing (exit 0)", **({"notes": "; ".join(c.notes)} if c.notes else {})}))
     doc.section("Guideline points per stack pair and guideline", point_summary(c.points))
     doc.section("Run-level shift and configurations per stack pair", summary,
                 note="shift: NEW / BASE over the whole run (the mean over configurations, per round), with its "
                      "interval and its change; slower / faster: a configuration's change beyond the shift, shown "
-                     "larger than the tolerance; same: shown within it both ways; ratio = NEW / BASE time.")
-    for title, status in (("Newly violated", NEW), ("Fixed", FIXED), ("Still violated", STILL)):
+                     "larger than the tolerance; same: shown within it both ways; ratio = NEW / BASE time; "
+                     "detectable_median: the smallest change the comparison could have shown, the median over the "
+                     "configurations; launches_to_detect, launches_for_same: about how many launches per run "
+                     f"would show a change of x{c.detect:.3g}, and no change as the same, at the median "
+                     "configuration.")
+    for title, status in (("Newly violated", NEW), ("Violated in NEW, no change shown", VIOLATED_UNCHANGED),
+                          ("Fixed", FIXED), ("Still violated", STILL)):
         part = c.points[c.points["status"] == status]
         doc.section(f"{title} guideline points ({len(part)})", part.set_index(["base_stack", "new_stack"]))
     for title, change in (("slower", SLOWER), ("faster", FASTER)):
@@ -407,15 +521,18 @@ def console_lines(c: Comparison) -> list[str]:
         counts = part["status"].value_counts()
         lines.append(f"{b} -> {n}: guideline points: " + ", ".join(f"{s} {int(counts.get(s, 0))}" for s in
                                                                     (NEW, STILL, FIXED, PASSING, UNDECIDED))
-                     + "".join(f", {s} {int(counts[s])}" for s in (BASE_ONLY, NEW_ONLY) if counts.get(s)))
-    for pair, row in config_summary(c.configs, c.shifts).iterrows():
+                     + "".join(f", {s} {int(counts[s])}" for s in
+                               (VIOLATED_UNCHANGED, PASSES_UNCHANGED, BASE_ONLY, NEW_ONLY) if counts.get(s)))
+    for pair, row in config_summary(c).iterrows():
         n = {k: int(row[k]) for k in ("configurations", SLOWER, FASTER, SAME, UNCLEAR)}
         lines.append(f"{pair}: run-level shift NEW/BASE x{row['shift']:.3f} (x{row['shift_low']:.3f} to "
                      f"x{row['shift_high']:.3f}): {row['shift_change']}; {n['configurations']} configuration(s) "
                      f"beyond it: slower {n[SLOWER]}, faster {n[FASTER]}, same {n[SAME]}, unclear {n[UNCLEAR]}; "
                      f"NEW/BASE x{row['ratio_min']:.3f} to x{row['ratio_max']:.3f}")
+        lines.append(advice_line(c, pair, row))
     worst = c.points[c.newly_violated()].sort_values("new_factor", ascending=False).head(5)
     for p in worst.itertuples():
         lines.append(f"  newly violated: {p.new_stack} {p.guideline} {p.point}: x{p.new_factor:.2f} "
-                     f"(q={p.new_p_value:.2g}; BASE {p.base_verdict or 'not measured'})")
+                     f"(q={p.new_p_value:.2g}; BASE {p.base_verdict or 'not measured'}"
+                     + (f", ratio x{p.change_ratio:.2f} of BASE's)" if not pd.isna(p.change_ratio) else ")"))
     return lines

@@ -266,6 +266,8 @@ class Verdict:
     design: str
     reason: str  # why INCONCLUSIVE; for the others, launches at another speed if any
     more: int | None  # INCONCLUSIVE: about how many more launches would decide it (None: not within reach)
+    se_log: float = math.nan  # the standard error of the log ratio the verdict was judged on (moderated)
+    df: float = 0.0  # and its degrees of freedom (0: too few launches)
 
 
 def bh_adjust(p: np.ndarray) -> np.ndarray:
@@ -499,7 +501,8 @@ def decide(estimates: list[Estimate], tolerance: float = 0.05, alpha: float = 0.
             else:
                 reason = f"{reason}; launches at another speed: {e.split}" if reason else \
                     f"launches at another speed: {e.split}"
-        out.append(Verdict(verdict, e.ratio, low, high, float(qo), e.n_a, e.n_b, e.design, reason, more))
+        out.append(Verdict(verdict, e.ratio, low, high, float(qo), e.n_a, e.n_b, e.design, reason, more, e.se,
+                           float(e.df)))
     return out
 
 
@@ -513,10 +516,11 @@ def worse(ab: Verdict, ba: Verdict) -> Verdict:
     """`A ≃ B` (each no slower than the other) from its two directions: the worse verdict counts, with the
     ratio A / B."""
     w = ab if RANK[ab.verdict] > RANK[ba.verdict] or (ab.verdict == ba.verdict and ab.ratio >= 1) else ba
-    return Verdict(w.verdict, ab.ratio, ab.low, ab.high, w.p_value, ab.n_a, ab.n_b, ab.design, w.reason, w.more)
+    return replace(ab, verdict=w.verdict, p_value=w.p_value, reason=w.reason, more=w.more)
 
 
-VERDICT_FIELDS = ["verdict", "ratio", "low", "high", "p_value", "n_a", "n_b", "design", "reason", "more"]
+VERDICT_FIELDS = ["verdict", "ratio", "low", "high", "p_value", "n_a", "n_b", "design", "reason", "more", "se_log",
+                  "df"]
 
 
 def verdict_dict(v: Verdict) -> dict:
@@ -531,3 +535,42 @@ def error_rate_text(tolerance: float, alpha: float, looks: int = 1) -> str:
             f"ratio clear of 1 + tolerance (x{1 + tolerance:.3g}); among the run's VIOLATED verdicts, and among "
             f"its PASS verdicts, the expected share of wrong ones is at most {alpha:g}{per_look} "
             "(the two-stage step-up of Benjamini, Krieger and Yekutieli)")
+
+
+# ---------------------------------------------------------------- what a comparison could have seen
+
+MAX_ADVISED = 1000  # launches per side: beyond this, "more launches would show it" is not promised
+
+
+def detectable(se, df, tolerance: float, level: float):
+    """The smallest ratio whose (1 - 2 level) interval, with this standard error of the log ratio, would lie
+    above 1 + tolerance: a change below it could not have been shown (NaN where the launches cannot tell).
+    Numbers or arrays alike."""
+    se, df = np.asarray(se, dtype=float), np.asarray(df, dtype=float)
+    ok = (df > 0) & np.isfinite(se)
+    with np.errstate(invalid="ignore"):
+        out = np.where(ok, (1 + tolerance) * np.exp(sps.t.ppf(1 - level, np.where(ok, df, 1.0)) * se), math.nan)
+    return float(out) if out.ndim == 0 else out
+
+
+def launches_for(se: float, df: float, n: int, room: float, level: float, df_per_launch: float = 1.0) -> int | None:
+    """About how many launches per side would bring the half-width of the (1 - 2 level) interval of a log ratio
+    down to `room`, the spread per launch being what n launches showed (the standard error shrinks as
+    1 / sqrt(launches), each launch adds df_per_launch degrees of freedom): `room` = log(target / (1 +
+    tolerance)) for a change of `target` to be shown, log(1 + tolerance) for no change to be shown the same.
+    None where n < 2, room <= 0, or more than MAX_ADVISED launches would be needed."""
+    if n < 2 or df <= 0 or not math.isfinite(se) or room <= 0:
+        return None
+    if se == 0:
+        return n
+
+    def enough(k: int) -> bool:  # the half-width shrinks as k grows: bisect
+        return float(sps.t.ppf(1 - level, max(1.0, df + (k - n) * df_per_launch))) * se * math.sqrt(n / k) <= room
+
+    if not enough(MAX_ADVISED):
+        return None
+    lo, hi = 1, MAX_ADVISED  # enough(hi); not known of lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi

@@ -46,8 +46,9 @@ class Guideline:
 
 # What Suite.verdict_points gives `mpiguide compare`: one row per guideline point of a run. `point` names the
 # point within its stack and guideline alike in every run of the same parameters; `factor` is how much slower
-# the guideline's left side was (the verdict's ratio).
-POINT_COLUMNS = ["stack", "guideline", "point", "verdict", "factor", "p_value"]
+# the guideline's left side was; `ratio` (A / B), `se_log` and `df` are the estimate the verdict was judged on
+# (stats.Verdict), from which compare tests whether the point changed between two runs.
+POINT_COLUMNS = ["stack", "guideline", "point", "verdict", "factor", "p_value", "ratio", "se_log", "df"]
 # Optional beside them: the launch template(s) whose launches measured the point, so that adaptive launches
 # (`--until-decided`) launch only the templates of undecided points (without it: every template of the stack);
 # the verdict's estimate of how many more launches would decide it, so that they skip points out of reach; and

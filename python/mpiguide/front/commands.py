@@ -396,7 +396,7 @@ def compare_command(args, suites: Registry) -> int:
     # both sides judged alike: a point must not change status because the runs were set up differently
     a = new.meta["analysis"]
     base = run_of(args.base, a["samples"], a["tolerance"], a["alpha"])
-    c = compare.compare(suites.get(base.job), base, new, args.stacks, args.tolerance, args.alpha)
+    c = compare.compare(suites.get(base.job), base, new, args.stacks, args.tolerance, args.alpha, args.detect)
     out_dir = Path(args.output) if args.output else Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-compare")
     make_dir(out_dir)
     path = compare.write_report(c, base, new, fail_on, out_dir)

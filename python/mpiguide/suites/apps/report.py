@@ -138,7 +138,8 @@ def winners(r: AppsResult, reference: str, challenger: str) -> pd.DataFrame:
             winner, p = TIE if tied else UNCLEAR, min(slower_ref.p_value, slower_ch.p_value)
         ratio = slower_ref.ratio  # the reference over the challenger, per launch
         row.update(winner=winner, factor=max(ratio, 1 / ratio), low=slower_ref.low, high=slower_ref.high,
-                   p_value=p, reason=slower_ref.reason if winner == UNCLEAR else "")
+                   p_value=p, reason=slower_ref.reason if winner == UNCLEAR else "", ratio=ratio,
+                   se_log=slower_ref.se_log, df=slower_ref.df)
     return pd.DataFrame(rows)
 
 
@@ -146,7 +147,7 @@ def verdict_points(r: AppsResult) -> pd.DataFrame:
     """The packing comparisons as `mpiguide compare` points (POINT_COLUMNS, then the point's POINT and mode
     columns): guideline "CHALLENGER ⪯ REFERENCE" (derived datatypes no slower than manual packing, ...),
     VIOLATED where the reference wins, PASS where the challenger wins or ties, INCONCLUSIVE where unclear;
-    factor = challenger / reference."""
+    factor = challenger / reference (of the mean times); ratio: the estimate's challenger / reference."""
     rows = []
     for reference, challenger, _ in PAIRS:
         w = winners(r, reference, challenger)
@@ -155,7 +156,8 @@ def verdict_points(r: AppsResult) -> pd.DataFrame:
                 else stats.PASS
             rows.append(dict(stack=x.stack, guideline=f"{challenger} ⪯ {reference}",
                              point=f"{x.app} {x.scaling} np{x.nprocs} {x.mode}", verdict=verdict,
-                             factor=x.challenger_s / x.reference_s, p_value=x.p_value, app=x.app,
+                             factor=x.challenger_s / x.reference_s, p_value=x.p_value, ratio=1 / x.ratio,
+                             se_log=x.se_log, df=x.df, app=x.app,
                              scaling=x.scaling, nprocs=x.nprocs, mode=x.mode))
     return pd.DataFrame(rows, columns=[*POINT_COLUMNS, "app", "scaling", "nprocs", "mode"])
 
