@@ -141,6 +141,10 @@ MG_DT_API int mg_dt_to_mpi_policy(const mg_dt *t, MPI_Count count, const mg_dt_f
  * len is too small. */
 MG_DT_API int mg_dt_describe(const mg_dt *t, char *buf, size_t len);
 MG_DT_API int mg_dt_describe_count(const mg_dt *t, MPI_Count count, char *buf, size_t len);
+/* mg_dt_describe without shortening long lists (mg_dt_describe shows the first
+ * entries of a list of more than 64 and its length, which is for reading and
+ * does not parse back): text that mg_dt_parse rebuilds the type from. */
+MG_DT_API int mg_dt_describe_full(const mg_dt *t, char *buf, size_t len);
 /* The constructors of the normalized form from the outside in, joined by '/'
  * ("resized/hvector/indexed"; up to the first struct): the shape datatype
  * profiles of libmpiguide-tune match. The same on every stack. */

@@ -69,6 +69,14 @@ MG_TUNE_API const char *mg_tune_last_impl(const char *collective);
 typedef enum { MG_TUNE_COUNT_AUTO = -1, MG_TUNE_COUNT_NEVER = 0, MG_TUNE_COUNT_ALWAYS = 1 } mg_tune_counting;
 MG_TUNE_API int mg_tune_set_counting(mg_tune_counting counting);
 
+/* Whether intercepted calls are recorded (record mode: their keys and times,
+ * written at MPI_Finalize to the file MPIGUIDE_TUNE_RECORD names; docs/apps.md).
+ * By default (MG_TUNE_COUNT_AUTO) they are when a record file is configured;
+ * the other two values override that until the next call (a record without a
+ * file is kept and dropped at MPI_Finalize). A hook for benchmarks that
+ * measure what recording costs (mg_tuneoverhead). */
+MG_TUNE_API int mg_tune_set_recording(mg_tune_counting recording);
+
 /* Usage report (per collective and message size: which implementation ran and
  * how often, and the pool sizes), the format of docs/tuning.md. */
 MG_TUNE_API int mg_tune_write_report(FILE *out);

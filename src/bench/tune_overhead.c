@@ -11,6 +11,7 @@
  *   tuned-miss   mode tuned with a profile of (collective, communicator size)
  *                whose ranges do not cover the call (the full look-up)
  *   off-report   mode off with a report requested (every call is counted)
+ *   off-record   mode off in record mode (every call's key and time kept)
  *   forced-pack  mode forced with datatypes=pack (the datatype strategies look
  *                at every call; the point-to-point calls' types here stay
  *                native, while MPI_Bcast passes MPI_PACKED, as every rank of
@@ -18,7 +19,7 @@
  * and MPI_Sendrecv of one int (to itself on MPI_COMM_SELF, around the ring on
  * MPI_COMM_WORLD) with MPI_INT and with a committed derived type of one int
  * (MPI_Type_contiguous: contiguous, so it stays native under every strategy).
- * All but off-report do not count calls (no report requested), as in an
+ * All but off-report and off-record do not count calls (no report requested), as in an
  * application configured by the environment without MPIGUIDE_TUNE_REPORT.
  * The sides run in interleaved rounds (A, B, C, D, A, B, ...; the order rotates
  * each round) of --calls calls each; each side's time per call is the median
@@ -40,8 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { S_PMPI, S_OFF, S_TUNED_NONE, S_TUNED_MISS, S_OFF_COUNT, S_FORCED_PACK, NSIDES };
-static const char *const side_names[NSIDES] = {"pmpi", "off", "tuned-none", "tuned-miss", "off-report", "forced-pack"};
+enum { S_PMPI, S_OFF, S_TUNED_NONE, S_TUNED_MISS, S_OFF_COUNT, S_OFF_RECORD, S_FORCED_PACK, NSIDES };
+static const char *const side_names[NSIDES] = {"pmpi",       "off",        "tuned-none", "tuned-miss",
+                                               "off-report", "off-record", "forced-pack"};
 
 enum { OP_BCAST, OP_ALLREDUCE, OP_SENDRECV, OP_SENDRECV_DT, NOPS };
 static const char *const op_names[NOPS] = {"MPI_Bcast", "MPI_Allreduce", "MPI_Sendrecv", "MPI_Sendrecv/dt"};
@@ -75,6 +77,7 @@ static int enter_side(int side)
      * the report at any time); an application configured by the environment
      * counts only with a report, so only the off-report side counts. */
     mg_tune_set_counting(side == S_OFF_COUNT ? MG_TUNE_COUNT_ALWAYS : MG_TUNE_COUNT_NEVER);
+    mg_tune_set_recording(side == S_OFF_RECORD ? MG_TUNE_COUNT_ALWAYS : MG_TUNE_COUNT_NEVER);
     int rc = mg_tune_force("datatypes", side == S_FORCED_PACK ? "pack" : "default");
     if (rc) return rc;
     switch (side) {
@@ -176,7 +179,8 @@ static void usage(FILE *out)
                  "and a derived contiguous type) of one int that stay native: PMPI_ directly vs the interceptor in\n"
                  "mode off, in mode tuned without profiles (tuned-none), in mode tuned with a profile that does not\n"
                  "cover the call (tuned-miss), in mode off with a report requested (off-report: every call\n"
-                 "counted) and in mode forced with datatypes=pack (forced-pack).\n"
+                 "counted), in mode off in record mode (off-record: every call's key and time kept) and in\n"
+                 "mode forced with datatypes=pack (forced-pack).\n"
                  "  --calls N    calls per round and side (default 100000)\n"
                  "  --rounds R   interleaved rounds; each side's median over them is shown (default 21)\n"
                  "  --comm C     communicators: self, world or both (default both; world needs -n >= 2)\n"

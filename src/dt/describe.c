@@ -14,6 +14,7 @@ typedef struct {
     char *buf;
     size_t len, pos;
     int cut;
+    int full; /* every list entry (mg_dt_describe_full), however long */
 } text;
 
 static void put(text *o, const char *fmt, ...)
@@ -78,7 +79,7 @@ static void elem(text *o, MPI_Datatype e)
 static void list_aint(text *o, const MPI_Aint *v, MPI_Count n, MPI_Count unit)
 {
     put(o, "[");
-    MPI_Count shown = n > MG_LIST_FULL ? MG_LIST_SHOWN : n;
+    MPI_Count shown = n > MG_LIST_FULL && !o->full ? MG_LIST_SHOWN : n;
     for (MPI_Count i = 0; i < shown; i++) put(o, "%s%lld", i ? ", " : "", (long long)(v[i] / unit));
     if (shown < n) put(o, ", ... %lld entries", (long long)n);
     put(o, "]");
@@ -87,7 +88,7 @@ static void list_aint(text *o, const MPI_Aint *v, MPI_Count n, MPI_Count unit)
 static void list_count(text *o, const MPI_Count *v, MPI_Count n)
 {
     put(o, "[");
-    MPI_Count shown = n > MG_LIST_FULL ? MG_LIST_SHOWN : n;
+    MPI_Count shown = n > MG_LIST_FULL && !o->full ? MG_LIST_SHOWN : n;
     for (MPI_Count i = 0; i < shown; i++) put(o, "%s%lld", i ? ", " : "", (long long)v[i]);
     if (shown < n) put(o, ", ... %lld entries", (long long)n);
     put(o, "]");
@@ -258,13 +259,17 @@ static int finish(text *o)
     return o->cut ? MG_DT_ERR_TRUNCATED : MG_DT_SUCCESS;
 }
 
-int mg_dt_describe(const mg_dt *t, char *buf, size_t len)
+static int describe(const mg_dt *t, char *buf, size_t len, int full)
 {
     if (!t || (!buf && len)) return MG_DT_ERR_ARG;
-    text o = {buf, len, 0, 0};
+    text o = {buf, len, 0, 0, full};
     form(&o, t->root, t->disp, t->lb, t->extent);
     return finish(&o);
 }
+
+int mg_dt_describe(const mg_dt *t, char *buf, size_t len) { return describe(t, buf, len, 0); }
+
+int mg_dt_describe_full(const mg_dt *t, char *buf, size_t len) { return describe(t, buf, len, 1); }
 
 int mg_dt_shape(const mg_dt *t, char *buf, size_t len)
 {
@@ -304,7 +309,7 @@ static int describe_visit(const mg_node *n, MPI_Aint disp, void *arg)
 int mg_dt_describe_count(const mg_dt *t, MPI_Count count, char *buf, size_t len)
 {
     if (!t || count < 0 || (!buf && len)) return MG_DT_ERR_ARG;
-    count_text c = {{buf, len, 0, 0}, 0, 0};
+    count_text c = {{buf, len, 0, 0, 0}, 0, 0};
     mg__count_bounds(t, count, &c.lb, &c.extent);
     return mg__repeat(t, count, describe_visit, &c);
 }

@@ -45,6 +45,15 @@ int mg_tune_set_counting(mg_tune_counting counting)
     return MG_TUNE_SUCCESS;
 }
 
+int mg_tune_set_recording(mg_tune_counting recording)
+{
+    if (recording != MG_TUNE_COUNT_AUTO && recording != MG_TUNE_COUNT_NEVER && recording != MG_TUNE_COUNT_ALWAYS)
+        return MG_TUNE_ERR_ARG;
+    mg_tune__ensure_configured();
+    mg_tune__set_recording((int)recording);
+    return MG_TUNE_SUCCESS;
+}
+
 int mg_tune_ncollectives(void) { return MG_NCOLLS; }
 
 const char *mg_tune_collective_name(int i) { return i >= 0 && i < MG_NCOLLS ? mg_tune__table((mg_coll)i)->name : NULL; }

@@ -16,7 +16,7 @@
 extern char **environ;
 
 static const char *const keys =
-    "mode, force, profiles, msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping, dt_form";
+    "mode, force, profiles, msg_pool_bytes, int_pool_bytes, chunk, report, record, allow_regrouping, dt_form";
 
 /* "auto, vector, resized, list or copies" (the engine's form names) in text[96]. */
 enum { DT_FORMS_LEN = 96 };
@@ -34,7 +34,7 @@ static const char *const env_names[] = {
     "MPIGUIDE_TUNE_MODE",   "MPIGUIDE_TUNE_FORCE",    "MPIGUIDE_TUNE_PROFILES",
     "MPIGUIDE_TUNE_CONFIG", "MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL",
     "MPIGUIDE_TUNE_CHUNK",  "MPIGUIDE_TUNE_REPORT",   "MPIGUIDE_TUNE_ALLOW_REGROUPING",
-    "MPIGUIDE_TUNE_DT_FORM"};
+    "MPIGUIDE_TUNE_DT_FORM", "MPIGUIDE_TUNE_RECORD"};
 #define N_ENV ((int)(sizeof env_names / sizeof env_names[0]))
 
 void mg_tune__config_defaults(mg_tune_config *cfg)
@@ -50,7 +50,8 @@ void mg_tune__config_free(mg_tune_config *cfg)
 {
     free(cfg->profiles);
     free(cfg->report);
-    cfg->profiles = cfg->report = NULL;
+    free(cfg->record);
+    cfg->profiles = cfg->report = cfg->record = NULL;
 }
 
 static char *trim(char *s)
@@ -184,10 +185,11 @@ static int apply_key(const char *path, const char *where, const char *key, const
         expected = "off, forced or tuned";
     } else if (strcmp(key, "force") == 0) {
         return mg_tune__parse_force(val, cfg, where);
-    } else if (strcmp(key, "profiles") == 0 || strcmp(key, "report") == 0) {
+    } else if (strcmp(key, "profiles") == 0 || strcmp(key, "report") == 0 || strcmp(key, "record") == 0) {
         ok = *val != '\0';
         expected = "a path";
-        if (ok) set_string(strcmp(key, "report") == 0 ? &cfg->report : &cfg->profiles, config_path(path, val));
+        char **dst = key[1] == 'r' ? &cfg->profiles : key[2] == 'p' ? &cfg->report : &cfg->record;
+        if (ok) set_string(dst, config_path(path, val));
     } else if (strcmp(key, "msg_pool_bytes") == 0 || strcmp(key, "int_pool_bytes") == 0) {
         size_t v;
         ok = mg_parse_size(val, &v) == 0;
@@ -271,7 +273,7 @@ static int warn_unknown_variables(void)
             known = strlen(env_names[i]) == n && strncmp(*e, env_names[i], n) == 0;
         if (!known) {
             mg_tune__warn("unknown variable %.*s ignored (known: MPIGUIDE_TUNE_MODE, _FORCE, _PROFILES, _CONFIG, "
-                          "_MSG_POOL, _INT_POOL, _CHUNK, _REPORT, _ALLOW_REGROUPING, _DT_FORM)",
+                          "_MSG_POOL, _INT_POOL, _CHUNK, _REPORT, _RECORD, _ALLOW_REGROUPING, _DT_FORM)",
                           (int)n, *e);
             problems++;
         }
@@ -295,6 +297,7 @@ static int read_environment(mg_tune_config *cfg)
     }
     if ((v = env("MPIGUIDE_TUNE_PROFILES")) != NULL) set_string(&cfg->profiles, strdup(v));
     if ((v = env("MPIGUIDE_TUNE_REPORT")) != NULL) set_string(&cfg->report, strdup(v));
+    if ((v = env("MPIGUIDE_TUNE_RECORD")) != NULL) set_string(&cfg->record, strdup(v));
     const char *pools[2] = {"MPIGUIDE_TUNE_MSG_POOL", "MPIGUIDE_TUNE_INT_POOL"};
     size_t *dst[2] = {&cfg->msg_pool_bytes, &cfg->int_pool_bytes};
     for (int i = 0; i < 2; i++)

@@ -19,6 +19,7 @@
 #include "datatypes/pending.h"
 #include "handles.h"
 #include "lifecycle.h"
+#include "record.h"
 #include "types.h"
 
 /* What the calling thread's last call of each collective ran. initial-exec:
@@ -51,7 +52,7 @@ static inline __attribute__((always_inline)) int native_fast(mg_coll coll, MPI_C
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     /* before MPI_Init, after MPI_Finalize, on MPI_COMM_NULL: the native call says what is wrong */
     if (__builtin_expect(!(h & MG_HOT_ON) || comm == MPI_COMM_NULL, 0)) return 1;
-    if (h & MG_HOT_COUNT) return 0;
+    if (h & (MG_HOT_COUNT | MG_HOT_RECORD)) return 0;
     switch (MG_HOT_MODE(h)) {
     case MG_TUNE_FORCED:
         if (atomic_load_explicit(&mg_tune_hot.forced[coll], memory_order_relaxed) != 0) return 0;
@@ -118,7 +119,7 @@ static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, i
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     mg_tune_mode mode = MG_HOT_MODE(h);
-    int count = (h & MG_HOT_COUNT) != 0;
+    int count = (h & MG_HOT_COUNT) != 0, record = (h & MG_HOT_RECORD) != 0;
     if (!(h & MG_HOT_ON) || comm == MPI_COMM_NULL) return 0;
     unsigned gen = atomic_load_explicit(&mg_hmap_deletions, memory_order_acquire);
     const mg_tune_live *live = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
@@ -139,7 +140,7 @@ static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, i
         const mg_tune_profile *profile = mode == MG_TUNE_TUNED ? mg_tune__comm_profile(info, coll) : NULL;
         /* tuned mode without a profile of (collective, size), and mode off, choose nothing: the
          * size of the message is only needed for the counter */
-        if (count || impl > 0 || profile) {
+        if (count || record || impl > 0 || profile) {
             MPI_Count key = n;
             if (per_rank && __builtin_mul_overflow(n, (MPI_Count)info->size, &key)) key = -1;
             bytes = key >= 0 ? mg_type_bytes(key, type) : -1;
@@ -149,11 +150,13 @@ static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, i
         /* the forced choice may change without the hot word: not remembered */
         if (mode != MG_TUNE_FORCED) *m = (memo){comm, type, n, bytes, live, h, gen, impl, size};
     }
+    if (record) mg_tune__rec_note_size(size, bytes);
     if (impl > 0) {
         *ch = (mg_choice){impl, size};
         return 1;
     }
     if (count) mg_tune__count(coll, bytes, 0);
+    if (record) mg_tune__rec_note_impl(label_default);
     last_impl[coll] = label_default;
     return 0;
 }
@@ -171,6 +174,7 @@ static const mg_mockup *complete(mg_call *c, const mg_choice *ch, mg_need *need)
     if (atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT)
         mg_tune__count(c->coll, c->bytes, impl);
     last_impl[c->coll] = mg_tune__impl_label(c->coll, impl);
+    mg_tune__rec_note_impl(last_impl[c->coll]);
     return m;
 }
 
@@ -203,6 +207,7 @@ MG_TUNE_API int MPI_Init(int *argc, char ***argv)
     if (rc == MPI_SUCCESS) {
         mg_tune__comms_start();
         mg_tune__types_start();
+        mg_tune__rec_start();
         mg_tune__start();
     }
     return rc;
@@ -214,6 +219,7 @@ MG_TUNE_API int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
     if (rc == MPI_SUCCESS) {
         mg_tune__comms_start();
         mg_tune__types_start();
+        mg_tune__rec_start();
         mg_tune__start();
     }
     return rc;
@@ -222,8 +228,10 @@ MG_TUNE_API int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 MG_TUNE_API int MPI_Finalize(void)
 {
     mg_tune__dt_progress_orphans(1); /* while their memory is still the library's */
+    mg_tune__rec_write();             /* while the shadow of MPI_COMM_WORLD and the plans are there */
     mg_tune__stop();
     mg_tune__comms_stop();
+    mg_tune__rec_stop();
     mg_tune__types_stop();
     return PMPI_Finalize();
 }
@@ -269,9 +277,10 @@ static inline int with_orphans(int rc)
     MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,     \
                          MPI_Datatype recvtype, MPI_Comm comm)                                                        \
     {                                                                                                                 \
+        mg_tune__rec_begin(__func__);                                                                                 \
         int rc = mg_tune__dt_active() ? DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NAME##_wide) \
                                       : NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);     \
-        return with_orphans(rc);                                                                                      \
+        return mg_tune__rec_done(with_orphans(rc));                                                                   \
     }
 
 #define DEF_ROOTED(NAME, PNAME, CNT, COLL, DT)                                                                        \
@@ -305,10 +314,11 @@ static inline int with_orphans(int rc)
     MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount,     \
                          MPI_Datatype recvtype, int root, MPI_Comm comm)                                              \
     {                                                                                                                 \
+        mg_tune__rec_begin(__func__);                                                                                 \
         int rc = mg_tune__dt_active()                                                                                 \
                      ? DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NAME##_wide)        \
                      : NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);           \
-        return with_orphans(rc);                                                                                      \
+        return mg_tune__rec_done(with_orphans(rc));                                                                   \
     }
 
 /* Allreduce, Scan (no root), Reduce_scatter_block (count is recvcount). */
@@ -332,7 +342,8 @@ static inline int with_orphans(int rc)
     MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op,           \
                          MPI_Comm comm)                                                                             \
     {                                                                                                               \
-        return with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, comm));                              \
+        mg_tune__rec_begin(__func__);                                                                               \
+        return mg_tune__rec_done(with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, comm)));           \
     }
 
 #define DEF_REDUCE(NAME, PNAME, CNT)                                                                                \
@@ -355,7 +366,8 @@ static inline int with_orphans(int rc)
     MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root, \
                          MPI_Comm comm)                                                                             \
     {                                                                                                               \
-        return with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, root, comm));                        \
+        mg_tune__rec_begin(__func__);                                                                               \
+        return mg_tune__rec_done(with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, root, comm)));     \
     }
 
 #define DEF_BCAST(NAME, PNAME, CNT)                                                                              \
@@ -379,9 +391,10 @@ static inline int with_orphans(int rc)
     }                                                                                                            \
     MG_TUNE_API int NAME(void *buffer, CNT count, MPI_Datatype datatype, int root, MPI_Comm comm)                \
     {                                                                                                            \
+        mg_tune__rec_begin(__func__);                                                                            \
         int rc = mg_tune__dt_active() ? mg_tune__dt_bcast(buffer, count, datatype, root, comm, NAME##_wide)      \
                                       : NAME##_coll(buffer, count, datatype, root, comm);                        \
-        return with_orphans(rc);                                                                                 \
+        return mg_tune__rec_done(with_orphans(rc));                                                              \
     }
 
 DEF_ALLGATHER_LIKE(MPI_Allgather, PMPI_Allgather, int, MG_COLL_ALLGATHER, mg_tune__dt_allgather)

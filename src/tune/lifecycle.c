@@ -21,7 +21,10 @@ static struct {
     mg_tune_live *retired; /* replaced profile sets, freed at MPI_Finalize */
     int api_used;          /* the control API changed mode, force or profiles */
     int count_override;    /* -1: automatic (report set or api_used), 0: never count, 1: always */
-} life = {.mu = PTHREAD_MUTEX_INITIALIZER, .thread_level = MPI_THREAD_SINGLE, .count_override = -1};
+    int record_done;       /* MPI_Finalize has ended record mode */
+    int record_override;   /* -1: record when a record file is configured, 0: never, 1: always */
+} life = {.mu = PTHREAD_MUTEX_INITIALIZER, .thread_level = MPI_THREAD_SINGLE, .count_override = -1,
+          .record_override = -1};
 
 static void lock(void) { pthread_mutex_lock(&life.mu); }
 static void unlock(void) { pthread_mutex_unlock(&life.mu); }
@@ -41,7 +44,9 @@ static void publish(void)
     atomic_store_explicit(&mg_tune_hot.regroup, life.cfg.allow_regrouping, memory_order_relaxed);
     mg_tune__types_set_form(life.cfg.dt_form);
     int count = life.count_override >= 0 ? life.count_override : life.cfg.report != NULL || life.api_used;
-    unsigned h = (life.initialized ? MG_HOT_ON : 0u) | (count ? MG_HOT_COUNT : 0u) |
+    int record = life.initialized && !life.record_done &&
+                 (life.record_override >= 0 ? life.record_override : life.cfg.record != NULL);
+    unsigned h = (life.initialized ? MG_HOT_ON : 0u) | (count ? MG_HOT_COUNT : 0u) | (record ? MG_HOT_RECORD : 0u) |
                  ((unsigned)life.cfg.mode << MG_HOT_MODE_SHIFT);
     atomic_store_explicit(&mg_tune_hot.word, h, memory_order_release);
 }
@@ -137,6 +142,7 @@ void mg_tune__start(void)
     mg_tune__pools_alloc(life.cfg.msg_pool_bytes, life.cfg.int_pool_bytes);
     mg_tune__counters_reset();
     life.initialized = 1;
+    life.record_done = 0;
     publish();
     unlock();
 }
@@ -174,9 +180,26 @@ void mg_tune__stop(void)
     mg_tune__counters_free();
     free(life.cfg.profiles);
     free(life.cfg.report);
-    life.cfg.profiles = life.cfg.report = NULL;
+    free(life.cfg.record);
+    life.cfg.profiles = life.cfg.report = life.cfg.record = NULL;
     unlock();
     mg_tune__warnings_free();
+}
+
+char *mg_tune__record_path(void)
+{
+    lock();
+    char *path = life.initialized && life.cfg.record ? strdup(life.cfg.record) : NULL;
+    unlock();
+    return path;
+}
+
+void mg_tune__record_off(void)
+{
+    lock();
+    life.record_done = 1;
+    publish();
+    unlock();
 }
 
 /* ---- the control API's changes ---- */
@@ -240,6 +263,14 @@ void mg_tune__set_counting(int mode)
 {
     lock();
     life.count_override = mode < 0 ? -1 : mode > 0;
+    publish();
+    unlock();
+}
+
+void mg_tune__set_recording(int mode)
+{
+    lock();
+    life.record_override = mode < 0 ? -1 : mode > 0;
     publish();
     unlock();
 }

@@ -20,7 +20,8 @@ typedef struct mg_tune_live {
 /* The hot word: what every intercepted call reads first. */
 #define MG_HOT_ON         1u /* between our MPI_Init and MPI_Finalize */
 #define MG_HOT_COUNT      2u /* count the calls (a report is requested) */
-#define MG_HOT_MODE_SHIFT 2
+#define MG_HOT_RECORD     4u /* record the calls and their times (record.h) */
+#define MG_HOT_MODE_SHIFT 3
 #define MG_HOT_MODE(h)    ((mg_tune_mode)(((h) >> MG_HOT_MODE_SHIFT) & 3u))
 
 /* Copies of the configuration in force, published by lifecycle.c (under its
@@ -28,7 +29,7 @@ typedef struct mg_tune_live {
  * Relaxed/acquire atomics: a call that races with a change sees the old or the
  * new value of each, never a torn one. */
 typedef struct {
-    _Atomic unsigned word;           /* MG_HOT_ON | MG_HOT_COUNT | mode << MG_HOT_MODE_SHIFT */
+    _Atomic unsigned word;           /* MG_HOT_ON | MG_HOT_COUNT | MG_HOT_RECORD | mode << MG_HOT_MODE_SHIFT */
     _Atomic int forced[MG_NCOLLS];   /* the forced implementation per collective */
     _Atomic int dt_forced;           /* the forced strategy of calls with derived datatypes (mg_dts) */
     _Atomic size_t msg_cap, int_cap; /* the pools' configured capacities */
@@ -45,6 +46,10 @@ void mg_tune__ensure_configured(void);
  * MPI_Finalize (before PMPI_Finalize): write the report, free everything. */
 void mg_tune__start(void);
 void mg_tune__stop(void);
+/* The record file of record mode (a copy, the caller frees it), NULL if none;
+ * and, at MPI_Finalize before the record is written, the end of recording. */
+char *mg_tune__record_path(void);
+void mg_tune__record_off(void);
 
 /* Tuned-mode choice for (coll, procs, bytes): implementation index of the
  * covering range, -1 if no profile or no range covers bytes. Lock-free. */
@@ -61,6 +66,8 @@ void mg_tune__set_dt_forced(mg_dts strategy);
 int mg_tune__use_profiles(const char *dir);
 /* Counting for the report: -1 as above, 0 never, 1 always. */
 void mg_tune__set_counting(int mode);
+/* Recording: -1 when a record file is configured, 0 never, 1 always. */
+void mg_tune__set_recording(int mode);
 /* The report with the configuration in force. */
 int mg_tune__report(FILE *out);
 

@@ -17,6 +17,8 @@
  *                           datatype moves its data (datatypes/strategy.h)
  *   call       call.c       what a call's arguments say: its message sizes, and
  *                           whether they are erroneous on this rank (call.h)
+ *   recfile    recfile.c    record mode's file, gathered from every rank at
+ *                           MPI_Finalize (record.h)
  *   comms      comms.c      the library's own communicators: the probe
  *                           communicator, and the shadows the mock-ups' inner
  *                           calls run on (comms.h)
@@ -26,6 +28,8 @@
  *   middle     config.c     reads a configuration (no state)
  *              profile.c    parses and searches profile sets (no state)
  *              report.c     the usage counters and the report
+ *              record.c     record mode: each thread's calls, their keys and
+ *                           times (record.h)
  *   dtprofile  dt_profile.c parses and searches datatype profiles (no state)
  *   reader     profile_read.c  reads the lines of a profile file (profile_read.h)
  *   catalog    catalog.c    the collectives, their mock-up tables, the names
@@ -193,6 +197,7 @@ typedef struct {
     size_t int_pool_bytes;
     MPI_Count chunk;      /* C of the chunked round-robin mock-ups, elements */
     char *report;         /* report file at MPI_Finalize, "-" = stderr, or NULL */
+    char *record;         /* record file (record mode) written at MPI_Finalize, or NULL */
     int allow_regrouping; /* reduction mock-ups may regroup floating-point data (bits may change) */
     int dt_form;          /* MG_DT_FORM_* of the normalized types (AUTO: the engine's policy for the library) */
 } mg_tune_config;

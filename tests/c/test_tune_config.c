@@ -57,7 +57,8 @@ static void check_config_at_init(void)
     EXPECT(cfg.report && strcmp(cfg.report, "-") == 0);
 
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:4: unknown key 'mdoe' (keys: mode, force, profiles, "
-                   "msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping, dt_form); this line is ignored\n",
+                   "msg_pool_bytes, int_pool_bytes, chunk, report, record, allow_regrouping, dt_form); this line "
+                   "is ignored\n",
                    dir);
     EXPECT_WARNING("mpiguide-tune: warning: %s/tune.conf:5: expected 'key = value', found 'just words'; this line "
                    "is ignored\n",
@@ -100,11 +101,35 @@ static void check_config_variants(void)
     setenv("MPIGUIDE_TUNE_MODE", "tuned", 1);
     setenv("MPIGUIDE_TUNE_FORCE", "bcast=default, allgather=default", 1); /* replaces the file's force */
     setenv("MPIGUIDE_TUNE_REPORT", "/tmp/report.txt", 1);
+    setenv("MPIGUIDE_TUNE_RECORD", "/tmp/record.txt", 1);
     mg_tune__config_read(&cfg);
     EXPECT(cfg.mode == MG_TUNE_TUNED);
     EXPECT(cfg.forced[MG_COLL_ALLREDUCE] == 0);
     EXPECT(cfg.report && strcmp(cfg.report, "/tmp/report.txt") == 0);
+    EXPECT(cfg.record && strcmp(cfg.record, "/tmp/record.txt") == 0);
     mg_tune__config_free(&cfg);
+    unsetenv("MPIGUIDE_TUNE_RECORD");
+    /* the three path keys of a file, relative to its directory */
+    const char *conf_env = getenv("MPIGUIDE_TUNE_CONFIG");
+    char saved_conf[256], paths_conf[256], want[512];
+    snprintf(saved_conf, sizeof saved_conf, "%s", conf_env ? conf_env : "");
+    snprintf(paths_conf, sizeof paths_conf, "%s/paths.conf", dir);
+    write_file("paths.conf", "record = rec.txt\nreport = rep.txt\nprofiles = profs\n");
+    setenv("MPIGUIDE_TUNE_CONFIG", paths_conf, 1);
+    unsetenv("MPIGUIDE_TUNE_REPORT");
+    mg_tune__config_read(&cfg);
+    snprintf(want, sizeof want, "%s/rec.txt", dir);
+    EXPECT(cfg.record && strcmp(cfg.record, want) == 0);
+    snprintf(want, sizeof want, "%s/rep.txt", dir);
+    EXPECT(cfg.report && strcmp(cfg.report, want) == 0);
+    snprintf(want, sizeof want, "%s/profs", dir);
+    EXPECT(cfg.profiles && strcmp(cfg.profiles, want) == 0);
+    mg_tune__config_free(&cfg);
+    if (conf_env)
+        setenv("MPIGUIDE_TUNE_CONFIG", saved_conf, 1);
+    else
+        unsetenv("MPIGUIDE_TUNE_CONFIG");
+    setenv("MPIGUIDE_TUNE_REPORT", "/tmp/report.txt", 1);
     setenv("MPIGUIDE_TUNE_DT_FORM", "copies", 1);
     mg_tune__config_read(&cfg);
     EXPECT(cfg.dt_form == MG_DT_FORM_COPIES);

@@ -561,7 +561,8 @@ static void phase_config(void)
                    dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:8: profiles '': expected a path; this line is ignored\n", dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:9: unknown key 'wibble' (keys: mode, force, profiles, "
-                   "msg_pool_bytes, int_pool_bytes, chunk, report, allow_regrouping, dt_form); this line is ignored\n",
+                   "msg_pool_bytes, int_pool_bytes, chunk, report, record, allow_regrouping, dt_form); this line "
+                   "is ignored\n",
                    dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_INT_POOL=12q: expected a size in bytes such as 67108864, "
                    "64M or 256k; ignored\n");

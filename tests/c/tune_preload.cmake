@@ -7,14 +7,16 @@
 # name on one line), so that any report line format passes.
 #
 # cmake -DMPIEXEC=... -DNP=... -DAPP=... -DLIB=... -DPRELOAD_FIRST=... -DWORK=...
-#       [-DFORCE=coll=mockup,...] [-DMODE=off] [-DCHUNK=n] [-DARGS=...] -P tune_preload.cmake
+#       [-DFORCE=coll=mockup,...] [-DMODE=off] [-DCHUNK=n] [-DARGS=...] [-DRECORD=1] -P tune_preload.cmake
 # PRELOAD_FIRST: libraries that must come before LIB in LD_PRELOAD (the
 # sanitizer runtimes in a sanitizer build: ASan must be the first library).
 # FORCE: MPIGUIDE_TUNE_FORCE (every collective named must show its mock-up in
 # the report; datatypes=S: some call with a derived datatype must show
 # strategy S); MODE=off: the library preloaded in mode off (nothing forced,
 # the report only has to exist); CHUNK: MPIGUIDE_TUNE_CHUNK, if given; ARGS:
-# the program's arguments (an unmodified driver that checks its own data).
+# the program's arguments (an unmodified driver that checks its own data);
+# RECORD=1: record mode on as well (MPIGUIDE_TUNE_RECORD), and the record file
+# must be whole, with a row of every rank.
 foreach(v MPIEXEC NP APP LIB WORK)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "tune_preload.cmake: -D${v}=... is missing")
@@ -39,7 +41,11 @@ elseif(NOT DEFINED FORCE)
 endif()
 set(extra_env "")
 if(DEFINED CHUNK)
-  set(extra_env "MPIGUIDE_TUNE_CHUNK=${CHUNK}")
+  list(APPEND extra_env "MPIGUIDE_TUNE_CHUNK=${CHUNK}")
+endif()
+set(record "${WORK}/record.txt")
+if(RECORD)
+  list(APPEND extra_env "MPIGUIDE_TUNE_RECORD=${record}")
 endif()
 separate_arguments(app_args UNIX_COMMAND "${ARGS}")
 execute_process(
@@ -52,6 +58,21 @@ if(NOT rc EQUAL 0)
 endif()
 if(NOT EXISTS "${report}")
   message(FATAL_ERROR "tune_preload: no report ${report}: the library was not preloaded or did not write it")
+endif()
+if(RECORD)
+  if(NOT EXISTS "${record}")
+    message(FATAL_ERROR "tune_preload: no record file ${record}")
+  endif()
+  file(READ "${record}" rec)
+  math(EXPR last "${NP} - 1")
+  foreach(r RANGE ${last})
+    if(NOT rec MATCHES "\n${r} MPI_[A-Za-z_]+ ")
+      message(FATAL_ERROR "tune_preload: the record has no row of rank ${r}:\n${rec}")
+    endif()
+  endforeach()
+  if(NOT rec MATCHES "#@end=ok\n$")
+    message(FATAL_ERROR "tune_preload: the record file is not whole:\n${rec}")
+  endif()
 endif()
 file(READ "${report}" text)
 message("report:\n${text}")

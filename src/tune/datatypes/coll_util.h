@@ -18,10 +18,18 @@ static inline int size_of(MPI_Comm comm)
     return p;
 }
 
-/* Counts a call of op (this rank's bytes, the strategy decided) where a report
- * is requested and one of its significant types is a committed derived one. */
-static inline void count_call(mg_dtop op, MPI_Datatype a, MPI_Datatype b, MPI_Count bytes, mg_dts s)
+/* Counts a call of op on comm (this rank's bytes, the strategy decided) where a
+ * report is requested and one of its significant types is a committed derived
+ * one; notes its size, bytes and types (a, the send side's; b, the receive
+ * side's) for the record. */
+static inline void count_call(MPI_Comm comm, mg_dtop op, MPI_Datatype a, MPI_Datatype b, MPI_Count bytes, mg_dts s)
 {
+    if (mg_tune__rec_active()) {
+        /* the types' plans and the size (count 1: the bytes are the call's, noted first) */
+        mg_tune__rec_note_size(-1, bytes);
+        mg_tune__dt_rec_note(0, comm, 1, a, s);
+        mg_tune__dt_rec_note(1, comm, 1, b, s);
+    }
     if ((atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT) &&
         (mg_tune__type_is_committed(a) || mg_tune__type_is_committed(b)))
         mg_tune__dt_count(op, bytes, s);

@@ -50,7 +50,7 @@ int mg_tune__dt_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, M
     MPI_Count n = mg_type_bytes(count, type);
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_BCAST, comm, n, 1, type);
     if (s == MG_DTS_PACK && (n <= 0 || n > INT_MAX || at_bottom(buf, count))) s = MG_DTS_NATIVE;
-    count_call(MG_DTOP_BCAST, type, MPI_DATATYPE_NULL, n, s);
+    count_call(comm, MG_DTOP_BCAST, type, MPI_DATATYPE_NULL, n, s);
     if (s == MG_DTS_NORMALIZED) return inner(buf, count, mg_tune__dt_normal(type), root, comm);
     if (s == MG_DTS_NATIVE) return inner(buf, count, type, root, comm);
     char *run = mg_contiguous_run(buf, count, type);
@@ -92,7 +92,8 @@ int mg_tune__dt_gather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n) || (!in_place && at_bottom(sendbuf, sendcount)) ||
                              (at_root && at_bottom(recvbuf, recvcount))))
         s = MG_DTS_NATIVE;
-    count_call(MG_DTOP_GATHER, in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL, n, s);
+    count_call(comm, MG_DTOP_GATHER, in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL, n,
+               s);
     if (s == MG_DTS_NORMALIZED)
         return inner(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcount,
                      at_root ? mg_tune__dt_normal(recvtype) : recvtype, root, comm);
@@ -124,7 +125,8 @@ int mg_tune__dt_scatter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n) || (at_root && at_bottom(sendbuf, sendcount)) ||
                              (!in_place && at_bottom(recvbuf, recvcount))))
         s = MG_DTS_NATIVE;
-    count_call(MG_DTOP_SCATTER, at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype, n, s);
+    count_call(comm, MG_DTOP_SCATTER, at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype,
+               n, s);
     if (s == MG_DTS_NORMALIZED)
         return inner(sendbuf, sendcount, at_root ? mg_tune__dt_normal(sendtype) : sendtype, recvbuf, recvcount,
                      in_place ? recvtype : mg_tune__dt_normal(recvtype), root, comm);
@@ -157,7 +159,8 @@ static int all_to(int all, const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n) || (!in_place && at_bottom(sendbuf, sendcount)) ||
                              at_bottom(recvbuf, recvcount)))
         s = MG_DTS_NATIVE;
-    count_call(all ? MG_DTOP_ALLTOALL : MG_DTOP_ALLGATHER, in_place ? MPI_DATATYPE_NULL : sendtype, recvtype, n, s);
+    count_call(comm, all ? MG_DTOP_ALLTOALL : MG_DTOP_ALLGATHER, in_place ? MPI_DATATYPE_NULL : sendtype, recvtype, n,
+               s);
     if (s == MG_DTS_NORMALIZED)
         return inner(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcount,
                      mg_tune__dt_normal(recvtype), comm);
@@ -267,8 +270,8 @@ static int vside_move(const vside *v, int put, void *buf, const int *counts, con
 
 static size_t vside_need(const vside *v) { return v->base ? 0 : (size_t)v->total; }
 
-MG_TUNE_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+static int gatherv_dt(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (!mg_tune__dt_active())
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
@@ -278,7 +281,7 @@ MG_TUNE_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_GATHERV, comm, n, 0, derived_of(st, rt));
     if (s == MG_DTS_PACK && ((!in_place && at_bottom(sendbuf, sendcount)) || (at_root && recvbuf == MPI_BOTTOM)))
         s = MG_DTS_NATIVE;
-    count_call(MG_DTOP_GATHERV, st, rt, n, s);
+    count_call(comm, MG_DTOP_GATHERV, st, rt, n, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Gatherv(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf, recvcounts,
                             displs, at_root ? mg_tune__dt_normal(recvtype) : recvtype, root, comm);
@@ -300,8 +303,16 @@ MG_TUNE_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
     return rc;
 }
 
-MG_TUNE_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+MG_TUNE_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    mg_tune__rec_begin(__func__);
+    return mg_tune__rec_done(gatherv_dt(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                                        comm));
+}
+
+static int scatterv_dt(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (!mg_tune__dt_active())
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -311,7 +322,7 @@ MG_TUNE_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const 
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_SCATTERV, comm, n, 0, derived_of(st, rt));
     if (s == MG_DTS_PACK && ((at_root && sendbuf == MPI_BOTTOM) || (!in_place && at_bottom(recvbuf, recvcount))))
         s = MG_DTS_NATIVE;
-    count_call(MG_DTOP_SCATTERV, st, rt, n, s);
+    count_call(comm, MG_DTOP_SCATTERV, st, rt, n, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Scatterv(sendbuf, sendcounts, displs, at_root ? mg_tune__dt_normal(sendtype) : sendtype, recvbuf,
                              recvcount, in_place ? recvtype : mg_tune__dt_normal(recvtype), root, comm);
@@ -337,8 +348,16 @@ MG_TUNE_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const 
     return rc;
 }
 
-MG_TUNE_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+MG_TUNE_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    mg_tune__rec_begin(__func__);
+    return mg_tune__rec_done(scatterv_dt(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                                         comm));
+}
+
+static int allgatherv_dt(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!mg_tune__dt_active())
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
@@ -347,7 +366,7 @@ MG_TUNE_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype 
     MPI_Count n = in_place ? 0 : mg_type_bytes(sendcount, sendtype);
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_ALLGATHERV, comm, n, 0, derived_of(st, recvtype));
     if (s == MG_DTS_PACK && ((!in_place && at_bottom(sendbuf, sendcount)) || recvbuf == MPI_BOTTOM)) s = MG_DTS_NATIVE;
-    count_call(MG_DTOP_ALLGATHERV, st, recvtype, n, s);
+    count_call(comm, MG_DTOP_ALLGATHERV, st, recvtype, n, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Allgatherv(sendbuf, sendcount, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf,
                                recvcounts, displs, mg_tune__dt_normal(recvtype), comm);
@@ -370,9 +389,16 @@ MG_TUNE_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype 
     return rc;
 }
 
-MG_TUNE_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                              void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                              MPI_Comm comm)
+MG_TUNE_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    mg_tune__rec_begin(__func__);
+    return mg_tune__rec_done(allgatherv_dt(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
+}
+
+static int alltoallv_dt(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                        void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                        MPI_Comm comm)
 {
     if (!mg_tune__dt_active())
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
@@ -383,7 +409,7 @@ MG_TUNE_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const
     for (int i = 0; i < p && size > 0; i++) bytes += recvcounts[i] * size;
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_ALLTOALLV, comm, bytes, 0, derived_of(st, recvtype));
     if (s == MG_DTS_PACK && ((!in_place && sendbuf == MPI_BOTTOM) || recvbuf == MPI_BOTTOM)) s = MG_DTS_NATIVE;
-    count_call(MG_DTOP_ALLTOALLV, st, recvtype, bytes, s);
+    count_call(comm, MG_DTOP_ALLTOALLV, st, recvtype, bytes, s);
     if (s == MG_DTS_NORMALIZED)
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, in_place ? sendtype : mg_tune__dt_normal(sendtype), recvbuf,
                               recvcounts, rdispls, mg_tune__dt_normal(recvtype), comm);
@@ -405,4 +431,13 @@ MG_TUNE_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const
     if (rc == MPI_SUCCESS) rc = vside_move(&r, 0, recvbuf, recvcounts, rdispls, recvtype, p, -1, comm);
     release(l);
     return rc;
+}
+
+MG_TUNE_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                              void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                              MPI_Comm comm)
+{
+    mg_tune__rec_begin(__func__);
+    return mg_tune__rec_done(alltoallv_dt(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                          recvtype, comm));
 }

@@ -29,12 +29,13 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     MG_TUNE_API int NAME(const void *buf, CNT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
     {                                                                                                         \
         if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, dest, tag, comm);                       \
+        mg_tune__rec_begin(__func__);                                                                         \
         mg_dt_side x;                                                                                         \
         mg_tune__dt_side(&x, OP, comm, dest, buf, count, datatype, MG_DT_SEND);                               \
         int rc = PNAME(x.buf, (CNT)x.count, x.type, dest, tag, comm);                                         \
         mg_tune__dt_finish(&x, rc, NULL);                                                                     \
         mg_tune__dt_progress_orphans(0);                                                                      \
-        return rc;                                                                                            \
+        return mg_tune__rec_done(rc);                                                                         \
     }
 
 #define DEF_RECV(NAME, PNAME, CNT)                                                                        \
@@ -42,13 +43,14 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
                          MPI_Status *status)                                                              \
     {                                                                                                     \
         if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, source, tag, comm, status);         \
+        mg_tune__rec_begin(__func__);                                                                     \
         mg_dt_side x;                                                                                     \
         mg_tune__dt_side(&x, MG_DTOP_RECV, comm, source, buf, count, datatype, MG_DT_RECV);               \
         MG_DT_STATUS(x, status);                                                                          \
         int rc = PNAME(x.buf, (CNT)x.count, x.type, source, tag, comm, st);                               \
         mg_tune__dt_finish(&x, rc, st);                                                                   \
         mg_tune__dt_progress_orphans(0);                                                                  \
-        return rc;                                                                                        \
+        return mg_tune__rec_done(rc);                                                                     \
     }
 
 #define DEF_SENDRECV(NAME, PNAME, CNT)                                                                                 \
@@ -59,6 +61,7 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         if (!mg_tune__dt_active())                                                                                     \
             return PNAME(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,   \
                          comm, status);                                                                                \
+        mg_tune__rec_begin(__func__);                                                                                  \
         mg_dt_side s, r;                                                                                               \
         mg_tune__dt_side(&s, MG_DTOP_SENDRECV_SEND, comm, dest, sendbuf, sendcount, sendtype, MG_DT_SEND);             \
         mg_tune__dt_side(&r, MG_DTOP_SENDRECV_RECV, comm, source, recvbuf, recvcount, recvtype, MG_DT_RECV);           \
@@ -68,7 +71,7 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         mg_tune__dt_finish(&s, rc, NULL);                                                                              \
         mg_tune__dt_finish(&r, rc, st);                                                                                \
         mg_tune__dt_progress_orphans(0);                                                                               \
-        return rc;                                                                                                     \
+        return mg_tune__rec_done(rc);                                                                                  \
     }
 
 /* One buffer both ways: a packed send is in its stream before anything is
@@ -78,6 +81,7 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
                          MPI_Comm comm, MPI_Status *status)                                                           \
     {                                                                                                                 \
         if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);  \
+        mg_tune__rec_begin(__func__);                                                                                 \
         mg_dt_side s, r;                                                                                              \
         mg_tune__dt_side(&s, MG_DTOP_REPLACE_SEND, comm, dest, buf, count, datatype, MG_DT_SEND);                     \
         mg_tune__dt_side(&r, MG_DTOP_REPLACE_RECV, comm, source, buf, count, datatype, MG_DT_RECV);                   \
@@ -94,7 +98,7 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         }                                                                                                             \
         mg_tune__dt_finish(&s, rc, NULL);                                                                             \
         mg_tune__dt_progress_orphans(0);                                                                              \
-        return rc;                                                                                                    \
+        return mg_tune__rec_done(rc);                                                                                 \
     }
 
 DEF_SEND(MPI_Send, PMPI_Send, MG_DTOP_SEND, int)

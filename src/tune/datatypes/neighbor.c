@@ -71,9 +71,9 @@ static void wside_free(wside *w)
     free(w->types);
 }
 
-MG_TUNE_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                                       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+static int neighbor_alltoallw_dt(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                 const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     int in = 0, out = 0;
     if (!mg_tune__dt_active() || degrees(comm, &in, &out) != 0)
@@ -89,7 +89,7 @@ MG_TUNE_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts
     for (int i = 0; i < out; i++) derived = derived_of(derived, sendtypes[i]);
     mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_NEIGHBOR_ALLTOALLW, comm, bytes, 0, derived);
     if (sendbuf == MPI_BOTTOM || recvbuf == MPI_BOTTOM) s = MG_DTS_NATIVE;
-    count_call(MG_DTOP_NEIGHBOR_ALLTOALLW, derived, MPI_DATATYPE_NULL, bytes, s);
+    count_call(comm, MG_DTOP_NEIGHBOR_ALLTOALLW, derived, MPI_DATATYPE_NULL, bytes, s);
     if (s == MG_DTS_NATIVE)
         return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                        comm);
@@ -124,4 +124,13 @@ MG_TUNE_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts
     wside_free(&ws);
     wside_free(&wr);
     return rc;
+}
+
+MG_TUNE_API int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    mg_tune__rec_begin(__func__);
+    return mg_tune__rec_done(neighbor_alltoallw_dt(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                                   rdispls, recvtypes, comm));
 }

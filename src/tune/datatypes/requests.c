@@ -6,6 +6,7 @@
  * why it is intercepted or needs not be (the test request_functions checks it
  * against the stack's mpi.h). */
 #define _POSIX_C_SOURCE 200809L
+#include "../comms.h"
 #include "pending.h"
 #include <stdlib.h>
 
@@ -48,10 +49,11 @@ static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
                          MPI_Request *request)                                                                   \
     {                                                                                                            \
         if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, peer, tag, comm, request);                 \
+        mg_tune__rec_begin(__func__);                                                                            \
         mg_dt_side x;                                                                                            \
         mg_tune__dt_side(&x, OP, comm, peer, buf, count, datatype, HOW);                                         \
         int rc = started(PNAME(x.buf, (CNT)x.count, x.type, peer, tag, comm, request), request, &x, PERSISTENT); \
-        return rc == MG_REDO ? PNAME(buf, count, datatype, peer, tag, comm, request) : rc;                       \
+        return mg_tune__rec_done(rc == MG_REDO ? PNAME(buf, count, datatype, peer, tag, comm, request) : rc);    \
     }
 
 /* A matched message has no communicator argument: the strategy's checks of
@@ -66,22 +68,24 @@ static int looked_at(const MPI_Message *message)
     MG_TUNE_API int NAME(void *buf, CNT count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) \
     {                                                                                                           \
         if (!looked_at(message)) return PNAME(buf, count, datatype, message, status);                           \
+        mg_tune__rec_begin(__func__);                                                                           \
         mg_dt_side x;                                                                                           \
         mg_tune__dt_side(&x, MG_DTOP_MRECV, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);               \
         MG_DT_STATUS(x, status);                                                                                \
         int rc = PNAME(x.buf, (CNT)x.count, x.type, message, st);                                               \
         mg_tune__dt_finish(&x, rc, st);                                                                         \
         mg_tune__dt_progress_orphans(0);                                                                        \
-        return rc;                                                                                              \
+        return mg_tune__rec_done(rc);                                                                           \
     }
 
 #define DEF_IMRECV(NAME, PNAME, CNT)                                                                              \
     MG_TUNE_API int NAME(void *buf, CNT count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) \
     {                                                                                                             \
         if (!looked_at(message)) return PNAME(buf, count, datatype, message, request);                            \
+        mg_tune__rec_begin(__func__);                                                                             \
         mg_dt_side x;                                                                                             \
         mg_tune__dt_side(&x, MG_DTOP_IMRECV, MPI_COMM_WORLD, 0, buf, count, datatype, MG_DT_RECV);                \
-        return started(PNAME(x.buf, (CNT)x.count, x.type, message, request), request, &x, 0);                     \
+        return mg_tune__rec_done(started(PNAME(x.buf, (CNT)x.count, x.type, message, request), request, &x, 0));  \
     }
 
 DEF_START(MPI_Isend, PMPI_Isend, const, MG_DT_SEND, 0, MG_DTOP_ISEND, int)
@@ -104,21 +108,24 @@ DEF_IMRECV(MPI_Imrecv_c, PMPI_Imrecv_c, MPI_Count)
 
 MG_TUNE_API int MPI_Start(MPI_Request *request)
 {
+    mg_tune__rec_begin(__func__);
     if (mg_tune__dt_any_pending()) mg_tune__dt_before_start(*request);
-    return PMPI_Start(request);
+    return mg_tune__rec_done(PMPI_Start(request));
 }
 
 MG_TUNE_API int MPI_Startall(int count, MPI_Request requests[])
 {
+    mg_tune__rec_begin(__func__);
     if (mg_tune__dt_any_pending())
         for (int i = 0; i < count; i++) mg_tune__dt_before_start(requests[i]);
-    return PMPI_Startall(count, requests);
+    return mg_tune__rec_done(PMPI_Startall(count, requests));
 }
 
 MG_TUNE_API int MPI_Request_free(MPI_Request *request)
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Request_free(request);
-    return mg_tune__dt_free(request);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending()) return mg_tune__rec_done(PMPI_Request_free(request));
+    return mg_tune__rec_done(mg_tune__dt_free(request));
 }
 
 /* rc of a single inspection says the operation is done (its flag is then
@@ -132,33 +139,36 @@ static int finished(int rc)
 
 MG_TUNE_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status(request, flag, status);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending()) return mg_tune__rec_done(PMPI_Request_get_status(request, flag, status));
     MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = PMPI_Request_get_status(request, flag, st);
     if (finished(rc) && *flag) mg_tune__dt_peeked(request, rc, st);
-    return rc;
+    return mg_tune__rec_done(rc);
 }
 
 MG_TUNE_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Wait(request, status);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending()) return mg_tune__rec_done(PMPI_Wait(request, status));
     mg_dt_pending *p = mg_tune__dt_pending_of(*request);
     MPI_Status own, *st = status == MPI_STATUS_IGNORE && p ? &own : status;
     int rc = PMPI_Wait(request, st);
     mg_tune__dt_completed(p, *request, rc, st);
     mg_tune__dt_progress_orphans(0);
-    return rc;
+    return mg_tune__rec_done(rc);
 }
 
 MG_TUNE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Test(request, flag, status);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending()) return mg_tune__rec_done(PMPI_Test(request, flag, status));
     mg_dt_pending *p = mg_tune__dt_pending_of(*request);
     MPI_Status own, *st = status == MPI_STATUS_IGNORE && p ? &own : status;
     int rc = PMPI_Test(request, flag, st);
     if (*flag) mg_tune__dt_completed(p, *request, rc, st);
     mg_tune__dt_progress_orphans(0);
-    return rc;
+    return mg_tune__rec_done(rc);
 }
 
 /* The packed sides of an array completion call's requests, taken before it
@@ -190,7 +200,8 @@ static int rc_of(int rc, const MPI_Status *st) { return rc == MPI_ERR_IN_STATUS 
 /* Without memory for the arrays, the call waits for each request in turn. */
 MG_TUNE_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Waitall(count, requests, statuses);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending()) return mg_tune__rec_done(PMPI_Waitall(count, requests, statuses));
     arrays a;
     int rc;
     if (arrays_get(&a, count, requests, statuses) != 0) {
@@ -203,24 +214,25 @@ MG_TUNE_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status status
     }
     arrays_free(&a, statuses);
     mg_tune__dt_progress_orphans(0);
-    return rc;
+    return mg_tune__rec_done(rc);
 }
 
 MG_TUNE_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Testall(count, requests, flag, statuses);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending()) return mg_tune__rec_done(PMPI_Testall(count, requests, flag, statuses));
     arrays a;
     if (arrays_get(&a, count, requests, statuses) != 0) {
         arrays_free(&a, statuses);
         *flag = 0; /* not now: the application tests again */
-        return MPI_SUCCESS;
+        return mg_tune__rec_done(MPI_SUCCESS);
     }
     int rc = PMPI_Testall(count, requests, flag, a.st);
     if (*flag)
         for (int i = 0; i < count; i++) mg_tune__dt_completed(a.p[i], requests[i], rc_of(rc, &a.st[i]), &a.st[i]);
     arrays_free(&a, statuses);
     mg_tune__dt_progress_orphans(0);
-    return rc;
+    return mg_tune__rec_done(rc);
 }
 
 /* Waitany and Testany: one status. */
@@ -243,14 +255,16 @@ static int any(int wait, int count, MPI_Request requests[], int *index, int *fla
 
 MG_TUNE_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Waitany(count, requests, index, status);
-    return any(1, count, requests, index, NULL, status);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending()) return mg_tune__rec_done(PMPI_Waitany(count, requests, index, status));
+    return mg_tune__rec_done(any(1, count, requests, index, NULL, status));
 }
 
 MG_TUNE_API int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Testany(count, requests, index, flag, status);
-    return any(0, count, requests, index, flag, status);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending()) return mg_tune__rec_done(PMPI_Testany(count, requests, index, flag, status));
+    return mg_tune__rec_done(any(0, count, requests, index, flag, status));
 }
 
 /* Waitsome and Testsome. */
@@ -275,14 +289,18 @@ static int some(int wait, int incount, MPI_Request requests[], int *outcount, in
 
 MG_TUNE_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-    return some(1, incount, requests, outcount, indices, statuses);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending())
+        return mg_tune__rec_done(PMPI_Waitsome(incount, requests, outcount, indices, statuses));
+    return mg_tune__rec_done(some(1, incount, requests, outcount, indices, statuses));
 }
 
 MG_TUNE_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    return some(0, incount, requests, outcount, indices, statuses);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending())
+        return mg_tune__rec_done(PMPI_Testsome(incount, requests, outcount, indices, statuses));
+    return mg_tune__rec_done(some(0, incount, requests, outcount, indices, statuses));
 }
 
 /* The MPI-4.1 inspections: like MPI_Request_get_status, they complete
@@ -296,12 +314,14 @@ MG_TUNE_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount,
 #endif
 MG_TUNE_API int MPI_Request_get_status_all(int count, REQUEST_ARRAY requests[], int *flag, MPI_Status statuses[])
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status_all(count, requests, flag, statuses);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending())
+        return mg_tune__rec_done(PMPI_Request_get_status_all(count, requests, flag, statuses));
     arrays a;
     if (arrays_get(&a, count, requests, statuses) != 0) {
         arrays_free(&a, statuses);
         *flag = 0; /* not now: the application asks again */
-        return MPI_SUCCESS;
+        return mg_tune__rec_done(MPI_SUCCESS);
     }
     int rc = PMPI_Request_get_status_all(count, requests, flag, a.st);
     if (*flag)
@@ -309,35 +329,39 @@ MG_TUNE_API int MPI_Request_get_status_all(int count, REQUEST_ARRAY requests[], 
             if (a.p[i]) mg_tune__dt_peeked(requests[i], rc_of(rc, &a.st[i]), &a.st[i]);
     arrays_free(&a, statuses);
     mg_tune__dt_progress_orphans(0);
-    return rc;
+    return mg_tune__rec_done(rc);
 }
 
 MG_TUNE_API int MPI_Request_get_status_any(int count, REQUEST_ARRAY requests[], int *index, int *flag,
                                            MPI_Status *status)
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status_any(count, requests, index, flag, status);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending())
+        return mg_tune__rec_done(PMPI_Request_get_status_any(count, requests, index, flag, status));
     MPI_Status own, *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = PMPI_Request_get_status_any(count, requests, index, flag, st);
     if (finished(rc) && *flag && *index != MPI_UNDEFINED) mg_tune__dt_peeked(requests[*index], rc, st);
     mg_tune__dt_progress_orphans(0);
-    return rc;
+    return mg_tune__rec_done(rc);
 }
 
 MG_TUNE_API int MPI_Request_get_status_some(int incount, REQUEST_ARRAY requests[], int *outcount, int indices[],
                                             MPI_Status statuses[])
 {
-    if (!mg_tune__dt_any_pending()) return PMPI_Request_get_status_some(incount, requests, outcount, indices, statuses);
+    mg_tune__rec_begin(__func__);
+    if (!mg_tune__dt_any_pending())
+        return mg_tune__rec_done(PMPI_Request_get_status_some(incount, requests, outcount, indices, statuses));
     arrays a;
     if (arrays_get(&a, incount, requests, statuses) != 0) {
         arrays_free(&a, statuses);
-        return MPI_ERR_NO_MEM;
+        return mg_tune__rec_done(MPI_ERR_NO_MEM);
     }
     int rc = PMPI_Request_get_status_some(incount, requests, outcount, indices, a.st);
     if (*outcount != MPI_UNDEFINED)
         for (int k = 0; k < *outcount; k++) mg_tune__dt_peeked(requests[indices[k]], rc_of(rc, &a.st[k]), &a.st[k]);
     arrays_free(&a, statuses);
     mg_tune__dt_progress_orphans(0);
-    return rc;
+    return mg_tune__rec_done(rc);
 }
 #endif
 
@@ -361,21 +385,28 @@ MG_TUNE_API int MPIX_Request_is_complete(MPI_Request request)
  * look at data a freed request received: orphans are progressed after them. */
 MG_TUNE_API int MPI_Barrier(MPI_Comm comm)
 {
+    mg_tune__rec_begin(__func__);
+    if (mg_tune__rec_active()) {
+        const mg_comm_info *info = mg_tune__comm_info(comm);
+        mg_tune__rec_note_size(info ? info->size : -1, 0);
+    }
     int rc = PMPI_Barrier(comm);
     mg_tune__dt_progress_orphans(0);
-    return rc;
+    return mg_tune__rec_done(rc);
 }
 
 MG_TUNE_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    mg_tune__rec_begin(__func__);
     int rc = PMPI_Probe(source, tag, comm, status);
     mg_tune__dt_progress_orphans(0);
-    return rc;
+    return mg_tune__rec_done(rc);
 }
 
 MG_TUNE_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    mg_tune__rec_begin(__func__);
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
     mg_tune__dt_progress_orphans(0);
-    return rc;
+    return mg_tune__rec_done(rc);
 }

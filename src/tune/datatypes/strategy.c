@@ -79,8 +79,57 @@ void mg_tune__dt_count(mg_dtop op, MPI_Count bytes, mg_dts s)
     if (atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT) mg_tune__count_dt(op, bytes, s);
 }
 
+static void side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
+                 MPI_Datatype type, int how);
+
+/* What the record notes of a side of a call, remembered per thread (valid as
+ * plan_of's memos are; the oldest of NOTES replaced): a loop of a few kinds of
+ * calls looks nothing up. */
+typedef struct {
+    MPI_Comm comm;
+    MPI_Datatype type;
+    MPI_Count count, bytes;
+    unsigned deletions, commits;
+    int size, valid;
+    const mg_type_plan *plan;
+} note_memo;
+enum { NOTES = 4 };
+static _Thread_local note_memo notes[NOTES] __attribute__((tls_model("initial-exec")));
+static _Thread_local int note_next __attribute__((tls_model("initial-exec")));
+
+void mg_tune__dt_rec_note(int k, MPI_Comm comm, MPI_Count count, MPI_Datatype type, mg_dts s)
+{
+    if (type == MPI_DATATYPE_NULL) { /* the side is not significant on this rank */
+        mg_tune__rec_note_type(k, s, NULL);
+        return;
+    }
+    unsigned d = atomic_load_explicit(&mg_hmap_deletions, memory_order_acquire);
+    unsigned c = atomic_load_explicit(&mg_tune__commits, memory_order_acquire);
+    note_memo *m = notes;
+    while (m < notes + NOTES && !(m->valid && m->comm == comm && m->type == type && m->count == count &&
+                                  m->deletions == d && m->commits == c))
+        m++;
+    if (m == notes + NOTES) {
+        const mg_comm_info *info = comm != MPI_COMM_NULL ? mg_tune__comm_info(comm) : NULL;
+        const mg_type_plan *p = count > 0 ? plan_of(type) : NULL;
+        MPI_Count bytes = count < 0 ? -1 : p ? count * p->size : mg_type_bytes(count, type);
+        m = &notes[note_next];
+        note_next = (note_next + 1) % NOTES;
+        *m = (note_memo){comm, type, count, bytes, d, c, info ? info->size : -1, 1, p};
+    }
+    mg_tune__rec_note_size(m->size, m->bytes);
+    mg_tune__rec_note_type(k, s, m->plan);
+}
+
 void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
                       MPI_Datatype type, int how)
+{
+    side(x, op, comm, peer, buf, count, type, how);
+    if (mg_tune__rec_active()) mg_tune__dt_rec_note(how == MG_DT_RECV, comm, count, type, x->s);
+}
+
+static void side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
+                 MPI_Datatype type, int how)
 {
     int send = how != MG_DT_RECV;
     *x = (mg_dt_side){.send = send, .user = (void *)buf, .ucount = count, .utype = type};

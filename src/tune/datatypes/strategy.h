@@ -4,6 +4,7 @@
 #define MG_TUNE_DT_STRATEGY_H
 
 #include "../lifecycle.h"
+#include "../record.h"
 #include "../tune_internal.h"
 #include "../types.h"
 
@@ -23,13 +24,14 @@ typedef struct {
 } mg_dt_side;
 
 /* The calls with derived datatypes are looked at (else they go straight to
- * the native call, and are not counted): the library runs, and a strategy
- * other than native may be forced or datatype profiles are in use. One
- * atomic load or two. */
+ * the native call, and are not counted): the library runs, and it records the
+ * calls, or a strategy other than native may be forced or datatype profiles
+ * are in use. One atomic load or two. */
 static inline int mg_tune__dt_active(void)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     if (!(h & MG_HOT_ON)) return 0;
+    if (h & MG_HOT_RECORD) return 1; /* every call is recorded with its types */
     if (MG_HOT_MODE(h) == MG_TUNE_TUNED) {
         const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
         return l && l->ps.ndt > 0;
@@ -48,6 +50,9 @@ static inline int mg_tune__dt_active(void)
 enum { MG_DT_RECV, MG_DT_SEND /* packs the data now */, MG_DT_SEND_LATER /* persistent: at every start */ };
 void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
                       MPI_Datatype type, int how);
+/* Notes, for the record (record.h), side k of the call (0: the send side, 1:
+ * the receive side): count x type on comm, moved by strategy s. */
+void mg_tune__dt_rec_note(int k, MPI_Comm comm, MPI_Count count, MPI_Datatype type, mg_dts s);
 /* Counts a call of op with this rank's bytes and strategy where a report is requested. */
 void mg_tune__dt_count(mg_dtop op, MPI_Count bytes, mg_dts s);
 

@@ -1,0 +1,144 @@
+/* Record mode (MPIGUIDE_TUNE_RECORD, src/tune/record.h): a program with known
+ * calls, in mode off, then forced to datatypes=pack; its results are checked,
+ * and rank 0 reads the record file the library wrote at MPI_Finalize and
+ * checks every row the program's calls make: the operation, the
+ * communicator's size, the bytes, the implementation, the strategy, the
+ * calls per rank and the derived types in the notation (as mg_dt_describe_full
+ * writes them, so that they parse back).
+ *
+ * test_tune_record PATH off|pack */
+#define _POSIX_C_SOURCE 200809L
+#include "mpiguide/dt.h"
+#include "test_expect.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ALLREDUCES = 7, BCASTS = 3, SENDRECVS = 5, EXCHANGES = 4 };
+#define VECTOR "vector(count=4, block=2, stride=3, int)"
+
+static void calls(void)
+{
+    int v[2] = {rank, 1}, sum[2];
+    for (int i = 0; i < ALLREDUCES; i++) MPI_Allreduce(v, sum, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT(sum[0] == size * (size - 1) / 2 && sum[1] == size);
+
+    MPI_Datatype vec;
+    MPI_Type_vector(4, 2, 3, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int buf[12];
+    for (int i = 0; i < BCASTS; i++) {
+        for (int k = 0; k < 12; k++) buf[k] = rank == 0 ? 100 * i + k : -1;
+        MPI_Bcast(buf, 1, vec, 0, MPI_COMM_WORLD);
+        for (int k = 0; k < 12; k++) EXPECT(buf[k] == (k % 3 == 2 && rank != 0 ? -1 : 100 * i + k));
+    }
+    MPI_Type_free(&vec);
+
+    double out[3] = {rank, rank, rank}, in[3];
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    for (int i = 0; i < SENDRECVS; i++)
+        MPI_Sendrecv(out, 3, MPI_DOUBLE, next, 1, in, 3, MPI_DOUBLE, prev, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    EXPECT(in[2] == prev);
+
+    for (int i = 0; i < EXCHANGES; i++) {
+        MPI_Request q[2];
+        int x = rank, y = -1;
+        MPI_Irecv(&y, 1, MPI_INT, prev, 2, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(&x, 1, MPI_INT, next, 2, MPI_COMM_WORLD, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        EXPECT(y == prev);
+    }
+}
+
+/* The record's lines. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* The row of rank r for op (the first), NULL if none: its fields after "r op ". */
+static const char *row(const char *text, int r, const char *op)
+{
+    char head[64];
+    snprintf(head, sizeof head, "\n%d %s ", r, op);
+    const char *p = strstr(text, head);
+    return p ? p + strlen(head) : NULL;
+}
+
+static void check(const char *path, const char *strategy)
+{
+    const char *text = slurp(path);
+    EXPECT(text != NULL);
+    if (!text) return;
+    char want[128];
+    snprintf(want, sizeof want, "#@nprocs=%d\n", size);
+    EXPECT(strstr(text, want) != NULL);
+    EXPECT(strstr(text, "#@end=ok\n") != NULL);
+    EXPECT(strstr(text, "\nrank op comm_size bytes impl strategy calls seconds send_type recv_type\n") != NULL);
+    for (int r = 0; r < size; r++) {
+        snprintf(want, sizeof want, "#@wall_s[%d]=", r);
+        EXPECT(strstr(text, want) != NULL);
+        /* comm_size bytes impl strategy calls seconds send_type recv_type */
+        int n, calls_;
+        long long bytes;
+        char impl[64], strat[32], st[32], rt[32];
+        double secs;
+        const char *fmt = "%d %lld %63s %31s %d %lf %31s %31s";
+        const char *a = row(text, r, "MPI_Allreduce");
+        EXPECT(a && sscanf(a, fmt, &n, &bytes, impl, strat, &calls_, &secs, st, rt) == 8);
+        if (a) {
+            EXPECT(n == size && bytes == 8 && strcmp(impl, "default") == 0 && strcmp(strat, "-") == 0);
+            EXPECT(calls_ == ALLREDUCES && secs >= 0 && strcmp(st, "-") == 0 && strcmp(rt, "-") == 0);
+        }
+        const char *b = row(text, r, "MPI_Bcast");
+        EXPECT(b && sscanf(b, fmt, &n, &bytes, impl, strat, &calls_, &secs, st, rt) == 8);
+        if (b) {
+            EXPECT(n == size && bytes == 32 && calls_ == BCASTS && strcmp(strat, strategy) == 0);
+            /* the type named in the row is the vector */
+            snprintf(want, sizeof want, "#@type[%s]=%s\n", st, VECTOR);
+            EXPECT(strstr(text, want) != NULL);
+        }
+        const char *s = row(text, r, "MPI_Sendrecv");
+        EXPECT(s && sscanf(s, "%d %lld %63s %31s %d", &n, &bytes, impl, strat, &calls_) == 5);
+        if (s) EXPECT(n == size && bytes == 24 && calls_ == SENDRECVS && strcmp(strat, "native") == 0);
+        const char *w = row(text, r, "MPI_Waitall");
+        EXPECT(w && sscanf(w, "%d %lld %63s %31s %d", &n, &bytes, impl, strat, &calls_) == 5);
+        if (w) EXPECT(n == -1 && bytes == -1 && calls_ == EXCHANGES);
+        EXPECT(row(text, r, "MPI_Isend") && row(text, r, "MPI_Irecv"));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[2], "off") && strcmp(argv[2], "pack"))) {
+        fprintf(stderr, "usage: test_tune_record PATH off|pack\n");
+        return 2;
+    }
+    setenv("MPIGUIDE_TUNE_RECORD", argv[1], 1);
+    if (strcmp(argv[2], "pack") == 0) {
+        setenv("MPIGUIDE_TUNE_MODE", "forced", 1);
+        setenv("MPIGUIDE_TUNE_FORCE", "datatypes=pack", 1);
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0) remove(argv[1]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    calls();
+    int all = 0;
+    PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* not a call of the program's */
+    MPI_Finalize();
+    if (rank == 0) { /* the record, written at MPI_Finalize */
+        check(argv[1], strcmp(argv[2], "pack") == 0 ? "pack" : "native");
+        all += failures;
+        printf("test_tune_record %s: %s\n", argv[2], all ? "FAILED" : "ok");
+    }
+    return all ? 1 : 0;
+}
