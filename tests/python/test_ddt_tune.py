@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from conftest import only_row, run_cli, write_ddt_run
-from mpiguide.core import launch, runner, stats
+from mpiguide.core import dtchoice, launch, runner, stats
 from mpiguide.suites import SUITES
 from mpiguide.suites.ddt import report as ddtreport
 from mpiguide.suites.ddt import tune as dtune
@@ -22,7 +22,7 @@ from mpiguide.suites.ddt.expectations import TUNED
 from mpiguide.suites.ddt.workflow import DdtTune
 
 JOB = SUITES.get("ddt")
-MAX = dtune.MAX_BYTES
+MAX = dtchoice.MAX_BYTES
 SMALL, LARGE = 64000, 2560000
 EDGE = 404771  # isqrt(SMALL * LARGE): the last byte count SMALL stands for
 RULES_HEADER = "# shape from_bytes to_bytes strategy [block from_bytes to_bytes]"
@@ -169,7 +169,7 @@ def test_a_run_without_shapes_chooses_nothing(tmp_path):
     empty profile directory."""
     path = write_ddt_run(tmp_path / "noshape", _params(), measured_times)
     choices = dtune.choose(ddtreport.load([runner.RunDir.open(path)]), 0.10)
-    assert choices.empty and list(choices.columns) == dtune.CHOICE_COLUMNS
+    assert choices.empty and list(choices.columns) == dtchoice.CHOICE_COLUMNS
     assert dtune.write_profiles(choices, ["fast", "slow"], tmp_path / "p", "test") == []
     assert sorted(p.name for p in (tmp_path / "p").iterdir()) == ["fast", "slow"]
 
@@ -183,12 +183,12 @@ def test_blocks_tell_the_layouts_of_one_shape_apart(tmp_path):
     p2p = choices[(choices["stack"] == "slow") & (choices["pattern"] == "pingpong")]
     assert only_row(p2p, msize=LARGE, shape="resized/contig", block=8)["strategy"] == dtune.PACK
     assert only_row(p2p, msize=LARGE, shape="resized/contig", block=40)["strategy"] == dtune.NATIVE
-    rules = dtune.profile_rules(p2p)
+    rules = dtchoice.profile_rules(p2p)
     assert [r for r in rules if r[0] == "resized/contig"] == [("resized/contig", EDGE + 1, MAX, "pack", (0, 17))]
     assert ("resized/indexed", 0, MAX, "pack", None) in rules
-    assert dtune.rule_for(rules, "resized/contig", 8, LARGE) == dtune.PACK
-    assert dtune.rule_for(rules, "resized/contig", 40, LARGE) == dtune.NATIVE
-    text = dtune.profile_text("send", "any", rules, "test")
+    assert dtchoice.rule_for(rules, "resized/contig", 8, LARGE) == dtune.PACK
+    assert dtchoice.rule_for(rules, "resized/contig", 40, LARGE) == dtune.NATIVE
+    text = dtchoice.profile_text("send", "any", rules, "test")
     assert f"resized/contig {EDGE + 1} {MAX} pack block 0 17\n" in text
 
 
@@ -208,11 +208,11 @@ def test_charts_of_every_mode(tmp_path):
 
 
 def test_size_ranges_cover_every_size_once():
-    assert dtune.size_ranges([(100, "pack")]) == [(0, MAX, "pack")]
-    assert dtune.size_ranges([(LARGE, "pack"), (SMALL, "native")]) == [(0, EDGE, "native"), (EDGE + 1, MAX, "pack")]
-    assert dtune.size_ranges([(1, "a"), (4, "a"), (16, "b"), (64, "a")]) == [(0, 8, "a"), (9, 32, "b"),
+    assert dtchoice.size_ranges([(100, "pack")]) == [(0, MAX, "pack")]
+    assert dtchoice.size_ranges([(LARGE, "pack"), (SMALL, "native")]) == [(0, EDGE, "native"), (EDGE + 1, MAX, "pack")]
+    assert dtchoice.size_ranges([(1, "a"), (4, "a"), (16, "b"), (64, "a")]) == [(0, 8, "a"), (9, 32, "b"),
                                                                            (33, MAX, "a")]
-    assert dtune.size_ranges([(0, "a"), (1, "b")]) == [(0, 0, "a"), (1, MAX, "b")]
+    assert dtchoice.size_ranges([(0, "a"), (1, "b")]) == [(0, 0, "a"), (1, MAX, "b")]
 
 
 def test_no_rule_for_a_predefined_type():
@@ -222,9 +222,9 @@ def test_no_rule_for_a_predefined_type():
         dict(stack="s", pattern="bcast", procs="2", msize=3200, shape="", block=4, strategy="pack"),
         dict(stack="s", pattern="bcast", procs="2", msize=3200, shape="*", block=-1, strategy="pack"),
         dict(stack="s", pattern="bcast", procs="2", msize=3200, shape="vector", block=8, strategy="native")])
-    rules = dtune.profile_rules(choices)
+    rules = dtchoice.profile_rules(choices)
     assert rules == [("*", 0, MAX, "pack", None)]
-    assert dtune.rule_for(rules, "", 4, 3200, collective=True) == "pack"
+    assert dtchoice.rule_for(rules, "", 4, 3200, collective=True) == "pack"
 
 
 def test_a_shape_measured_with_and_without_block_notes():
@@ -234,23 +234,23 @@ def test_a_shape_measured_with_and_without_block_notes():
         dict(stack="s", pattern="pingpong", procs="2", msize=3200, shape="vector", block=-1, strategy="pack"),
         dict(stack="s", pattern="pingpong", procs="2", msize=3200, shape="vector", block=8, strategy="native"),
         dict(stack="s", pattern="pingpong", procs="2", msize=3200, shape="vector", block=800, strategy="normalized")])
-    assert dtune.profile_rules(choices) == [("vector", 0, MAX, "pack", None)]
+    assert dtchoice.profile_rules(choices) == [("vector", 0, MAX, "pack", None)]
 
 
 def test_rule_for_follows_the_library_order():
     rules = [("resized/vector", 0, 10, "native", None), ("*", 0, 100, "pack", None),
              ("indexed", 5, 5, "normalized", None), ("contig", 0, 100, "pack", (0, 8)),
              ("contig", 0, 100, "normalized", (9, MAX))]
-    assert dtune.rule_for(rules, "resized/vector", 4, 7) == "native"  # the shape's rule before "*"
-    assert dtune.rule_for(rules, "resized/vector", 4, 11) == "pack"
-    assert dtune.rule_for(rules, "indexed", 4, 5) == "normalized"
-    assert dtune.rule_for(rules, "indexed", 4, 101) == "native"  # no rule: native
-    assert dtune.rule_for(rules, "contig", 8, 50) == "pack"  # by the block
-    assert dtune.rule_for(rules, "contig", 9, 50) == "normalized"
-    assert dtune.rule_for(rules, "contig", 9, 101) == "native"
+    assert dtchoice.rule_for(rules, "resized/vector", 4, 7) == "native"  # the shape's rule before "*"
+    assert dtchoice.rule_for(rules, "resized/vector", 4, 11) == "pack"
+    assert dtchoice.rule_for(rules, "indexed", 4, 5) == "normalized"
+    assert dtchoice.rule_for(rules, "indexed", 4, 101) == "native"  # no rule: native
+    assert dtchoice.rule_for(rules, "contig", 8, 50) == "pack"  # by the block
+    assert dtchoice.rule_for(rules, "contig", 9, 50) == "normalized"
+    assert dtchoice.rule_for(rules, "contig", 9, 101) == "native"
     # in a collective the "*" pack comes first, for every type (datatypes/strategy.c)
-    assert dtune.rule_for(rules, "resized/vector", 4, 7, collective=True) == "pack"
-    assert dtune.rule_for(rules, "contig", 9, 101, collective=True) == "native"
+    assert dtchoice.rule_for(rules, "resized/vector", 4, 7, collective=True) == "pack"
+    assert dtchoice.rule_for(rules, "contig", 9, 101, collective=True) == "native"
 
 
 def test_profiles_written(choices, tmp_path):

@@ -16,6 +16,7 @@ import pandas as pd
 from mpiguide.core import launch, stats
 from mpiguide.core.charts import grouped_bars, per_group, plt
 from mpiguide.core.document import Document, Heatmap, fields, host_text, worst_cells, write_csvs
+from mpiguide.core.dtchoice import NO_BLOCK
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.measurements import NOT_MEASURED, Measured, oversubscription, stack_versions, unfinished
 from mpiguide.core.pairing import decide, paired
@@ -144,9 +145,6 @@ def _skipped(m: Measured, stack_name: dict[str, str], tests: dict[str, int]) -> 
             rows.append({"stack": stack_name[x.stack], "test": tests.get(x.template), "pattern": parts[0],
                          "layout": parts[1], "A": int(parts[2]), "m": int(parts[3]), "reason": reason})
     return pd.DataFrame(rows, columns=SKIP_COLUMNS).drop_duplicates()
-
-
-NO_BLOCK = -1  # the block of a configuration whose run predates the #@block note
 
 
 def _shapes(m: Measured, stack_name: dict[str, str]) -> pd.DataFrame:
