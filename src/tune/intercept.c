@@ -343,6 +343,7 @@ static inline int with_orphans(int rc)
                          MPI_Comm comm)                                                                             \
     {                                                                                                               \
         mg_tune__rec_begin(__func__);                                                                               \
+        mg_tune__rec_note_reduction(datatype, op);                                                                  \
         return mg_tune__rec_done(with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, comm)));           \
     }
 
@@ -367,6 +368,7 @@ static inline int with_orphans(int rc)
                          MPI_Comm comm)                                                                             \
     {                                                                                                               \
         mg_tune__rec_begin(__func__);                                                                               \
+        mg_tune__rec_note_reduction(datatype, op);                                                                  \
         return mg_tune__rec_done(with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, root, comm)));     \
     }
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COLUMNS "rank op comm_size bytes impl strategy calls seconds send_type recv_type"
+#define COLUMNS "rank op comm_size bytes impl strategy calls seconds send_type recv_type datatype reduce_op"
 
 /* The lines of parts (n texts back to back) that start with "#@" (headers = 1) or not. */
 static void put_lines(FILE *out, const char *all, size_t len, int headers)

@@ -19,6 +19,8 @@ _Thread_local mg_rec_call mg_tune__rec_now __attribute__((tls_model("initial-exe
 typedef struct {
     const char *op, *impl;
     const mg_type_plan *types[2];
+    MPI_Datatype elem;
+    MPI_Op redop;
     MPI_Count bytes;
     int size, strategy;
     uint64_t calls, ticks;
@@ -86,7 +88,8 @@ void mg_tune__rec_start(void)
 static int same(const entry *e, const mg_rec_call *c)
 {
     return e->op == c->op && e->bytes == c->bytes && e->size == c->size && e->impl == c->impl &&
-           e->strategy == c->strategy && e->types[0] == c->types[0] && e->types[1] == c->types[1];
+           e->strategy == c->strategy && e->types[0] == c->types[0] && e->types[1] == c->types[1] &&
+           e->elem == c->elem && e->redop == c->redop;
 }
 
 static size_t slot_of(const mg_rec_call *c, size_t cap)
@@ -115,7 +118,8 @@ static int grow(table *t)
         if (t->slots[i]) {
             entry *e = t->slots[i];
             mg_rec_call key = {.op = e->op, .bytes = e->bytes, .size = e->size, .impl = e->impl,
-                               .strategy = e->strategy, .types = {e->types[0], e->types[1]}};
+                               .strategy = e->strategy, .types = {e->types[0], e->types[1]}, .elem = e->elem,
+                               .redop = e->redop};
             *find(slots, cap, &key) = e;
         }
     free(t->slots);
@@ -157,8 +161,8 @@ void mg_tune__rec_add(const mg_rec_call *c, uint64_t ticks)
             t->lost++;
             return;
         }
-        *e = (entry){.op = c->op, .impl = c->impl, .types = {c->types[0], c->types[1]}, .bytes = c->bytes,
-                     .size = c->size, .strategy = c->strategy};
+        *e = (entry){.op = c->op, .impl = c->impl, .types = {c->types[0], c->types[1]}, .elem = c->elem,
+                     .redop = c->redop, .bytes = c->bytes, .size = c->size, .strategy = c->strategy};
         for (int k = 0; k < 2; k++)
             if (e->types[k]) mg_tune__plan_hold(e->types[k]);
         *slot = e;
@@ -268,6 +272,33 @@ static void type_names_free(type_names *tn)
 
 static const char *const strategies[] = {"default", "native", "normalized", "pack"};
 
+/* A reduction's predefined datatype in the notation ("double"), "-" for none, "?" for one the engine does not
+ * name (a derived type: the mock-ups take no such reduction). */
+static const char *elem_name(MPI_Datatype t, char *buf, size_t len)
+{
+    mg_dt *dt = NULL;
+    if (t == MPI_DATATYPE_NULL) return "-";
+    if (mg_dt_from_mpi(t, &dt) != MG_DT_SUCCESS || mg_dt_describe(dt, buf, len) != MG_DT_SUCCESS || strchr(buf, '('))
+        snprintf(buf, len, "?");
+    mg_dt_free(dt);
+    return buf;
+}
+
+static const char *op_name(MPI_Op op)
+{
+    static const struct {
+        MPI_Op op;
+        const char *name;
+    } ops[] = {{MPI_SUM, "sum"},   {MPI_PROD, "prod"}, {MPI_MAX, "max"},   {MPI_MIN, "min"},
+               {MPI_BAND, "band"}, {MPI_BOR, "bor"},   {MPI_BXOR, "bxor"}, {MPI_LAND, "land"},
+               {MPI_LOR, "lor"},   {MPI_LXOR, "lxor"}, {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"},
+               {MPI_REPLACE, "replace"}, {MPI_NO_OP, "no_op"}};
+    if (op == MPI_OP_NULL) return "-";
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (ops[i].op == op) return ops[i].name;
+    return "user";
+}
+
 /* Seconds since mg_tune__rec_start, and the seconds of a tick of the clock
  * (the time-stamp counter's rate, measured over that time). */
 static double elapsed(double *per_tick)
@@ -313,7 +344,8 @@ char *mg_tune__rec_rank_text(int rank, size_t *len)
                 else
                     put(&o, " -");
             }
-            put(&o, "\n");
+            char elem[128];
+            put(&o, " %s %s\n", elem_name(e->elem, elem, sizeof elem), op_name(e->redop));
         }
     for (int k = 0; k < tn.ntexts; k++) put(&o, "#@type[t%d.%d]=%s\n", rank, k, tn.texts[k]);
     type_names_free(&tn);

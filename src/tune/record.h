@@ -24,7 +24,9 @@ typedef struct {
     const char *impl;             /* the implementation a collective ran; NULL: none */
     int strategy;                 /* the mg_dts of its derived types; -1: none */
     const mg_type_plan *types[2]; /* the plans of its derived types (send side first) */
-    int depth;                    /* entry points inside entry points: the outermost records */
+    MPI_Datatype elem;            /* a reduction's datatype and operation (MPI_DATATYPE_NULL, MPI_OP_NULL: none) */
+    MPI_Op redop;
+    int depth; /* entry points inside entry points: the outermost records */
 } mg_rec_call;
 
 extern _Thread_local mg_rec_call mg_tune__rec_now __attribute__((tls_model("initial-exec")));
@@ -50,7 +52,8 @@ static inline void mg_tune__rec_begin(const char *op)
     if (!(atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_RECORD)) return;
     mg_rec_call *c = &mg_tune__rec_now;
     if (c->depth++) return;
-    *c = (mg_rec_call){.op = op, .size = -1, .bytes = -1, .strategy = -1, .depth = 1};
+    *c = (mg_rec_call){.op = op, .size = -1, .bytes = -1, .strategy = -1, .elem = MPI_DATATYPE_NULL,
+                       .redop = MPI_OP_NULL, .depth = 1};
     c->t0 = mg_tune__rec_clock();
 }
 
@@ -85,6 +88,14 @@ static inline void mg_tune__rec_note_impl(const char *label)
 {
     mg_rec_call *c = &mg_tune__rec_now;
     if (c->depth && !c->impl) c->impl = label;
+}
+
+/* A reduction's datatype and operation: the measurement of its mock-ups needs
+ * them (which apply depends on both). */
+static inline void mg_tune__rec_note_reduction(MPI_Datatype elem, MPI_Op op)
+{
+    mg_rec_call *c = &mg_tune__rec_now;
+    if (c->depth && c->elem == MPI_DATATYPE_NULL) c->elem = elem, c->redop = op;
 }
 
 /* One side's derived type (side 0: the send side, 1: the receive side; NULL

@@ -81,7 +81,8 @@ static void check(const char *path, const char *strategy)
     snprintf(want, sizeof want, "#@nprocs=%d\n", size);
     EXPECT(strstr(text, want) != NULL);
     EXPECT(strstr(text, "#@end=ok\n") != NULL);
-    EXPECT(strstr(text, "\nrank op comm_size bytes impl strategy calls seconds send_type recv_type\n") != NULL);
+    EXPECT(strstr(text, "\nrank op comm_size bytes impl strategy calls seconds send_type recv_type datatype "
+                        "reduce_op\n") != NULL);
     for (int r = 0; r < size; r++) {
         snprintf(want, sizeof want, "#@wall_s[%d]=", r);
         EXPECT(strstr(text, want) != NULL);
@@ -90,16 +91,19 @@ static void check(const char *path, const char *strategy)
         long long bytes;
         char impl[64], strat[32], st[32], rt[32];
         double secs;
-        const char *fmt = "%d %lld %63s %31s %d %lf %31s %31s";
+        const char *fmt = "%d %lld %63s %31s %d %lf %31s %31s %31s %31s";
+        char elem[32], redop[32];
         const char *a = row(text, r, "MPI_Allreduce");
-        EXPECT(a && sscanf(a, fmt, &n, &bytes, impl, strat, &calls_, &secs, st, rt) == 8);
+        EXPECT(a && sscanf(a, fmt, &n, &bytes, impl, strat, &calls_, &secs, st, rt, elem, redop) == 10);
         if (a) {
             EXPECT(n == size && bytes == 8 && strcmp(impl, "default") == 0 && strcmp(strat, "-") == 0);
             EXPECT(calls_ == ALLREDUCES && secs >= 0 && strcmp(st, "-") == 0 && strcmp(rt, "-") == 0);
+            EXPECT(strcmp(elem, "int") == 0 && strcmp(redop, "sum") == 0);
         }
         const char *b = row(text, r, "MPI_Bcast");
-        EXPECT(b && sscanf(b, fmt, &n, &bytes, impl, strat, &calls_, &secs, st, rt) == 8);
+        EXPECT(b && sscanf(b, fmt, &n, &bytes, impl, strat, &calls_, &secs, st, rt, elem, redop) == 10);
         if (b) {
+            EXPECT(strcmp(elem, "-") == 0 && strcmp(redop, "-") == 0);
             EXPECT(n == size && bytes == 32 && calls_ == BCASTS && strcmp(strat, strategy) == 0);
             /* the type named in the row is the vector */
             snprintf(want, sizeof want, "#@type[%s]=%s\n", st, VECTOR);
