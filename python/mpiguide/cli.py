@@ -329,7 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
     _run_commands(sub)
     _sim_commands(sub)
     cluster_commands.add_commands(sub)
-    context = CommandContext(add_run_options=commands.add_run_options, run_command=cmd_run)
+    context = CommandContext(add_run_options=commands.add_run_options, run_command=cmd_run, suites=SUITES)
     for suite in SUITES:
         suite.add_commands(sub, context)
     return parser

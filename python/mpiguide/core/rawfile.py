@@ -102,3 +102,15 @@ def parse(path: str | Path) -> RawFile:
     if "mpiguide_raw" not in raw.header:
         raise MpiguideError(f"{path} is not an mpiguide raw file (no #@mpiguide_raw header)")
     return raw
+
+
+PROGRAM_COLUMNS = "side rep time_s"
+
+
+def write_program_raw(path: Path, side: str, program: str, nprocs: int, seconds: float) -> None:
+    """The raw file of a launch of a user's program (LaunchTemplate.program): its side (the template) and the
+    launch's wall time from start to exit, one repetition, written whole or not at all."""
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_text(f"#@mpiguide_raw=1\n#@driver=program\n#@program={program}\n#@nprocs={nprocs}\n"
+                   f"{PROGRAM_COLUMNS}\n{side} 0 {seconds:.9e}\n#@end=ok\n")
+    tmp.replace(path)

@@ -50,6 +50,7 @@ class Launch:
     raw: str  # relative to the run directory
     placement: str | None = None  # NODESxPPN overriding the run's placement for this launch
     env: dict[str, str] = field(default_factory=dict)  # set for this launch beside the stack's environment
+    program: bool = False  # driver is a program of the user's (LaunchTemplate.program)
     status: str = PENDING
     returncode: int | None = None
     message: str = ""
@@ -59,7 +60,7 @@ class Launch:
     @property
     def needs_t1(self) -> bool:
         """A measurement launch in estimate mode gets t_nrep1 from the calibration launches."""
-        return self.phase == MEASURE and "estimate" in self.args and "--t1" not in self.args
+        return self.phase == MEASURE and not self.program and "estimate" in self.args and "--t1" not in self.args
 
 
 def write_json(path: Path, data: object) -> None:
@@ -167,13 +168,16 @@ def plan(suite: Suite, params: dict, stack_names: list[str], runs: int, measurem
         for i in range(first_round, first_round + runs):
             rng = random.Random(seed * 1_000_003 + i) if seed else None
             for stack, t in _round_order(templates, stack_names, rng, choose):
+                if t.program and phase == CALIBRATE:
+                    continue  # a program of the user's has no repetitions to calibrate
                 lid = f"{stack}-{t.key}-{'cal' if phase == CALIBRATE else 'r'}{i}"
                 extra = ["--calibrate-only"] if phase == CALIBRATE else []
                 if seed:
                     extra += ["--order-seed", str(order_seed(seed, lid))]
+                args = list(t.args) if t.program else [*t.args, *common, *extra]
                 out.append(Launch(id=lid, stack=stack, template=t.key, phase=phase, run_index=i,
-                                  nprocs=t.nprocs, driver=t.driver, args=[*t.args, *common, *extra],
-                                  raw=f"raw/{stack}/{lid}.txt", placement=t.placement, env=dict(t.env)))
+                                  nprocs=t.nprocs, driver=t.driver, args=args, raw=f"raw/{stack}/{lid}.txt",
+                                  placement=t.placement, env=dict(t.env), program=t.program))
     return out
 
 
@@ -402,14 +406,19 @@ def _keep_previous_attempt(rd: RunDir, x: Launch) -> None:
 
 
 def _expand(text: str, run_dir: Path, x: Launch) -> str:
-    return text.replace("{run_dir}", str(run_dir.resolve())).replace("{stack}", x.stack).replace(
-        "{run}", str(x.run_index))
+    text = text.replace("{run_dir}", str(run_dir.resolve())).replace("{stack}", x.stack).replace(
+        "{run}", str(x.run_index)).replace("{launch}", x.id)
+    stack = stackmod.load(x.stack) if "{build}" in text else None
+    if stack is not None:  # (a dry run before the stack is installed shows the placeholder)
+        text = text.replace("{build}", str(build.build_dir(stack)))
+    return text
 
 
 def expand_args(run_dir: Path, x: Launch) -> list[str]:
-    """Driver arguments with {run_dir}, {stack} and {run} (the launch's run index) filled in: per-stack inputs
-    inside the run directory (the tuned library's profiles) stay valid when the directory is moved and resumed,
-    and a driver can vary its order from run to run."""
+    """Driver arguments with {run_dir}, {stack}, {run} (the launch's run index), {launch} (its id) and {build}
+    (its stack's build directory: the tuning library) filled in: per-stack inputs inside the run directory (the
+    tuned library's profiles) stay valid when the directory is moved and resumed, and a driver can vary its
+    order from run to run."""
     return [_expand(a, run_dir, x) for a in x.args]
 
 
@@ -421,12 +430,22 @@ def expand_env(run_dir: Path, x: Launch, read_files: bool = True) -> dict[str, s
     return tuning_formats.with_env_file(env) if read_files else env
 
 
+def write_inputs(rd: RunDir) -> None:
+    """The files the run's launches read (Suite.inputs, kept in meta.json), where missing: a resumed or copied
+    run has them again."""
+    for rel, text in rd.meta.get("inputs", {}).items():
+        path = rd.path / rel
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+
+
 def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float,
                signals: StopSignals, cut_off: Callable[[str], None]) -> None:
     """Runs one launch and records its outcome in x. SIGTERM or Ctrl-C while it runs: x is interrupted,
     cut_off(why) records that (before the launch is stopped, which takes a moment that a batch job's end may not
     leave), and the exception goes on."""
-    exe = build.driver_path(stack, x.driver)
+    exe = x.driver if x.program else build.driver_path(stack, x.driver)
     args = expand_args(rd.path, x)
     try:
         own_env = expand_env(rd.path, x)
@@ -443,7 +462,7 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
     raw.parent.mkdir(parents=True, exist_ok=True)
     _keep_previous_attempt(rd, x)
     argv = launch.command(spec.with_placement(x.placement), stack, x.nprocs, str(exe),
-                          [*args, "--output", str(raw.resolve())])
+                          args if x.program else [*args, "--output", str(raw.resolve())])
     log = rd.path / "logs" / f"{x.id}.log"
     log.parent.mkdir(exist_ok=True)
     x.attempts += 1
@@ -474,6 +493,8 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
             return
     x.seconds = time.monotonic() - start
     x.returncode = rc
+    if x.program and rc == 0:
+        rawfile.write_program_raw(raw, x.template, x.driver, x.nprocs, x.seconds)
     complete = False
     if raw.exists():
         try:
@@ -492,6 +513,16 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
         x.status = FAILED
         x.message = (x.message + "; " if x.message else "") + f"exit code {rc}" + (
             "" if complete else ", raw output incomplete") + f": {tail}" + (f" ({hint})" if hint else "")
+
+
+def launch_output(rd: RunDir, x: Launch) -> str:
+    """What a launch printed (its log without the command line the runner wrote first and without the runner's
+    own notes of removed shared-memory segments); "" if it has no log."""
+    log = rd.path / "logs" / f"{x.id}.log"
+    if not log.exists():
+        return ""
+    lines = log.read_text(errors="replace").splitlines()[1:]
+    return "\n".join(line for line in lines if not line.startswith(_SWEPT)) + ("\n" if lines else "")
 
 
 ProgressFn = Callable[[Launch, int, int, float], None]
@@ -545,6 +576,7 @@ def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: floa
     step cut off by the time limit, the job's end time passed). Then no launch starts any more and the ones left
     stay pending."""
     stack_objs, spec = _prepare(rd)
+    write_inputs(rd)
     todo = rd.pending()
     job_end = slurm.JobEnd()
     started = time.monotonic()
@@ -606,6 +638,7 @@ def new_meta(suite: Suite, params: dict, stack_names: list[str], runs: int, meas
         "stacks": stack_meta(stack_names),
         "host": host_info(),
         "git": git_info(),
+        "inputs": suite.inputs(params),
     }
 
 

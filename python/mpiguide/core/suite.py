@@ -73,6 +73,9 @@ class LaunchTemplate:
     # templates with the same block run back to back in each round (None: a block of its own), for sides that
     # must be measured in launches of their own but close in time
     block: str | None = None
+    # driver is a program of the user's (a path; args its arguments): it gets no measurement options and no
+    # --output, and the runner writes its raw file, one repetition timed from start to exit
+    program: bool = False
 
 
 @dataclass
@@ -84,12 +87,40 @@ class Report:
 
 
 @dataclass
+class AppPlan:
+    """What one suite measures of an application's record (`mpiguide app tune`): a run of the suite with these
+    parameters (empty: nothing to run), the recorded call shapes it measures (rows of core.record's
+    Record.calls, with a column `key` naming what of the run stands for each) and those it leaves (with a
+    column `reason`)."""
+
+    suite: str
+    params: dict
+    taken: pd.DataFrame
+    left: pd.DataFrame
+    nprocs: list[int] = field(default_factory=list)  # the process counts of its launches
+
+
+@dataclass
+class AppChoice:
+    """What a suite chose from an AppPlan's run: per measured key and stack, the implementation or strategy the
+    tuned library takes (`choice`; "native" where nothing was shown to save the threshold) with its gain and
+    interval (`gain`, `low`, `high`) and why (`decision`); the files it wrote (profiles in out/<stack>/, each
+    library's own tuning file), and per stack the environment that puts them to use."""
+
+    decisions: pd.DataFrame  # stack, key, choice, gain, low, high, decision
+    files: list[Path] = field(default_factory=list)
+    env: dict[str, dict[str, str]] = field(default_factory=dict)  # stack -> variables beside the profiles
+
+
+@dataclass
 class CommandContext:
-    """What a suite's own commands need from the CLI: the common options of a measurement job and the
-    function that runs one (`mpiguide ddt run` is `mpiguide run ddt`)."""
+    """What a suite's own commands need from the CLI: the common options of a measurement job, the function
+    that runs one (`mpiguide ddt run` is `mpiguide run ddt`), and the registry of every suite (for a workflow
+    that asks each suite through the protocol, such as `mpiguide app tune`)."""
 
     add_run_options: Callable[[argparse.ArgumentParser, Suite], None]
     run_command: Callable[[argparse.Namespace], int]
+    suites: Registry | None = None
 
 
 class Suite(ABC):
@@ -138,6 +169,25 @@ class Suite(ABC):
         """The template measuring only what `points` need: its undecided verdict points (verdict_points rows,
         with the suite's own columns), for an adaptive round. The whole template by default."""
         return template
+
+    # ---- tuning an application (`mpiguide app tune`: docs/app-tuning.md)
+
+    def app_plan(self, calls: pd.DataFrame, options: dict) -> list[AppPlan]:
+        """The runs of this suite that measure the application's recorded calls it can tune (calls: rows of
+        core.record's Record.calls; options: the app command's, such as `algorithms`); [] for a suite that
+        tunes no application calls (the default)."""
+        return []
+
+    def app_choose(self, rds: list[RunDir], threshold: float, out: Path, origin: str) -> AppChoice:
+        """From the finished runs of its AppPlans: the choices of decided gains of at least `threshold`, their
+        profiles written into out/<stack>/ (one profile per key of the library, however many runs measured
+        it)."""
+        raise MpiguideError(f"the {self.name} suite tunes no application calls")
+
+    def inputs(self, params: dict) -> dict[str, str]:
+        """Files its launches read, by path relative to the run directory (written when the run is created,
+        and again before a launch where missing); none by default."""
+        return {}
 
     # ---- simulation (`mpiguide sim NAME`: SimGrid SMPI, predictions of a model)
 

@@ -168,22 +168,28 @@ def make_dir(path: Path) -> None:
 class Plan:
     """A new run of a suite, validated from the command line and not started yet."""
 
-    def __init__(self, suite: Suite, args: argparse.Namespace):
-        if args.runs < 1:
-            raise MpiguideError(f"bad --runs {args.runs}: at least 1 launch per configuration")
+    def __init__(self, suite: Suite, args: argparse.Namespace, params: dict | None = None, runs: int | None = None,
+                 nrep: str | int | None = None):
+        """params, runs, nrep: the run's own where a workflow plans it (mpiguide app tune), else the command
+        line's."""
+        runs = args.runs if runs is None else runs
+        if runs < 1:
+            raise MpiguideError(f"bad --runs {runs}: at least 1 launch per configuration")
         check_verdict_options(args.tolerance, args.alpha)
         self.suite = suite
-        self.params = suite.params(args)
+        self.params = suite.params(args) if params is None else params
         self.stacks = stackmod.parse_stack_list(args.stacks)
-        self.runs = args.runs
-        self.measurement = measurement_settings(args, suite)
-        adapt, looks = adaptive.settings(getattr(args, "until_decided", False), args.runs,
+        self.runs = runs
+        # a workflow's own nrep is checked by the same rules
+        self.measurement = measurement_settings(args if nrep is None else
+                                                argparse.Namespace(**{**vars(args), "nrep": str(nrep)}), suite)
+        adapt, looks = adaptive.settings(getattr(args, "until_decided", False), runs,
                                          getattr(args, "max_runs", None), getattr(args, "budget", None),
                                          getattr(args, "looks", None))
         self.analysis = {"samples": args.samples, "tolerance": args.tolerance, "alpha": args.alpha, "looks": looks,
                          "adaptive": adapt}
         self.spec = launch_spec(args, suite)
-        self.launches = runner.plan(suite, self.params, self.stacks, args.runs, self.measurement)
+        self.launches = runner.plan(suite, self.params, self.stacks, runs, self.measurement)
         for x in self.launches:
             self.spec.with_placement(x.placement).validate(x.nprocs)
         self.command = args.argv
@@ -230,12 +236,12 @@ def dry_stack(name: str) -> stackmod.Stack:
 def print_dry_run(launches: list[Launch], spec: launch.LaunchSpec, run_dir: Path) -> None:
     for x in launches:
         stack = dry_stack(x.stack)
-        exe = build.build_dir(stack) / x.driver
+        exe = x.driver if x.program else build.build_dir(stack) / x.driver
         args = runner.expand_args(run_dir, x)
         if x.needs_t1:
             args += ["--t1", "<max t_nrep1 of the calibration launches>"]
         argv = launch.command(spec.with_placement(x.placement), stack, x.nprocs, str(exe),
-                              [*args, "--output", str(run_dir / x.raw)])
+                              args if x.program else [*args, "--output", str(run_dir / x.raw)])
         extra = {**launch.environment(spec, stack, stack.env()), **runner.expand_env(run_dir, x, read_files=False)}
         out.print(launch.describe(argv, stack, extra), highlight=False, soft_wrap=True)
 

@@ -2,7 +2,9 @@
 one more entry here (mpiguide.core.suite has the protocol)."""
 
 from mpiguide.core.suite import Registry
+from mpiguide.suites.app import AppSuite
 from mpiguide.suites.apps import AppsSuite
+from mpiguide.suites.calls import CallsSuite
 from mpiguide.suites.coll import CollSuite
 from mpiguide.suites.ddt import DdtSuite
 from mpiguide.suites.dtbench import DtBenchSuite
@@ -14,4 +16,6 @@ SUITES = Registry([
     DdtSuite(),
     CollSuite(),
     AppsSuite(),
+    CallsSuite(),
+    AppSuite(),
 ], default="pingpong")

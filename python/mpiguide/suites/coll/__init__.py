@@ -22,13 +22,15 @@ from mpiguide.core.suite import (
     POINT_MORE,
     POINT_TEMPLATE,
     TEMPLATE_SEP,
+    AppChoice,
+    AppPlan,
     CommandContext,
     LaunchTemplate,
     Report,
     Suite,
 )
 from mpiguide.front.tuneflow import add_tune_options
-from mpiguide.suites.coll import algorithms, analysis, profiles, report, selection, simulate, workflow
+from mpiguide.suites.coll import algorithms, analysis, app, profiles, report, selection, simulate, workflow
 from mpiguide.suites.coll.catalog import COLLECTIVES, POOL_DEFAULTS
 from mpiguide.suites.coll.reprompi import CollImporter
 
@@ -177,6 +179,12 @@ class CollSuite(Suite):
                                                       v["impl"], v["reference"], strict=True)]
         return v.assign(point=point, template=template)[[*POINT_COLUMNS, POINT_TEMPLATE, POINT_MORE, "msize",
                                                          "reference_msize"]]
+
+    def app_plan(self, calls: pd.DataFrame, options: dict) -> list[AppPlan]:
+        return app.plan(calls, options, self.name)
+
+    def app_choose(self, rds: list[RunDir], threshold: float, out: Path, origin: str) -> AppChoice:
+        return app.choose(rds, threshold, out, origin)
 
     def add_simulation_arguments(self, parser: argparse.ArgumentParser) -> None:
         simulate.add_arguments(parser)

@@ -1,0 +1,287 @@
+"""Tuning an application (`mpiguide app`; docs/app-tuning.md): record files read and added up, the plan of
+what each suite measures of a record (and why the rest is left), the validation's speedup and output check on
+simulated launches with known times, and the whole chain on a real program (mg_stencil) on MPICH."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import only_row, run_cli, save_synthetic_run, synthetic_meta
+from mpiguide.core import rawfile, record, runner
+from mpiguide.core.errors import MpiguideError
+from mpiguide.suites import SUITES
+from mpiguide.suites.app import analysis, job
+from mpiguide.suites.calls import plan as callplan
+
+VEC = "vector(count=4, block=2, stride=3, int)"
+HEAD = ("#@mpiguide_record=1\n#@library_version=Fake MPI 1.0\n#@nprocs=2\n#@mode=off\n#@clock=tsc\n"
+        "#@wall_s[0]=2.0\n#@mpi_s[0]=0.5\n#@wall_s[1]=2.5\n#@mpi_s[1]=1.0\n"
+        f"#@type[t0.0]={VEC}\n#@type[t1.0]={VEC}\n")
+COLUMNS = "rank op comm_size bytes impl strategy calls seconds send_type recv_type datatype reduce_op\n"
+ROWS = ("0 MPI_Allreduce 2 8 default - 100 0.2 - - double sum\n"
+        "1 MPI_Allreduce 2 8 default - 100 0.4 - - double sum\n"
+        "0 MPI_Send_c 2 32 - native 10 0.1 t0.0 - - -\n"
+        "1 MPI_Recv 2 32 - native 10 0.3 - t1.0 - -\n"
+        "0 MPI_Waitall -1 -1 - - 5 0.2 - - - -\n"
+        "1 MPI_Waitall -1 -1 - - 5 0.3 - - - -\n")
+
+
+def write_record(path: Path, text: str = HEAD + COLUMNS + ROWS + "#@end=ok\n") -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_a_record_adds_up_over_the_ranks(tmp_path):
+    r = record.parse(write_record(tmp_path / "r.txt"))
+    assert r.nprocs == 2 and r.wall == 2.5 and r.mpi == pytest.approx(0.75)
+    assert r.mpi_share == pytest.approx((0.5 / 2 + 1.0 / 2.5) / 2)
+    calls = r.calls()
+    allreduce = only_row(calls, op="MPI_Allreduce")
+    assert allreduce["ranks"] == 2 and allreduce["calls"] == 200 and allreduce["calls_per_rank"] == 100
+    assert allreduce["seconds"] == pytest.approx(0.6) and allreduce["seconds_per_rank"] == pytest.approx(0.3)
+    assert allreduce["share"] == pytest.approx(0.6 / 1.5) and allreduce["datatype"] == "double"
+    # the _c entry point counts as its int form; a row's type names become their text
+    send = only_row(calls, op="MPI_Send")
+    assert send["send_type"] == VEC and send["recv_type"] == record.NONE
+    assert calls["seconds"].is_monotonic_decreasing
+    ops = r.by_operation().set_index("op")
+    assert ops.loc["MPI_Send", "bytes"] == 320 and ops.loc["MPI_Waitall", "bytes"] == 0
+
+
+@pytest.mark.parametrize("text, message", [
+    (HEAD + COLUMNS + ROWS, "is cut short (no #@end line): the program did not reach MPI_Finalize"),
+    ("#@nprocs=2\n" + COLUMNS + "#@end=ok\n", "is not a record of libmpiguide-tune"),
+    (HEAD + "rank op bytes\n#@end=ok\n", ":12: not a record's column line"),
+    (HEAD + COLUMNS + "0 MPI_Send 2 32 - native 10 0.1 t0.0 -\n#@end=ok\n", ":13: 10 fields where a record row has 12"),
+    (HEAD + COLUMNS + "0 MPI_Send 2 32 - native ten 0.1 - - - -\n#@end=ok\n", "a field that is not a number"),
+    (HEAD + COLUMNS + "0 MPI_Send 2 32 - native 10 0.1 t9.9 - - -\n#@end=ok\n", "name the type t9.9"),
+])
+def test_a_bad_record_is_named_with_where(tmp_path, text, message):
+    path = write_record(tmp_path / "bad.txt", text)
+    with pytest.raises(MpiguideError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        record.parse(path)
+
+
+def calls_frame(rows: list[dict]) -> pd.DataFrame:
+    base = dict(comm_size=2, impl="-", strategy="native", send_type=record.NONE, recv_type=record.NONE,
+                datatype="-", reduce_op="-", ranks=2, calls=10, calls_per_rank=5, seconds_per_rank=0.1, share=0.1)
+    return pd.DataFrame([{**base, **r} for r in rows], columns=record.CALL_COLUMNS)
+
+
+def test_the_calls_with_derived_types_a_record_plans():
+    """Each side of a point-to-point call as its pattern on 2 processes; a collective on its communicator's
+    size; alike shapes once; the costliest first; what cannot be rebuilt, with why."""
+    calls = calls_frame([
+        dict(op="MPI_Sendrecv", bytes=32, send_type=VEC, recv_type=VEC, seconds=3.0),
+        dict(op="MPI_Isend", bytes=32, send_type=VEC, seconds=1.0),  # the Sendrecv's send side again
+        dict(op="MPI_Bcast", comm_size=4, bytes=64, send_type=VEC, seconds=2.0),
+        dict(op="MPI_Alltoallv", bytes=64, send_type=VEC, seconds=5.0),
+        dict(op="MPI_Gather", comm_size=1, bytes=32, send_type=VEC, seconds=0.5),
+        dict(op="MPI_Send", bytes=32, send_type="?", seconds=0.1),
+        dict(op="MPI_Allreduce", bytes=8, seconds=9.0),  # no derived type: not the calls suite's
+    ])
+    shapes, taken, left = callplan.plan(calls)
+    assert list(zip(shapes["pattern"], shapes["nprocs"], shapes["bytes"], strict=True)) == [
+        ("send", 2, 32), ("recv", 2, 32), ("bcast", 4, 64)]
+    assert shapes["seconds"].tolist() == [4.0, 3.0, 2.0] and shapes["key"].tolist() == ["s0", "s1", "s2"]
+    assert set(taken["op"]) == {"MPI_Sendrecv", "MPI_Isend", "MPI_Bcast"}
+    reasons = dict(zip(left["op"], left["reason"], strict=True))
+    assert "counts per rank" in reasons["MPI_Alltoallv"] and "one process" in reasons["MPI_Gather"]
+    assert "could not describe" in reasons["MPI_Send"] and "MPI_Allreduce" not in reasons
+    few, taken2, left2 = callplan.plan(calls, max_shapes=1)
+    assert len(few) == 1 and "below the 1 shapes" in " ".join(left2["reason"])
+    text = callplan.shapes_text(shapes)
+    assert f"s0\tsend\t32\t{VEC}\t-\n" in text and f"s2\tbcast\t64\t{VEC}\t-\n" in text
+
+
+def test_the_collectives_a_record_plans():
+    """The nine collectives with predefined types: one coll run per reduction datatype and operation that
+    mg_collbench measures (the others join the byte/bor run); the rest left with why."""
+    calls = calls_frame([
+        dict(op="MPI_Allreduce", bytes=8, datatype="double", reduce_op="sum", seconds=1.0),
+        dict(op="MPI_Allreduce", comm_size=4, bytes=64, datatype="int", reduce_op="max", seconds=1.0),
+        dict(op="MPI_Bcast", bytes=100, seconds=1.0),
+        dict(op="MPI_Allreduce", bytes=4, datatype="float", reduce_op="sum", seconds=1.0),
+        dict(op="MPI_Reduce", bytes=8, datatype="int", reduce_op="min", seconds=1.0),
+        dict(op="MPI_Barrier", bytes=0, seconds=1.0),
+    ])
+    plans = SUITES.get("coll").app_plan(calls, {"stacks": ["mpich"]})
+    runs = {(p.params["datatype"], p.params["op"]): p for p in plans}
+    assert set(runs) == {("byte", "bor"), ("double", "sum"), ("int", "max")}
+    assert runs[("byte", "bor")].params["collectives"] == ["bcast"] and runs[("byte", "bor")].params["sizes"] == [100]
+    assert runs[("int", "max")].params["np"] == [4] and runs[("int", "max")].params["sizes"] == [64]
+    assert set(runs[("double", "sum")].taken["key"]) == {"allreduce np2 m=8"}
+    left = pd.concat([p.left for p in plans])
+    reasons = dict(zip(left["op"] + " " + left["datatype"], left["reason"], strict=True))
+    assert "reduces float" in reasons["MPI_Allreduce float"] and "operation is min" in reasons["MPI_Reduce int"]
+    assert not SUITES.get("coll").app_plan(calls_frame([dict(op="MPI_Send", bytes=8, seconds=1.0)]), {})
+
+
+# ---------------------------------------------------------------- the validation on simulated launches
+
+PROGRAM = ["/bin/true", "input.dat"]
+
+
+def write_app_run(path: Path, times, outputs, runs: int = 5, stacks=("lib",), sides=("native", "tuned"),
+                  masks=(), metric=None) -> Path:
+    """An app run whose launch of side S in round i took times(stack, side, i) seconds and printed
+    outputs(stack, side, i)."""
+    params = {"program": PROGRAM, "np": 2, "sides": list(sides), "profiles": "/nonexistent/{stack}",
+              "stacks": list(stacks), "masks": list(masks), "metric": metric, "check": None, "file_env": {},
+              "placement": None}
+    meta = synthetic_meta(run_id=path.name, runs=runs)
+    meta.update(job="app", title="app", params=params, stacks_order=list(stacks))
+    meta["stacks"] = {s: {**meta["stacks"]["fake"], "name": s} for s in stacks}
+    meta["measurement"]["nrep"] = 1
+    launches = runner.plan(SUITES.get("app"), params, list(stacks), runs, meta["measurement"])
+    (path / "logs").mkdir(parents=True)
+    for x in launches:
+        side = job.side_of(x.template)
+        (path / "logs" / f"{x.id}.log").write_text("env ... the command\n" + outputs(x.stack, side, x.run_index))
+    save_synthetic_run(path, meta, launches, lambda x: "")
+    for x in launches:
+        rawfile.write_program_raw(path / x.raw, x.template, x.driver, 2, times(x.stack, job.side_of(x.template),
+                                                                                x.run_index))
+    return path
+
+
+def same_output(stack, side, i):
+    return f"result 42\nelapsed {0.1 * i:.3f} s\n"
+
+
+def test_the_tuned_program_is_shown_faster_paired_by_round(tmp_path):
+    """Rounds run at speeds up to 40% apart (the machine), the tuned program 20% faster in each: paired by
+    round, x1.25 is shown with an interval around it; masked timing lines do not count as another output."""
+    def times(stack, side, i):
+        return (1 + 0.2 * (i % 3)) * (0.8 * (1 + 0.01 * (i % 3 - 1)) if side == "tuned" else 1.0)
+    rd = runner.RunDir.open(write_app_run(tmp_path / "v", times, same_output, masks=[r"^elapsed "]))
+    r = analysis.load(rd)
+    assert r.output_ok and len(r.launches) == 10
+    s = only_row(r.speedups, stack="lib", side="tuned")
+    assert s["speedup"] == pytest.approx(1.25, rel=0.01) and s["verdict"] == analysis.FASTER
+    assert s["low"] < 1.25 < s["high"] and s["rounds"] == 5
+
+
+def test_a_slower_side_is_called_slower_only_where_shown(tmp_path):
+    def noisy(stack, side, i):  # the tuned side 2% slower but launches 30% apart at random
+        return [1.0, 1.3, 0.9, 1.25, 1.05][i] * ([1.02, 0.99, 1.04, 0.97, 1.03][i] if side == "tuned" else 1.0)
+    r = analysis.load(runner.RunDir.open(write_app_run(tmp_path / "n", noisy, same_output, masks=[r"^elapsed "])))
+    assert only_row(r.speedups, side="tuned")["verdict"] == analysis.NO_DIFFERENCE
+
+    def slow(stack, side, i):
+        return (1 + 0.1 * i) * (1.5 if side == "tuned" else 1.0)
+    r = analysis.load(runner.RunDir.open(write_app_run(tmp_path / "s", slow, same_output, masks=[r"^elapsed "])))
+    assert only_row(r.speedups, side="tuned")["verdict"] == analysis.SLOWER
+
+
+def test_another_output_fails_loudly(tmp_path):
+    def outputs(stack, side, i):
+        return f"result {41 if side == 'tuned' and i == 2 else 42}\n"
+    r = analysis.load(runner.RunDir.open(write_app_run(tmp_path / "o", lambda *a: 1.0, outputs)))
+    assert not r.output_ok and len(r.output_problems) == 1
+    assert "lib-tuned-r2 (tuned) printed another output than the native program: line 1: 'result 42' natively, " \
+           "'result 41' here" in r.output_problems[0]
+
+
+def test_an_output_that_changes_by_itself_is_named(tmp_path):
+    """Without the mask, the timing line differs between two native launches: the message says so and how
+    to mask it, instead of blaming the library."""
+    r = analysis.load(runner.RunDir.open(write_app_run(tmp_path / "t", lambda *a: 1.0, same_output)))
+    assert len(r.output_problems) == 1
+    assert "differs between its native launches" in r.output_problems[0] and "--mask" in r.output_problems[0]
+
+
+def test_a_metric_the_program_prints(tmp_path):
+    def outputs(stack, side, i):
+        return f"solve time: {(0.5 if side == 'tuned' else 1.0) * (1 + 0.1 * i):.4f} s\nresult 42\n"
+    r = analysis.load(runner.RunDir.open(write_app_run(tmp_path / "m", lambda *a: 10.0, outputs,
+                                                       masks=["solve time"], metric=r"solve time: ([0-9.]+)")))
+    assert only_row(r.speedups, side="tuned")["speedup"] == pytest.approx(2.0, rel=1e-3)
+    assert analysis.metric("a 1\nb 2\n", r"^[ab] (\d)") == 2.0 and math.isnan(analysis.metric("x", r"y (\d)"))
+
+
+def test_the_program_is_resolved_and_refused_clearly(tmp_path):
+    assert job.resolve_program(["--", "true", "x"])[1:] == ["x"]
+    with pytest.raises(MpiguideError, match="no program to run: give it after --"):
+        job.resolve_program([])
+    with pytest.raises(MpiguideError, match="the program ./nope does not exist"):
+        job.resolve_program(["./nope"])
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    with pytest.raises(MpiguideError, match="is not an executable file"):
+        job.resolve_program([str(plain)])
+
+
+def test_the_sides_launch_what_they_say(tmp_path):
+    params = {"program": PROGRAM, "np": 3, "sides": ["native", "tuned", "file", "record"], "profiles": "/p/{stack}",
+              "stacks": ["a", "b"], "masks": [], "metric": None, "check": None, "placement": None,
+              "file_env": {"a": {"MPIR_CVAR_X": "/f.json"}}}
+    t = {x.key: x for x in job.templates(params)}
+    assert set(t) == {"native", "tuned-a", "tuned-b", "file-a", "record"}
+    assert t["native"].driver == "/bin/true" and t["native"].args == ["input.dat"] and t["native"].program
+    assert t["tuned-a"].args[:4] == [f"LD_PRELOAD={job.LIBRARY}", "MPIGUIDE_TUNE_MODE=tuned",
+                                     "MPIGUIDE_TUNE_PROFILES=/p/{stack}", "MPIR_CVAR_X=/f.json"]
+    assert t["tuned-b"].args[3:] == PROGRAM and t["tuned-a"].stack == "a"
+    assert dict(t["file-a"].env) == {"MPIR_CVAR_X": "/f.json"} and t["file-a"].stack == "a"
+    assert f"MPIGUIDE_TUNE_RECORD={job.RECORD}" in t["record"].args
+    assert {x.block for x in t.values()} == {job.BLOCK}
+    launches = runner.plan(SUITES.get("app"), params, ["a", "b"], 2, {"sync": "barrier", "nrep": 1})
+    assert all(x.args == t[x.template].args for x in launches)  # no measurement options for a program
+
+
+# ---------------------------------------------------------------- the whole chain, for real
+
+STENCIL_ARGS = ["--app", "jacobi", "--variants", "ddt:nonblocking,basic:nonblocking", "--nx", "64", "--ny", "64",
+                "--steps", "20", "--nrep", "2", "--check"]
+MASKS = ["--mask", r"^[a-z]+ [a-z]+ [a-z-]+ ", "--mask", "^#@"]  # its timing rows and notes
+
+
+def test_app_run_records_tunes_and_validates_a_real_program(mpich_build, tmp_path):
+    out = tmp_path / "app"
+    res = run_cli(["app", "run", "--stacks", "mpich", "--np", "2", "--runs", "2", "--output", str(out), *MASKS,
+                   "--", str(mpich_build / "mg_stencil"), *STENCIL_ARGS])
+    assert res.rc == 0, res.text
+    assert "in the recorded MPI calls" in res.text and "app report:" in res.text
+    assert "outputs: every launch printed what the native program prints (4 launch(es))" in res.text
+    rec = analysis.records(runner.RunDir.open(out / "record"))["mpich"]
+    assert rec.nprocs == 2 and "MPI_Allreduce" in set(rec.rows["op"])
+    taken = pd.read_csv(out / "plan_taken.csv")
+    assert {"coll", "calls"} <= set(taken["suite"])
+    assert (out / "profiles" / "mpich").is_dir() and (out / "report.html").is_file()
+    v = analysis.load(runner.RunDir.open(out / "validate"))
+    assert set(v.launches["side"]) == {"native", "tuned"} and v.output_ok
+    assert only_row(v.speedups, side="tuned")["rounds"] == 2
+    assert analysis.records(runner.RunDir.open(out / "record-tuned"), "tuned-record")["mpich"].nprocs == 2
+    # the report is rebuilt alone
+    again = run_cli(["app", "report", str(out)])
+    assert again.rc == 0 and "app report:" in again.text
+
+
+def test_app_record_of_a_failing_program_says_so(mpich_build, tmp_path):
+    res = run_cli(["app", "record", "--stacks", "mpich", "--np", "2", "--output", str(tmp_path / "f"), "--",
+                   str(mpich_build / "mg_stencil"), "--app", "nope"])
+    assert res.rc == 2 and "launch(es) failed" in res.text and "mpiguide run app --sides native" in res.text
+
+
+def test_a_program_with_nothing_to_tune(mpich_build, tmp_path):
+    """The ping-pong of MPI_INT sends: no collective, no derived type: nothing to measure, said so."""
+    out = tmp_path / "pp"
+    res = run_cli(["app", "run", "--stacks", "mpich", "--np", "2", "--runs", "2", "--output", str(out), "--",
+                   str(mpich_build / "mg_pingpong"), "--sizes", "4", "--nrep", "3"])
+    assert res.rc == 0, res.text
+    assert "nothing to measure: the program calls nothing libmpiguide-tune can change" in res.text
+    assert not (out / "validate").exists()
+
+
+def test_run_app_needs_profiles_for_the_tuned_side(tmp_path):
+    res = run_cli(["run", "app", "--stacks", "mpich", "--output", str(tmp_path / "x"), "--", "true"])
+    assert res.rc == 2 and "the tuned side needs --profiles DIR" in res.text
+    args = argparse.Namespace(np=0)
+    with pytest.raises(MpiguideError, match="bad --np 0"):
+        from mpiguide.suites.app import program_params
+        program_params(args, ["native"], None)
