@@ -283,5 +283,4 @@ def test_run_app_needs_profiles_for_the_tuned_side(tmp_path):
     assert res.rc == 2 and "the tuned side needs --profiles DIR" in res.text
     args = argparse.Namespace(np=0)
     with pytest.raises(MpiguideError, match="bad --np 0"):
-        from mpiguide.suites.app import program_params
-        program_params(args, ["native"], None)
+        job.program_params(args, ["native"], None)

@@ -8,7 +8,6 @@ validation alone, with profiles of one's own."""
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -38,7 +37,7 @@ class AppSuite(Suite):
                        help=f"what to run side by side: {', '.join(job.SIDES)} (default native,tuned)")
         g.add_argument("--profiles", metavar="DIR", help="the tuned side's profiles: DIR/<stack>/ where it exists, "
                        "else DIR (mpiguide app tune writes them to its directory's profiles/)")
-        add_output_options(g)
+        job.add_output_options(g)
         g.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
                        help="the MPI program and its arguments, after --")
 
@@ -56,7 +55,7 @@ class AppSuite(Suite):
                 raise MpiguideError(f"--profiles {args.profiles}: no such directory")
             per_stack = all((base / s).is_dir() for s in stackmod.parse_stack_list(args.stacks))
             profiles = str(base / "{stack}") if per_stack else str(base)
-        return program_params(args, sides, profiles)
+        return job.program_params(args, sides, profiles)
 
     def launches(self, params: dict) -> list[LaunchTemplate]:
         return job.templates(params)
@@ -76,33 +75,8 @@ class AppSuite(Suite):
         verdict = {analysis.SLOWER: stats.VIOLATED, analysis.FASTER: stats.PASS}
         rows = [dict(stack=x.stack, guideline=f"{x.side} ⪯ native", point=f"np{rd.meta['params']['np']}",
                      verdict=verdict.get(x.verdict, stats.INCONCLUSIVE), factor=1 / x.speedup, p_value=x.p_value,
-                     ratio=1 / x.speedup, se_log=float("nan"), df=0.0) for x in s.itertuples()]
+                     ratio=1 / x.speedup, se_log=x.se_log, df=x.df) for x in s.itertuples()]
         return pd.DataFrame(rows, columns=POINT_COLUMNS)
 
     def add_commands(self, commands_: argparse._SubParsersAction, context: CommandContext) -> None:
         workflow.add_commands(commands_, context, self)
-
-
-def add_output_options(g: argparse._ArgumentGroup) -> None:
-    """How a launch's output is compared and what is measured."""
-    g.add_argument("--mask", action="append", default=[], metavar="REGEX",
-                   help="leave lines matching REGEX out of the output comparison (timings, dates); repeatable")
-    g.add_argument("--metric", metavar="REGEX", help="measure a number the program prints instead of the launch's "
-                   "wall time: the last match's first group (a time: less is better)")
-    g.add_argument("--check", metavar="CMD", help="judge each launch's output by CMD OUTPUT_FILE (exit 0: right) "
-                   "instead of comparing it with the native program's")
-
-
-def program_params(args: argparse.Namespace, sides: list[str], profiles: str | None,
-                   file_env: dict | None = None) -> dict:
-    """The app job's parameters from a command line's program and output options."""
-    if args.np < 1:
-        raise MpiguideError(f"bad --np {args.np}: at least 1 process")
-    for pattern in [*args.mask, *([args.metric] if args.metric else [])]:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise MpiguideError(f"bad regular expression {pattern!r}: {exc}") from None
-    return {"program": job.resolve_program(args.program), "np": args.np, "sides": sides, "profiles": profiles,
-            "stacks": stackmod.parse_stack_list(args.stacks), "masks": list(args.mask), "metric": args.metric,
-            "check": args.check, "file_env": file_env or {}, "placement": None}

@@ -22,7 +22,7 @@ from mpiguide.suites.app.job import side_of
 
 LAUNCH_COLUMNS = ["stack", "side", "template", "round", "launch_id", "seconds", "value", "output_sha", "check"]
 SPEEDUP_COLUMNS = ["stack", "side", "rounds", "native_s", "side_s", "speedup", "low", "high", "verdict",
-                   "p_value"]
+                   "p_value", "se_log", "df"]
 FASTER, SLOWER, NO_DIFFERENCE = "faster", "slower", "no difference shown"
 DEFAULT_MASKS = (r"^mpiguide-tune: ",)  # the library's own warnings: reported, not compared
 
@@ -164,7 +164,8 @@ def speedups(r: AppResult) -> pd.DataFrame:
             else NO_DIFFERENCE
         row.update(speedup=1 / slower.ratio if slower.ratio else math.nan,
                    low=1 / slower.high if slower.high else math.nan, high=1 / slower.low if slower.low else math.nan,
-                   verdict=verdict, p_value=faster.p_value if verdict == FASTER else slower.p_value)
+                   verdict=verdict, p_value=faster.p_value if verdict == FASTER else slower.p_value,
+                   se_log=slower.se_log, df=slower.df)
     return pd.DataFrame(rows, columns=SPEEDUP_COLUMNS)
 
 

@@ -12,10 +12,13 @@ Sides:
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import shutil
 from pathlib import Path
 
+from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.suite import LaunchTemplate
 
@@ -86,3 +89,28 @@ def side_of(template: str) -> str:
         if template == side or template.startswith(side + "-"):
             return side
     return template
+
+
+def add_output_options(g: argparse._ArgumentGroup) -> None:
+    """How a launch's output is compared and what is measured."""
+    g.add_argument("--mask", action="append", default=[], metavar="REGEX",
+                   help="leave lines matching REGEX out of the output comparison (timings, dates); repeatable")
+    g.add_argument("--metric", metavar="REGEX", help="measure a number the program prints instead of the launch's "
+                   "wall time: the last match's first group (a time: less is better)")
+    g.add_argument("--check", metavar="CMD", help="judge each launch's output by CMD OUTPUT_FILE (exit 0: right) "
+                   "instead of comparing it with the native program's")
+
+
+def program_params(args: argparse.Namespace, sides: list[str], profiles: str | None,
+                   file_env: dict | None = None) -> dict:
+    """The app job's parameters from a command line's program and output options."""
+    if args.np < 1:
+        raise MpiguideError(f"bad --np {args.np}: at least 1 process")
+    for pattern in [*args.mask, *([args.metric] if args.metric else [])]:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise MpiguideError(f"bad regular expression {pattern!r}: {exc}") from None
+    return {"program": resolve_program(args.program), "np": args.np, "sides": sides, "profiles": profiles,
+            "stacks": stackmod.parse_stack_list(args.stacks), "masks": list(args.mask), "metric": args.metric,
+            "check": args.check, "file_env": file_env or {}, "placement": None}

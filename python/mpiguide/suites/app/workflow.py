@@ -26,7 +26,7 @@ from mpiguide.core.record import CALL_COLUMNS
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import AppPlan, CommandContext, Registry, Suite
 from mpiguide.front import commands
-from mpiguide.suites.app import analysis, report
+from mpiguide.suites.app import analysis, job, report
 
 STATE = "app.json"
 DEFAULT_THRESHOLD = 0.10
@@ -34,7 +34,6 @@ SUITE = "app"
 
 
 def add_commands(sub: argparse._SubParsersAction, context: CommandContext, suite: Suite) -> None:
-    from mpiguide.suites.app import add_output_options
     ap = sub.add_parser("app", help="tune your own MPI program: record what it calls, measure exactly that, show "
                         "the gain on the program itself (docs/app-tuning.md)")
     aps = ap.add_subparsers(dest="app_command", required=True, metavar="ACTION")
@@ -65,7 +64,7 @@ def add_commands(sub: argparse._SubParsersAction, context: CommandContext, suite
         if takes_program:
             g = p.add_argument_group("the program")
             g.add_argument("--np", type=int, default=2, help="processes of the program (default 2)")
-            add_output_options(g)
+            job.add_output_options(g)
             g.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
                            help="the MPI program and its arguments, after --")
         if name == "run":
@@ -234,14 +233,13 @@ def validate(args: argparse.Namespace, app: Suite, app_dir: Path) -> None:
 
 def start(args: argparse.Namespace, app: Suite) -> Path:
     """A new app directory with the program's parameters."""
-    from mpiguide.suites.app import program_params
     out = Path(args.output) if args.output else Path("results") / runner.new_run_id("app")
     if (out / STATE).exists():
         raise MpiguideError(f"{out} already holds an app directory; continue it with: mpiguide app run --resume "
                             f"{out}")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise MpiguideError(f"{out} exists and is not an empty directory; choose another --output")
-    params = program_params(args, ["record"], None)
+    params = job.program_params(args, ["record"], None)
     commands.make_dir(out)
     write_state(out, {"params": params, "stacks": params["stacks"], "command": args.argv})
     return out
