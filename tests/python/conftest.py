@@ -20,7 +20,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,6 +204,76 @@ def start_mpiguide(args: list[str], cwd) -> subprocess.Popen:
     in the background (nohup, `cmd &` without job control) makes children ignore it, and Python keeps it ignored."""
     return subprocess.Popen([str(MPIGUIDE_EXE), *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+# ---------------------------------------------------------------- the processes a test starts
+
+def running_with(marker: str) -> list[int]:
+    """The processes whose command line holds marker and that are not on their way out: a zombie, or a process
+    whose death by a signal is under way (the kernel has SIGKILL pending for it then, whichever signal it was),
+    is not running any more. Looked at once, without waiting, so that nothing depends on the machine's speed."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if marker.encode() not in (proc / "cmdline").read_bytes():
+                continue
+            status = dict(line.split(":", 1) for line in (proc / "status").read_text().splitlines() if ":" in line)
+        except OSError:  # gone meanwhile
+            continue
+        dying = any(int(status.get(k, "0").strip(), 16) & (1 << (signal.SIGKILL - 1)) for k in ("SigPnd", "ShdPnd"))
+        if not (status.get("State", "").strip().startswith("Z") or dying):
+            found.append(int(proc.name))
+    return found
+
+
+@contextlib.contextmanager
+def own_processes(what: str):
+    """A marker for the command lines of the processes a test starts, unique to this run of the test (a uuid): a
+    process a failed run left behind never matches a later run, and is told apart from everyone else's. On the
+    way out, what still runs with it is killed: it is this test's."""
+    marker = f"mg-{what}-{uuid.uuid4().hex}"
+    try:
+        yield marker
+    finally:
+        for pid in running_with(marker):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+# Where signalled_at_spawn delivers its signal: right after the fork inside subprocess.Popen (the launch runs,
+# Popen has not returned it), or as Popen returns it (before the caller has it in hand).
+SPAWN_POINTS = ("fork", "return")
+
+
+def signalled_at_spawn(point: str, sig: int, marker: str) -> str:
+    """Python code to run first in a process standing for mpiguide: it makes that process receive sig at `point`
+    (SPAWN_POINTS) of starting the first child whose command line holds marker. It stands, exactly and on any
+    machine, for a signal that comes while the machine is too loaded to have taken mpiguide further (issue 44).
+    SIGINT is set to raise KeyboardInterrupt, as in a terminal (a background shell would leave it ignored)."""
+    return textwrap.dedent(f"""\
+        import os, signal, subprocess
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _sent = []
+        def _signal_once(args):
+            if not _sent and any({marker!r} in str(a) for a in args):
+                _sent.append(True)
+                os.kill(os.getpid(), {int(sig)})
+        if {point!r} == "fork":
+            _real_fork_exec = subprocess._fork_exec
+            def _fork_exec(args, *rest):
+                pid = _real_fork_exec(args, *rest)
+                _signal_once(args)
+                return pid
+            subprocess._fork_exec = _fork_exec
+        else:
+            class _Popen(subprocess.Popen):
+                def __init__(self, args, *rest, **kw):
+                    super().__init__(args, *rest, **kw)
+                    _signal_once(args)
+            subprocess.Popen = _Popen
+        """)
 
 
 # ---------------------------------------------------------------- synthetic run directories

@@ -21,7 +21,15 @@ import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 
-from conftest import only_row, write_synthetic_run
+from conftest import (
+    POLL_LIMIT_S,
+    SPAWN_POINTS,
+    only_row,
+    own_processes,
+    running_with,
+    signalled_at_spawn,
+    write_synthetic_run,
+)
 from mpiguide.core import rawfile, smpi
 from mpiguide.core.errors import MpiguideError
 from mpiguide.suites import SUITES
@@ -314,11 +322,12 @@ def test_sim_coll_simulates_the_tuned_library_with_the_profiles_it_picks(simulat
 def test_a_launch_over_its_wall_limit_is_stopped_with_all_it_started(tmp_path):
     """A launch that never ends (a stand-in for SMPI's slow algorithms at scale) is stopped at the wall limit
     with the processes it started."""
-    marker = f"mg-never-ends-{tmp_path.name}"
-    argv = ["sh", "-c", f"sleep 100000 {marker} 2>/dev/null & sleep 100000; wait", marker]
-    with (tmp_path / "log").open("w") as log:
-        assert simulate._run_within(argv, dict(os.environ), log, tmp_path, 0.2) is None
-    assert subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1  # nothing left running
+    with own_processes("never-ends") as marker:
+        argv = ["sh", "-c", f"{sys.executable} -c 'import time; time.sleep(100000)' {marker} & sleep 100000; wait",
+                marker]
+        with (tmp_path / "log").open("w") as log:
+            assert simulate._run_within(argv, dict(os.environ), log, tmp_path, 0.2) is None
+        assert running_with(marker) == []
     with (tmp_path / "log").open("w") as log:
         assert simulate._run_within(["sh", "-c", "exit 3"], dict(os.environ), log, tmp_path, 100000) == 3
 
@@ -342,22 +351,41 @@ def test_a_long_launch_says_how_far_it_got(tmp_path, capsys):
 
 def test_a_launch_is_stopped_with_mpiguide_by_sigterm(tmp_path):
     """SIGTERM to mpiguide while a launch runs (a batch job's end, a kill) ends the launch's processes too."""
-    marker = f"mg-sim-sigterm-{tmp_path.name}"
-    code = ("import os, sys; from pathlib import Path; from mpiguide.suites.coll import simulate; "
-            "log = open(sys.argv[1], 'w'); print('started', flush=True); "
-            "child = f'{sys.executable} -c \"import time; time.sleep(100000)\" {sys.argv[2]} & echo child; wait'; "
-            "simulate._run_within(['sh', '-c', child], dict(os.environ), log, Path(sys.argv[3]), 100000)")
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "log"), marker, str(tmp_path)],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline() == "started\n"
-    log = tmp_path / "log"
-    deadline = time.monotonic() + 120  # a guard against hanging, never a measure of speed
-    while "child" not in log.read_text():
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=120) == 128 + signal.SIGTERM
-    assert subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1  # nothing left running
+    with own_processes("sim-sigterm") as marker:
+        code = ("import os, sys; from pathlib import Path; from mpiguide.suites.coll import simulate; "
+                "log = open(sys.argv[1], 'w'); print('started', flush=True); "
+                "child = f'{sys.executable} -c \"import time; time.sleep(100000)\" {sys.argv[2]} & echo child; wait'; "
+                "simulate._run_within(['sh', '-c', child], dict(os.environ), log, Path(sys.argv[3]), 100000)")
+        proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "log"), marker, str(tmp_path)],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline() == "started\n"
+        log = tmp_path / "log"
+        deadline = time.monotonic() + 120  # a guard against hanging, never a measure of speed
+        while "child" not in log.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 128 + signal.SIGTERM
+        assert running_with(marker) == []
+
+
+@pytest.mark.parametrize("point", [pytest.param(p, marks=pytest.mark.skipif(
+    p == "fork" and not hasattr(subprocess, "_fork_exec"), reason="this Python's subprocess has no _fork_exec"))
+    for p in SPAWN_POINTS])
+def test_a_sigterm_while_a_launch_starts_stops_the_launch_too(tmp_path, point):
+    """Issue 44: SIGTERM delivered at the exact moment the launch's process exists but mpiguide does not hold it
+    yet (right after the fork inside subprocess.Popen, or as Popen returns it) still ends it with mpiguide."""
+    with own_processes("sim-sigterm-start") as marker:
+        code = signalled_at_spawn(point, signal.SIGTERM, marker) + (
+            "import sys\nfrom pathlib import Path\nfrom mpiguide.suites.coll import simulate\n"
+            "child = f'{sys.executable} -c \"import time; time.sleep(100000)\" {sys.argv[2]} & wait'\n"
+            "simulate._run_within(['sh', '-c', child, sys.argv[2]], dict(os.environ), open(sys.argv[1], 'w'), "
+            "Path(sys.argv[3]), 100000)\n"
+            "print('the launch ended by itself')\n")
+        res = subprocess.run([sys.executable, "-c", code, str(tmp_path / "log"), marker, str(tmp_path)],
+                             capture_output=True, text=True, timeout=POLL_LIMIT_S)
+        assert res.returncode == 128 + signal.SIGTERM, res.stdout + res.stderr
+        assert running_with(marker) == []
 
 
 def test_a_stopped_launch_keeps_what_it_finished_and_what_still_stops_is_left_out_and_listed(

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from mpiguide import __version__
-from mpiguide.core import build, launch, rawfile, segments, slurm, tuning_formats
+from mpiguide.core import build, children, launch, rawfile, segments, slurm, tuning_formats
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.paths import is_checkout, source_root
@@ -325,6 +325,7 @@ class StopSignals:
             self.reason = "stopped by SIGTERM (the end of a batch job: its time limit or scancel; or a kill)"
             self.now = True
             if self._waiting:
+                self._waiting = False  # raised once: a second SIGTERM does not cut short the stopping of the launch
                 raise _Terminated()
         elif self.reason is None:
             self.reason = f"{signal.Signals(signum).name}: the allocation ends soon (sbatch --signal)"
@@ -332,10 +333,10 @@ class StopSignals:
     @contextlib.contextmanager
     def waiting(self) -> Iterator[None]:
         """While the runner waits for a launch: SIGTERM (also one that came just before) raises _Terminated."""
-        if self.now:
-            raise _Terminated()
-        self._waiting = True
+        self._waiting = True  # before the look at self.now: a SIGTERM between the two raises in the handler
         try:
+            if self.now:
+                raise _Terminated()
             yield
         finally:
             self._waiting = False
@@ -366,26 +367,22 @@ def _sweep_segments(since: int, logf) -> None:
                    f"{' '.join(p.name for p in removed)}\n")
 
 
-class LaunchNotStarted(MpiguideError):
-    """The launcher could not be started (missing, not executable)."""
-
-
 @contextlib.contextmanager
 def _launched(argv: list[str], env: dict[str, str], logf) -> Iterator[subprocess.Popen]:
     """mpiexec started in a process group of its own, its output in logf. On the way out the whole group is
     stopped (what a finished launch left running too: the kernel does not reuse a live group's ID) and the
-    shared-memory segments the launch left behind are removed. LaunchNotStarted if it cannot start."""
+    shared-memory segments the launch left behind are removed, with the signals that end mpiguide held until
+    then (core.children: no Ctrl-C or SIGTERM leaves a launch running). children.NotStarted if it cannot
+    start."""
     since = time.time_ns()
-    try:
-        proc = subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-    except OSError as exc:
-        raise LaunchNotStarted(f"cannot start {argv[0]}: {exc.strerror}") from exc
-    try:
-        yield proc
-    finally:
+
+    def stop(proc: subprocess.Popen) -> None:
         _stop_process(proc)
         _sweep_segments(since, logf)
+
+    with children.session(argv, stop, env=env, stdout=logf, stderr=subprocess.STDOUT,
+                          stdin=subprocess.DEVNULL) as proc:
+        yield proc
 
 
 def run_once(argv: list[str], env: dict[str, str], timeout: float, log: Path) -> int | None:
@@ -488,7 +485,7 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
                     x.seconds = time.monotonic() - start
                     cut_off(why)
                     raise
-        except LaunchNotStarted as exc:
+        except children.NotStarted as exc:
             x.status, x.message = FAILED, str(exc)
             return
     x.seconds = time.monotonic() - start

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.core import families, options, rawfile, smpi
+from mpiguide.core import children, families, options, rawfile, smpi
 from mpiguide.core.compare import BASE_ONLY, FIXED, NEW_ONLY, STILL
 from mpiguide.core.compare import NEW as NEWLY
 from mpiguide.core.document import Document, Heatmap, worst_cells
@@ -480,7 +480,7 @@ def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, r
             f.write(" ".join(argv) + "\n")
             f.flush()
             returncode = _run_within(argv, env, f, rundir, s.launch_timeout, _progress(partial, start))
-    except OSError as exc:
+    except (children.NotStarted, OSError) as exc:
         return time.monotonic() - start, f"smpirun did not start: {exc}"
     seconds = time.monotonic() - start
     if returncode is None:
@@ -514,39 +514,33 @@ def _progress(partial: Path, start: float):
     return say
 
 
-def _exit_by_signal(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
-    raise SystemExit(128 + signum)
+def _kill(proc: subprocess.Popen) -> None:
+    """smpirun and the simulation it runs as a child of its own, killed where smpirun has not ended."""
+    if proc.returncode is None:  # not reaped yet (the wall limit, a signal): its group id is still its own
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
 
 
 def _run_within(argv: list[str], env: dict[str, str], log, cwd: Path, timeout: float,
                 progress=None) -> int | None:
     """Runs argv in a session of its own; its exit status, or None where it was still running after timeout
     seconds (progress() is called every PROGRESS_EVERY seconds meanwhile). Whatever it started goes with it
-    then, and on any way out of here (smpirun runs the simulation as a child of its own): SIGTERM and SIGHUP,
-    whose default would end mpiguide without it, exit through here."""
-    previous = {sig: signal.signal(sig, _exit_by_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+    then, and on any way out of here (smpirun runs the simulation as a child of its own), a signal that ends
+    mpiguide included, whenever it comes (core.children: SIGTERM and SIGHUP, whose default would end mpiguide
+    without it, exit through here)."""
+    with children.session(argv, _kill, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd) as proc:
         deadline = time.monotonic() + timeout
-        try:
-            while True:
-                try:
-                    return proc.wait(timeout=max(0.0, min(PROGRESS_EVERY, deadline - time.monotonic())))
-                except subprocess.TimeoutExpired:
-                    if time.monotonic() >= deadline:
-                        return None
-                    if progress:
-                        progress()
-        finally:
-            if proc.returncode is None:  # not reaped yet (the wall limit, a signal): its group id is still its own
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        while True:
+            try:
+                return proc.wait(timeout=max(0.0, min(PROGRESS_EVERY, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    return None
+                if progress:
+                    progress()
 
 
 # ---------------------------------------------------------------- predictions
