@@ -5,11 +5,22 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
 
-from conftest import POLL_LIMIT_S, read_launches, start_mpiguide, wait_for
+from conftest import (
+    POLL_LIMIT_S,
+    SPAWN_POINTS,
+    own_processes,
+    read_launches,
+    running_with,
+    signalled_at_spawn,
+    start_mpiguide,
+    wait_for,
+)
 from mpiguide.core import rawfile
 
 
@@ -87,6 +98,27 @@ def test_sigint_keeps_finished_launches_and_resume_completes(mpich_build, tmp_pa
     assert len(m) == 4 * ROWS_PER_LAUNCH
     assert sorted(set(m["launch_id"])) == [f"mpich-pp-r{i}" for i in range(4)]
     assert (m.groupby("launch_id").size() == ROWS_PER_LAUNCH).all()
+
+
+@pytest.mark.parametrize("point", [pytest.param(p, marks=pytest.mark.skipif(
+    p == "fork" and not hasattr(subprocess, "_fork_exec"), reason="this Python's subprocess has no _fork_exec"))
+    for p in SPAWN_POINTS])
+def test_sigint_while_a_launch_starts_records_it_interrupted_and_stops_it(mpich_build, tmp_path, point):
+    """Issue 44: Ctrl-C at the exact moment the launch's process exists but the runner does not wait on it yet
+    (right after the fork inside subprocess.Popen, or as Popen returns it). The launch is recorded interrupted,
+    not pending (its attempt counts, its partial output is kept), and its processes end with mpiguide."""
+    run = tmp_path / "run"
+    with own_processes("runner-sigint-start") as marker:
+        code = signalled_at_spawn(point, signal.SIGINT, marker) + (
+            "import sys\nfrom mpiguide.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+        template = f"{sys.executable} -c 'import time; time.sleep(100000)' {marker} {{prog}}"
+        res = subprocess.run([sys.executable, "-c", code, "run", "pingpong", "--stacks", "mpich", "--runs", "2",
+                              "--sizes", "4", "--launcher-template", template, "--output", str(run)],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=POLL_LIMIT_S)
+        assert res.returncode == 130, res.stdout + res.stderr
+        assert [(x["status"], x["attempts"], x["message"]) for x in read_launches(run)] == [
+            ("interrupted", 1, "interrupted; rerun with --resume"), ("pending", 0, "not started: interrupted")]
+        assert running_with(marker) == []
 
 
 def test_sigterm_stops_the_running_launch(tmp_path, mpich_build):

@@ -439,9 +439,11 @@ def write_inputs(rd: RunDir) -> None:
 
 def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float,
                signals: StopSignals, cut_off: Callable[[str], None]) -> None:
-    """Runs one launch and records its outcome in x. SIGTERM or Ctrl-C while it runs: x is interrupted,
-    cut_off(why) records that (before the launch is stopped, which takes a moment that a batch job's end may not
-    leave), and the exception goes on."""
+    """Runs one launch and records its outcome in x. SIGTERM or Ctrl-C once the attempt counts (x.attempts):
+    x is interrupted, never left pending, cut_off(why) records that, and the exception goes on. Where the
+    signal comes while the launch runs, that is before the launch is stopped (which takes a moment that a batch
+    job's end may not leave); where it comes earlier (while the launch starts, when core.children holds it until
+    the launch can be stopped), once the launch is stopped."""
     exe = x.driver if x.program else build.driver_path(stack, x.driver)
     args = expand_args(rd.path, x)
     try:
@@ -462,14 +464,24 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
                           args if x.program else [*args, "--output", str(raw.resolve())])
     log = rd.path / "logs" / f"{x.id}.log"
     log.parent.mkdir(exist_ok=True)
-    x.attempts += 1
+    recorded = []
+
+    def interrupted(exc: BaseException) -> None:
+        if not recorded:
+            recorded.append(exc)
+            why = signals.reason if isinstance(exc, _Terminated) else "interrupted"
+            x.status, x.message = INTERRUPTED, f"{why}; rerun with --resume"
+            x.seconds = time.monotonic() - start
+            cut_off(why)
+
     start = time.monotonic()
-    with open(log, "w") as logf, stack.launch_env() as env:
-        extra = {**launch.environment(spec, stack, env), **own_env}
-        env.update(extra)
-        logf.write(launch.describe(argv, stack, extra) + "\n")
-        logf.flush()
-        try:
+    x.attempts += 1
+    try:
+        with open(log, "w") as logf, stack.launch_env() as env:
+            extra = {**launch.environment(spec, stack, env), **own_env}
+            env.update(extra)
+            logf.write(launch.describe(argv, stack, extra) + "\n")
+            logf.flush()
             with _launched(argv, env, logf) as proc:
                 try:
                     with signals.waiting():
@@ -480,14 +492,14 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
                     x.seconds = time.monotonic() - start
                     return
                 except BaseException as exc:  # the launch is stopped on the way out, after cut_off
-                    why = signals.reason if isinstance(exc, _Terminated) else "interrupted"
-                    x.status, x.message = INTERRUPTED, f"{why}; rerun with --resume"
-                    x.seconds = time.monotonic() - start
-                    cut_off(why)
+                    interrupted(exc)
                     raise
-        except children.NotStarted as exc:
-            x.status, x.message = FAILED, str(exc)
-            return
+    except children.NotStarted as exc:
+        x.status, x.message = FAILED, str(exc)
+        return
+    except (KeyboardInterrupt, SystemExit, _Terminated) as exc:  # before the launch ran: it is stopped by now
+        interrupted(exc)
+        raise
     x.seconds = time.monotonic() - start
     x.returncode = rc
     if x.program and rc == 0:
