@@ -16,6 +16,7 @@ from mpiguide.cluster import commands as cluster_commands
 from mpiguide.core import build, launch, runner
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.options import add_old_name
 from mpiguide.core.suite import CommandContext
 from mpiguide.front import commands
 from mpiguide.front.commands import console, out
@@ -315,8 +316,9 @@ def _sim_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run", help="run id under results/ or a ping-pong run directory")
     p.add_argument("--stack", default=None, help="the stack whose ping-pong to fit (required when the run measured "
                    "several: each library is a network of its own)")
-    p.add_argument("--out", type=Path, default=None, help="where to save the fit (default: mpiguide's data "
-                   "directory, smpi/calibration.json)")
+    add_old_name(p, "--out", p.add_argument("--output", type=Path, default=None, metavar="FILE",
+                                            help="where to save the fit (default: mpiguide's data directory, "
+                                                 "smpi/calibration.json)"))
     p.set_defaults(func=pingpong_calibrate.calibrate)
 
 

@@ -454,7 +454,7 @@ def apps_known_mem(packing: str) -> int:
 
 
 def write_apps_run(path: Path, stacks=("fast", "slow"), runs: int = 5, nrep: int = 3, error_on=None) -> Path:
-    params = apps_params("--apps", "jacobi", "--scaling", "strong", "--ranks", ",".join(map(str, APPS_RANKS)),
+    params = apps_params("--apps", "jacobi", "--scaling", "strong", "--np", ",".join(map(str, APPS_RANKS)),
                          "--variants", ",".join(APPS_VARIANTS), "--strong-grid", "64x48", "--steps", str(APPS_STEPS))
 
     def raw_of(x) -> str:

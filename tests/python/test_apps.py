@@ -30,7 +30,7 @@ def test_defaults_are_the_machine_preset():
 def test_launch_arguments_follow_the_options(tmp_path):
     img = tmp_path / "in.pgm"
     img.write_bytes(b"P5\n2 2\n255\n\x00\x01\x02\x03")
-    p = apps_params("--apps", "image,life", "--scaling", "strong", "--ranks", "4,2,2", "--variants",
+    p = apps_params("--apps", "image,life", "--scaling", "strong", "--np", "4,2,2", "--variants",
                     "ddt:neighbor,basic:persistent", "--preset", "paper", "--steps", "7", "--image", str(img),
                     "--no-check")
     assert p["ranks"] == [2, 4] and p["variants"] == ["ddt:neighbor", "basic:persistent"]
@@ -49,7 +49,7 @@ def test_launch_arguments_follow_the_options(tmp_path):
     (["--variants", "ddt:alltoall"], "unknown variant 'ddt:alltoall'"),
     (["--variants", "vector:neighbor"], "unknown variant 'vector:neighbor'"),
     (["--scaling", "medium"], "unknown scaling 'medium'"),
-    (["--ranks", "0,2"], "bad --ranks"),
+    (["--np", "0,2"], "bad --np"),
     (["--strong-grid", "12y4"], "bad --strong-grid '12y4'"),
     (["--weak-grid", "0x4"], "bad --weak-grid '0x4'"),
     (["--steps", "0"], "bad --steps 0"),
@@ -164,7 +164,7 @@ def test_small_real_apps_run(mpich_build, tmp_path):
     do not divide: every variant passes its bitwise check and is timed in every launch."""
     out = tmp_path / "apps"
     variants = [f"{p}:{m}" for p in apps.PACKINGS for m in ("nonblocking", "neighbor")]
-    res = run_cli(["apps", "run", "--stacks", "mpich", "--runs", "2", "--nrep", "2", "--ranks", "1,2",
+    res = run_cli(["apps", "run", "--stacks", "mpich", "--runs", "2", "--nrep", "2", "--np", "1,2",
                    "--apps", "life,jacobi", "--scaling", "strong,weak", "--strong-grid", "21x17",
                    "--weak-grid", "9x7", "--steps", "6", "--variants", ",".join(variants), "--output", str(out)])
     assert res.rc == 0, res.text
@@ -189,7 +189,7 @@ def test_real_image_run_from_a_pgm_file(mpich_build, tmp_path):
     pixels = bytes((x * 7 + y * 13) % 256 for y in range(11) for x in range(13))
     img.write_bytes(b"P5\n13 11\n255\n" + pixels)
     out = tmp_path / "apps"
-    res = run_cli(["apps", "run", "--stacks", "mpich", "--runs", "1", "--nrep", "1", "--ranks", "2", "--apps",
+    res = run_cli(["apps", "run", "--stacks", "mpich", "--runs", "1", "--nrep", "1", "--np", "2", "--apps",
                    "image", "--scaling", "strong", "--image", str(img), "--steps", "4", "--variants",
                    "basic:persistent,subarray:persistent", "--output", str(out)])
     assert res.rc == 0, res.text
@@ -235,15 +235,15 @@ def test_save_image_errors_are_named(mpich_stack, mpich_build, args, message, tm
 
 
 def test_processes_per_node_give_each_launch_its_placement():
-    p = apps_params("--ranks", "1,4,8,16", "--ppn", "4", "--apps", "life", "--scaling", "weak")
+    p = apps_params("--np", "1,4,8,16", "--ppn", "4", "--apps", "life", "--scaling", "weak")
     assert {t.nprocs: t.placement for t in JOB.launches(p)} == {1: "1x1", 4: "1x4", 8: "2x4", 16: "4x4"}
     assert all(t.placement is None for t in JOB.launches(apps_params("--apps", "life")))
     with pytest.raises(MpiguideError, match="--ppn 4: 6 processes do not fill whole nodes"):
-        apps_params("--ranks", "2,6", "--ppn", "4")
+        apps_params("--np", "2,6", "--ppn", "4")
 
 
 def test_cluster_launch_lines(cli, tmp_path):
-    res = cli(["apps", "run", "--dry-run", "--launcher", "srun", "--ranks", "2,4", "--ppn", "2", "--apps",
+    res = cli(["apps", "run", "--dry-run", "--launcher", "srun", "--np", "2,4", "--ppn", "2", "--apps",
                "jacobi", "--scaling", "strong", "--output", str(tmp_path / "r")])
     assert res.rc == 0, res.text
     assert "srun --mpi=pmi2 -N 1 --ntasks-per-node 2 -n 2 " in res.text
@@ -269,7 +269,7 @@ def test_winners_follow_the_sample_setting(tmp_path, cli):
 
 
 def test_run_apps_is_the_same_job(cli, tmp_path):
-    res = cli(["run", "apps", "--dry-run", "--apps", "life", "--ranks", "2", "--scaling", "strong", "--nrep", "3",
+    res = cli(["run", "apps", "--dry-run", "--apps", "life", "--np", "2", "--scaling", "strong", "--nrep", "3",
                "--sync", "dissem", "--output", str(tmp_path / "r")])
     assert res.rc == 0, res.text
     assert "mg_stencil --app life --variants all --steps 100 --nx 512 --ny 512 --check --sync dissem --nrep 3" \
@@ -283,7 +283,7 @@ def test_a_failed_check_fails_the_command(tmp_path, monkeypatch):
     monkeypatch.setattr(JOB, "launches", lambda params: [
         type(t)(t.key, t.driver, t.nprocs, [*t.args, "--corrupt"], t.placement) for t in real(params)])
     out = tmp_path / "apps"
-    res = run_cli(["apps", "run", "--stacks", "mpich", "--runs", "1", "--nrep", "1", "--ranks", "2", "--apps",
+    res = run_cli(["apps", "run", "--stacks", "mpich", "--runs", "1", "--nrep", "1", "--np", "2", "--apps",
                    "jacobi", "--scaling", "strong", "--strong-grid", "12x10", "--steps", "3", "--variants",
                    "basic:nonblocking,ddt:nonblocking", "--output", str(out)])
     assert res.rc == 3, res.text

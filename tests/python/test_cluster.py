@@ -224,7 +224,7 @@ def test_coll_and_a_stencil_app_on_two_nodes(cluster, stacks_built, cli, tmp_pat
     assert res.rc == 0, res.text
     assert_checked_on_both_hosts(run, cluster, {x["id"]: "2x2" for x in read_launches(run)})
     run = tmp_path / "apps"
-    res = cli(["run", "apps", "--stacks", stack_list(stacks_built), "--apps", "jacobi", "--ranks", "4", "--runs", "1",
+    res = cli(["run", "apps", "--stacks", stack_list(stacks_built), "--apps", "jacobi", "--np", "4", "--runs", "1",
                "--steps", "3", "--launcher", "srun", "--placement", "2x2", "--output", str(run)])
     assert res.rc == 0, res.text
     assert_checked_on_both_hosts(run, cluster, {x["id"]: "2x2" for x in read_launches(run)})

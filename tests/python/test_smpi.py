@@ -207,7 +207,7 @@ def test_two_predictions_compared(cli, tmp_path):
     new = _fake_simulation(tmp_path / "new", {
         ("mpich", 64): {(a, "default", 8): 3e-5, (a, r, 8): 3e-5, (a, s, 8): 1.5e-5},
         ("mpich", 1024): {(a, "default", 8): 4e-5, (a, r, 8): 5e-6, (a, s, 8): 4e-5}})
-    res = cli(["sim", "compare", str(base), str(new), "--out", str(tmp_path / "cmp")])
+    res = cli(["sim", "compare", str(base), str(new), "--output", str(tmp_path / "cmp")])
     assert res.rc == 0, res.err
     t = pd.read_csv(tmp_path / "cmp" / "predicted_compare.csv")
     got = {(row.nprocs, row.impl): row.status for row in t.itertuples()}
@@ -229,7 +229,7 @@ def test_jobs_without_a_simulated_form_are_refused_with_the_reason(cli, job):
 
 
 def test_sim_coll_refuses_impossible_settings(cli, tmp_path):
-    res = cli(["sim", "coll", "--np", "6", "--out", str(tmp_path / "x")])
+    res = cli(["sim", "coll", "--np", "6", "--output", str(tmp_path / "x")])
     assert res.rc == 2 and "4-port switches: every --np must be a multiple of 4 (got 6)" in res.err
     res = cli(["sim", "coll", "--selectors", "lam"])
     assert res.rc == 2 and "unknown collective selector 'lam'" in res.err
@@ -279,7 +279,7 @@ def test_every_collective_and_mockup_on_16_simulated_ranks(simulated, selector, 
 def test_sim_coll_predicts_and_resumes(simulated, cli, tmp_path):
     out = tmp_path / "sim"
     argv = ["sim", "coll", "--np", "16", "--selectors", "mpich,ompi", "--collectives", "allreduce,bcast",
-            "--sizes", "8,1024", "--nrep", "2", "--platform", "flat", "--out", str(out)]
+            "--sizes", "8,1024", "--nrep", "2", "--platform", "flat", "--output", str(out)]
     res = cli(argv)
     assert res.rc == 0, res.err
     assert "PREDICTED by SimGrid" in res.out and "not measured" in res.out
@@ -306,7 +306,7 @@ def test_sim_coll_simulates_the_tuned_library_with_the_profiles_it_picks(simulat
     launch gains what that mock-up gains there (simulated time has no noise)."""
     out = tmp_path / "sim"
     argv = ["sim", "coll", "--np", "16", "--selectors", "ompi", "--collectives", "reduce", "--sizes", "100000",
-            "--nrep", "2", "--platform", "flat", "--out", str(out)]
+            "--nrep", "2", "--platform", "flat", "--output", str(out)]
     res = cli(argv)
     assert res.rc == 0, res.err
     tuned = pd.read_csv(out / "predicted_tuned.csv")
@@ -400,7 +400,7 @@ def test_a_stopped_launch_keeps_what_it_finished_and_what_still_stops_is_left_ou
     def launch(tools, tree, s, n, selector, rundir, raw, what):
         colls = what[what.index("--collectives") + 1]
         impls = what[what.index("--impls") + 1] if "--impls" in what else "all"
-        stopped = 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--launch-timeout)"
+        stopped = 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--timeout)"
         if colls == "allreduce,bcast":  # stopped during bcast's first measurements: allreduce is finished
             real(tools, tree, s, n, selector, rundir, raw, what)
             lines = raw.read_text().splitlines(keepends=True)
@@ -415,13 +415,13 @@ def test_a_stopped_launch_keeps_what_it_finished_and_what_still_stops_is_left_ou
     monkeypatch.setattr(simulate, "_launch", launch)
     out = tmp_path / "sim"
     argv = ["sim", "coll", "--np", "16", "--selectors", "mpich", "--collectives", "allreduce,bcast", "--sizes", "8",
-            "--nrep", "2", "--platform", "flat", "--launch-timeout", "600"]
-    res = cli([*argv, "--out", str(out)])
+            "--nrep", "2", "--platform", "flat", "--timeout", "600"]
+    res = cli([*argv, "--output", str(out)])
     assert res.rc == 1
     assert "mpich p=16: FAILED: stopped at the wall limit of 600 s" in res.err
     assert "kept what it finished: allreduce" in res.err and "mpich p=16 allreduce: done earlier" in res.err
     assert "mpich p=16 bcast: FAILED: stopped at the wall limit of 600 s" in res.err
-    assert f"mpich p=16 bcast {slow}: FAILED: stopped at the wall limit of 600 s (--launch-timeout)" in res.err
+    assert f"mpich p=16 bcast {slow}: FAILED: stopped at the wall limit of 600 s (--timeout)" in res.err
     v = pd.read_csv(out / "predicted_verdicts.csv")
     assert set(v["collective"]) == {"allreduce", "bcast"}
     assert set(v[v["collective"] == "bcast"]["impl"]) == {m[0] for m in MOCKUPS["bcast"]} - {slow}
@@ -430,7 +430,7 @@ def test_a_stopped_launch_keeps_what_it_finished_and_what_still_stops_is_left_ou
     assert sorted(p.name for p in (out / "raw" / "split").iterdir()) == ["mpich-p16", "mpich-p16-bcast"]
     assert not list((out / "raw").glob("*.part"))
     monkeypatch.undo()  # resumed with a new limit, it runs the launch left out
-    res = cli(["sim", "coll", "--resume", str(out), "--launch-timeout", "900"])
+    res = cli(["sim", "coll", "--resume", str(out), "--timeout", "900"])
     assert res.rc == 0, res.err
     assert "mpich p=16 allreduce: done earlier" in res.err and "mpich p=16 bcast default: done earlier" in res.err
     v = pd.read_csv(out / "predicted_verdicts.csv")
@@ -439,7 +439,7 @@ def test_a_stopped_launch_keeps_what_it_finished_and_what_still_stops_is_left_ou
     assert "Launches that did not finish" not in (out / "report.md").read_text()
     # what was kept of the stopped launch predicts what a launch of its own does (simulated time has no noise)
     whole = tmp_path / "whole"
-    assert cli([*argv, "--out", str(whole)]).rc == 0
+    assert cli([*argv, "--output", str(whole)]).rc == 0
     assert_frame_equal(pd.read_csv(out / "predicted_verdicts.csv"), pd.read_csv(whole / "predicted_verdicts.csv"))
 
 
@@ -452,13 +452,13 @@ def test_a_stopped_launch_of_one_collective_is_split_by_implementation_at_once(s
     def launch(tools, tree, s, n, selector, rundir, raw, what):
         tried.append(raw.name)
         if (what[what.index("--impls") + 1] if "--impls" in what else "all") in ("all", slow):
-            return 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--launch-timeout)"
+            return 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--timeout)"
         return real(tools, tree, s, n, selector, rundir, raw, what)
 
     monkeypatch.setattr(simulate, "_launch", launch)
     out = tmp_path / "sim"
     res = cli(["sim", "coll", "--np", "16", "--selectors", "mpich", "--collectives", "bcast", "--sizes", "8",
-               "--nrep", "2", "--platform", "flat", "--out", str(out)])
+               "--nrep", "2", "--platform", "flat", "--output", str(out)])
     assert res.rc == 1
     assert tried == ["mpich-p16.raw", "mpich-p16-bcast.default.raw", "mpich-p16-bcast.bcast_as_allgatherv.raw",
                      f"mpich-p16-bcast.{slow}.raw"]
@@ -474,12 +474,12 @@ def test_a_stopped_tuned_launch_of_one_collective_is_not_launched_again(simulate
         if raw.parent.name != "tuned":
             return real(tools, tree, s, n, selector, rundir, raw, what)
         tried.append(raw.name)
-        return 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--launch-timeout)"
+        return 600.0, f"stopped at the wall limit of {s.launch_timeout:g} s (--timeout)"
 
     monkeypatch.setattr(simulate, "_launch", launch)
     out = tmp_path / "sim"
     res = cli(["sim", "coll", "--np", "16", "--selectors", "ompi", "--collectives", "reduce", "--sizes", "100000",
-               "--nrep", "2", "--platform", "flat", "--out", str(out)])
+               "--nrep", "2", "--platform", "flat", "--output", str(out)])
     assert res.rc == 1
     assert tried == ["ompi-p16.raw"]
     assert [(f["selector"], f["nprocs"]) for f in json.loads((out / "failed.json").read_text())] == [("ompi", 16)]
@@ -517,7 +517,7 @@ def test_calibrate_from_a_ping_pong_run(cli, tmp_path):
     run = write_synthetic_run(tmp_path / "pp", lambda v, m, launch: 2 * (latency + m / bandwidth) * (1 + launch / 100)
                               if v == "send_recv" else 1.0, runs=3, sizes=[4, 1024, 65536, 1048576])
     cal = tmp_path / "calibration.json"
-    res = cli(["sim", "calibrate", str(run), "--out", str(cal)])
+    res = cli(["sim", "calibrate", str(run), "--output", str(cal)])
     assert res.rc == 0, res.err
     fit = smpi.Fit.load(cal)
     # the median launch (index 1) is 1 % slower than the line: latency and bandwidth scale with it
@@ -531,11 +531,11 @@ def test_calibrate_from_a_ping_pong_run(cli, tmp_path):
 def test_calibrate_fits_one_stack_of_a_run_of_several(cli, tmp_path):
     run = write_synthetic_run(tmp_path / "pp", lambda v, m, launch: 2e-6 + m / 5e9, runs=2, sizes=[4, 1048576],
                               stacks=("fake", "other"))
-    res = cli(["sim", "calibrate", str(run), "--out", str(tmp_path / "c.json")])
+    res = cli(["sim", "calibrate", str(run), "--output", str(tmp_path / "c.json")])
     assert res.rc == 2 and "measured 2 stacks (fake, other)" in res.err and "--stack" in res.err
-    res = cli(["sim", "calibrate", str(run), "--stack", "nope", "--out", str(tmp_path / "c.json")])
+    res = cli(["sim", "calibrate", str(run), "--stack", "nope", "--output", str(tmp_path / "c.json")])
     assert res.rc == 2 and "no send_recv rows of stack 'nope' (it has fake, other)" in res.err
-    res = cli(["sim", "calibrate", str(run), "--stack", "other", "--out", str(tmp_path / "c.json")])
+    res = cli(["sim", "calibrate", str(run), "--stack", "other", "--output", str(tmp_path / "c.json")])
     assert res.rc == 0, res.err
     assert smpi.Fit.load(tmp_path / "c.json").source.endswith("stack other")
 

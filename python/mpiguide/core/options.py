@@ -3,6 +3,8 @@ option and says what is expected."""
 
 from __future__ import annotations
 
+import argparse
+
 from mpiguide.core.errors import MpiguideError
 
 
@@ -49,3 +51,10 @@ def fmt_duration(seconds: float) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def add_old_name(parser: argparse.ArgumentParser, old: str, option: argparse.Action) -> None:
+    """`old`, an earlier spelling of `option`, still taken for it (the same value, the same checks) and left out
+    of --help: an option has one spelling over all commands (tests/python/test_cli_options.py)."""
+    parser.add_argument(old, dest=option.dest, type=option.type, choices=option.choices, metavar=option.metavar,
+                        default=argparse.SUPPRESS, help=argparse.SUPPRESS)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from mpiguide.core.errors import MpiguideError
-from mpiguide.core.options import fmt_duration, int_list, parse_choice_list
+from mpiguide.core.options import add_old_name, fmt_duration, int_list, parse_choice_list
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import POINT_COLUMNS, CommandContext, LaunchTemplate, Report, Suite
 from mpiguide.front import commands
@@ -38,8 +38,9 @@ class AppsSuite(Suite):
         g.add_argument("--variants", default="all", help="all (default: every packing x mode the stack supports) "
                        "or packing:mode items, packing " + "|".join(apps.PACKINGS) + ", mode "
                        + "|".join(apps.MODES))
-        g.add_argument("--ranks", default=",".join(map(str, apps.DEFAULT_RANKS)),
-                       help="process counts (default 1,2,4; more than the cores is oversubscribed)")
+        np = g.add_argument("--np", default=",".join(map(str, apps.DEFAULT_RANKS)),
+                            help="process counts (default 1,2,4; more than the cores is oversubscribed)")
+        add_old_name(g, "--ranks", np)
         g.add_argument("--scaling", default=",".join(apps.SCALINGS),
                        help="strong (fixed global grid), weak (fixed block per rank) or both (default)")
         g.add_argument("--preset", choices=apps.PRESETS, default="machine",
@@ -65,11 +66,11 @@ class AppsSuite(Suite):
         scalings = parse_choice_list(args.scaling, apps.SCALINGS, "scaling")
         if args.steps is not None and args.steps < 1:
             raise MpiguideError(f"bad --steps {args.steps}: at least 1 iteration")
-        ranks = sorted(set(int_list(args.ranks, "--ranks")))
+        ranks = sorted(set(int_list(args.np, "--np")))
         placement = getattr(args, "placement", None)
         if placement and (args.ppn or len(ranks) > 1):
-            raise MpiguideError(f"--placement {placement} fixes one process count, but this run has --ranks "
-                                f"{args.ranks}: give the processes per node with --ppn instead")
+            raise MpiguideError(f"--placement {placement} fixes one process count, but this run has --np "
+                                f"{args.np}: give the processes per node with --ppn instead")
         grid = {"strong": apps.parse_grid(args.strong_grid, "--strong-grid") if args.strong_grid else None,
                 "weak": apps.parse_grid(args.weak_grid, "--weak-grid") if args.weak_grid else None}
         return {"apps": list(dict.fromkeys(app_list)), "scalings": list(dict.fromkeys(scalings)),

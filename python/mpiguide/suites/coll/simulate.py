@@ -88,13 +88,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                    help="the tuned library's profiles pick a mock-up that takes at least this share less time than "
                         f"the default (default {DEFAULT_THRESHOLD})")
-    p.add_argument("--launch-timeout", type=float, default=None, metavar="SECONDS",
-                   help="stop a launch after this much wall time: it is split into one per collective, then one "
-                        "per implementation, and what still stops is left out, said so in the report (default "
-                        f"{DEFAULT_LAUNCH_TIMEOUT:g}; with --resume: a new limit for the launches left)")
-    p.add_argument("--out", type=Path, default=None, help="the directory (default results/<time>-sim-coll)")
+    timeout = p.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS",
+        help="stop a launch after this much wall time: it is split into one per collective, then one per "
+             f"implementation, and what still stops is left out, said so in the report (default "
+             f"{DEFAULT_LAUNCH_TIMEOUT:g}; with --resume: a new limit for the launches left)")
+    options.add_old_name(p, "--launch-timeout", timeout)
+    _output_argument(p, "the directory (default results/<time>-sim-coll)")
     p.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="continue a simulation in DIR: finished launches are kept")
+
+
+def _output_argument(p: argparse.ArgumentParser, what: str) -> None:
+    """--output, as every command spells it (--out, its old spelling here, still taken)."""
+    options.add_old_name(p, "--out", p.add_argument("--output", type=Path, default=None, metavar="DIR", help=what))
 
 
 def _platform_arguments(p: argparse.ArgumentParser, default: str) -> None:
@@ -162,11 +169,11 @@ class Settings:
 
 
 def _launch_timeout(args: argparse.Namespace) -> float:
-    timeout = getattr(args, "launch_timeout", None)
+    timeout = getattr(args, "timeout", None)
     if timeout is None:
         return DEFAULT_LAUNCH_TIMEOUT
     if not timeout > 0:
-        raise MpiguideError(f"--launch-timeout {timeout}: seconds, more than 0")
+        raise MpiguideError(f"--timeout {timeout}: seconds, more than 0")
     return timeout
 
 
@@ -255,13 +262,13 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             raise MpiguideError(f"--resume {rundir}: not a simulation of mpiguide sim ({exc})") from None
         s = Settings(**meta["settings"])
-        if args.launch_timeout is not None:  # the one setting a resume may change: it changes no prediction
+        if args.timeout is not None:  # the one setting a resume may change: it changes no prediction
             s = dataclasses.replace(s, launch_timeout=_launch_timeout(args))
             meta["settings"] = s.to_dict()
             (rundir / "sim.json").write_text(json.dumps(meta, indent=1) + "\n")
     else:
         s = Settings.from_args(args)
-        rundir = args.out or Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-sim-coll")
+        rundir = args.output or Path("results") / (time.strftime("%Y%m%d-%H%M%S") + "-sim-coll")
         if (rundir / "sim.json").exists():
             raise MpiguideError(f"{rundir} holds a simulation already: continue it with --resume {rundir}")
         meta = None
@@ -484,7 +491,7 @@ def _launch(tools: smpi.Tools, tree: Path, s: Settings, n: int, selector: str, r
         return time.monotonic() - start, f"smpirun did not start: {exc}"
     seconds = time.monotonic() - start
     if returncode is None:
-        return seconds, f"{STOPPED} of {s.launch_timeout:g} s (--launch-timeout)"
+        return seconds, f"{STOPPED} of {s.launch_timeout:g} s (--timeout)"
     # exit 3: some configurations differ from the native call; the driver listed them and the rest stands
     if returncode not in (0, 3) or not _done(partial):
         return seconds, f"smpirun ended with {returncode} (see {log})"
@@ -701,7 +708,7 @@ def add_check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", help="a measured coll run (mpiguide run coll), by run id under results/ or its "
                                "directory: its grid is simulated")
     _platform_arguments(p, "calibrated")
-    p.add_argument("--out", type=Path, default=None, help="where to write it (default <RUN>/predicted)")
+    _output_argument(p, "where to write it (default <RUN>/predicted)")
 
 
 def check(args: argparse.Namespace) -> int:
@@ -726,12 +733,12 @@ def check(args: argparse.Namespace) -> int:
                             collectives=",".join(params["collectives"]),
                             sizes=",".join(map(str, params["sizes"])), nrep=args.nrep, tolerance=0.05)
     s = Settings.from_args(ns)
-    out_dir = args.out or rd.path / "predicted"
+    out_dir = args.output or rd.path / "predicted"
     if (out_dir / "sim.json").exists():
         earlier = json.loads((out_dir / "sim.json").read_text()).get("settings")
         if earlier != s.to_dict():
             raise MpiguideError(f"{out_dir} holds a prediction with other settings ({earlier}); give another "
-                                "--out DIR, or remove it")
+                                "--output DIR, or remove it")
     out_dir.mkdir(parents=True, exist_ok=True)
     tools = smpi.tools(say=console.print)
     model = f"{smpi.version(tools)} SMPI"
@@ -807,7 +814,7 @@ COMPARE_COLUMNS = [*POINT, "impl", "guideline", "base_factor", "new_factor", "ch
 def add_compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("base", type=Path, help="a simulation directory of mpiguide sim coll (BASE)")
     p.add_argument("new", type=Path, help="another (NEW): another platform, selector set or SimGrid version")
-    p.add_argument("--out", type=Path, default=None, help="where to write the report (default NEW/compare-<BASE>)")
+    _output_argument(p, "where to write the report (default NEW/compare-<BASE>)")
 
 
 def _predicted(rundir: Path, what: str) -> tuple[dict, pd.DataFrame]:
@@ -846,7 +853,7 @@ def compare(args: argparse.Namespace) -> int:
     base_meta, base = _predicted(args.base, "BASE")
     new_meta, new = _predicted(args.new, "NEW")
     table = compared(base, new)
-    out_dir = args.out or args.new / f"compare-{args.base.resolve().name}"
+    out_dir = args.output or args.new / f"compare-{args.base.resolve().name}"
     out_dir.mkdir(parents=True, exist_ok=True)
     table.assign(kind="predicted").to_csv(out_dir / "predicted_compare.csv", index=False)
     counts = table.pivot_table(index=["selector", "nprocs"], columns="status", values="msize",

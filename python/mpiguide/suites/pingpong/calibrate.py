@@ -41,7 +41,7 @@ def calibrate(args: argparse.Namespace) -> int:
     rd = RunDir.open(resolve_run(args.run))
     stack, med = send_recv_medians(rd, args.stack)
     fit = smpi.fit_pingpong(list(med.index), list(med.values), source=f"ping-pong run {rd.path}, stack {stack}")
-    path = args.out or smpi.calibration_path()
+    path = args.output or smpi.calibration_path()
     fit.save(path)
     out.print(f"calibration: {fit.describe()}", highlight=False)
     for m, t in med.items():
