@@ -326,7 +326,11 @@ char *mg_tune__rec_rank_text(int rank, size_t *len)
         for (size_t i = 0; i < t->cap; i++)
             if (t->slots[i]) total += t->slots[i]->ticks;
     }
-    put(&o, "#@wall_s[%d]=%.9g\n#@mpi_s[%d]=%.9g\n", rank, wall, rank, (double)total * per_tick);
+    char host[MPI_MAX_PROCESSOR_NAME] = "?";
+    int hlen = 0;
+    PMPI_Get_processor_name(host, &hlen);
+    put(&o, "#@host[%d]=%s\n#@wall_s[%d]=%.9g\n#@mpi_s[%d]=%.9g\n", rank, host, rank, wall, rank,
+        (double)total * per_tick);
     if (lost) put(&o, "#@lost_calls[%d]=%d\n", rank, lost);
     /* the rows, naming their types t<rank>.<k>; the types' lines after them */
     for (table *t = rec.threads; t; t = t->next)

@@ -86,6 +86,8 @@ static void check(const char *path, const char *strategy)
     for (int r = 0; r < size; r++) {
         snprintf(want, sizeof want, "#@wall_s[%d]=", r);
         EXPECT(strstr(text, want) != NULL);
+        snprintf(want, sizeof want, "#@host[%d]=", r);
+        EXPECT(strstr(text, want) != NULL);
         /* comm_size bytes impl strategy calls seconds send_type recv_type */
         int n, calls_;
         long long bytes;

@@ -20,7 +20,7 @@ from mpiguide.suites.calls import plan as callplan
 
 VEC = "vector(count=4, block=2, stride=3, int)"
 HEAD = ("#@mpiguide_record=1\n#@library_version=Fake MPI 1.0\n#@nprocs=2\n#@mode=off\n#@clock=tsc\n"
-        "#@wall_s[0]=2.0\n#@mpi_s[0]=0.5\n#@wall_s[1]=2.5\n#@mpi_s[1]=1.0\n"
+        "#@host[0]=n0\n#@host[1]=n1\n#@wall_s[0]=2.0\n#@mpi_s[0]=0.5\n#@wall_s[1]=2.5\n#@mpi_s[1]=1.0\n"
         f"#@type[t0.0]={VEC}\n#@type[t1.0]={VEC}\n")
 COLUMNS = "rank op comm_size bytes impl strategy calls seconds send_type recv_type datatype reduce_op\n"
 ROWS = ("0 MPI_Allreduce 2 8 default - 100 0.2 - - double sum\n"
@@ -38,7 +38,7 @@ def write_record(path: Path, text: str = HEAD + COLUMNS + ROWS + "#@end=ok\n") -
 
 def test_a_record_adds_up_over_the_ranks(tmp_path):
     r = record.parse(write_record(tmp_path / "r.txt"))
-    assert r.nprocs == 2 and r.wall == 2.5 and r.mpi == pytest.approx(0.75)
+    assert r.nprocs == 2 and r.wall == 2.5 and r.mpi == pytest.approx(0.75) and r.hosts == {0: "n0", 1: "n1"}
     assert r.mpi_share == pytest.approx((0.5 / 2 + 1.0 / 2.5) / 2)
     calls = r.calls()
     allreduce = only_row(calls, op="MPI_Allreduce")
@@ -56,8 +56,8 @@ def test_a_record_adds_up_over_the_ranks(tmp_path):
 @pytest.mark.parametrize("text, message", [
     (HEAD + COLUMNS + ROWS, "is cut short (no #@end line): the program did not reach MPI_Finalize"),
     ("#@nprocs=2\n" + COLUMNS + "#@end=ok\n", "is not a record of libmpiguide-tune"),
-    (HEAD + "rank op bytes\n#@end=ok\n", ":12: not a record's column line"),
-    (HEAD + COLUMNS + "0 MPI_Send 2 32 - native 10 0.1 t0.0 -\n#@end=ok\n", ":13: 10 fields where a record row has 12"),
+    (HEAD + "rank op bytes\n#@end=ok\n", ":14: not a record's column line"),
+    (HEAD + COLUMNS + "0 MPI_Send 2 32 - native 10 0.1 t0.0 -\n#@end=ok\n", ":15: 10 fields where a record row has 12"),
     (HEAD + COLUMNS + "0 MPI_Send 2 32 - native ten 0.1 - - - -\n#@end=ok\n", "a field that is not a number"),
     (HEAD + COLUMNS + "0 MPI_Send 2 32 - native 10 0.1 t9.9 - - -\n#@end=ok\n", "name the type t9.9"),
 ])

@@ -21,6 +21,7 @@ from mpiguide.cluster import batch, system, testcluster
 from mpiguide.core import build, launch, rawfile, runner, slurm, tuning_formats
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
+from mpiguide.suites.app import analysis
 
 
 def _why_no_cluster() -> str | None:
@@ -228,6 +229,22 @@ def test_coll_and_a_stencil_app_on_two_nodes(cluster, stacks_built, cli, tmp_pat
                "--steps", "3", "--launcher", "srun", "--placement", "2x2", "--output", str(run)])
     assert res.rc == 0, res.text
     assert_checked_on_both_hosts(run, cluster, {x["id"]: "2x2" for x in read_launches(run)})
+
+
+def test_an_application_recorded_tuned_and_validated_across_the_nodes(cluster, stacks_built, cli, tmp_path):
+    """mpiguide app run through srun, one rank per node: the record names both hosts, every step ran (record,
+    the measurement runs, the validation, the tuned record) and every launch printed the native output."""
+    out = tmp_path / "app"
+    res = cli(["app", "run", "--stacks", "mpich", "--np", "2", "--runs", "2", "--launcher", "srun", "--placement",
+               "2x1", "--mask", r"^[a-z]+ [a-z]+ [a-z-]+ ", "--mask", "^#@", "--output", str(out), "--",
+               str(build.build_dir(stacks_built["mpich"]) / "mg_stencil"), "--app", "jacobi", "--variants",
+               "ddt:nonblocking,basic:nonblocking", "--nx", "32", "--ny", "32", "--steps", "5", "--nrep", "1"])
+    assert res.rc == 0, res.text
+    rec = analysis.records(runner.RunDir.open(out / "record"))["mpich"]
+    assert sorted(rec.hosts.values()) == sorted(n.name for n in cluster.nodes)
+    assert "outputs: every launch printed what the native program prints" in res.text
+    for step in ("validate", "record-tuned"):
+        assert all(x.status == runner.OK for x in runner.RunDir.open(out / step).launches)
 
 
 def test_tune_with_the_libraries_own_algorithms_on_two_nodes(cluster, stacks_built, cli, tmp_path):

@@ -33,6 +33,7 @@ class Record:
     header: dict[str, str] = field(default_factory=dict)
     wall_s: dict[int, float] = field(default_factory=dict)  # rank -> seconds from MPI_Init to MPI_Finalize
     mpi_s: dict[int, float] = field(default_factory=dict)  # rank -> seconds inside the recorded calls
+    hosts: dict[int, str] = field(default_factory=dict)  # rank -> its processor name
     lost: dict[str, str] = field(default_factory=dict)  # "calls of rank R" / "rank R" -> what was lost
     rows: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=COLUMNS))  # types as text
 
@@ -108,6 +109,8 @@ def parse(path: str | Path) -> Record:
                 kind, key, value = m["kind"], m["key"], m["value"]
                 if kind == "type":
                     types[key] = value
+                elif kind == "host":
+                    rec.hosts[_rank(key, path, lineno)] = value
                 elif kind in ("wall_s", "mpi_s"):
                     getattr(rec, kind)[_rank(key, path, lineno)] = _number(value, path, lineno)
                 elif kind == "lost_calls":
