@@ -18,7 +18,7 @@ from mpiguide.suites import SUITES
 
 
 def test_every_registered_suite_implements_the_protocol():
-    assert SUITES.names() == ["pingpong", "dtbench", "ddt", "coll", "apps"]
+    assert SUITES.names() == ["pingpong", "dtbench", "ddt", "coll", "apps", "calls", "app"]
     for suite in SUITES:
         assert check_suite(suite) is suite
 
