@@ -284,3 +284,13 @@ def test_run_app_needs_profiles_for_the_tuned_side(tmp_path):
     args = argparse.Namespace(np=0)
     with pytest.raises(MpiguideError, match="bad --np 0"):
         job.program_params(args, ["native"], None)
+
+
+def test_profiles_of_another_process_count_are_refused(tmp_path):
+    from mpiguide.suites.app import check_profiles_fit
+    (tmp_path / "mpich").mkdir()
+    (tmp_path / "mpich" / "allreduce_p4.prof").write_text("x")
+    check_profiles_fit(tmp_path, 4)
+    with pytest.raises(MpiguideError, match="its collective profiles are for 4 process"):
+        check_profiles_fit(tmp_path, 8)
+    check_profiles_fit(tmp_path / "mpich", 4)

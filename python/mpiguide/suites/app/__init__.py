@@ -55,6 +55,7 @@ class AppSuite(Suite):
                 raise MpiguideError(f"--profiles {args.profiles}: no such directory")
             per_stack = all((base / s).is_dir() for s in stackmod.parse_stack_list(args.stacks))
             profiles = str(base / "{stack}") if per_stack else str(base)
+            check_profiles_fit(base, args.np)
         return job.program_params(args, sides, profiles)
 
     def launches(self, params: dict) -> list[LaunchTemplate]:
@@ -80,3 +81,13 @@ class AppSuite(Suite):
 
     def add_commands(self, commands_: argparse._SubParsersAction, context: CommandContext) -> None:
         workflow.add_commands(commands_, context, self)
+
+
+def check_profiles_fit(base: Path, np_: int) -> None:
+    """Collective profiles are keyed by the communicator's size: a set made for other process counts only
+    would leave the tuned side native (a record of another run, not this one)."""
+    counts = {int(p.stem.rsplit("_p", 1)[1]) for p in base.rglob("*_p*.prof") if p.stem.rsplit("_p", 1)[1].isdigit()}
+    if counts and np_ not in counts:
+        raise MpiguideError(f"--profiles {base}: its collective profiles are for {', '.join(map(str, sorted(counts)))} "
+                            f"process(es), not the --np {np_} of this run: the tuned library would run them natively "
+                            "(tune again at this process count: mpiguide app run --np ...)")

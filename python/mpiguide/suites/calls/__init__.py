@@ -49,7 +49,8 @@ class CallsSuite(Suite):
         plans = self.app_plan(rec.calls(), {"strategies": args.strategies, "max_shapes": args.max_shapes})
         if not plans:
             raise MpiguideError(f"{args.record}: no call with a derived datatype that mg_callbench can rebuild")
-        return {**plans[0].params, "record": str(Path(args.record).resolve())}
+        return {**plans[0].params, "record": str(Path(args.record).resolve()), "recorded_with": rec.library_version,
+                "recorded_nprocs": rec.nprocs}
 
     @staticmethod
     def _params(shapes: pd.DataFrame, strategies: list[str]) -> dict:

@@ -116,6 +116,9 @@ def document(r: CallsResult, threshold: float, out: Path) -> tuple[Document, lis
     meta = r.rd.meta
     doc.section("Run", fields({
         "run": f"{r.rd.path} ({meta['run_id']})", "record": meta["params"].get("record", "?"),
+        **({"recorded with": f"{meta['params']['recorded_with']} on {meta['params']['recorded_nprocs']} "
+                             "process(es): the calls are measured on this run's libraries (a port's question)"}
+           if meta["params"].get("recorded_with") else {}),
         "libraries": "; ".join(f"{s}: {v}" for s, v in stack_versions(r.rd).items()),
         "host": host_text(meta["host"]), "launches": f"{meta['runs']} per stack",
         "threshold": f"a strategy is taken where it is shown to save at least {threshold:.0%} over native",
