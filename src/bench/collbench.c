@@ -16,6 +16,7 @@
  * appended to the raw file as `#@tune_alg[...]` and `#@tune_config[...]`
  * lines (docs/formats.md). */
 #include "bench_util.h"
+#include "collcalls.h"
 #include "mg_bench.h"
 #include "mg_options.h"
 #include "mg_size.h"
@@ -35,80 +36,6 @@
 /* Hunold and Carpen-Amarie (2018), Figure 4 (--help and --list print it). */
 #define DEFAULT_SIZES "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"
 
-/* How each collective is called; which collectives exist is the library's. */
-typedef enum { C_ALLGATHER, C_ALLREDUCE, C_ALLTOALL, C_BCAST, C_GATHER, C_REDUCE, C_RSB, C_SCAN, C_SCATTER } call_kind;
-static const struct {
-    const char *name; /* the library's name of the collective */
-    call_kind kind;
-} calls[] = {
-    {"allgather", C_ALLGATHER}, {"allreduce", C_ALLREDUCE}, {"alltoall", C_ALLTOALL},        {"bcast", C_BCAST},
-    {"gather", C_GATHER},       {"reduce", C_REDUCE},       {"reduce_scatter_block", C_RSB}, {"scan", C_SCAN},
-    {"scatter", C_SCATTER}};
-
-/* The call kind of a collective of the library, or -1 if this driver cannot call it. */
-static int call_of(const char *name)
-{
-    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
-        if (strcmp(calls[i].name, name) == 0) return (int)calls[i].kind;
-    return -1;
-}
-
-typedef struct {
-    const char *name; /* collective */
-    int kind, root, rank, size, native;
-    int count; /* elements per block (RSB: per process) */
-    MPI_Datatype type;
-    MPI_Op op;
-    MPI_Comm comm;
-    unsigned char *sbuf, *rbuf;
-} call_ctx;
-
-/* The call, through the library (MPI_) or natively (PMPI_). */
-static int do_call(void *p)
-{
-    call_ctx *c = p;
-    int n = c->count;
-    if (c->native) switch (c->kind) {
-        case C_ALLGATHER: return PMPI_Allgather(c->sbuf, n, c->type, c->rbuf, n, c->type, c->comm);
-        case C_ALLREDUCE: return PMPI_Allreduce(c->sbuf, c->rbuf, n, c->type, c->op, c->comm);
-        case C_ALLTOALL: return PMPI_Alltoall(c->sbuf, n, c->type, c->rbuf, n, c->type, c->comm);
-        case C_BCAST: return PMPI_Bcast(c->rank == c->root ? c->sbuf : c->rbuf, n, c->type, c->root, c->comm);
-        case C_GATHER: return PMPI_Gather(c->sbuf, n, c->type, c->rbuf, n, c->type, c->root, c->comm);
-        case C_REDUCE: return PMPI_Reduce(c->sbuf, c->rbuf, n, c->type, c->op, c->root, c->comm);
-        case C_RSB: return PMPI_Reduce_scatter_block(c->sbuf, c->rbuf, n, c->type, c->op, c->comm);
-        case C_SCAN: return PMPI_Scan(c->sbuf, c->rbuf, n, c->type, c->op, c->comm);
-        case C_SCATTER: return PMPI_Scatter(c->sbuf, n, c->type, c->rbuf, n, c->type, c->root, c->comm);
-        }
-    switch (c->kind) {
-    case C_ALLGATHER: return MPI_Allgather(c->sbuf, n, c->type, c->rbuf, n, c->type, c->comm);
-    case C_ALLREDUCE: return MPI_Allreduce(c->sbuf, c->rbuf, n, c->type, c->op, c->comm);
-    case C_ALLTOALL: return MPI_Alltoall(c->sbuf, n, c->type, c->rbuf, n, c->type, c->comm);
-    case C_BCAST: return MPI_Bcast(c->rank == c->root ? c->sbuf : c->rbuf, n, c->type, c->root, c->comm);
-    case C_GATHER: return MPI_Gather(c->sbuf, n, c->type, c->rbuf, n, c->type, c->root, c->comm);
-    case C_REDUCE: return MPI_Reduce(c->sbuf, c->rbuf, n, c->type, c->op, c->root, c->comm);
-    case C_RSB: return MPI_Reduce_scatter_block(c->sbuf, c->rbuf, n, c->type, c->op, c->comm);
-    case C_SCAN: return MPI_Scan(c->sbuf, c->rbuf, n, c->type, c->op, c->comm);
-    case C_SCATTER: return MPI_Scatter(c->sbuf, n, c->type, c->rbuf, n, c->type, c->root, c->comm);
-    }
-    return MPI_ERR_OTHER;
-}
-
-/* Bytes of the send and receive buffers a call of `count` elements touches. */
-static void buffer_sizes(int kind, size_t block, int p, size_t *s, size_t *r)
-{
-    switch (kind) {
-    case C_ALLGATHER: *s = block, *r = block * (size_t)p; break;
-    case C_ALLTOALL: *s = *r = block * (size_t)p; break;
-    case C_GATHER: *s = block, *r = block * (size_t)p; break;
-    case C_SCATTER: *s = block * (size_t)p, *r = block; break;
-    case C_RSB: *s = block * (size_t)p, *r = block; break;
-    default: *s = *r = block; break;
-    }
-}
-
-/* The message size the library keys profiles by (docs/tuning.md). */
-static size_t key_bytes(int kind, size_t block, int p) { return kind == C_RSB ? block * (size_t)p : block; }
-
 typedef struct {
     const char *name;
     MPI_Datatype type;
@@ -121,97 +48,6 @@ typedef struct {
 } named_op;
 static const named_op ops[] = {{"bor", MPI_BOR}, {"sum", MPI_SUM}, {"max", MPI_MAX}};
 #define NOPS (int)(sizeof ops / sizeof *ops)
-
-/* The send buffer of `rank`: rank-dependent bytes; for reductions on int or
- * double, small values so that sums stay exact and identical in any order. */
-static void send_image(int rank, MPI_Datatype type, unsigned char *buf, size_t sbytes, size_t tsize)
-{
-    for (size_t i = 0; i < sbytes; i++) buf[i] = mg_pattern_byte((unsigned)rank + 1u, i);
-    if (type == MPI_INT)
-        for (size_t i = 0; i < sbytes / tsize; i++) ((int *)buf)[i] = (int)((i * 7u + (size_t)rank) % 100u);
-    if (type == MPI_DOUBLE)
-        for (size_t i = 0; i < sbytes / tsize; i++) ((double *)buf)[i] = (double)((i + (size_t)rank) % 64u);
-}
-
-static void fill(call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize)
-{
-    send_image(c->rank, c->type, c->sbuf, sbytes, tsize);
-    memset(c->rbuf, MG_BENCH_GUARD, rbytes);
-}
-
-/* acc op= x, elementwise over n elements of the call's type. */
-static void combine(const call_ctx *c, unsigned char *acc, const unsigned char *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (c->type == MPI_INT) {
-            int *a = (int *)acc + i, v = ((const int *)x)[i];
-            *a = c->op == MPI_SUM ? *a + v : c->op == MPI_MAX ? (v > *a ? v : *a) : (*a | v);
-        } else if (c->type == MPI_DOUBLE) {
-            double *a = (double *)acc + i, v = ((const double *)x)[i];
-            *a = c->op == MPI_SUM ? *a + v : (v > *a ? v : *a);
-        } else {
-            acc[i] |= x[i];
-        }
-    }
-}
-
-/* Whether MPI defines the reduction of the call (MPI_BYTE takes the bitwise operations only), so that its
- * result can be computed here. */
-static int defined_reduction(const call_ctx *c) { return c->type != MPI_BYTE || c->op == MPI_BOR; }
-
-/* What MPI's definition of the call leaves in this rank's receive buffer, from every rank's send_image:
- * into ref (rbytes), with *len the significant bytes (0: nothing to compare on this rank, or no reference
- * for an undefined reduction). scratch holds sbytes. Every algorithm of a library must give exactly this,
- * since the sums of send_image are exact in any order. */
-static void reference(const call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize, unsigned char *ref,
-                      unsigned char *scratch, size_t *len)
-{
-    size_t block = (size_t)c->count * tsize;
-    int p = c->size, me = c->rank, root = c->root;
-    memset(ref, MG_BENCH_GUARD, rbytes);
-    *len = 0;
-    switch (c->kind) {
-    case C_ALLGATHER:
-    case C_GATHER:
-        if (c->kind == C_GATHER && me != root) return;
-        for (int r = 0; r < p; r++) send_image(r, c->type, ref + (size_t)r * block, block, tsize);
-        *len = block * (size_t)p;
-        return;
-    case C_ALLTOALL:
-        for (int r = 0; r < p; r++) {
-            send_image(r, c->type, scratch, sbytes, tsize);
-            memcpy(ref + (size_t)r * block, scratch + (size_t)me * block, block);
-        }
-        *len = block * (size_t)p;
-        return;
-    case C_BCAST: /* the root's buffer is its send buffer */
-        if (me == root) return;
-        send_image(root, c->type, ref, block, tsize);
-        *len = block;
-        return;
-    case C_SCATTER:
-        send_image(root, c->type, scratch, sbytes, tsize);
-        memcpy(ref, scratch + (size_t)me * block, block);
-        *len = block;
-        return;
-    case C_ALLREDUCE:
-    case C_REDUCE:
-    case C_SCAN:
-    case C_RSB: {
-        if (!defined_reduction(c) || (c->kind == C_REDUCE && me != root)) return;
-        int last = c->kind == C_SCAN ? me : p - 1;
-        size_t whole = c->kind == C_RSB ? block * (size_t)p : block;
-        send_image(0, c->type, scratch, whole, tsize);
-        memcpy(ref, scratch + (c->kind == C_RSB ? (size_t)me * block : 0), block);
-        for (int r = 1; r <= last; r++) {
-            send_image(r, c->type, scratch, whole, tsize);
-            combine(c, ref, scratch + (c->kind == C_RSB ? (size_t)me * block : 0), (size_t)c->count);
-        }
-        *len = block;
-        return;
-    }
-    }
-}
 
 /* Runs the native call with the process's stdout and stderr going to a temporary file: what the library
  * prints there (MPICH with MPIR_CVAR_COLLECTIVE_FALLBACK=print says so when it does not apply a forced
@@ -227,14 +63,14 @@ static int call_capturing_output(call_ctx *c, char *text, size_t len)
     fflush(stderr);
     int ok = tmp != NULL;
     for (int i = 0; i < 2 && ok; i++) ok = (saved[i] = dup(fds[i])) >= 0 && dup2(fileno(tmp), fds[i]) >= 0;
-    int rc = ok ? do_call(c) : MPI_SUCCESS;
+    int rc = ok ? mg_coll_call(c) : MPI_SUCCESS;
     fflush(stdout);
     fflush(stderr);
     for (int i = 0; i < 2; i++)
         if (saved[i] >= 0) dup2(saved[i], fds[i]), close(saved[i]);
     if (!ok) {
         if (tmp) fclose(tmp);
-        return do_call(c);
+        return mg_coll_call(c);
     }
     rewind(tmp);
     size_t n = 0;
@@ -257,26 +93,31 @@ typedef struct {
     int capture; /* --capture-output */
 } check_bufs;
 
-/* The first rank's text that is not empty, on rank 0 (bookkeeping around the library). */
-static void first_text_to_root(mg_bench *b, char *text, size_t len)
+/* The first rank's text that is not empty, on rank 0 (bookkeeping around the library), prefixed with "rank R: "
+ * unless it says so itself (named). */
+static void text_to_root(mg_bench *b, char *text, size_t len, int named)
 {
     int mine = text[0] ? b->rank : b->size, first = b->size;
     PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, b->comm);
     if (first == b->size || first == 0) return;
     if (b->rank == first) PMPI_Send(text, (int)len, MPI_CHAR, 0, 0, b->comm);
     if (b->rank == 0) {
-        int n = snprintf(text, len, "rank %d: ", first);
+        int n = named ? 0 : snprintf(text, len, "rank %d: ", first);
         PMPI_Recv(text + n, (int)len - n, MPI_CHAR, first, 0, b->comm, MPI_STATUS_IGNORE);
     }
 }
 
-/* Runs the library's call and the native one on the same inputs; returns 1 on
- * every rank if all results match, and sets *fell_back if the library ran the
- * native code instead of the forced mock-up. For `default`, the native result
+static void first_text_to_root(mg_bench *b, char *text, size_t len) { text_to_root(b, text, len, 0); }
+
+/* Runs the call under test, call(arg) (the library's call, or a form of the
+ * call), and the native one on the same inputs; returns 1 on every rank if all
+ * results match, and sets *fell_back if the library ran the native code instead
+ * of the forced mock-up (library: the call under test is the library's). For `default`, the native result
  * is also compared with MPI's definition of the call (reference), and with
  * --capture-output what the library prints during the native call is noted. */
 static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t tsize, const check_bufs *k,
-                 const char *impl, const char *label, int *fell_back, int *refused, char *msg, size_t len)
+                 const char *impl, const char *label, mg_bench_op call, void *arg, int library, int *fell_back,
+                 int *refused, char *msg, size_t len)
 {
     int is_default = strcmp(impl, "default") == 0;
     char printed[1024];
@@ -284,11 +125,11 @@ static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t 
     /* MPICH builds what some algorithms need (smp: the node communicators) during the first calls on a
      * communicator and refuses them until then: the capture watches a call after a first one */
     if (is_default && k->capture) {
-        fill(c, sbytes, rbytes, tsize);
-        do_call(c);
+        mg_coll_fill(c, sbytes, rbytes, tsize);
+        mg_coll_call(c);
     }
-    fill(c, sbytes, rbytes, tsize);
-    int rc = is_default && k->capture ? call_capturing_output(c, printed, sizeof printed) : do_call(c);
+    mg_coll_fill(c, sbytes, rbytes, tsize);
+    int rc = is_default && k->capture ? call_capturing_output(c, printed, sizeof printed) : mg_coll_call(c);
     if (is_default && k->capture) {
         first_text_to_root(b, printed, sizeof printed);
         if (b->rank == 0 && printed[0]) mg_bench_note(b, "printed", label, "%s", printed);
@@ -309,13 +150,13 @@ static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t 
     long long wrong = -1;
     if (is_default && rc == MPI_SUCCESS) {
         size_t significant;
-        reference(c, sbytes, rbytes, tsize, k->ref, k->scratch, &significant);
+        mg_coll_reference(c, sbytes, rbytes, tsize, k->ref, k->scratch, &significant);
         wrong = mg_first_diff(k->want, k->ref, significant);
     }
     memset(c->rbuf, MG_BENCH_GUARD, rbytes);
     c->native = 0;
-    int rc2 = do_call(c);
-    const char *ran = mg_tune_last_impl(c->name);
+    int rc2 = call(arg);
+    const char *ran = library ? mg_tune_last_impl(c->name) : NULL;
     int local_fb = ran && strcmp(ran, impl) != 0 && strcmp(impl, "tuned") != 0;
     long long j = mg_first_diff(c->rbuf, k->want, rbytes);
     int ok = rc == rc2 && j < 0 && wrong < 0, all_ok = 0;
@@ -339,18 +180,20 @@ static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t 
 
 typedef struct {
     /* as given */
-    const char *colls_arg, *sizes_arg, *impls_arg, *profiles, *type_arg, *op_arg, *root_arg, *msg_pool, *int_pool;
+    const char *colls_arg, *sizes_arg, *impls_arg, *profiles, *type_arg, *op_arg, *root_arg, *msg_pool, *int_pool,
+        *forms_arg;
     int check_only, capture_output;
     /* read */
-    const char *names[MAX_COLLS]; /* the library's collectives */
-    int ncolls_all;
+    const char *names[MAX_COLLS]; /* the library's collectives, then the driver's neighbourhood ones */
+    int ncolls_all, ncolls_library;
+    int forms[MG_NFORMS]; /* --forms: nonblocking, persistent */
     int colls[MAX_COLLS], ncolls; /* chosen: indices into names */
     size_t sizes[MAX_SIZES];
     int nsizes;
     const named_type *nt;
     const named_op *no;
     int root, tsize;
-    char all[512]; /* every collective, comma-separated */
+    char all[512]; /* the library's collectives, comma-separated: the default */
 } options;
 
 static void list_collective(mg_json *j, const char *name)
@@ -376,6 +219,27 @@ static void list(mg_json *j, const mg_bench *b)
     mg_json_array(j, "collectives");
     for (int i = 0; i < mg_tune_ncollectives(); i++) list_collective(j, mg_tune_collective_name(i));
     mg_json_close(j);
+    mg_json_array(j, "neighborhoods");
+    for (int i = 0; i < mg_coll_nneighborhoods; i++) {
+        const mg_coll_neighborhood *x = &mg_coll_neighborhoods[i];
+        const char *impls[] = {mg_coll_forms[MG_FORM_BLOCKING].name, mg_coll_forms[MG_FORM_P2P].name};
+        mg_json_flat_object(j, NULL);
+        mg_json_string(j, "name", x->name);
+        mg_json_string(j, "mpi_name", x->mpi_name);
+        mg_json_string(j, "topology", x->topology);
+        mg_json_strings(j, "impls", impls, 2);
+        mg_json_close(j);
+    }
+    mg_json_close(j);
+    mg_json_array(j, "forms");
+    for (int f = MG_FORM_NONBLOCKING; f < MG_NFORMS; f++) {
+        mg_json_flat_object(j, NULL);
+        mg_json_string(j, "name", mg_coll_forms[f].name);
+        mg_json_string(j, "guideline", mg_coll_forms[f].guideline);
+        mg_json_close(j);
+    }
+    mg_json_close(j);
+    mg_json_bool(j, "persistent_built", mg_coll_persistent_built());
     mg_json_object(j, "datatypes");
     for (int i = 0; i < NTYPES; i++) {
         int size;
@@ -394,15 +258,17 @@ static void list(mg_json *j, const mg_bench *b)
     mg_json_object(j, "defaults");
     mg_json_size_list(j, "sizes", DEFAULT_SIZES);
     mg_json_string(j, "impls", "all");
+    mg_json_string(j, "forms", "none");
     mg_json_string(j, "datatype", types[0].name);
     mg_json_string(j, "op", ops[0].name);
     mg_json_long(j, "root", 0);
     mg_json_close(j);
 }
 
-/* Whether name is an implementation of some collective of the library. */
+/* Whether name is an implementation of some collective: the library's, or the neighbourhood ones' p2p. */
 static int known_impl(const char *name)
 {
+    if (strcmp(name, mg_coll_forms[MG_FORM_P2P].name) == 0) return 1;
     for (int c = 0; c < mg_tune_ncollectives(); c++)
         for (int i = 0; i < mg_tune_nimpls(mg_tune_collective_name(c)); i++)
             if (strcmp(name, mg_tune_impl_name(mg_tune_collective_name(c), i)) == 0) return 1;
@@ -412,19 +278,28 @@ static int known_impl(const char *name)
 /* --collectives and --impls against the library's catalog; 0 or -1. */
 static int read_collectives(mg_bench *b, options *o)
 {
-    o->ncolls_all = mg_tune_ncollectives();
-    if (o->ncolls_all > MAX_COLLS) o->ncolls_all = MAX_COLLS;
-    for (int i = 0; i < o->ncolls_all; i++) o->names[i] = mg_tune_collective_name(i);
-    mg_join_names(o->names, o->ncolls_all, ",", o->all, sizeof o->all);
+    o->ncolls_library = mg_tune_ncollectives();
+    if (o->ncolls_library > MAX_COLLS - mg_coll_nneighborhoods) o->ncolls_library = MAX_COLLS - mg_coll_nneighborhoods;
+    for (int i = 0; i < o->ncolls_library; i++) o->names[i] = mg_tune_collective_name(i);
+    mg_join_names(o->names, o->ncolls_library, ",", o->all, sizeof o->all);
+    o->ncolls_all = o->ncolls_library;
+    for (int i = 0; i < mg_coll_nneighborhoods; i++) o->names[o->ncolls_all++] = mg_coll_neighborhoods[i].name;
     if (!o->colls_arg) o->colls_arg = o->all;
     o->ncolls = mg_parse_names(b, "collective", o->colls_arg, o->names, o->ncolls_all, o->colls);
     if (o->ncolls < 0) return -1;
     for (int k = 0; k < o->ncolls; k++) {
         const char *name = o->names[o->colls[k]];
-        if (call_of(name) < 0 || mg_tune_nimpls(name) > MAX_IMPLS) {
+        if (mg_coll_kind_of(name) < 0 || (o->colls[k] < o->ncolls_library && mg_tune_nimpls(name) > MAX_IMPLS)) {
             mg_bench_error(b, "mg_collbench cannot call libmpiguide-tune's collective '%s'", name);
             return -1;
         }
+    }
+    static const char *const form_names[] = {"nonblocking", "persistent"};
+    int chosen[2];
+    if (strcmp(o->forms_arg, "none") != 0) {
+        int n = mg_parse_names(b, "form", o->forms_arg, form_names, 2, chosen);
+        if (n < 0) return -1;
+        for (int i = 0; i < n; i++) o->forms[chosen[i] == 0 ? MG_FORM_NONBLOCKING : MG_FORM_PERSISTENT] = 1;
     }
     if (strcmp(o->impls_arg, "all") == 0) return 0;
     char *copy = strdup(o->impls_arg), *save = NULL;
@@ -508,12 +383,15 @@ static int check_setup(mg_bench *b, options *o)
 /* The command line: MG_ARGS_RUN, or the exit status. */
 static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
 {
-    char colls[512], colls_help[600], msg_pool[160], int_pool[120];
+    char colls[512], colls_help[700], msg_pool[160], int_pool[120];
     const char *names[MAX_COLLS];
     int n = mg_tune_ncollectives();
-    for (int i = 0; i < n && i < MAX_COLLS; i++) names[i] = mg_tune_collective_name(i);
-    snprintf(colls_help, sizeof colls_help, "%s (default all)",
-             mg_join_names(names, n < MAX_COLLS ? n : MAX_COLLS, ",", colls, sizeof colls));
+    for (int i = 0; i < n && i < MAX_COLLS - 2; i++) names[i] = mg_tune_collective_name(i);
+    snprintf(colls_help, sizeof colls_help,
+             "%s (default: these, the library's), and the neighbourhood collectives %s, %s (MPI_Neighbor_allgather "
+             "on a periodic 2D Cartesian grid, on the complete graph; against their point-to-point exchange, p2p)",
+             mg_join_names(names, n < MAX_COLLS - 2 ? n : MAX_COLLS - 2, ",", colls, sizeof colls),
+             mg_coll_neighborhoods[0].name, mg_coll_neighborhoods[1].name);
     snprintf(msg_pool, sizeof msg_pool,
              "capacity of the library's message pool (MPIGUIDE_TUNE_MSG_POOL, %zu): a mock-up that needs more runs "
              "natively (recorded as a skip)",
@@ -527,6 +405,9 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
          ", Hunold and Carpen-Amarie 2018, Figure 4); reduce_scatter_block: the whole vector"},
         {"--impls", MG_OPT_VALUE, &o->impls_arg, 0, NULL, "LIST",
          "default and mock-up names (--list shows them), or all (default all)"},
+        {"--forms", MG_OPT_VALUE, &o->forms_arg, 0, NULL, "LIST",
+         "also measure each collective's nonblocking form (MPI_IX + MPI_Wait) and persistent form (MPI-4: MPI_X_init "
+         "once, MPI_Start + MPI_Wait per call): nonblocking,persistent, or none (default)"},
         {"--profiles", MG_OPT_VALUE, &o->profiles, 0, NULL, "DIR",
          "also measure `tuned`: the library with the profiles in DIR"},
         {"--datatype", MG_OPT_VALUE, &o->type_arg, 0, NULL, "NAME", "byte (default), int, double"},
@@ -557,6 +438,7 @@ static void write_header(mg_bench *b, const options *o)
     mg_bench_param(b, "collectives", "%s", o->colls_arg);
     mg_bench_param(b, "sizes", "%s", o->sizes_arg);
     mg_bench_param(b, "impls", "%s", o->impls_arg);
+    mg_bench_param(b, "forms", "%s", o->forms_arg);
     mg_bench_param(b, "profiles", "%s", o->profiles ? o->profiles : "");
     mg_bench_param(b, "datatype", "%s", o->nt->name);
     mg_bench_param(b, "op", "%s", o->no->name);
@@ -566,41 +448,56 @@ static void write_header(mg_bench *b, const options *o)
     if (mg_bench_begin(b, "collective impl msize") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-/* The implementations of c->name to measure (--impls, then `tuned` with
- * --profiles), and one mockup note per implementation; returns their count. */
-static int select_impls(mg_bench *b, const options *o, const char *name, const char **impls)
-{
-    int n = 0, total = mg_tune_nimpls(name);
-    for (int i = 0; i < total; i++) {
-        const char *impl = mg_tune_impl_name(name, i);
-        if (strcmp(o->impls_arg, "all") == 0) {
-            impls[n++] = impl;
-            continue;
-        }
-        char *copy = strdup(o->impls_arg), *save = NULL;
-        if (!copy) MPI_Abort(MPI_COMM_WORLD, 2);
-        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-            if (strcmp(t, impl) == 0) impls[n++] = impl;
-        free(copy);
-    }
-    for (int i = 0; i < total; i++)
-        mg_bench_note(b, "mockup", mg_tune_impl_name(name, i), "%d %s", mg_tune_impl_guideline(name, i),
-                      mg_tune_impl_formula(name, i));
-    if (o->profiles) impls[n++] = "tuned";
-    return n;
-}
-
-/* One implementation of a collective: what an interleaved side needs. */
+/* One implementation or form of a collective: what an interleaved side needs. */
 typedef struct {
     call_ctx *c;
     const char *impl;
+    int form;        /* MG_FORM_BLOCKING: the library's call with impl forced; else the form */
+    int library;     /* the collective is the library's */
+    MPI_Request req; /* persistent: the request of MPI_X_init */
     char label[256];
 } impl_side;
 
-/* Untimed, before each repetition of a side: the library runs the side's implementation. */
+/* The implementations and forms of c->name to measure (--impls, --forms, then `tuned` with --profiles) into
+ * sides, and one note per implementation (#@mockup) and form (#@form); returns their count. */
+static int select_sides(mg_bench *b, const options *o, call_ctx *c, int library, impl_side *sides)
+{
+    int n = 0, total = library ? mg_tune_nimpls(c->name) : 2;
+    char formula[160];
+    for (int i = 0; i < total; i++) {
+        const char *impl = library ? mg_tune_impl_name(c->name, i) : mg_coll_forms[i ? MG_FORM_P2P : 0].name;
+        int wanted = strcmp(o->impls_arg, "all") == 0;
+        char *copy = wanted ? NULL : strdup(o->impls_arg), *save = NULL;
+        if (!wanted && !copy) MPI_Abort(MPI_COMM_WORLD, 2);
+        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+            wanted |= strcmp(t, impl) == 0;
+        free(copy);
+        if (wanted) sides[n++] = (impl_side){.c = c, .impl = impl, .form = library || !i ? 0 : MG_FORM_P2P};
+        if (library)
+            mg_bench_note(b, "mockup", impl, "%d %s", mg_tune_impl_guideline(c->name, i),
+                          mg_tune_impl_formula(c->name, i));
+    }
+    for (int f = MG_FORM_NONBLOCKING; f < MG_NFORMS; f++) {
+        int p2p = f == MG_FORM_P2P && !library;
+        if (!o->forms[f] && !p2p) continue;
+        char key[160];
+        snprintf(key, sizeof key, "%s %s", c->name, mg_coll_forms[f].name);
+        mg_bench_note(b, "form", key, "%s %s", mg_coll_forms[f].guideline,
+                      mg_coll_form_formula(c, f, formula, sizeof formula));
+        if (!p2p) sides[n++] = (impl_side){.c = c, .impl = mg_coll_forms[f].name, .form = f};
+    }
+    if (o->profiles && library) sides[n++] = (impl_side){.c = c, .impl = "tuned"};
+    for (int i = 0; i < n; i++) sides[i].library = library, sides[i].req = MPI_REQUEST_NULL;
+    return n;
+}
+
+/* Untimed, before each repetition of a side: the library runs the side's implementation (the forms and the
+ * neighbourhood collectives: the library off). */
 static int use_impl(void *p)
 {
     impl_side *s = p;
+    if (!s->library || s->form != MG_FORM_BLOCKING)
+        return mg_tune_set_mode(MG_TUNE_OFF) == MG_TUNE_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;
     if (strcmp(s->impl, "tuned") == 0) return mg_tune_set_mode(MG_TUNE_TUNED) == MG_TUNE_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;
     if (mg_tune_set_mode(MG_TUNE_FORCED) != MG_TUNE_SUCCESS || mg_tune_force(s->c->name, s->impl) != MG_TUNE_SUCCESS)
         return MPI_ERR_OTHER;
@@ -610,21 +507,58 @@ static int use_impl(void *p)
 static int side_call(void *p)
 {
     impl_side *s = p;
-    return do_call(s->c);
+    switch (s->form) {
+    case MG_FORM_NONBLOCKING: return mg_coll_nonblocking(s->c);
+    case MG_FORM_P2P: return mg_coll_p2p(s->c);
+    case MG_FORM_PERSISTENT: {
+        int rc = MPI_Start(&s->req);
+        return rc == MPI_SUCCESS ? MPI_Wait(&s->req, MPI_STATUS_IGNORE) : rc;
+    }
+    default: return mg_coll_call(s->c);
+    }
 }
 
-/* One implementation at one size, checked against the native call: 1 if it can be timed. */
+/* The persistent form's MPI_X_init (untimed; its time, the maximum over ranks, as an #@init note): 1 if every
+ * rank has its request, else 0 after a skip note. */
+static int persistent_init(mg_bench *b, impl_side *s)
+{
+    char mpi[64], why[MPI_MAX_ERROR_STRING] = "";
+    mg_coll_mpi_name(s->c->name, mpi, sizeof mpi);
+    if (!mg_coll_persistent_built()) {
+        mg_bench_note(b, "skip", s->label, "not supported by this library (MPI-4's %s_init is not declared)", mpi);
+        return 0;
+    }
+    double t = PMPI_Wtime();
+    int rc = mg_coll_persistent_init(s->c, &s->req), ok = rc == MPI_SUCCESS, all = 0, len = 0;
+    double took = PMPI_Wtime() - t, most = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, b->comm);
+    PMPI_Reduce(&took, &most, 1, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+    if (all) {
+        mg_bench_note(b, "init", s->label, "%.9e", most);
+        return 1;
+    }
+    if (!ok) MPI_Error_string(rc, why, &len);
+    first_text_to_root(b, why, sizeof why);
+    mg_bench_note(b, "skip", s->label, "the library returned an error for %s_init: %s", mpi, why);
+    if (s->req != MPI_REQUEST_NULL) MPI_Request_free(&s->req);
+    return 0;
+}
+
+/* One implementation or form at one size, checked against the native call: 1 if it can be timed. */
 static int check_impl(mg_bench *b, const options *o, impl_side *s, size_t sbytes, size_t rbytes, const check_bufs *k)
 {
     char msg[256];
+    if (s->form == MG_FORM_PERSISTENT && !persistent_init(b, s)) return 0;
     use_impl(s);
     int fell_back = 0, refused = 0;
-    if (!check(b, s->c, sbytes, rbytes, (size_t)o->tsize, k, s->impl, s->label, &fell_back, &refused, msg,
-               sizeof msg)) {
-        if (refused)
+    if (!check(b, s->c, sbytes, rbytes, (size_t)o->tsize, k, s->impl, s->label, side_call, s,
+               s->library && s->form == MG_FORM_BLOCKING, &fell_back, &refused, msg, sizeof msg)) {
+        if (refused) {
             mg_bench_note(b, "skip", s->label, "%s", msg);
-        else
+        } else {
+            text_to_root(b, msg, sizeof msg, 1); /* the first failing rank's words, which name it */
             mg_bench_config_error(b, s->label, msg);
+        }
         return 0;
     }
     if (fell_back) {
@@ -636,27 +570,32 @@ static int check_impl(mg_bench *b, const options *o, impl_side *s, size_t sbytes
     return 1;
 }
 
-/* Every implementation of one collective at every size: each size's implementations are checked,
- * then timed interleaved (mg_bench_measure_interleaved), so that the native call and its mock-ups
- * see the same state of the machine. Returns the number of configurations. */
+/* Every implementation and form of one collective at every size: each size's sides are checked, then timed
+ * interleaved (mg_bench_measure_interleaved), so that the native call, its mock-ups and its forms see the same
+ * state of the machine. Returns the number of configurations. */
 static int measure_collective(mg_bench *b, const options *o, call_ctx *c, const check_bufs *k)
 {
-    const char *impls[MAX_IMPLS + 1];
-    int nimpls = select_impls(b, o, c->name, impls), nconfigs = 0;
-    impl_side sides[MAX_IMPLS + 1];
-    mg_bench_side timed[MAX_IMPLS + 1];
+    enum { MAX_SIDES = MAX_IMPLS + MG_NFORMS + 1 };
+    impl_side proto[MAX_SIDES], sides[MAX_SIDES];
+    mg_bench_side timed[MAX_SIDES];
+    int library = !mg_coll_is_neighborhood(c->kind), nconfigs = 0;
+    int nsides = select_sides(b, o, c, library, proto);
+    if (mg_coll_topology(c) != MPI_SUCCESS) {
+        mg_bench_error(b, "%s: the topology's communicator could not be made", c->name);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     for (int s = 0; s < o->nsizes; s++) {
         size_t block = o->sizes[s];
         if (c->kind == C_RSB) block = block / (size_t)b->size / (size_t)o->tsize * (size_t)o->tsize;
         if (block == 0) continue; /* reduce_scatter_block needs one element per process */
-        size_t sbytes, rbytes, msize = key_bytes(c->kind, block, b->size);
-        buffer_sizes(c->kind, block, b->size, &sbytes, &rbytes);
+        size_t sbytes, rbytes, msize = mg_coll_key_bytes(c->kind, block, b->size);
+        mg_coll_buffer_sizes(c, block, &sbytes, &rbytes);
         c->count = (int)(block / (size_t)o->tsize);
         int n = 0;
-        for (int i = 0; i < nimpls; i++, nconfigs++) {
-            impl_side *x = &sides[n];
-            *x = (impl_side){.c = c, .impl = impls[i]};
-            snprintf(x->label, sizeof x->label, "%s %s %zu", c->name, impls[i], msize);
+        for (int i = 0; i < nsides; i++, nconfigs++) {
+            impl_side *x = &sides[i];
+            *x = proto[i];
+            snprintf(x->label, sizeof x->label, "%s %s %zu", c->name, x->impl, msize);
             if (check_impl(b, o, x, sbytes, rbytes, k) && !o->check_only)
                 timed[n] = (mg_bench_side){x->label, side_call, x, 1, use_impl}, n++;
         }
@@ -670,9 +609,12 @@ static int measure_collective(mg_bench *b, const options *o, call_ctx *c, const 
             mg_bench_config_error(b, timed[failed].label, "an MPI call failed during measurement");
             timed[failed] = timed[--n];
         }
+        for (int i = 0; i < nsides; i++)
+            if (sides[i].req != MPI_REQUEST_NULL) MPI_Request_free(&sides[i].req);
         mg_tune_set_mode(MG_TUNE_FORCED);
-        mg_tune_force(c->name, "default");
+        if (library) mg_tune_force(c->name, "default");
     }
+    mg_coll_topology_free(c);
     return nconfigs;
 }
 
@@ -686,16 +628,27 @@ static int run(int argc, char **argv)
 #endif
     /* a call the library refuses is a result (a skip note), not the end of the launch */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    options o = {.sizes_arg = DEFAULT_SIZES, .impls_arg = "all", .type_arg = "byte", .op_arg = "bor", .root_arg = "0"};
+    options o = {.sizes_arg = DEFAULT_SIZES,
+                 .impls_arg = "all",
+                 .type_arg = "byte",
+                 .op_arg = "bor",
+                 .root_arg = "0",
+                 .forms_arg = "none"};
     int st = read_command_line(&b, &o, argc, argv);
     if (st != MG_ARGS_RUN) return mg_bench_quit(&b, st);
     write_header(&b, &o);
 
     size_t max_block = 0;
     for (int s = 0; s < o.nsizes; s++) max_block = o.sizes[s] > max_block ? o.sizes[s] : max_block;
-    size_t cap = max_block * (size_t)b.size;
-    call_ctx c = {
-        .root = o.root, .rank = b.rank, .size = b.size, .type = o.nt->type, .op = o.no->op, .comm = MPI_COMM_WORLD};
+    /* p blocks, or one per neighbour (4 on the Cartesian grid) */
+    size_t cap = max_block * (size_t)(b.size > 4 ? b.size : 4);
+    call_ctx c = {.root = o.root,
+                  .rank = b.rank,
+                  .size = b.size,
+                  .type = o.nt->type,
+                  .op = o.no->op,
+                  .comm = MPI_COMM_WORLD,
+                  .topo = MPI_COMM_NULL};
     c.sbuf = mg_alloc64(cap);
     c.rbuf = mg_alloc64(cap);
     check_bufs bufs = {mg_alloc64(cap), mg_alloc64(cap), mg_alloc64(cap), o.capture_output};
@@ -708,16 +661,18 @@ static int run(int argc, char **argv)
     if (!o.check_only) {
         mg_tune_set_mode(MG_TUNE_OFF);
         c.name = o.names[o.colls[0]];
-        c.kind = call_of(c.name);
+        c.kind = mg_coll_kind_of(c.name);
         c.count = 1;
         c.native = 1;
-        fill(&c, (size_t)o.tsize * (size_t)b.size, (size_t)o.tsize * (size_t)b.size, (size_t)o.tsize);
-        if (mg_bench_calibrate(&b, do_call, &c) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
+        if (mg_coll_topology(&c) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
+        mg_coll_fill(&c, (size_t)o.tsize * (size_t)b.size, (size_t)o.tsize * (size_t)b.size, (size_t)o.tsize);
+        if (mg_bench_calibrate(&b, mg_coll_call, &c) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
+        mg_coll_topology_free(&c);
     }
     int nconfigs = 0;
     for (int i = 0; i < o.ncolls && !b.calibrate_only; i++) {
         c.name = o.names[o.colls[i]];
-        c.kind = call_of(c.name);
+        c.kind = mg_coll_kind_of(c.name);
         nconfigs += measure_collective(&b, &o, &c, &bufs);
     }
     mg_tune_set_mode(MG_TUNE_OFF);
