@@ -34,10 +34,11 @@ def _params(*argv: str) -> dict:
 # ---------------------------------------------------------------- the catalog
 
 def test_every_test_uses_catalog_layouts_and_its_own_layouts_only():
-    assert sorted(ddt.TESTS) == list(range(1, 12))
+    assert sorted(ddt.TESTS) == list(range(1, 14)) and ddt.PAPER_TESTS == tuple(range(1, 12))
     for t in ddt.TESTS.values():
         for spec in t.layouts:
-            assert spec.split()[0] in LAYOUT_NAMES, spec
+            assert spec.split()[0] in LAYOUT_NAMES if not t.exchange else \
+                (spec,) == tuple(ddt.EXCHANGE_LAYOUTS[p] for p in t.paper.patterns), spec
             assert "A=" not in spec
         for c in t.comparisons():
             assert c.compared[0] in t.layouts
@@ -179,8 +180,8 @@ def test_adaptive_rounds_measure_only_what_the_undecided_points_read():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--tests", "0-3"], "tests are numbered 1 to 11"),
-    (["--tests", "5-3"], "tests are numbered 1 to 11"),
+    (["--tests", "0-3"], "tests are numbered 1 to 13"),
+    (["--tests", "5-3"], "tests are numbered 1 to 13"),
     (["--tests", "x"], "bad --tests 'x'"),
     (["--np", "1"], "collectives need at least 2 processes"),
     (["--np", "4", "--placement", "2x2"], "a placement fixes the collectives' processes"),

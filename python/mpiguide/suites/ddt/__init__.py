@@ -1,8 +1,11 @@
 """The derived-datatype expectation tests 1-11 of Carpen-Amarie et al. (2016)
 (mg_ddtbench): ping-pong, MPI_Bcast and MPI_Allgather with a derived type, with
 MPI_Pack and MPI_Unpack, with mpiguide's engine and with its normalized type;
-verdicts for the guidelines DT-GL1..4, the cross-stack matrix and the paper's
-findings next to this run's (docs/ddt.md)."""
+and Tests 12-13 (mg_ddtexchange): a 3D FFT's transposition by MPI_Alltoallw and a
+halo exchange by MPI_Neighbor_alltoallw with subarray types, against packing,
+point-to-point messages and the calls' nonblocking and persistent forms;
+verdicts for the guidelines DT-GL1..4 and the others, the cross-stack matrix and
+the sources' findings next to this run's (docs/ddt.md)."""
 
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ class DdtSuite(Suite):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         g = parser.add_argument_group("expectation tests (mpiguide ddt list shows each test's grid)")
-        g.add_argument("--tests", default="1-11", help="tests to run: 1-11 (default), 3,5-7, ...")
+        g.add_argument("--tests", default=_paper_tests(), help=f"tests to run: {_paper_tests()} (default: the "
+                       f"paper's), 3,5-7, 12-{max(ex.TESTS)} (beyond the paper: FFT transpose, halo exchange), all")
         g.add_argument("--grid", choices=ex.GRIDS, default="paper",
                        help="paper: the grids of Carpen-Amarie et al. 2016, Sections 2.4-3.2 (default); quick: "
                             "fewer A, sizes, for a first look")
@@ -40,9 +44,11 @@ class DdtSuite(Suite):
                        "labels such as tiled:variant=2); each test keeps its references")
         g.add_argument("--A", dest="blocksizes", help="blocksizes A for every selected test (default: each test's)")
         g.add_argument("--sizes", help="data sizes m in bytes for every selected test (default: each test's)")
-        g.add_argument("--patterns", help="pingpong,bcast,allgather for every selected test (default: each test's)")
-        g.add_argument("--modes", help="keep only these modes: datatype,pack,engine,normalized (default: all a "
-                       "test needs; datatype,pack gives the paper's comparisons only)")
+        g.add_argument("--patterns", help="pingpong,bcast,allgather for every selected test of the paper's; transpose "
+                       "and halo are Tests 12 and 13's own (default: each test's)")
+        g.add_argument("--modes", help="keep only these modes: datatype,pack,engine,normalized; Tests 12-13 also "
+                       "manual,p2p,nonblocking,persistent (default: all a test needs; datatype,pack gives the paper's "
+                       "comparisons only)")
         g.add_argument("--np", help="processes of the collective patterns, e.g. 2,4 (default: the cores, 2 to 16, "
                        "or the nodes x ppn of --placement); ping-pong always uses 2")
         g.add_argument("--type", dest="basic", default="int", choices=sorted(ex.BASIC_TYPES),
@@ -72,12 +78,17 @@ class DdtSuite(Suite):
         return ex.Selection(
             tests=ex.parse_tests(args.tests), grid=args.grid, layouts=layouts,
             A=int_list(args.blocksizes, "--A") if args.blocksizes else None, sizes=sizes,
-            patterns=parse_choice_list(args.patterns, ex.PATTERNS, "pattern") if args.patterns else None,
-            modes=parse_choice_list(args.modes, ex.MODES, "mode") if args.modes else None,
+            patterns=parse_choice_list(args.patterns, ex.ALL_PATTERNS_ANY, "pattern") if args.patterns else None,
+            modes=parse_choice_list(args.modes, ex.ALL_MODES, "mode") if args.modes else None,
             np=nps, basic=args.basic, placements=placements, every_mode=getattr(args, "every_mode", False))
 
     def params(self, args: argparse.Namespace) -> dict:
         sel = self.selection(args)
+        beyond = [n for n in sel.tests if ex.TESTS[n].exchange]
+        if sel.every_mode and beyond:
+            raise MpiguideError(f"mpiguide ddt tune takes the paper's tests ({_paper_tests()}): Test(s) "
+                                f"{', '.join(map(str, beyond))} measure MPI_Alltoallw and MPI_Neighbor_alltoallw, "
+                                "which libmpiguide-tune's datatype profiles do not choose for")
         entries = ex.plan_tests(sel)
         if not entries:
             raise MpiguideError("the options leave no test to run (each test needs one of its compared layouts "
@@ -159,14 +170,19 @@ def _template(e: dict, params: dict) -> LaunchTemplate:
     """The driver invocation of a planned entry (params["entries"])."""
     # the driver measures the layouts and modes of each (A, m) interleaved in a random order per repetition
     # (--order-seed, from the runner): the layout measured first used to be up to 1.6x slower
-    args = ["--pattern", e["pattern"], "--layouts", ";".join(e["layouts"]),
+    driver = e.get("driver", "mg_ddtbench")
+    layouts = [] if driver == "mg_ddtexchange" else ["--layouts", ";".join(e["layouts"])]
+    args = ["--pattern", e["pattern"], *layouts,
             "--A", ",".join(map(str, e["A"])), "--sizes", ",".join(map(str, e["sizes"])),
             "--modes", ",".join(e["modes"]), "--type", params["type"]]
-    driver = "mg_ddtbench"
     if params.get("datatype_profiles"):  # the validation of mpiguide ddt tune
         driver, args = "mg_ddtbench_tuned", [*args, "--datatype-profiles", params["datatype_profiles"]]
     # runs planned before the placement rename call it launch_layout
     return LaunchTemplate(e["key"], driver, e["nprocs"], args, e.get("placement", e.get("launch_layout")))
+
+
+def _paper_tests() -> str:
+    return f"{min(ex.PAPER_TESTS)}-{max(ex.PAPER_TESTS)}"
 
 
 def _list_command(args: argparse.Namespace) -> int:
@@ -174,11 +190,13 @@ def _list_command(args: argparse.Namespace) -> int:
     for t in ex.TESTS.values():
         grid = t.paper if args.grid == "paper" else t.quick
         guideline = t.guideline or "characterizes (slowdown against the reference)"
-        out.print(f"Test {t.number}: {t.title} (Carpen-Amarie et al. 2016, Section {t.section}) - {guideline}")
+        out.print(f"Test {t.number}: {t.title} ({t.origin}) - {guideline}")
         out.print(f"  references: {', '.join(ex.label(x) for x in t.references) or '-'}; compared: "
                   f"{', '.join(ex.label(x) for x in t.compared)}; modes: {', '.join(t.modes)}")
         sizes = ", ".join(str(m) for m in grid.sizes) + (" (n = 100, 10240 elements of MPI_INT)" if t.n_grid else "")
-        out.print(f"  {args.grid} grid: A = {', '.join(map(str, grid.A))}; m = {sizes} bytes; patterns: "
+        a = "A" if not t.exchange else f"A ({t.a_label})"
+        m = "m" if not t.exchange else "m (bytes of each process's local array)"
+        out.print(f"  {args.grid} grid: {a} = {', '.join(map(str, grid.A))}; {m} = {sizes} bytes; patterns: "
                   f"{', '.join(grid.patterns)}")
         for c in t.comparisons():
             if c.guideline != "slowdown":

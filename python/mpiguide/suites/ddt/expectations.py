@@ -3,6 +3,10 @@ Derived Datatypes: Performance Expectations and Status Quo"): what each test
 compares, under which guideline, on which grid, and the planning that turns a
 selection of tests into launch templates of `mg_ddtbench`.
 
+Tests 12 and 13 go beyond the paper (mg_ddtexchange): the 3D FFT's transposition by MPI_Alltoallw and a halo
+exchange by MPI_Neighbor_alltoallw, with subarray types against packing them, against point-to-point messages and
+against the call's nonblocking and persistent forms.
+
 Guidelines (names as in mpiguide; docs/ddt.md):
   DT-GL1      X(c, t) ≃ X(1, contig(c, t))
   DT-GL2/3    X(c, t) ⪯ MPI_Pack + X(packed) + MPI_Unpack   (a ping-pong or collective does both sides)
@@ -12,6 +16,12 @@ and beyond the paper, from mpiguide's datatype engine:
   DT-GL4-NORM   the description is no slower than mpiguide's normalized type (mg_dt_to_mpi)
   DT-GL4-BEST   mpiguide's normalized type of each description is no slower than the fastest
                 description of the layout (per configuration, the one with the lowest median)
+and in Tests 12 and 13:
+  DT-GL2/3-MAN  the call with subarray types is no slower than packing by hand + contiguous call + unpacking
+  COLL-NB       the blocking call is no slower than its nonblocking form + MPI_Wait
+  COLL-PERS     the persistent form (MPI_X_init once, MPI_Start + MPI_Wait) is no slower than the blocking call
+  COLL-NBR      the neighbourhood collective is no slower than the point-to-point exchange it stands for
+(COLL-NB, COLL-PERS and COLL-NBR are also the collective suite's, docs/tuning.md)
 """
 
 from __future__ import annotations
@@ -22,8 +32,14 @@ from dataclasses import dataclass, field
 from mpiguide.core import launch
 from mpiguide.core.errors import MpiguideError
 
-PATTERNS = ("pingpong", "bcast", "allgather")
+PATTERNS = ("pingpong", "bcast", "allgather")  # mg_ddtbench's: the layouts of the paper
 MODES = ("datatype", "pack", "engine", "normalized")
+# mg_ddtexchange's (Tests 12 and 13): its patterns, the layout column of each, its modes
+EXCHANGE_PATTERNS = ("transpose", "halo")
+EXCHANGE_LAYOUTS = {"transpose": "pencils", "halo": "halo"}
+EXCHANGE_MODES = ("datatype", "manual", "pack", "engine", "normalized", "p2p", "nonblocking", "persistent")
+ALL_PATTERNS_ANY = (*PATTERNS, *EXCHANGE_PATTERNS)
+ALL_MODES = tuple(dict.fromkeys((*MODES, *EXCHANGE_MODES)))
 TUNED = "tuned"  # the datatype mode under the tuned library (validation of mpiguide ddt tune)
 BASIC_TYPES = {"int": 4, "char": 1, "short": 2, "double": 8}
 GRIDS = ("paper", "quick")
@@ -89,6 +105,27 @@ class ExpectationTest:
     finding: str  # what the paper measured (NEC MPI 1.3.1, MVAPICH2 2.1, Open MPI 1.10.1, Intel MPI 5.1.3)
     panel: str = ""  # chart panels: "variant" (Test 1), "layout" (Test 3), "" (one panel)
     n_grid: bool = False  # the paper gives n (elements), not m: sizes are n * 4 bytes of MPI_INT
+    # Tests 12 and 13 (beyond the paper): where the test comes from, its driver, what A is, and its comparisons as
+    # (guideline, compared mode, reference mode) of its one layout
+    source: str = ""
+    driver: str = "mg_ddtbench"
+    a_label: str = "blocksize A [elements]"
+    pairs: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def origin(self) -> str:
+        """Where the test comes from: the paper's section, or the source of a test beyond it."""
+        return f"Carpen-Amarie et al. 2016, Section {self.section}" if self.section else self.source
+
+    @property
+    def exchange(self) -> bool:
+        """A test of mg_ddtexchange (its own patterns and modes)."""
+        return self.driver == "mg_ddtexchange"
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        """The patterns the test may run under (--patterns): the paper's tests any of the three."""
+        return self.paper.patterns if self.exchange else PATTERNS
 
     @property
     def layouts(self) -> tuple[str, ...]:
@@ -98,6 +135,8 @@ class ExpectationTest:
         """Every comparison of the test, the paper's and mpiguide's extra ones."""
         n = self.number
         out: list[Comparison] = []
+        if self.pairs:
+            return [Comparison(g, (spec, a), (spec, b)) for spec in self.layouts for g, a, b in self.pairs]
         if self.kind == CHARACTERIZE:
             ref = self.references[0]
             out = [Comparison("slowdown", (c, "datatype"), (ref, "datatype")) for c in self.compared]
@@ -215,11 +254,42 @@ TESTS: dict[int, ExpectationTest] = {t.number: t for t in (
        "NEC MPI: the struct best, fully-indexed close behind; MVAPICH2 slower for all three except large A; "
        "Open MPI: the struct close to twice as fast as the other two except at large A.",
        n_grid=True),
+    _t(12, "3D FFT transpose: MPI_Alltoallw of subarrays", "", GUIDELINE, "DT-GL2/3-MAN", [], ["pencils"], PRECEDES,
+       Grid((2,), (131072, 1048576, 8388608), ("transpose",)), Grid((2,), (131072, 1048576), ("transpose",)),
+       ["datatype", "manual", "pack", "engine", "normalized", "nonblocking", "persistent"],
+       "One MPI_Alltoallw with subarray types moves the pencils of a 3D FFT from x to y at least as fast as "
+       "packing each block by hand, an MPI_Alltoall of the bytes and unpacking; its nonblocking form is no faster "
+       "and its persistent form no slower.",
+       "Dalcin, Mortensen and Keyes (2019) redistribute the pencils of their parallel FFT with one MPI_Alltoallw "
+       "of subarray types and no packing of their own; Adefemi (2025), citing FFT studies, notes that some MPI "
+       "libraries' MPI_Alltoallw is less optimized than their MPI_Alltoall.",
+       source="beyond the paper: Dalcin, Mortensen and Keyes 2019", driver="mg_ddtexchange",
+       a_label="process grid dimensions (1 slabs, 2 pencils)",
+       pairs=(("DT-GL2/3-MAN", "datatype", "manual"), ("DT-GL2/3", "datatype", "pack"),
+              ("DT-GL2/3-ENG", "datatype", "engine"), ("DT-GL4-NORM", "datatype", "normalized"),
+              ("COLL-NB", "datatype", "nonblocking"), ("COLL-PERS", "persistent", "datatype"))),
+    _t(13, "Halo exchange: MPI_Neighbor_alltoallw of subarrays", "", GUIDELINE, "DT-GL2/3-MAN", [], ["halo"], PRECEDES,
+       Grid((2, 3), (131072, 1048576, 8388608), ("halo",)), Grid((2, 3), (131072, 1048576), ("halo",)),
+       ["datatype", "manual", "pack", "engine", "normalized", "p2p", "nonblocking", "persistent"],
+       "One MPI_Neighbor_alltoallw with subarray types on a Cartesian communicator exchanges a 2D or 3D halo at "
+       "least as fast as packing the faces by hand around an MPI_Neighbor_alltoallv, and at least as fast as the "
+       "point-to-point messages it stands for; its nonblocking form is no faster and its persistent form no slower.",
+       "Adefemi (2025) measured halo exchanges of three stencil codes on one node with MPICH, Open MPI, Intel MPI "
+       "and MVAPICH2: no variant (derived types or manual packing, point-to-point, neighbourhood or persistent) "
+       "was best on every library; MPICH's neighbourhood and persistent derived-type variants were slow.",
+       source="beyond the paper: Adefemi 2025", driver="mg_ddtexchange", a_label="dimensions of the halo (2, 3)",
+       pairs=(("DT-GL2/3-MAN", "datatype", "manual"), ("DT-GL2/3", "datatype", "pack"),
+              ("DT-GL2/3-ENG", "datatype", "engine"), ("DT-GL4-NORM", "datatype", "normalized"),
+              ("COLL-NBR", "datatype", "p2p"), ("COLL-NB", "datatype", "nonblocking"),
+              ("COLL-PERS", "persistent", "datatype"))),
 )}
+PAPER_TESTS = tuple(n for n, t in TESTS.items() if not t.exchange)  # 1-11: the default of --tests
 
 
 def parse_tests(text: str) -> list[int]:
-    """'1-11', '3,5-7' -> sorted unique test numbers."""
+    """'1-11', '3,5-7', 'all' -> sorted unique test numbers."""
+    if text.strip() == "all":
+        return sorted(TESTS)
     out: set[int] = set()
     for item in text.split(","):
         item = item.strip()
@@ -273,7 +343,7 @@ def plan_tests(sel: Selection) -> list[dict]:
         t = TESTS[number]
         grid = t.paper if sel.grid == "paper" else t.quick
         compared = [c for c in t.compared if sel.layouts is None or _keep_layout(c, sel.layouts)]
-        if not compared:
+        if not compared or (sel.every_mode and t.exchange):  # ddt tune: the library's operations only
             continue
         modes = [m for m in (MODES if sel.every_mode else t.modes) if sel.modes is None or m in sel.modes]
         if "datatype" not in modes:
@@ -292,11 +362,12 @@ def plan_tests(sel: Selection) -> list[dict]:
         specs = [s for s in t.layouts if s in used]
         # The paper gives m in bytes; Test 11 gives n elements of MPI_INT, kept as n for other element types.
         sizes = sel.sizes or [m // 4 * unit if t.n_grid else m for m in grid.sizes]
-        for pattern in sel.patterns or grid.patterns:
+        for pattern in [p for p in sel.patterns or grid.patterns if p in t.patterns]:
             for np_, placement in _launch_shapes(pattern, sel):
                 key = f"t{number:02d}-{pattern}-np{np_}" + (f"-{placement}" if placement else "")
                 out.append({
-                    "key": key, "test": number, "pattern": pattern, "nprocs": np_, "placement": placement,
+                    "key": key, "test": number, "driver": t.driver, "pattern": pattern, "nprocs": np_,
+                    "placement": placement,
                     "layouts": specs, "A": list(sel.A or grid.A), "sizes": list(sizes), "modes": modes,
                     "comparisons": [c.to_dict() for c in comps],
                 })
@@ -338,14 +409,15 @@ def estimate(entries: list[dict], nrep: str | int) -> tuple[int, float]:
     configs, seconds = 0, 0.0
     for e in entries:
         p = e["nprocs"]
-        transfers = {"pingpong": 2, "bcast": max(1, math.ceil(math.log2(p))), "allgather": p}[e["pattern"]]
+        transfers = {"pingpong": 2, "bcast": max(1, math.ceil(math.log2(p))), "allgather": p, "transpose": p,
+                     "halo": 2}[e["pattern"]]
         seconds += LAUNCH_S
         for m in e["sizes"]:
             reps = nrep if isinstance(nrep, int) else _nrep(m) if nrep == "rule" else 100
             for _layout in e["layouts"]:
                 for mode in e["modes"]:
                     configs += len(e["A"])
-                    copies = 3 if mode in ("pack", "engine") else 2
+                    copies = 3 if mode in ("pack", "engine", "manual") else 2
                     op = LATENCY_S * transfers + copies * transfers * m / BYTES_PER_S
                     seconds += len(e["A"]) * (SETUP_S + (reps + 2) * op)
     return configs, seconds

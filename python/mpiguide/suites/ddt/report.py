@@ -22,7 +22,7 @@ from mpiguide.core.measurements import NOT_MEASURED, Measured, oversubscription,
 from mpiguide.core.pairing import decide, paired
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import POINT_COLUMNS, POINT_MORE, POINT_TEMPLATE
-from mpiguide.suites.ddt.expectations import CHARACTERIZE, MODES, PRECEDES, TESTS, TUNED, Comparison, label
+from mpiguide.suites.ddt.expectations import ALL_MODES, CHARACTERIZE, PRECEDES, TESTS, TUNED, Comparison, label
 
 # what both sides of a comparison share
 MATCH = ["stack", "nprocs", "placement", "pattern", "A", "m", "msize"]
@@ -398,14 +398,15 @@ def charts(r: DdtResult, out: Path) -> list[Path]:
             ref = part[part["layout"] == "contiguous"]
             part = pd.concat([part, ref.assign(panel="Variant 2")], ignore_index=True)
         order = {lab: i for i, lab in enumerate(layouts.get(template, []))}
-        modes = (*MODES, TUNED)
+        modes = (*ALL_MODES, TUNED)
         part["order"] = [order.get(lay, len(order)) * len(modes) + modes.index(mo)
                          for lay, mo in zip(part["layout"], part["mode"], strict=True)]
         part = part.sort_values("order", kind="stable")
         panels = list(dict.fromkeys(part["panel"]))
         colors = {b: f"C{i % 10}" for i, b in enumerate(dict.fromkeys(part["bar"]))}
         A = sorted(set(part["A"]))
-        fig, axes = plt.subplots(1, len(panels), figsize=(max(4.5, 1.1 * len(A) + 2.5) * len(panels), 3.8),
+        wide = 7.0 if TESTS[test].exchange else 4.5  # a bar per mode at one or two A, and a longer title
+        fig, axes = plt.subplots(1, len(panels), figsize=(max(wide, 1.1 * len(A) + 2.5) * len(panels), 3.8),
                                  squeeze=False)
         scale, unit = (1e3, "ms") if part["mean_s"].max() >= 1e-3 else (1e6, "us")
         for ax, panel in zip(axes[0], panels, strict=True):
@@ -417,7 +418,7 @@ def charts(r: DdtResult, out: Path) -> list[Path]:
                                {"color": colors[bar]}))
             grouped_bars(ax, series)
             ax.set_xticks(range(len(A)), [str(a) for a in A])
-            ax.set_xlabel("blocksize A [elements]")
+            ax.set_xlabel(TESTS[test].a_label)
             ax.set_ylabel(f"run-time [{unit}]")
             if panel:
                 ax.set_title(panel, fontsize=9)
@@ -475,11 +476,12 @@ def write(r: DdtResult, out: Path) -> Path:
                                              "placement", "A", "m", "msize", "factor", "low", "high", "p_value",
                                              "design"]].set_index("stack")
                 if not worst.empty else pd.DataFrame())
-    doc.heading("The paper's expectations and findings next to this run")
+    doc.heading("The expectations and findings of the sources next to this run")
     for n, expectation, finding, here in paper_comparison(r):
         t = TESTS[n]
-        doc.heading(f"Test {n}: {t.title} (Carpen-Amarie et al. 2016, Section {t.section})", 3)
-        doc.items([("Expected", expectation), ("Paper found", finding), *here.items()])
+        doc.heading(f"Test {n}: {t.title} ({t.origin})", 3)
+        found = "Paper found" if t.section else "Sources found"
+        doc.items([("Expected", expectation), (found, finding), *here.items()])
     doc.heading("Tests")
     for n in sorted(set(r.entries["test"])) if not r.entries.empty else []:
         doc.heading(f"Test {n}: {TESTS[n].title}", 3)
