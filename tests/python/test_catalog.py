@@ -18,11 +18,11 @@ from mpiguide.suites import coll as coll_suite
 from mpiguide.suites import dtbench as dtbench_suite
 from mpiguide.suites import pingpong as pingpong_suite
 from mpiguide.suites.apps import job as apps
-from mpiguide.suites.coll.catalog import COLLECTIVES, MOCKUPS, POOL_DEFAULTS
+from mpiguide.suites.coll.catalog import COLLECTIVES, FORMS, MOCKUPS, NEIGHBORHOODS, POOL_DEFAULTS
 from mpiguide.suites.ddt import expectations as ddt
 from mpiguide.suites.dtbench import report as dtreport
 
-ESTIMATING_DRIVERS = ("mg_pingpong", "mg_dtbench", "mg_ddtbench", "mg_collbench")
+ESTIMATING_DRIVERS = ("mg_pingpong", "mg_dtbench", "mg_ddtbench", "mg_ddtexchange", "mg_collbench")
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +72,19 @@ def test_expectation_tests(lists):
     assert d["types"] == ddt.BASIC_TYPES
 
 
+def test_exchange_tests(lists):
+    """Tests 12 and 13: mg_ddtexchange's patterns, their layout column, modes, element types and default grids."""
+    x = lists["mg_ddtexchange"]
+    assert tuple(x["patterns"]) == ddt.EXCHANGE_PATTERNS and tuple(x["modes"]) == ddt.EXCHANGE_MODES
+    assert dict(zip(x["patterns"], x["layouts"], strict=True)) == ddt.EXCHANGE_LAYOUTS
+    assert x["types"] == ddt.BASIC_TYPES and x["persistent_built"] is True  # MPICH 4+ has MPI-4's _init calls
+    for n in (12, 13):
+        t = ddt.TESTS[n]
+        (pattern,) = t.paper.patterns
+        assert list(t.paper.A) == x["defaults"]["A"][pattern] and list(t.paper.sizes) == x["defaults"]["sizes"]
+        assert set(t.modes) <= set(x["modes"]) and t.layouts == (ddt.EXCHANGE_LAYOUTS[pattern],)
+
+
 def test_collectives_and_library_defaults(lists):
     c = lists["mg_collbench"]
     assert tuple(x["name"] for x in c["collectives"]) == COLLECTIVES
@@ -81,6 +94,9 @@ def test_collectives_and_library_defaults(lists):
     assert {x["name"]: tuple((m["name"], m["guideline"], m["formula"]) for m in x["mockups"])
             for x in c["collectives"]} == MOCKUPS
     assert c["datatypes"] == coll_suite.DATATYPES and tuple(c["ops"]) == coll_suite.OPS
+    assert {x["name"]: (x["mpi_name"], x["topology"]) for x in c["neighborhoods"]} == NEIGHBORHOODS
+    assert {f["name"]: f["guideline"] for f in c["forms"]} == FORMS and c["persistent_built"] is True
+    assert c["defaults"]["forms"] == "none"  # the suite asks for them (--forms), simulations do not
     lib = c["library_defaults"]
     assert (lib["msg_pool"], lib["int_pool"]) == (_bytes(POOL_DEFAULTS["msg_pool"]), _bytes(POOL_DEFAULTS["int_pool"]))
 

@@ -1,7 +1,10 @@
 """Collective guideline tuning (Hunold and Carpen-Amarie 2018; mg_collbench and
 libmpiguide-tune): every collective natively and with each of its mock-ups, the
-guidelines COLL-GL1..22, monotony and split-robustness, and `mpiguide tune`,
-which writes profiles and validates the tuned library (docs/tuning.md)."""
+guidelines COLL-GL1..22, monotony and split-robustness; each collective's
+nonblocking and persistent forms (COLL-NB, COLL-PERS) and the neighbourhood
+collectives against their point-to-point exchange (COLL-NBR), measured and
+reported, never tuned; and `mpiguide tune`, which writes profiles and validates
+the tuned library (docs/tuning.md)."""
 
 from __future__ import annotations
 
@@ -31,13 +34,15 @@ from mpiguide.core.suite import (
 )
 from mpiguide.front.tuneflow import add_tune_options
 from mpiguide.suites.coll import algorithms, analysis, app, profiles, report, selection, simulate, workflow
-from mpiguide.suites.coll.catalog import COLLECTIVES, POOL_DEFAULTS
+from mpiguide.suites.coll.catalog import CHOSEN_FORMS, COLLECTIVES, NEIGHBORHOODS, POOL_DEFAULTS
 from mpiguide.suites.coll.reprompi import CollImporter
 
 # the sizes of Hunold and Carpen-Amarie (2018), Figure 4
 DEFAULT_SIZES = "1,2,4,8,32,64,100,512,1024,4096,8192,16000,32768,50000,100000"
 DATATYPES = {"byte": 1, "int": 4, "double": 8}
 OPS = ("bor", "sum", "max")
+# what --collectives may name: the library's nine, then mg_collbench's neighbourhood collectives (the default: all)
+ALL_COLLECTIVES = (*COLLECTIVES, *NEIGHBORHOODS)
 
 
 def parse_pool(text: str, what: str) -> str:
@@ -54,6 +59,8 @@ def _template(params: dict, coll: str, np_: int, placement: str | None, sizes: l
     args = ["--collectives", coll, "--sizes", ",".join(map(str, sizes)), "--datatype", params["datatype"],
             "--op", params["op"], "--root", str(params["root"]), "--msg-pool", params["msg_pool"],
             "--int-pool", params["int_pool"]]
+    if params.get("forms"):
+        args += ["--forms", ",".join(params["forms"])]
     if params.get("profiles"):
         args += ["--profiles", params["profiles"]]
     key = selection.main_key(coll, np_, placement)
@@ -79,8 +86,15 @@ class CollSuite(Suite):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         g = parser.add_argument_group("collectives")
-        g.add_argument("--collectives", default=",".join(COLLECTIVES),
-                       help="collectives to measure (default: all nine)")
+        g.add_argument("--collectives", default=",".join(ALL_COLLECTIVES),
+                       help="collectives to measure: the nine of libmpiguide-tune and the neighbourhood collectives "
+                            f"{', '.join(NEIGHBORHOODS)} (MPI_Neighbor_allgather on a periodic 2D Cartesian grid and "
+                            "on the complete graph, against their point-to-point exchange: COLL-NBR) (default: all)")
+        g.add_argument("--forms", default=",".join(CHOSEN_FORMS), metavar="LIST|none",
+                       help="also measure each collective's nonblocking form (MPI_IX + MPI_Wait: COLL-NB) and "
+                            "persistent form (MPI-4: MPI_X_init once, MPI_Start + MPI_Wait per call: COLL-PERS), "
+                            "interleaved with the blocking call; never chosen by a profile (default "
+                            f"{','.join(CHOSEN_FORMS)}; none to leave them out)")
         g.add_argument("--sizes", default=DEFAULT_SIZES, help="message sizes in bytes, k/m = KiB/MiB "
                        "(default: 1 B to 100 kB as in Hunold and Carpen-Amarie 2018, Figure 4); "
                        "reduce_scatter_block: the whole vector")
@@ -118,7 +132,8 @@ class CollSuite(Suite):
             raise MpiguideError(f"bad --root {args.root}: a rank below the smallest --np ({min(nps)})")
         if args.op == "bor" and args.datatype == "double":
             raise MpiguideError("--op bor needs --datatype byte or int")
-        return {"collectives": parse_choice_list(args.collectives, COLLECTIVES, "collective"),
+        forms = [] if args.forms.strip() == "none" else parse_choice_list(args.forms, CHOSEN_FORMS, "form")
+        return {"collectives": parse_choice_list(args.collectives, ALL_COLLECTIVES, "collective"), "forms": forms,
                 "sizes": sorted(set(parse_sizes(args.sizes, DATATYPES[args.datatype]))), "np": nps,
                 "datatype": args.datatype, "op": args.op, "root": args.root,
                 "msg_pool": parse_pool(args.msg_pool, "--msg-pool"),
@@ -130,8 +145,8 @@ class CollSuite(Suite):
         wanted = selection.parse_choice(getattr(args, "algorithms", "none"))
         if wanted is None:
             return {}
-        return selection.read(stackmod.parse_stack_list(args.stacks),
-                              parse_choice_list(args.collectives, COLLECTIVES, "collective"), wanted)
+        colls = [c for c in parse_choice_list(args.collectives, ALL_COLLECTIVES, "collective") if c in COLLECTIVES]
+        return selection.read(stackmod.parse_stack_list(args.stacks), colls, wanted)
 
     def launches(self, params: dict) -> list[LaunchTemplate]:
         out = []
@@ -153,7 +168,8 @@ class CollSuite(Suite):
         shapes = selection.shapes(params)
         where = (f"at {', '.join(params['placements'])} (nodes x processes per node)" if params.get("placements")
                  else f"on {', '.join(map(str, params['np']))} processes")
-        return (f"{len(params['collectives'])} collective(s) x {len(params['sizes'])} size(s) x every mock-up, "
+        forms = f" and the {' and '.join(params['forms'])} form" if params.get("forms") else ""
+        return (f"{len(params['collectives'])} collective(s) x {len(params['sizes'])} size(s) x every mock-up{forms}, "
                 f"{where}: {len(params['collectives']) * len(shapes)} launch template(s), {runs} run(s) on "
                 f"{stacks} stack(s)")
 

@@ -16,7 +16,19 @@ Guidelines checked on the native collective of each stack:
                times the measured single call;
   COLL-SEL     MPI_X ⪯ the library's own algorithm a, forced (with
                --algorithms; suites.coll.selection): the library's default
-               choice is no slower than any algorithm it offers.
+               choice is no slower than any algorithm it offers;
+and on the forms of a call (--forms; the self-consistent guidelines of Träff,
+Gropp and Thakur 2010 carried to MPI-3's nonblocking and MPI-4's persistent
+collectives), measured and reported, never chosen by a profile:
+  COLL-NB      MPI_X ⪯ MPI_IX + MPI_Wait: the blocking call is no slower than
+               its nonblocking form completed at once;
+  COLL-PERS    MPI_X_init + MPI_Start + MPI_Wait ⪯ MPI_X: the persistent form,
+               its _init amortized over the calls (outside the timing), is no
+               slower than the blocking call;
+  COLL-NBR     MPI_Neighbor_allgather ⪯ MPI_Irecv + MPI_Isend + MPI_Waitall on
+               mg_collbench's neighbourhood collectives (a periodic 2D Cartesian
+               grid, the complete graph): the neighbourhood collective is no
+               slower than the point-to-point exchange it stands for.
 Verdicts use the statistics of mpiguide.core.stats: per-launch ratios (the native call and its mock-ups share
 each launch; an algorithm's launches pair with the default's of the same round and block), every family of
 checks judged together.
@@ -37,6 +49,7 @@ from mpiguide.core.pairing import decide, decide_gains, paired
 from mpiguide.core.runner import RunDir
 from mpiguide.core.tuning import repaired
 from mpiguide.suites.coll import selection
+from mpiguide.suites.coll.catalog import COLLECTIVES, FORMS, NEIGHBORHOODS
 
 DEFAULT = "default"
 TUNED = "tuned"
@@ -47,6 +60,9 @@ KEYS = [*WHERE, "impl", "msize"]
 VERDICT_COLUMNS = [*WHERE, "guideline", "relation", "impl", "msize", "reference_msize", "factor", *stats.VERDICT_FIELDS]
 # impl: what the profile or file uses (DEFAULT: the library's own choice); best: the fastest candidate measured
 CHOICE_COLUMNS = [*CONFIG, "impl", "default_s", "best", "best_s", "gain", "low", "high", "p_value", "decision"]
+FORM_GUIDELINES = tuple(dict.fromkeys(FORMS.values()))  # COLL-NB, COLL-PERS, COLL-NBR
+FORM_FIRST = ("COLL-PERS",)  # the guidelines whose form is the side that must be no slower
+FORM_COLUMNS = ["collective", "impl", "guideline", "formula"]
 
 
 @dataclass
@@ -61,6 +77,8 @@ class CollResult:
     errors: pd.DataFrame
     versions: dict[str, str] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)
+    forms: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FORM_COLUMNS))  # the #@form notes
+    inits: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=[*KEYS, "init_s"]))  # persistent
 
     @property
     def settings(self) -> dict:
@@ -93,7 +111,14 @@ class CollResult:
 
 
 def mpi_name(collective: str) -> str:
+    if collective in NEIGHBORHOODS:
+        return NEIGHBORHOODS[collective][0]
     return "MPI_" + collective.capitalize()
+
+
+def call_name(collective: str) -> str:
+    """The MPI name, with the topology of a neighbourhood collective: what a relation names."""
+    return mpi_name(collective) + (f" ({NEIGHBORHOODS[collective][1]})" if collective in NEIGHBORHOODS else "")
 
 
 def load(rd: RunDir) -> CollResult:
@@ -135,10 +160,19 @@ def load(rd: RunDir) -> CollResult:
     if refused and not df.empty:  # timed as whatever the library ran instead: in no round a point of its own
         keep = [key not in refused for key in zip(*(df[k] for k in KEYS), strict=True)]
         df = df[keep].reset_index(drop=True)
+    forms = {}
+    for _, key, value in measured.notes("form"):
+        coll, impl = key.split()
+        guideline, _, formula = value.partition(" ")
+        forms[(coll, impl)] = (coll, impl, guideline, formula)
+    inits = [(x.stack, x.nprocs, _placement(x), *label.split()[:2], int(label.split()[2]), float(value))
+             for x, label, value in measured.notes("init")]
     mk = pd.DataFrame(list(mockups.values()), columns=["impl", "guideline", "formula"])
     sk = pd.DataFrame(skipped, columns=[*KEYS, "reason"]).drop_duplicates(subset=KEYS).reset_index(drop=True)
     summary = stats.summarize(df, KEYS) if not df.empty else pd.DataFrame()
-    return CollResult(rd, df, summary, mk, sk, errors, stack_versions(rd), [x.id for x in unfinished(rd)])
+    return CollResult(rd, df, summary, mk, sk, errors, stack_versions(rd), [x.id for x in unfinished(rd)],
+                      pd.DataFrame(list(forms.values()), columns=FORM_COLUMNS),
+                      pd.DataFrame(inits, columns=[*KEYS, "init_s"]).drop_duplicates(subset=KEYS))
 
 
 def _placement(x) -> str:
@@ -163,8 +197,10 @@ def _row(where: tuple, guideline: str, relation: str, impl: str, msize: int, ref
 
 
 def guideline_verdicts(r: CollResult) -> pd.DataFrame:
-    """COLL-GLn, MONOTONY, SPLIT and COLL-SEL on the native collective (impl `default`) of every stack, judged
-    together. factor: the collective's time over the other side's (> 1: the collective is slower)."""
+    """COLL-GLn, MONOTONY, SPLIT, COLL-SEL and the forms' guidelines (COLL-NB, COLL-PERS, COLL-NBR) on the native
+    collective (impl `default`) of every stack, judged together. factor: the time of the side that must be no
+    slower over the other's (> 1: the guideline is violated by that factor); that side is the collective but
+    in COLL-PERS, where it is the persistent form."""
     med = r.medians
     rows, estimates = [], []
     formulas = {m.impl: (m.guideline, m.formula) for m in r.mockups.itertuples()}
@@ -188,6 +224,13 @@ def guideline_verdicts(r: CollResult) -> pd.DataFrame:
                 continue
             rows.append(_row(where, "SPLIT", f"{mpi_name(coll)}(m) ⪯ k x {mpi_name(coll)}(m/k)", DEFAULT, m, piece))
             estimates.append(stats.from_medians(native[m], native[piece], scale_b=m // piece))
+        for f in r.forms[r.forms["collective"] == coll].itertuples():
+            first = f.guideline in FORM_FIRST
+            relation = f"{f.formula} ⪯ {call_name(coll)}" if first else f"{call_name(coll)} ⪯ {f.formula}"
+            for (m,), a, b in paired(native_rows, part[part["impl"] == f.impl], ["msize"]):
+                rows.append(_row(where, f.guideline, relation, f.impl, m, m))
+                sides = (b, a) if first else (a, b)
+                estimates.append(stats.from_medians(sides[0]["medians"].iloc[0], sides[1]["medians"].iloc[0]))
     _selection_checks(r, rows, estimates)
     for row, v in zip(rows, decide(estimates, r.settings, [row["stack"] for row in rows]), strict=True):
         row.update(stats.verdict_dict(v), factor=v.ratio)
@@ -215,7 +258,9 @@ def _selection_checks(r: CollResult, rows: list[dict], estimates: list[stats.Est
 
 
 def _mockup(impl: str) -> bool:
-    return impl not in (DEFAULT, TUNED, selection.NATIVE_FILE) and not impl.startswith(selection.PREFIX)
+    """A mock-up of the library: what a profile may choose (never a form of the call, never an algorithm)."""
+    return (impl not in (DEFAULT, TUNED, selection.NATIVE_FILE, *FORMS)
+            and not impl.startswith(selection.PREFIX))
 
 
 def _library_algorithm(impl: str) -> bool:
@@ -241,6 +286,8 @@ def choose_native(r: CollResult, threshold: float) -> pd.DataFrame:
 def _choose(r: CollResult, threshold: float, candidate, med: pd.DataFrame, what: str) -> pd.DataFrame:
     rows, estimates, candidates = [], [], []
     for (stack, nprocs, placement, coll, m), part in med.groupby(CONFIG, sort=True):
+        if coll not in COLLECTIVES:  # mg_collbench's neighbourhood collectives: no library to tune them
+            continue
         times = {impl: t for impl, t in zip(part["impl"], part["medians"], strict=True)
                  if (impl == DEFAULT or candidate(impl)) and (stack, coll, impl, m) not in r.failed_checks}
         if DEFAULT not in times:
@@ -569,3 +616,44 @@ def repair_counts(rep: pd.DataFrame) -> pd.DataFrame:
                           fill_value=0)
     t.columns.name = None
     return t
+
+
+def forms_matrix(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The forms' guidelines (COLL-NB, COLL-PERS, COLL-NBR) per collective and processes, one cell per stack: how
+    many sizes are violated, pass or stay undecided, and the worst factor with its size (a violated one where
+    there is one)."""
+    v = verdicts[verdicts["guideline"].isin(FORM_GUIDELINES)] if not verdicts.empty else verdicts
+    if v.empty:
+        return pd.DataFrame()
+    where = placed(v, ["nprocs", "placement"])
+    index = ["guideline", "relation", *where]
+    order = {g: i for i, g in enumerate(FORM_GUIDELINES)}
+    v = v.sort_values(["guideline", "collective", *where], key=lambda c: c.map(order) if c.name == "guideline" else c,
+                      kind="stable")
+    rows: dict[tuple, dict[str, str]] = {}
+    for key, part in v.groupby([*index, "stack"], sort=False):
+        counts = part["verdict"].value_counts()
+        bad = part[part["verdict"] == stats.VIOLATED]
+        w = (bad if len(bad) else part).sort_values("factor").iloc[-1]
+        rows.setdefault(key[:-1], {})[key[-1]] = (
+            f"{counts.get(stats.VIOLATED, 0)} violated, {counts.get(stats.PASS, 0)} pass, "
+            f"{counts.get(stats.INCONCLUSIVE, 0)} undecided; worst x{w['factor']:.2f} at {_size(int(w['msize']))}")
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index = pd.MultiIndex.from_tuples(out.index, names=index)
+    return out.reindex(columns=list(dict.fromkeys(verdicts["stack"]))).fillna("-")
+
+
+def persistent_setup(r: CollResult) -> pd.DataFrame:
+    """What the persistent form's MPI_X_init costs (the maximum over ranks, untimed in the measurement): per stack,
+    processes, collective and size, its time, and how many calls of the blocking collective it is worth (the
+    calls over which it is amortized before a faster persistent call gains anything)."""
+    if r.inits.empty or r.summary.empty:
+        return pd.DataFrame()
+    native = r.summary[r.summary["impl"] == DEFAULT].set_index(CONFIG)["mean_s"]
+    pers = r.summary[r.summary["impl"] == "persistent"].set_index(CONFIG)["mean_s"]
+    out = r.inits.set_index(CONFIG)[["init_s"]].join(native.rename("blocking_s")).join(pers.rename("persistent_s"))
+    out["init_in_calls"] = out["init_s"] / out["blocking_s"]
+    gain = out["blocking_s"] - out["persistent_s"]
+    out["break_even_calls"] = (out["init_s"] / gain).where(gain > 0)
+    return out.reset_index()[placed(r.inits, CONFIG) + ["init_s", "blocking_s", "persistent_s", "init_in_calls",
+                                                         "break_even_calls"]]

@@ -26,3 +26,16 @@ def _pool(name: str) -> str:
 
 # libmpiguide-tune's pool defaults, as its configuration writes them.
 POOL_DEFAULTS = {"msg_pool": _pool("MG_TUNE_DEFAULT_MSG_POOL"), "int_pool": _pool("MG_TUNE_DEFAULT_INT_POOL")}
+
+# mg_collbench's own neighbourhood collectives (src/bench/collcalls.c, mg_coll_neighborhoods): name -> (MPI name,
+# topology). The library has no mock-up of them; they are measured against their point-to-point exchange (COLL-NBR).
+NEIGHBORHOODS = {name: (mpi, topology) for name, mpi, topology in c_table(
+    "src/bench/collcalls.c", r'\{"([a-z_]+)", "(MPI_[A-Za-z_]+)", "([a-z]+)", C_NBR_[A-Z]+\}',
+    "neighbourhood collectives")}
+
+# The forms of a call mg_collbench measures beside its blocking one (collcalls.c, mg_coll_forms): implementation
+# label -> the guideline it is checked by. Measured, reported, never chosen by a profile.
+FORMS = dict(c_table("src/bench/collcalls.c", r'\[MG_FORM_[A-Z0-9]+\] = \{"([a-z0-9]+)", "(COLL-[A-Z]+)"\}',
+                     "forms of the calls"))
+# --forms: the forms every collective can take (p2p is the neighbourhood collectives' own)
+CHOSEN_FORMS = ("nonblocking", "persistent")

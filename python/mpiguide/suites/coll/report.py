@@ -99,6 +99,24 @@ def _common_sections(doc: Document, r: tune.CollResult, verdicts: pd.DataFrame) 
                      "consecutive sizes, SPLIT a size with k times its largest measured divisor.")
     doc.section("Verdicts per stack", tune.violation_counts(verdicts))
     doc.section("Largest violations", _violations(verdicts))
+    forms = tune.forms_matrix(verdicts)
+    if not forms.empty:
+        doc.section("The forms of the calls: nonblocking, persistent, neighbourhood (COLL-NB, COLL-PERS, COLL-NBR)",
+                    forms, colored=True,
+                    note="Each collective against its nonblocking form (MPI_IX + MPI_Wait, which must be no faster), "
+                         "its persistent form (MPI_X_init once, untimed; MPI_Start + MPI_Wait per call, which must be "
+                         "no slower), and the neighbourhood collectives against the point-to-point exchange they "
+                         "stand for; all measured interleaved with the blocking call in the same launches, checked "
+                         "against it before they are timed, and never chosen by a profile (the library cannot turn "
+                         "a blocking call into another form). Per guideline and stack: the sizes by verdict, the "
+                         "worst factor (the side that must be no slower over the other).")
+        setup = tune.persistent_setup(r)
+        if not setup.empty:
+            doc.section("What the persistent form's MPI_X_init costs", setup.set_index(
+                tune.placed(setup, tune.CONFIG)),
+                note="init_s: the _init call (the maximum over ranks), outside the timing; init_in_calls: it over "
+                     "the blocking call's time; break_even_calls: calls after which a faster persistent form has "
+                     "earned its _init back (empty where it is not faster).")
     found = selection.detection(r.rd.meta["params"])
     if not found.empty:
         doc.section("The library's own algorithms (COLL-SEL)", found,
@@ -131,7 +149,8 @@ def heatmap(verdicts: pd.DataFrame) -> Heatmap:
                                                                             strict=True)])
     return Heatmap(worst_cells(v, ["guideline", "collective"], ["stack", "procs"]), ["guideline", "collective"],
                    ["stack", "procs"], "Worst verdict per guideline (COLL-GLn: the native collective against a "
-                   "mock-up; MONOTONY, SPLIT; COLL-SEL: the library's default against its own algorithms), "
+                   "mock-up; MONOTONY, SPLIT; COLL-SEL: the library's default against its own algorithms; COLL-NB, "
+                   "COLL-PERS, COLL-NBR: against its nonblocking, persistent and point-to-point forms), "
                    "collective, stack and process count over the message sizes; the number: the largest factor "
                    "(native / other side) among the points with that verdict.")
 
@@ -139,8 +158,9 @@ def heatmap(verdicts: pd.DataFrame) -> Heatmap:
 def write_coll(r: tune.CollResult, verdicts: pd.DataFrame, out: Path) -> Path:
     """Report of one `coll` run (`mpiguide run coll`) with its guideline verdicts."""
     write_csvs(out, {"measurements": r.measurements, "summary": r.summary, "verdicts": verdicts,
-                     "matrix": tune.matrix(verdicts), "skipped": r.skipped, "config_errors": r.errors},
-               keep_index=("matrix",))
+                     "matrix": tune.matrix(verdicts), "forms": tune.forms_matrix(verdicts),
+                     "persistent_init": tune.persistent_setup(r), "skipped": r.skipped, "config_errors": r.errors},
+               keep_index=("matrix", "forms"), drop_empty=("forms", "persistent_init"))
     doc = Document("mpiguide: collectives against their mock-ups")
     doc.heatmap(heatmap(verdicts))
     doc.section("Run", _run_table(r, {}))
@@ -156,13 +176,15 @@ def write_tune(t: tune.TuneAnalysis, profiles: list[Path], out: Path) -> Path:
     has data) tuned against default and against every mock-up."""
     m, v, verdicts, choices, g, rep = t.measured, t.validated, t.verdicts, t.choices, t.gains, t.repairs
     tables = {"verdicts": verdicts, "matrix": tune.matrix(verdicts), "choices": choices}
+    if not tune.forms_matrix(verdicts).empty:
+        tables.update(forms=tune.forms_matrix(verdicts), persistent_init=tune.persistent_setup(m))
     if not g.empty:
         tables.update(gains=g, repairs=rep)
     if not t.native_choices.empty:
         tables.update(native_choices=t.native_choices, fixes=fixes(t))
         if not t.native_gains.empty:
             tables.update(native_gains=t.native_gains, native_repairs=t.native_repairs)
-    write_csvs(out, tables, keep_index=("matrix",))
+    write_csvs(out, tables, keep_index=("matrix", "forms"))
     doc = Document("mpiguide tune: collective guidelines, profiles and the tuned library")
     doc.heatmap(heatmap(verdicts))
     doc.section("Run", _run_table(m, {

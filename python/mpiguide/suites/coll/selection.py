@@ -97,7 +97,10 @@ def templates(params: dict, coll: str, np_: int, base: LaunchTemplate) -> list[L
     """One template per stack and algorithm of coll, in base's block: base's arguments with the default only
     (checked against MPI's definition, what the library prints noted), the algorithm forced in the
     environment."""
-    args = [*base.args, "--impls", "default", "--capture-output"]
+    args = list(base.args)
+    if "--forms" in args:  # the forms are measured beside the default's launch, not the algorithms'
+        del args[args.index("--forms"):args.index("--forms") + 2]
+    args += ["--impls", "default", "--capture-output"]
     out = []
     for stack, found in (params.get("algorithms") or {}).items():
         for alg in found["collectives"].get(coll, []):

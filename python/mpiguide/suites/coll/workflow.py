@@ -17,6 +17,7 @@ from mpiguide.front import commands
 from mpiguide.front.tuneflow import TuneWorkflow
 from mpiguide.suites.coll import analysis as tune
 from mpiguide.suites.coll import native, report, selection
+from mpiguide.suites.coll.catalog import COLLECTIVES
 from mpiguide.suites.coll.profiles import write_profiles
 
 
@@ -33,7 +34,9 @@ class CollTune(TuneWorkflow):
     def validation_params(self, params: dict, measured: tune.CollResult, state: dict) -> dict:
         """The tuned library with the profiles; where the measurement had the library's own algorithms, the
         library with its own tuning file too, and the algorithms that file chooses or that a violation names."""
-        out = {**params, "profiles": PROFILES, "algorithms": {}}
+        # the forms and the neighbourhood collectives are measured, never tuned: nothing of them to validate
+        out = {**params, "profiles": PROFILES, "algorithms": {}, "forms": [],
+               "collectives": [c for c in params["collectives"] if c in COLLECTIVES]}
         if selection.labels(params):
             chosen = tune.choose_native(measured, state["threshold"])
             verdicts = tune.guideline_verdicts(measured)
