@@ -90,37 +90,26 @@ int mg_tune__dts_index(const char *name)
 
 const char *mg_tune__dts_name(mg_dts s) { return s >= 0 && s < MG_NDTS ? dts_names[s] : "?"; }
 
-static const char *const dtop_names[MG_NDTOPS] = {"MPI_Send",
-                                                  "MPI_Ssend",
-                                                  "MPI_Rsend",
-                                                  "MPI_Recv",
-                                                  "MPI_Sendrecv:send",
-                                                  "MPI_Sendrecv:recv",
-                                                  "MPI_Sendrecv_replace:send",
-                                                  "MPI_Sendrecv_replace:recv",
-                                                  "MPI_Isend",
-                                                  "MPI_Issend",
-                                                  "MPI_Irecv",
-                                                  "MPI_Send_init",
-                                                  "MPI_Recv_init",
-                                                  "MPI_Mrecv",
-                                                  "MPI_Imrecv",
-                                                  "MPI_Bcast",
-                                                  "MPI_Gather",
-                                                  "MPI_Gatherv",
-                                                  "MPI_Scatter",
-                                                  "MPI_Scatterv",
-                                                  "MPI_Allgather",
-                                                  "MPI_Allgatherv",
-                                                  "MPI_Alltoall",
-                                                  "MPI_Alltoallv",
-                                                  "MPI_Neighbor_alltoallw"};
+#define MG_DT_NAME_(E, name, mpi, shared) mpi,
+#define MG_DT_INAME_(E, name, mpi, shared) "MPI_I" name,
+#define MG_DT_PNAME_(E, name, mpi, shared) mpi "_init",
+static const char *const dtop_names[MG_NDTOPS] = {
+    "MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Recv", "MPI_Sendrecv:send", "MPI_Sendrecv:recv",
+    "MPI_Sendrecv_replace:send", "MPI_Sendrecv_replace:recv", "MPI_Isend", "MPI_Issend", "MPI_Irecv",
+    "MPI_Send_init", "MPI_Recv_init", "MPI_Mrecv", "MPI_Imrecv",
+    MG_DT_COLLECTIVES(MG_DT_NAME_) MG_DT_COLLECTIVES(MG_DT_INAME_) MG_DT_COLLECTIVES(MG_DT_PNAME_)};
 
 const char *mg_tune__dtop_name(mg_dtop op) { return op >= 0 && op < MG_NDTOPS ? dtop_names[op] : "?"; }
 
-static const char *const dtclass_names[MG_NDTCS] = {"send",     "recv",       "bcast",     "gather",
-                                                    "scatter",  "allgather",  "alltoall",  "gatherv",
-                                                    "scatterv", "allgatherv", "alltoallv", "neighbor_alltoallw"};
+#define MG_DT_CNAME_(E, name, mpi, shared) name,
+#define MG_DT_ICNAME_(E, name, mpi, shared) "i" name,
+#define MG_DT_PCNAME_(E, name, mpi, shared) name "_init",
+static const char *const dtclass_names[MG_NDTCS] = {
+    "send", "recv",
+    MG_DT_COLLECTIVES(MG_DT_CNAME_) MG_DT_COLLECTIVES(MG_DT_ICNAME_) MG_DT_COLLECTIVES(MG_DT_PCNAME_)};
+
+#define MG_DT_SHARED_(E, name, mpi, shared) shared,
+static const int dtcoll_shared[MG_NDTCOLLS] = {MG_DT_COLLECTIVES(MG_DT_SHARED_)};
 
 mg_dtclass mg_tune__dtclass_of(mg_dtop op)
 {
@@ -133,18 +122,21 @@ mg_dtclass mg_tune__dtclass_of(mg_dtop op)
     case MG_DTOP_ISEND:
     case MG_DTOP_ISSEND:
     case MG_DTOP_SEND_INIT: return MG_DTC_SEND;
-    case MG_DTOP_BCAST: return MG_DTC_BCAST;
-    case MG_DTOP_GATHER: return MG_DTC_GATHER;
-    case MG_DTOP_GATHERV: return MG_DTC_GATHERV;
-    case MG_DTOP_SCATTER: return MG_DTC_SCATTER;
-    case MG_DTOP_SCATTERV: return MG_DTC_SCATTERV;
-    case MG_DTOP_ALLGATHER: return MG_DTC_ALLGATHER;
-    case MG_DTOP_ALLGATHERV: return MG_DTC_ALLGATHERV;
-    case MG_DTOP_ALLTOALL: return MG_DTC_ALLTOALL;
-    case MG_DTOP_ALLTOALLV: return MG_DTC_ALLTOALLV;
-    case MG_DTOP_NEIGHBOR_ALLTOALLW: return MG_DTC_NEIGHBOR_ALLTOALLW;
-    default: return MG_DTC_RECV;
+    default:
+        /* the collectives: in the same order */
+        return op >= MG_DTOP_COLL && op < MG_NDTOPS ? (mg_dtclass)(MG_DTC_BCAST + (op - MG_DTOP_COLL)) : MG_DTC_RECV;
     }
+}
+
+int mg_tune__dtclass_collective(mg_dtclass c, int *shared)
+{
+    int k = (int)c - MG_DTC_BCAST;
+    if (k < 0 || c >= MG_NDTCS) {
+        *shared = 0;
+        return 0;
+    }
+    *shared = dtcoll_shared[k % MG_NDTCOLLS];
+    return 1;
 }
 
 int mg_tune__dtclass_index(const char *name)

@@ -86,11 +86,12 @@ static void dt_rule(mg_tune_reader *r, mg_tune_dt_profile *p, int *cap)
         return;
     }
     int any = strcmp(r->tok[0], "*") == 0;
-    if (s == MG_DTS_PACK && p->op >= MG_DTC_GATHERV) {
+    int shared, collective = mg_tune__dtclass_collective(p->op, &shared);
+    if (s == MG_DTS_PACK && collective && !shared) {
         bad_rule(r, "pack needs a message size every rank knows, which %s has not", mg_tune__dtclass_name(p->op));
         return;
     }
-    if (s == MG_DTS_PACK && p->op >= MG_DTC_BCAST && (!any || has_block)) {
+    if (s == MG_DTS_PACK && collective && (!any || has_block)) {
         bad_rule(r, "pack in a collective must be chosen alike by every rank: only for shape '*' without a block range");
         return;
     }
@@ -141,7 +142,7 @@ int mg_tune__dt_profile_parse(const char *path, mg_tune_dt_profile *p)
         return -1;
     }
     int mine, rc = mg_tune__read_format(&r, &mine), cap = 0, op_line = 0;
-    char list[512];
+    char list[1024];
     p->path = strdup(path);
     if (!p->path) rc = mg_tune__read_bad(&r, 1, "out of memory");
     while (rc == 0 && mg_tune__read_line(&r)) {

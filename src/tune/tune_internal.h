@@ -7,12 +7,18 @@
  *              intercept.c  the MPI_ entry points of the collectives and mg_tune_last_impl
  *              datatypes/entry.c, datatypes/requests.c  the MPI_ entry points of
  *                           the datatype strategies
- *   dtcoll     datatypes/collectives.c  the datatype strategies of the
- *                           collectives: around intercept.c's collectives, and
- *                           the entry points of the v forms (datatypes/collectives.h)
- *              datatypes/neighbor.c  the entry point of MPI_Neighbor_alltoallw
- *   pending    datatypes/pending.c  the packed sides of requests, finished by the
- *                           completion calls (datatypes/pending.h)
+ *   dtcoll     datatypes/collectives.c  the datatype strategies of the regular
+ *                           blocking collectives, around intercept.c's
+ *                           collectives (datatypes/collectives.h)
+ *              datatypes/vcoll.c  the entry points of the blocking v and w forms
+ *                           and neighbourhood collectives; datatypes/nbcoll.c of
+ *                           the nonblocking collectives, datatypes/pcoll.c of the
+ *                           persistent ones (datatypes/cbuild_entry.h)
+ *   dtbuild    datatypes/cbuild.c  the native arguments of those collectives
+ *                           under the strategies, and their blocks (datatypes/cbuild.h)
+ *   pending    datatypes/pending.c  the packed sides of requests, point-to-point
+ *                           and collective, finished by the completion calls
+ *                           (datatypes/pending.h)
  *   strategy   datatypes/strategy.c  how one side of a call with a derived
  *                           datatype moves its data (datatypes/strategy.h)
  *   call       call.c       what a call's arguments say: its message sizes, and
@@ -128,8 +134,38 @@ typedef enum { MG_DTS_DEFAULT = 0, MG_DTS_NATIVE, MG_DTS_NORMALIZED, MG_DTS_PACK
 /* The strategy of a name ("default", "native", "normalized", "pack"); -1 if unknown. */
 int mg_tune__dts_index(const char *name);
 const char *mg_tune__dts_name(mg_dts s);
+/* The collectives the datatype strategies take, each in three forms
+ * (blocking, nonblocking MPI_I..., persistent ..._init) with its MPI-4 `_c`
+ * form: X(ENUM, profile name, MPI name, shared), `shared` where every rank
+ * knows the block's bytes, so that PACK may be chosen by size (the v and w
+ * forms and the neighbourhood collectives decide PACK from the configuration
+ * alone). The profile names of the other forms are "i" NAME and NAME "_init";
+ * the MPI names MPI_I... and ..._init. */
+#define MG_DT_COLLECTIVES(X)                                                    \
+    X(BCAST, "bcast", "MPI_Bcast", 1)                                           \
+    X(GATHER, "gather", "MPI_Gather", 1)                                        \
+    X(SCATTER, "scatter", "MPI_Scatter", 1)                                     \
+    X(ALLGATHER, "allgather", "MPI_Allgather", 1)                               \
+    X(ALLTOALL, "alltoall", "MPI_Alltoall", 1)                                  \
+    X(GATHERV, "gatherv", "MPI_Gatherv", 0)                                     \
+    X(SCATTERV, "scatterv", "MPI_Scatterv", 0)                                  \
+    X(ALLGATHERV, "allgatherv", "MPI_Allgatherv", 0)                            \
+    X(ALLTOALLV, "alltoallv", "MPI_Alltoallv", 0)                               \
+    X(ALLTOALLW, "alltoallw", "MPI_Alltoallw", 0)                               \
+    X(NEIGHBOR_ALLGATHER, "neighbor_allgather", "MPI_Neighbor_allgather", 0)    \
+    X(NEIGHBOR_ALLGATHERV, "neighbor_allgatherv", "MPI_Neighbor_allgatherv", 0) \
+    X(NEIGHBOR_ALLTOALL, "neighbor_alltoall", "MPI_Neighbor_alltoall", 0)       \
+    X(NEIGHBOR_ALLTOALLV, "neighbor_alltoallv", "MPI_Neighbor_alltoallv", 0)    \
+    X(NEIGHBOR_ALLTOALLW, "neighbor_alltoallw", "MPI_Neighbor_alltoallw", 0)
+#define MG_DT_KIND_(E, name, mpi, shared) MG_DTK_##E,
+typedef enum { MG_DT_COLLECTIVES(MG_DT_KIND_) MG_NDTCOLLS } mg_dtcoll_kind;
+#define MG_DT_OP_(E, name, mpi, shared) MG_DTOP_##E,
+#define MG_DT_IOP_(E, name, mpi, shared) MG_DTOP_I##E,
+#define MG_DT_POP_(E, name, mpi, shared) MG_DTOP_##E##_INIT,
 /* The operations whose calls the datatype strategies count (the report's
- * #@tune_dt): the calls, and for the two-sided ones each side. */
+ * #@tune_dt): the calls, and for the two-sided ones each side; then the
+ * collectives, blocking, nonblocking and persistent (MG_DTOP_COLL, in the
+ * order of MG_DT_COLLECTIVES each). */
 typedef enum {
     MG_DTOP_SEND,
     MG_DTOP_SSEND,
@@ -146,42 +182,38 @@ typedef enum {
     MG_DTOP_RECV_INIT,
     MG_DTOP_MRECV,
     MG_DTOP_IMRECV,
-    MG_DTOP_BCAST,
-    MG_DTOP_GATHER,
-    MG_DTOP_GATHERV,
-    MG_DTOP_SCATTER,
-    MG_DTOP_SCATTERV,
-    MG_DTOP_ALLGATHER,
-    MG_DTOP_ALLGATHERV,
-    MG_DTOP_ALLTOALL,
-    MG_DTOP_ALLTOALLV,
-    MG_DTOP_NEIGHBOR_ALLTOALLW,
-    MG_NDTOPS
+    MG_DT_COLLECTIVES(MG_DT_OP_) MG_DT_COLLECTIVES(MG_DT_IOP_) MG_DT_COLLECTIVES(MG_DT_POP_) MG_NDTOPS
 } mg_dtop;
-/* "MPI_Send", "MPI_Sendrecv:send", ... */
+#define MG_DTOP_COLL MG_DTOP_BCAST /* the first collective */
+/* The form of a collective operation: 0 blocking, 1 nonblocking, 2 persistent. */
+enum { MG_DT_BLOCKING, MG_DT_NONBLOCKING, MG_DT_PERSISTENT };
+/* The operation of collective k in form f. */
+static inline mg_dtop mg_tune__dtop_of(mg_dtcoll_kind k, int f)
+{
+    return (mg_dtop)(MG_DTOP_COLL + f * MG_NDTCOLLS + k);
+}
+/* "MPI_Send", "MPI_Sendrecv:send", "MPI_Ibcast", "MPI_Bcast_init", ... */
 const char *mg_tune__dtop_name(mg_dtop op);
 /* What a datatype profile is for ('datatypes NAME'): all sends, all receives
- * of the point-to-point calls, or one collective. */
+ * of the point-to-point calls, or one collective operation (blocking,
+ * nonblocking and persistent apart; in the order of mg_dtop). */
+#define MG_DT_CLASS_(E, name, mpi, shared) MG_DTC_##E,
+#define MG_DT_ICLASS_(E, name, mpi, shared) MG_DTC_I##E,
+#define MG_DT_PCLASS_(E, name, mpi, shared) MG_DTC_##E##_INIT,
 typedef enum {
     MG_DTC_SEND,
     MG_DTC_RECV,
-    MG_DTC_BCAST,
-    MG_DTC_GATHER,
-    MG_DTC_SCATTER,
-    MG_DTC_ALLGATHER,
-    MG_DTC_ALLTOALL,
-    MG_DTC_GATHERV, /* from here on: no size all ranks know, so no pack */
-    MG_DTC_SCATTERV,
-    MG_DTC_ALLGATHERV,
-    MG_DTC_ALLTOALLV,
-    MG_DTC_NEIGHBOR_ALLTOALLW,
-    MG_NDTCS
+    MG_DT_COLLECTIVES(MG_DT_CLASS_) MG_DT_COLLECTIVES(MG_DT_ICLASS_) MG_DT_COLLECTIVES(MG_DT_PCLASS_) MG_NDTCS
 } mg_dtclass;
 mg_dtclass mg_tune__dtclass_of(mg_dtop op);
-/* By name ("send", "bcast", "neighbor_alltoallw"); -1 if unknown. */
+/* By name ("send", "bcast", "ialltoallw", "neighbor_allgather_init"); -1 if unknown. */
 int mg_tune__dtclass_index(const char *name);
 const char *mg_tune__dtclass_name(mg_dtclass c);
 const char *mg_tune__dtclass_list(char *buf, size_t len);
+/* 1 if c is a collective's, whose PACK every rank must choose alike; 1 in
+ * *shared if every rank knows its bytes (PACK by size), else 0 (never PACK
+ * by a profile). */
+int mg_tune__dtclass_collective(mg_dtclass c, int *shared);
 /* What MPIGUIDE_TUNE_FORCE calls them: "datatypes". */
 #define MG_TUNE_DATATYPES "datatypes"
 

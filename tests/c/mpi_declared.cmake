@@ -1,7 +1,9 @@
-# mg_mpi_declared(CC OUT_ALL OUT_REQUEST): the MPI_ and MPIX_ functions the
-# stack's mpi.h declares (OUT_ALL) and those of them that take a request
-# (OUT_REQUEST), read from the header as the compiler (the stack's mpicc)
-# preprocesses it, so that headers mpi.h includes count too.
+# mg_mpi_declared(CC OUT_ALL OUT_REQUEST [OUT_COLLECTIVE]): the MPI_ and MPIX_
+# functions the stack's mpi.h declares (OUT_ALL), those of them that take a
+# request (OUT_REQUEST) and those that take a datatype and a communicator but
+# no tag (OUT_COLLECTIVE: the collectives with data, and MPI_Pack and its
+# kin), read from the header as the compiler (the stack's mpicc) preprocesses
+# it, so that headers mpi.h includes count too.
 function(mg_mpi_declared CC OUT_ALL OUT_REQUEST)
   string(RANDOM LENGTH 8 tag)
   set(probe "${CMAKE_CURRENT_BINARY_DIR}/mg_mpi_declared_${tag}.c")
@@ -21,6 +23,7 @@ function(mg_mpi_declared CC OUT_ALL OUT_REQUEST)
   string(REGEX MATCHALL "[A-Za-z0-9_]+[ *]+MPIX?_[A-Za-z0-9_]+ *\\([^;{)]*\\)" decls "${pre}")
   set(all "")
   set(req "")
+  set(coll "")
   foreach(d IN LISTS decls)
     if(d MATCHES "^([A-Za-z0-9_]+)[ *]+(MPIX?_[A-Za-z0-9_]+) *\\((.*)\\)$" AND NOT CMAKE_MATCH_1 STREQUAL "typedef")
       set(name "${CMAKE_MATCH_2}")
@@ -29,10 +32,17 @@ function(mg_mpi_declared CC OUT_ALL OUT_REQUEST)
       if(params MATCHES "MPI_Request")
         list(APPEND req "${name}")
       endif()
+      if(params MATCHES "MPI_Datatype" AND params MATCHES "MPI_Comm" AND NOT params MATCHES "tag")
+        list(APPEND coll "${name}")
+      endif()
     endif()
   endforeach()
   list(REMOVE_DUPLICATES all)
   list(REMOVE_DUPLICATES req)
+  list(REMOVE_DUPLICATES coll)
   set(${OUT_ALL} "${all}" PARENT_SCOPE)
   set(${OUT_REQUEST} "${req}" PARENT_SCOPE)
+  if(ARGC GREATER 3)
+    set(${ARGV3} "${coll}" PARENT_SCOPE)
+  endif()
 endfunction()

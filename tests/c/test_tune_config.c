@@ -363,11 +363,37 @@ static void check_dt_profiles(void)
                                "vector 0 99 normalized\n* 100 200 pack\n* 300 400 pack block 1 8\n"
                                "vector 300 400 normalized block 1 8\n");
     write_file("d/gatherv.prof", "# mpiguide tune profile 1\ndatatypes gatherv\nprocs any\n* 0 99 pack\n");
+    /* the nonblocking and persistent forms and the neighbourhood collectives are operations of their own */
+    write_file("d/ialltoallw.prof", "# mpiguide tune profile 1\ndatatypes ialltoallw\nprocs any\n"
+                                    "* 0 99 pack\nvector 0 99 normalized\n");
+    write_file("d/ibcast.prof", "# mpiguide tune profile 1\ndatatypes ibcast\nprocs any\n* 0 99 pack\n");
+    write_file("d/nag_init.prof", "# mpiguide tune profile 1\ndatatypes neighbor_allgather_init\nprocs any\n"
+                                  "* 0 99 normalized\n");
     write_file("d/bad_op.prof", "# mpiguide tune profile 1\ndatatypes sendd\nprocs 2\n* 0 9 pack\n");
     write_file("d/bad_rule_first.prof", "# mpiguide tune profile 1\ndatatypes scatter\n* 0 9 pack\nprocs 2\n");
     mg_tune_profiles ps;
     int nbad = -1;
-    EXPECT(mg_tune__profiles_load(d, &ps, &nbad) == MG_TUNE_SUCCESS && nbad == 2 && ps.n == 0 && ps.ndt == 5);
+    EXPECT(mg_tune__profiles_load(d, &ps, &nbad) == MG_TUNE_SUCCESS && nbad == 2 && ps.n == 0 && ps.ndt == 8);
+    const mg_tune_dt_profile *ialltoallw = mg_tune__dt_profiles_get(&ps, MG_DTC_IALLTOALLW, size),
+                             *ibcast = mg_tune__dt_profiles_get(&ps, MG_DTC_IBCAST, size),
+                             *nag_init = mg_tune__dt_profiles_get(&ps, MG_DTC_NEIGHBOR_ALLGATHER_INIT, size);
+    EXPECT(ialltoallw && ialltoallw->nrules == 1 && ibcast && ibcast->nrules == 1 && nag_init && nag_init->nrules == 1);
+    EXPECT(!mg_tune__dt_profiles_get(&ps, MG_DTC_ALLTOALLW, size));
+    EXPECT(!mg_tune__dt_profiles_get(&ps, MG_DTC_BCAST_INIT, size));
+    if (ialltoallw && ibcast && nag_init) {
+        EXPECT(mg_tune__dt_profile_rule(ialltoallw, "vector", 4, 50) == MG_DTS_NORMALIZED);
+        EXPECT(mg_tune__dt_profile_rule(ibcast, NULL, 4, 50) == MG_DTS_PACK);
+        EXPECT(mg_tune__dt_profile_rule(nag_init, "indexed", 4, 50) == MG_DTS_NORMALIZED);
+    }
+    /* each operation's profile class, and the report's names */
+    EXPECT(mg_tune__dtclass_of(MG_DTOP_IALLTOALLW) == MG_DTC_IALLTOALLW);
+    EXPECT(mg_tune__dtclass_of(MG_DTOP_NEIGHBOR_ALLGATHER_INIT) == MG_DTC_NEIGHBOR_ALLGATHER_INIT);
+    EXPECT(mg_tune__dtclass_of(MG_DTOP_ISEND) == MG_DTC_SEND && mg_tune__dtclass_of(MG_DTOP_IMRECV) == MG_DTC_RECV);
+    EXPECT(strcmp(mg_tune__dtop_name(MG_DTOP_INEIGHBOR_ALLTOALLW), "MPI_Ineighbor_alltoallw") == 0);
+    EXPECT(strcmp(mg_tune__dtop_name(MG_DTOP_ALLTOALLW_INIT), "MPI_Alltoallw_init") == 0);
+    EXPECT(strcmp(mg_tune__dtclass_name(MG_DTC_SCATTERV_INIT), "scatterv_init") == 0);
+    EXPECT(mg_tune__dtclass_index("ineighbor_alltoallv") == MG_DTC_INEIGHBOR_ALLTOALLV);
+    EXPECT(mg_tune__dtop_of(MG_DTK_GATHERV, MG_DT_PERSISTENT) == MG_DTOP_GATHERV_INIT);
     const mg_tune_dt_profile *send = mg_tune__dt_profiles_get(&ps, MG_DTC_SEND, size),
                              *send_any = mg_tune__dt_profiles_get(&ps, MG_DTC_SEND, size + 1),
                              *recv = mg_tune__dt_profiles_get(&ps, MG_DTC_RECV, size),
@@ -450,10 +476,24 @@ static void check_dt_profiles(void)
     EXPECT_WARNING("mpiguide-tune: warning: %s/gatherv.prof:4: pack needs a message size every rank knows, which "
                    "gatherv has not; this line is ignored\n",
                    d);
-    EXPECT_WARNING("mpiguide-tune: warning: %s/bad_op.prof:2: unknown operation 'sendd' (operations: send, recv, "
-                   "bcast, gather, scatter, allgather, alltoall, gatherv, scatterv, allgatherv, alltoallv, "
-                   "neighbor_alltoallw); this profile is ignored\n",
+    EXPECT_WARNING("mpiguide-tune: warning: %s/ialltoallw.prof:4: pack needs a message size every rank knows, which "
+                   "ialltoallw has not; this line is ignored\n",
                    d);
+    char list[1024];
+    mg_tune__dtclass_list(list, sizeof list);
+    const char *first = "send, recv, bcast, gather, scatter, allgather, alltoall, gatherv, scatterv, allgatherv, "
+                        "alltoallv, alltoallw, neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, "
+                        "neighbor_alltoallv, neighbor_alltoallw, ibcast, igather, ";
+    EXPECT(strncmp(list, first, strlen(first)) == 0);
+    EXPECT(strstr(list, ", ineighbor_alltoallw, bcast_init, gather_init, ") &&
+           strlen(list) > strlen(", neighbor_alltoallw_init") &&
+           strcmp(list + strlen(list) - strlen(", neighbor_alltoallw_init"), ", neighbor_alltoallw_init") == 0);
+    char message[2048];
+    snprintf(message, sizeof message,
+             "mpiguide-tune: warning: %s/bad_op.prof:2: unknown operation 'sendd' (operations: %s); this profile is "
+             "ignored\n",
+             d, list);
+    expect_warning(message, __LINE__);
     EXPECT_WARNING("mpiguide-tune: warning: %s/bad_rule_first.prof:3: a rule before the 'datatypes OPERATION' and "
                    "'procs N|any' lines; this profile is ignored\n",
                    d);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ALLREDUCES = 7, BCASTS = 3, SENDRECVS = 5, EXCHANGES = 4 };
+enum { ALLREDUCES = 7, BCASTS = 3, SENDRECVS = 5, EXCHANGES = 4, IBCASTS = 2, STARTS = 3 };
 #define VECTOR "vector(count=4, block=2, stride=3, int)"
 
 static void calls(void)
@@ -49,6 +49,24 @@ static void calls(void)
         MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
         EXPECT(y == prev);
     }
+
+    /* the nonblocking and persistent collectives record themselves too (MPI_Bcast_init once) */
+    MPI_Type_vector(4, 2, 3, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Request r;
+    for (int i = 0; i < IBCASTS + STARTS; i++) {
+        for (int k = 0; k < 12; k++) buf[k] = rank == 0 ? 1000 * i + k : -1;
+        if (i < IBCASTS) {
+            MPI_Ibcast(buf, 1, vec, 0, MPI_COMM_WORLD, &r);
+        } else {
+            if (i == IBCASTS) MPI_Bcast_init(buf, 1, vec, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+            MPI_Start(&r);
+        }
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        for (int k = 0; k < 12; k++) EXPECT(buf[k] == (k % 3 == 2 && rank != 0 ? -1 : 1000 * i + k));
+    }
+    MPI_Request_free(&r);
+    MPI_Type_free(&vec);
 }
 
 /* The record's lines. */
@@ -118,6 +136,17 @@ static void check(const char *path, const char *strategy)
         EXPECT(w && sscanf(w, "%d %lld %63s %31s %d", &n, &bytes, impl, strat, &calls_) == 5);
         if (w) EXPECT(n == -1 && bytes == -1 && calls_ == EXCHANGES);
         EXPECT(row(text, r, "MPI_Isend") && row(text, r, "MPI_Irecv"));
+        const char *names[2] = {"MPI_Ibcast", "MPI_Bcast_init"};
+        for (int k = 0; k < 2; k++) {
+            const char *c = row(text, r, names[k]);
+            EXPECT(c && sscanf(c, fmt, &n, &bytes, impl, strat, &calls_, &secs, st, rt, elem, redop) == 10);
+            if (!c) continue;
+            EXPECT(n == size && bytes == 32 && calls_ == (k ? 1 : IBCASTS) && strcmp(strat, strategy) == 0);
+            snprintf(want, sizeof want, "#@type[%s]=%s\n", st, VECTOR);
+            EXPECT(strstr(text, want) != NULL);
+        }
+        const char *s2 = row(text, r, "MPI_Start");
+        EXPECT(s2 && sscanf(s2, "%d %lld %63s %31s %d", &n, &bytes, impl, strat, &calls_) == 5 && calls_ == STARTS);
     }
 }
 

@@ -1,5 +1,6 @@
 /* datatypes/pending.c: the packed sides of nonblocking and persistent calls,
- * finished by the completion calls (layer pending, tune_internal.h). */
+ * point-to-point and collective, finished by the completion calls (layer
+ * pending, tune_internal.h). */
 #ifndef MG_TUNE_DT_PENDING_H
 #define MG_TUNE_DT_PENDING_H
 
@@ -14,6 +15,51 @@ int mg_tune__dt_any_pending(void);
  * side stays with the request and packs again at every start. On failure
  * (out of memory) x is finished at once: the caller must then have waited. */
 int mg_tune__dt_track(MPI_Request req, mg_dt_side *x, int persistent);
+
+/* ---- collectives ----
+ * A nonblocking or persistent collective (and a blocking one, for the time of
+ * its call) keeps what it packs and unpacks as blocks, each count elements of
+ * a type in the application's buffer and their bytes in a stream: the send
+ * blocks (and, with MPI_IN_PLACE, the blocks MPI sends from the receive
+ * buffer) are packed when the operation starts, the receive blocks unpacked
+ * when it completes. */
+typedef struct {
+    char *user;              /* the block in the application's buffer */
+    MPI_Count count;         /* elements of its type */
+    const mg_type_plan *plan; /* held; NULL: the bytes are a run at user + run (predefined or contiguous types) */
+    MPI_Datatype type;       /* without a plan or a run: a predefined type, packed by MPI */
+    MPI_Aint run;            /* -1: no run */
+    MPI_Count bytes;
+    char *stream; /* where its bytes go */
+} mg_dt_block;
+
+/* A collective's blocks (put: [0, nput), got: [nput, nput + nget)) and the
+ * memory of everything the native call is given (streams, counts,
+ * displacements, types), which stays until the operation completes (a
+ * persistent one: until its request is freed). */
+typedef struct {
+    mg_dt_block *blocks;
+    int nput, nget;
+    mg_lease *lease; /* a blocking call's memory; NULL: malloc'ed with the request's entry */
+} mg_dt_coll;
+
+/* A collective's blocks and `bytes` more (64-byte aligned, in *mem): from a
+ * lease for a blocking call (its memory is short-lived), else malloc'ed with
+ * what tracking its request needs, so that tracking cannot fail. NULL if out
+ * of memory. */
+mg_dt_coll *mg_tune__dt_coll_new(size_t bytes, int blocking, char **mem);
+/* Packs the put blocks (at the start of the operation). MPI_SUCCESS or the
+ * first error. */
+int mg_tune__dt_coll_put(const mg_dt_coll *c);
+/* Unpacks the got blocks (when the operation completed). */
+int mg_tune__dt_coll_get(const mg_dt_coll *c);
+/* The plans let go and the memory freed (an untracked collective's). */
+void mg_tune__dt_coll_free(mg_dt_coll *c);
+/* req, the request of a started nonblocking collective or of a persistent
+ * one, takes over c (made by mg_tune__dt_coll_new, not blocking): its got
+ * blocks are unpacked on whichever call completes it, and a persistent
+ * request's put blocks packed at every start. */
+void mg_tune__dt_track_coll(MPI_Request req, mg_dt_coll *c, int persistent);
 
 /* The packed side of the live request req, NULL if it has none. A completion
  * call takes it before the native call: once MPI frees req, another thread

@@ -1,0 +1,80 @@
+# Every MPI function of the stack's mpi.h that takes a datatype and a
+# communicator but no tag (a collective that moves data, or MPI_Pack and its
+# kin) is classified in collective_functions.txt, and the classification is
+# what libmpiguide-tune.so does: a function under the datatype strategies or
+# the mock-ups is exported (intercepted) wherever mpi.h declares it, a native
+# one is not. A function a newer MPI adds fails here by name until it is
+# classified.
+#
+# cmake -DCC=<mpicc> -DNM=... -DLIB=libmpiguide-tune.so -DTABLE=collective_functions.txt -P collective_functions.cmake
+cmake_minimum_required(VERSION 3.20)
+foreach(v CC LIB TABLE)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "collective_functions.cmake: -D${v}=... is missing")
+  endif()
+endforeach()
+if(NOT NM OR NOT EXISTS "${NM}")
+  message("collective_functions: skipped: nm not found (install binutils)")
+  return()
+endif()
+include(${CMAKE_CURRENT_LIST_DIR}/mpi_declared.cmake)
+mg_mpi_declared("${CC}" declared with_request with_datatype)
+
+# the table: name (with "(_c)": both forms), treatment, reason
+file(STRINGS "${TABLE}" lines REGEX "^[A-Za-z]")
+set(listed "")
+set(intercepted "")
+set(native "")
+set(errors "")
+foreach(line IN LISTS lines)
+  if(NOT line MATCHES "^([A-Za-z0-9_]+)(\\(_c\\))? +([a-z]+) +[^ ]")
+    list(APPEND errors "${TABLE}: malformed line (name, treatment, reason): ${line}")
+    continue()
+  endif()
+  set(names "${CMAKE_MATCH_1}")
+  if(CMAKE_MATCH_2)
+    list(APPEND names "${CMAKE_MATCH_1}_c")
+  endif()
+  set(how "${CMAKE_MATCH_3}")
+  list(APPEND listed ${names})
+  if(how STREQUAL "strategies" OR how STREQUAL "mockups")
+    list(APPEND intercepted ${names})
+  elseif(how STREQUAL "native")
+    list(APPEND native ${names})
+  else()
+    list(APPEND errors "${TABLE}: unknown treatment '${how}' of ${names} (strategies, mockups or native)")
+  endif()
+endforeach()
+
+include(${CMAKE_CURRENT_LIST_DIR}/library_exports.cmake)
+mg_library_exports("${NM}" "${LIB}" exported)
+
+foreach(f IN LISTS with_datatype)
+  if(NOT f IN_LIST listed)
+    list(APPEND errors "${f} takes a datatype and a communicator but is not in ${TABLE}: decide whether the "
+                       "datatype strategies must take it, or say why not")
+  endif()
+endforeach()
+set(n_checked 0)
+foreach(f IN LISTS intercepted)
+  if(f IN_LIST declared)
+    math(EXPR n_checked "${n_checked} + 1")
+    if(NOT f IN_LIST exported)
+      list(APPEND errors "${f} is declared by mpi.h and must be intercepted, but the library does not export it")
+    endif()
+  elseif(f IN_LIST exported)
+    list(APPEND errors "${f} is exported but mpi.h does not declare it")
+  endif()
+endforeach()
+foreach(f IN LISTS native)
+  if(f IN_LIST exported)
+    list(APPEND errors "${f} is listed as native but the library exports it: correct ${TABLE}")
+  endif()
+endforeach()
+if(errors)
+  list(JOIN errors "\n  " msg)
+  message(FATAL_ERROR "collective_functions:\n  ${msg}")
+endif()
+list(LENGTH with_datatype n)
+message("collective_functions: ok: ${n} functions of mpi.h take a datatype and a communicator; ${n_checked} of them "
+        "intercepted")
