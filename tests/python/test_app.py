@@ -294,3 +294,12 @@ def test_profiles_of_another_process_count_are_refused(tmp_path):
     with pytest.raises(MpiguideError, match="its collective profiles are for 4 process"):
         check_profiles_fit(tmp_path, 8)
     check_profiles_fit(tmp_path / "mpich", 4)
+
+
+def test_the_later_steps_run_on_the_recorded_stacks():
+    from mpiguide.suites.app import workflow
+    args = argparse.Namespace(stacks="mpich")  # the default: not given
+    workflow._use_recorded_stacks(args, {"stacks": ["openmpi", "impi"]})
+    assert args.stacks == "openmpi,impi"
+    with pytest.raises(MpiguideError, match="was recorded on openmpi; a record of one library"):
+        workflow._use_recorded_stacks(argparse.Namespace(stacks="impi"), {"stacks": ["openmpi"]})

@@ -110,11 +110,13 @@ def _new_run(suite: Suite, args: argparse.Namespace, params: dict, path: Path, r
     return plan.create(path, run_id)
 
 
-def _check_stacks(args: argparse.Namespace, state: dict) -> None:
+def _use_recorded_stacks(args: argparse.Namespace, state: dict) -> None:
+    """The later steps run on the stacks the program was recorded on (--stacks may name them, or be left out)."""
     given = stackmod.parse_stack_list(args.stacks)
     if given != [stackmod.DEFAULT_STACK] and given != state["stacks"]:
         raise MpiguideError(f"--stacks {args.stacks}: this app directory was recorded on {','.join(state['stacks'])}; "
                             "a record of one library does not say what another calls: record again on those")
+    args.stacks = ",".join(state["stacks"])
 
 
 # ---------------------------------------------------------------- the steps
@@ -149,7 +151,7 @@ def plan(app_dir: Path, options: dict, suites: Registry) -> list[AppPlan]:
 def tune(args: argparse.Namespace, app_dir: Path, suites: Registry) -> None:
     """Measure what the record calls (DIR/measure/*), then choose and write the profiles (DIR/profiles)."""
     state = read_state(app_dir)
-    _check_stacks(args, state)
+    _use_recorded_stacks(args, state)
     if not 0 <= args.threshold < 1:
         raise MpiguideError(f"bad --threshold {args.threshold}: the fraction of time an alternative must save, such "
                             "as 0.1 for 10%")
@@ -213,7 +215,7 @@ def validate(args: argparse.Namespace, app: Suite, app_dir: Path) -> None:
     """The program natively, tuned (and with each library's own file) round by round, then once recorded under
     the tuned library."""
     state = read_state(app_dir)
-    _check_stacks(args, state)
+    _use_recorded_stacks(args, state)
     if "tune" not in state or not (app_dir / "profiles").is_dir():
         raise MpiguideError(f"{app_dir} has no profiles yet: mpiguide app tune {app_dir} first")
     file_env = state["tune"].get("file_env", {})
