@@ -203,6 +203,12 @@ int mg__basic_lookup(const char *s, size_t n, MPI_Datatype *out)
     return 1;
 }
 
+int mg__basic_named(const char *s, size_t n)
+{
+    by_name q = {s, n, MPI_DATATYPE_NULL};
+    return each_basic(name_matches, &q) != NULL;
+}
+
 static int handle_matches(const char *name, MPI_Datatype type, void *arg)
 {
     (void)name;

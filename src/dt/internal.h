@@ -169,6 +169,8 @@ int mg__repeat(const mg_dt *t, MPI_Count count, mg_visit fn, void *arg);
 /* The predefined types of the notation (basics.c): the handle of a name, and
  * the name describe prints for a handle (NULL if it has none). */
 int mg__basic_lookup(const char *s, size_t n, MPI_Datatype *out);
+/* 1 if the name is in the table, even where mpi.h defines it as MPI_DATATYPE_NULL. */
+int mg__basic_named(const char *s, size_t n);
 const char *mg__basic_name(MPI_Datatype t);
 
 /* Call fn(disp, bytes, arg) for every contiguous block of n placed at base,

@@ -603,6 +603,13 @@ static int parse_type(parser *p, MPI_Datatype *out, int *owned)
         mg__parse_fail(p, MG_DT_ERR_PARSE, after, "expected '(' after '%.*s'", (int)len, name);
         return -1;
     }
+    if (mg__basic_named(name, len)) {
+        /* mpi.h defines it as MPI_DATATYPE_NULL: the standard's way of saying
+         * the library lacks an optional type (Intel MPI's MPI_REAL2, ...) */
+        mg__parse_fail(p, MG_DT_ERR_PARSE, start, "basic type '%.*s' is not available in this MPI library",
+                       (int)len, name);
+        return -1;
+    }
     size_t digits = 0;
     while (digits < len && is_digit(name[digits])) digits++;
     if (digits == len) {
