@@ -135,6 +135,63 @@ MG_DT_API int mg_dt_form_policy_for(const char *library_version, mg_dt_form_poli
 MG_DT_API int mg_dt_to_mpi_policy(const mg_dt *t, MPI_Count count, const mg_dt_form_policy *policy,
                                   MPI_Datatype *out);
 
+/* Form classes: which kinds of step an MPI datatype is built of, so that a
+ * caller can ask whether the MPI library running moves each kind right before
+ * it hands the library a type (libmpiguide-tune does for every normal type,
+ * docs/dt-engine.md, "MPI library bugs"). A step goes from the data of one
+ * piece (a copy of the inner type) to the next in typemap order:
+ *   step  MG_DT_FC_INNER between the copies inside one block (the inner
+ *         type's extent), MG_DT_FC_BLOCK between blocks of one piece,
+ *         MG_DT_FC_MULTI between blocks of several pieces;
+ *   size  against the data the step leaves behind (a piece's or a block's
+ *         true extent): MG_DT_FC_ZERO, MG_DT_FC_BYTE (as many bytes as the
+ *         block has pieces, 1 after one piece, and less than that data),
+ *         MG_DT_FC_OVERLAP, MG_DT_FC_DENSE (exactly it), MG_DT_FC_GAP;
+ *         MG_DT_FC_EMPTY: a block or a piece without data;
+ *   negative, odd (not a multiple of the element's size: overlaps and gaps),
+ *   derived (the pieces are derived types, else basic elements), and the
+ *   basic element. */
+enum {
+    MG_DT_FC_CONTIG,
+    MG_DT_FC_VECTOR,
+    MG_DT_FC_HVECTOR,
+    MG_DT_FC_INDEXED_BLOCK,
+    MG_DT_FC_HINDEXED_BLOCK,
+    MG_DT_FC_INDEXED,
+    MG_DT_FC_HINDEXED,
+    MG_DT_FC_STRUCT
+};
+enum { MG_DT_FC_INNER, MG_DT_FC_BLOCK, MG_DT_FC_MULTI };
+enum { MG_DT_FC_ZERO, MG_DT_FC_BYTE, MG_DT_FC_OVERLAP, MG_DT_FC_DENSE, MG_DT_FC_GAP, MG_DT_FC_EMPTY };
+typedef struct {
+    int ctor, step, size, negative, odd, derived;
+    MPI_Datatype elem;
+} mg_dt_form_class;
+/* The distinct classes of `type` (and, with `repeated`, of count > 1 of it:
+ * copies one extent apart) into out[0..max) and their number in *n; where
+ * they do not fit, MG_DT_ERR_TRUNCATED and in *n a room that is enough.
+ * MG_DT_ERR_UNSUPPORTED for subarray, darray and other combiners mg_dt_to_mpi
+ * never builds. */
+MG_DT_API int mg_dt_form_classes(MPI_Datatype type, int repeated, mg_dt_form_class *out, int max, int *n);
+/* A number below MG_DT_FORM_CLASSES for each class but its element (-1 for
+ * none), for tables of verdicts. */
+#define MG_DT_FORM_CLASSES 1152
+MG_DT_API int mg_dt_form_class_index(const mg_dt_form_class *c);
+/* "hvector block step 1-byte-per-piece of int": what the class is. */
+MG_DT_API int mg_dt_form_class_name(const mg_dt_form_class *c, char *buf, size_t len);
+/* The class's canonical instance in the notation: three blocks of the class's
+ * constructor a step of that kind apart (or one block of three pieces), e.g.
+ * "hvector(count=3, block=1, stride=1, int)"; MG_DT_ERR_UNSUPPORTED where no
+ * such instance exists. */
+MG_DT_API int mg_dt_form_class_instance(const mg_dt_form_class *c, char *buf, size_t len);
+/* Builds the canonical instance (mg_dt_parse) and packs one element of it
+ * with MPI_Pack and with the engine, and where its pieces do not overlap
+ * unpacks the engine's stream with MPI_Unpack and the engine: *right is 1 if
+ * MPI gave the same bytes (an MPI error counts as wrong; errors are returned on
+ * MPI_COMM_SELF meanwhile). Deterministic: the same class on the same library
+ * gets the same answer in every process. */
+MG_DT_API int mg_dt_form_class_probe(const mg_dt_form_class *c, int *right);
+
 /* The normalized form of one element (mg_dt_describe) or of `count` elements
  * (count-aware: mg_dt_to_mpi's type map, in the VECTOR form) in the type
  * notation. Returns MG_DT_ERR_TRUNCATED (text cut, still NUL-terminated) if

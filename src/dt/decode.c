@@ -8,14 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-typedef struct {
-    int combiner, large;
-    MPI_Count ni, na, nc, nd;
-    int *i;
-    MPI_Aint *a;
-    MPI_Count *c;
-    MPI_Datatype *d;
-} contents;
+typedef mg_contents contents;
 
 /* A type built with `_c` constructors can only be queried with the `_c` call. */
 static int combiner_of(MPI_Datatype t, int *comb)
@@ -29,7 +22,7 @@ static int combiner_of(MPI_Datatype t, int *comb)
 #endif
 }
 
-static void contents_free(contents *ct)
+void mg__contents_free(contents *ct)
 {
     for (MPI_Count k = 0; k < ct->nd; k++) {
         int comb;
@@ -45,7 +38,7 @@ static void contents_free(contents *ct)
     free(ct->d);
 }
 
-static int contents_get(MPI_Datatype t, contents *ct)
+int mg__contents_get(MPI_Datatype t, contents *ct)
 {
     *ct = (contents){0};
 #ifdef MG_HAVE_MPI_LARGE_COUNT
@@ -66,7 +59,7 @@ static int contents_get(MPI_Datatype t, contents *ct)
     ct->d = malloc(sizeof(MPI_Datatype) * (size_t)(ct->nd + 1));
     if (!ct->i || !ct->a || !ct->c || !ct->d) {
         ct->nd = 0;
-        contents_free(ct);
+        mg__contents_free(ct);
         return MG_DT_ERR_NOMEM;
     }
 #ifdef MG_HAVE_MPI_LARGE_COUNT
@@ -76,7 +69,7 @@ static int contents_get(MPI_Datatype t, contents *ct)
 #endif
     if (rc != MPI_SUCCESS) {
         ct->nd = 0;
-        contents_free(ct);
+        mg__contents_free(ct);
         return MG_DT_ERR_MPI;
     }
     return MG_DT_SUCCESS;
@@ -85,7 +78,7 @@ static int contents_get(MPI_Datatype t, contents *ct)
 /* A count-like argument: in the int array for classic constructors, in the
  * large-count array for the MPI-4 `_c` ones (same positions after the shift
  * the standard defines for each combiner). */
-static MPI_Count arg(const contents *ct, MPI_Count k) { return ct->large ? ct->c[k] : ct->i[k]; }
+static MPI_Count arg(const contents *ct, MPI_Count k) { return mg__contents_arg(ct, k); }
 
 static int extent_of(MPI_Datatype t, MPI_Aint *ext)
 {
@@ -442,7 +435,7 @@ int mg__decode(mg_arena *a, MPI_Datatype type, mg_node **out)
 {
     if (type == MPI_DATATYPE_NULL) return MG_DT_ERR_ARG;
     contents ct;
-    MG_TRY(contents_get(type, &ct));
+    MG_TRY(mg__contents_get(type, &ct));
     int rc;
     if (ct.combiner == MPI_COMBINER_NAMED) {
         rc = decode_named(a, type, out);
@@ -454,6 +447,6 @@ int mg__decode(mg_arena *a, MPI_Datatype type, mg_node **out)
     } else {
         rc = decode_derived(a, &ct, out);
     }
-    contents_free(&ct);
+    mg__contents_free(&ct);
     return rc;
 }

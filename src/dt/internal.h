@@ -166,6 +166,23 @@ int mg__normalize(mg_arena *a, mg_node *n, mg_node **out, MPI_Aint *disp);
 typedef int (*mg_visit)(const mg_node *n, MPI_Aint disp, void *arg);
 int mg__repeat(const mg_dt *t, MPI_Count count, mg_visit fn, void *arg);
 
+/* What MPI_Type_get_envelope(_c) and MPI_Type_get_contents(_c) say of a
+ * type (decode.c): the arrays malloc'ed, the inner handles to be freed by
+ * mg__contents_free (not the predefined ones). A type made by an MPI-4 `_c`
+ * constructor has its count-like arguments in c (large), at the positions the
+ * standard shifts them to; mg__contents_arg reads argument k either way. */
+typedef struct {
+    int combiner, large;
+    MPI_Count ni, na, nc, nd;
+    int *i;
+    MPI_Aint *a;
+    MPI_Count *c;
+    MPI_Datatype *d;
+} mg_contents;
+int mg__contents_get(MPI_Datatype t, mg_contents *ct);
+void mg__contents_free(mg_contents *ct);
+static inline MPI_Count mg__contents_arg(const mg_contents *ct, MPI_Count k) { return ct->large ? ct->c[k] : ct->i[k]; }
+
 /* The predefined types of the notation (basics.c): the handle of a name, and
  * the name describe prints for a handle (NULL if it has none). */
 int mg__basic_lookup(const char *s, size_t n, MPI_Datatype *out);

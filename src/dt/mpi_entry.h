@@ -17,6 +17,7 @@
 #define MPI_Finalized PMPI_Finalized
 #define MPI_Get_library_version PMPI_Get_library_version
 #define MPI_Initialized PMPI_Initialized
+#define MPI_Pack PMPI_Pack
 #define MPI_Type_commit PMPI_Type_commit
 #define MPI_Type_contiguous PMPI_Type_contiguous
 #define MPI_Type_contiguous_c PMPI_Type_contiguous_c
@@ -55,6 +56,7 @@
 #define MPI_Type_size_x PMPI_Type_size_x
 #define MPI_Type_vector PMPI_Type_vector
 #define MPI_Type_vector_c PMPI_Type_vector_c
+#define MPI_Unpack PMPI_Unpack
 #endif
 
 #endif
