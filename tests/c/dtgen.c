@@ -657,6 +657,18 @@ static int finish(dtg_gen *g, dtg_node *n)
             }
             return 1;
         }
+        if (n->kind == DTG_INDEXED && g->avoid_indexed_zero_extent && n->count >= 3 && ext_of(n->kids[0]) == 0) {
+            int unequal = 0;
+            for (int i = 1; i < n->count; i++) unequal |= n->blens[i] != n->blens[0];
+            if (unequal) {
+                if (!g->avoided_ie++) {
+                    char *s = dtg_print(n);
+                    snprintf(g->avoided_ie_example, sizeof g->avoided_ie_example, "%.500s", s ? s : "?");
+                    free(s);
+                }
+                return 1;
+            }
+        }
         reps R = {0};
         build_reps(n, &R);
         if (R.overflow) {

@@ -2,6 +2,7 @@
  * constructors where the stack has them, on long index lists and on the forms
  * mg_dt_to_mpi hands back. */
 #define _POSIX_C_SOURCE 200809L
+#include "known_bugs.h"
 #include "mpiguide/dt.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,7 +183,24 @@ static void large_count_constructors(void)
     int dist[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}, dargs[2] = {2, MPI_DISTRIBUTE_DFLT_DARG},
         ps[2] = {2, 3};
     MPI_Type_create_darray_c(6, 4, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &t);
-    EXPECT(same_as_mpi_pack(t, 1));
+    /* MPI's definition: rank 4 is process (1, 1) of the 2 x 3 grid, with rows
+     * 2, 3, 6, 7 (cyclic blocks of 2) and columns 3..5: the ints 7 * row + col */
+    static const int rows[4] = {2, 3, 6, 7};
+    int all[63], want[12], got[12];
+    for (int i = 0; i < 63; i++) all[i] = i;
+    for (int i = 0; i < 12; i++) want[i] = 7 * rows[i / 3] + 3 + i % 3;
+    mg_dt *d = NULL;
+    MPI_Count act = -1;
+    EXPECT(mg_dt_from_mpi(t, &d) == MG_DT_SUCCESS && mg_dt_pack(d, all, 1, 0, got, sizeof got, &act) == 0 &&
+           act == (MPI_Count)sizeof got && !memcmp(got, want, sizeof want));
+    mg_dt_free(d);
+    if (!same_as_mpi_pack(t, 1)) {
+        if (mg_known_bug_listed("impi-darray-pack"))
+            mg_known_bug_note("impi-darray-pack", "MPI_Pack of a darray_c type differs from the engine, which gives "
+                                                  "the standard's ints");
+        else
+            EXPECT(!"MPI_Pack of the darray_c type differs from the engine");
+    }
     MPI_Type_free(&t);
 #endif
 }

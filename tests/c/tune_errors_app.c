@@ -2,7 +2,9 @@
  * mock-up of libmpiguide-tune, and whether it ended as the native call would.
  *
  *   tune_errors_app --list          the cases: "CASE KIND MOCKUP..." per line
- *                                   (KIND below; the mock-ups of its collective)
+ *                                   (KIND below; the mock-ups of its collective,
+ *                                   MOCKUP!BUG where a known bug of the library
+ *                                   makes its inner call hang on the case)
  *   tune_errors_app CASE native     the native (PMPI) call
  *   tune_errors_app CASE IMPL       the intercepted call, IMPL forced
  *   tune_errors_app CASE IMPL,IMPL,...  each in turn in one launch, on a
@@ -34,6 +36,7 @@
  * prints one line per rank: its return code's class, its guards and whether
  * the library ran the call natively. */
 #define _POSIX_C_SOURCE 200809L
+#include "known_bugs.h"
 #include "mpiguide/tune.h"
 
 #include <mpi.h>
@@ -331,6 +334,26 @@ static const errcase cases[] = {
     {"signature_recv", "recv", signature_recv, FAIL_NONROOT, 0, 0, STRATEGIES_ONLY},
 };
 static const char *const strategies[] = {"datatypes:normalized", "datatypes:pack"};
+
+/* Mock-ups whose inner call does not return on a case by a known bug of the
+ * library running (tests/c/known_bugs.c): listed as IMPL!BUG, so that
+ * tune_errors.cmake runs them alone and reports the hang as the bug's. */
+static const struct {
+    const char *caze, *impl, *bug;
+} inner_hangs[] = {
+    /* Intel MPI's MPI_Gatherv never returns on the ranks that send more than
+     * the root receives, where its MPI_Gather returns */
+    {"gather_length", "gather_as_gatherv", "impi-gatherv-truncation"},
+};
+
+static const char *hanging_by(const char *caze, const char *impl)
+{
+    for (size_t i = 0; i < sizeof inner_hangs / sizeof inner_hangs[0]; i++)
+        if (!strcmp(inner_hangs[i].caze, caze) && !strcmp(inner_hangs[i].impl, impl) &&
+            mg_known_bug_listed(inner_hangs[i].bug))
+            return inner_hangs[i].bug;
+    return NULL;
+}
 #define NCASES (int)(sizeof cases / sizeof *cases)
 
 static int must_fail(const errcase *c, int rank)
@@ -407,8 +430,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < NCASES; i++) {
             const errcase *c = &cases[i];
             printf("%s %s", c->name, c->hidden ? "hidden" : c->with == STRATEGIES_ONLY ? "signature" : "local");
-            for (int k = 1; c->with != STRATEGIES_ONLY && k < mg_tune_nimpls(c->coll); k++)
-                printf(" %s", mg_tune_impl_name(c->coll, k));
+            for (int k = 1; c->with != STRATEGIES_ONLY && k < mg_tune_nimpls(c->coll); k++) {
+                const char *impl = mg_tune_impl_name(c->coll, k), *bug = hanging_by(c->name, impl);
+                printf(" %s%s%s", impl, bug ? "!" : "", bug ? bug : "");
+            }
             for (int k = 0; c->with != MOCKUPS && k < 2; k++) printf(" %s", strategies[k]);
             printf("\n");
         }

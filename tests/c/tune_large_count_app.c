@@ -12,6 +12,7 @@
  *    the same mock-up: every rank computes the same message size).
  * Exit 1 on a wrong result; prints "skipped" where the stack has no `_c`
  * constructors (Open MPI 5). Run with 2 to 4 processes. */
+#include "known_bugs.h"
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,7 +136,10 @@ static void rooted_and_all(const typ *ty)
     expected(mine, SPAN, one, 1, ty->t);
     for (int i = 0; i < N * size; i++) all[i] = -1;
     CHECK(MPI_Allgather(mine, 1, ty->t, all, N, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "%s", ty->name);
-    CHECK(same(all, values, (size_t)N * size), "%s: MPI_Allgather", ty->name);
+    if (!same(all, values, (size_t)N * size) && mg_known_bug_listed("impi-allgather-retyped"))
+        mg_known_bug_note("impi-allgather-retyped", "tune_large_count_app's MPI_Allgather of one element into 8 ints");
+    else
+        CHECK(same(all, values, (size_t)N * size), "%s: MPI_Allgather", ty->name);
     /* Alltoall: block q of rank r holds the ints (r + 1) * 1000 + q * N + i */
     int *out = calloc((size_t)N * (size_t)size, sizeof(int)), *got = calloc((size_t)N * (size_t)size, sizeof(int));
     for (int q = 0; q < size; q++)
