@@ -5,6 +5,7 @@
  * appended to a raw file is read with it:
  *   #@tune_alg[MPI_Allgather 100 allgather_as_gather_bcast]=25
  *   #@tune_dt[MPI_Send 3200 pack]=12
+ *   #@tune_dt_refused[hvector block step 1-byte-per-piece of int: hvector(count=3, block=1, stride=1, int)]=1
  *   #@tune_config[msg_pool_bytes]=67108864
  *   #@tune_config[int_pool_bytes]=262144
  *   #@tune_config[mode]=tuned
@@ -12,6 +13,7 @@
  *   #@tune_config[allow_regrouping]=no
  *   #@tune_config[dt_form]=auto */
 #define _POSIX_C_SOURCE 200809L
+#include "form_verdicts.h"
 #include "mpiguide/dt.h"
 #include "tune_internal.h"
 #include <pthread.h>
@@ -215,6 +217,13 @@ static int sorted_rows(counter **rows, size_t *n)
     return MG_TUNE_SUCCESS;
 }
 
+/* One form class the MPI library packs wrongly: its name and canonical
+ * instance, and how many normal types it refused (form_verdicts.h). */
+static void refused_line(const char *name, const char *instance, long types, void *arg)
+{
+    fprintf((FILE *)arg, "#@tune_dt_refused[%s: %s]=%ld\n", name, instance, types);
+}
+
 int mg_tune__report_write(FILE *out, const mg_tune_config *cfg)
 {
     counter *rows;
@@ -234,6 +243,7 @@ int mg_tune__report_write(FILE *out, const mg_tune_config *cfg)
                     (unsigned long long)rows[i].calls);
     }
     free(rows);
+    mg_tune__forms_refused(refused_line, out);
     fprintf(out, "#@tune_config[msg_pool_bytes]=%zu\n", cfg->msg_pool_bytes);
     fprintf(out, "#@tune_config[int_pool_bytes]=%zu\n", cfg->int_pool_bytes);
     fprintf(out, "#@tune_config[mode]=%s\n", modes[cfg->mode]);

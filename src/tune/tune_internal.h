@@ -48,6 +48,8 @@
  *                           and the plan of the datatype strategies
  *   bottom     warn.c       warnings
  *              handles.c    the handle map: what is cached per communicator and type
+ *              form_verdicts.c  which form classes of datatypes the MPI library
+ *                           packs right, probed once per class (form_verdicts.h)
  *   engine     the datatype engine (src/dt), built to call MPI through PMPI_
  *                           (src/dt/mpi_entry.h), so its own calls never reach
  *                           the interceptors above
@@ -56,7 +58,7 @@
  * header a mock-up includes; this header declares everything below the
  * lifecycle, layer by layer; handles.h, types.h, lifecycle.h, comms.h and call.h their layers, for
  * the layers above (and the tests) only. Each stateful file owns its state, a
- * static struct with its own lock (lifecycle.c, report.c, pool.c, warn.c,
+ * static struct with its own lock (lifecycle.c, report.c, pool.c, warn.c, form_verdicts.c,
  * each handle map; comms.c's two handles are written at MPI_Init and MPI_Finalize only); the one global is the
  * lifecycle's hot words (mg_tune_hot), written by lifecycle.c alone. Every .c
  * file defines _POSIX_C_SOURCE first. Nothing here is exported from the shared

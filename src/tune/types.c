@@ -11,6 +11,7 @@
  * the first call that carries them, like any other. */
 #define _POSIX_C_SOURCE 200809L
 #include "types.h"
+#include "form_verdicts.h"
 #include "handles.h"
 #include "mockups/mockup_api.h"
 
@@ -124,6 +125,7 @@ void mg_tune__types_stop(void)
     if (record_key != MPI_KEYVAL_INVALID) PMPI_Type_free_keyval(&record_key);
     mg_hmap_clear(&records);
     bury_dead();
+    mg_tune__forms_free();
 }
 
 /* MPI_Type_get_envelope's combiner. A type made by an MPI-4 `_c` constructor
@@ -227,6 +229,11 @@ static mg_type_plan *make_plan(MPI_Datatype type)
         int form = atomic_load_explicit(&normal_form, memory_order_relaxed);
         if (mg_dt_same_signature(dt) && mg_dt_to_mpi_form(dt, 1, form, &p->normal) != MG_DT_SUCCESS)
             p->normal = MPI_DATATYPE_NULL;
+        /* never hand the library a form it packs wrongly (form_verdicts.h) */
+        if (p->normal != MPI_DATATYPE_NULL && !mg_tune__forms_accept(p->normal)) {
+            PMPI_Type_free(&p->normal);
+            p->refused = 1;
+        }
         mg_dt_shape(dt, p->shape, sizeof p->shape);
         p->block = mg_dt_mean_block(dt);
     } else {

@@ -34,7 +34,10 @@ typedef struct mg_type_plan {
     _Atomic int refs;    /* the record's, and one per pending operation */
     struct mg_dt *dt;    /* the engine's description */
     MPI_Datatype normal; /* normal(t): one element with t's lb and extent and t's
-                          * signature; MPI_DATATYPE_NULL where t mixes element types */
+                          * signature; MPI_DATATYPE_NULL where t mixes element types,
+                          * or where refused */
+    int refused;         /* normal(t) has a form class the MPI library packs wrongly
+                          * (form_verdicts.h): NORMALIZED takes another way */
     MPI_Count size;      /* bytes of one element */
     char shape[64];      /* the constructors of the engine's normal form, "resized/hvector/indexed" */
     MPI_Count block;     /* mg_dt_mean_block: the profiles' other key */

@@ -18,7 +18,7 @@ if(NOT NM OR NOT EXISTS "${NM}")
 endif()
 
 # bottom to top, as in tune_internal.h; every mockups/*.c is in the mock-ups layer
-set(layer_bottom warn handles)
+set(layer_bottom warn handles form_verdicts)
 set(layer_types types)
 set(layer_pools pool)
 set(mockup_helpers common reduction_rule) # what every mock-up may use

@@ -1,7 +1,9 @@
 /* The datatype strategies of one side of a call (strategy.h).
  *
  * NORMALIZED hands the native call normal(t) in place of t: the same type map,
- * lb, extent and signature, so either side may use it whatever the other does.
+ * lb, extent and signature, so either side may use it whatever the other does;
+ * where the MPI library packs a form class of normal(t) wrongly (form_verdicts.h) the
+ * side takes PACK instead.
  * PACK hands it the engine's stream as MPI_PACKED: a message sent with any
  * type may be received as MPI_PACKED and one sent as MPI_PACKED may be
  * received with any type of the same signature (the stream is what MPI_Pack
@@ -145,6 +147,9 @@ static void side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void 
     const mg_comm_info *info = mg_tune__comm_info(comm);
     if (!info || info->inter) return;
     if (s == MG_DTS_DEFAULT) s = profiled(op, info->size, p, bytes);
+    /* the library packs normal(t) wrongly (types.h): the engine's stream, which
+     * MPI defines for any peer, keeps the result exact */
+    if (s == MG_DTS_NORMALIZED && p->refused) s = MG_DTS_PACK;
     if (s == MG_DTS_NORMALIZED && p->normal != MPI_DATATYPE_NULL) {
         x->s = s;
         x->plan = p;
