@@ -494,6 +494,51 @@ static int large_count(const typ *ty)
     return size > 0 ? (int)((1 << 20) / size) : 0;
 }
 
+/* What rank 1 must find after a receive of count x ty of the data rank 0
+ * sent with seed (MPI_Pack + MPI_Unpack of it into a buffer of 0xA5). */
+static unsigned char *sent_data(const typ *ty, int count, int seed, size_t *len)
+{
+    buffer sent = buffer_new(ty->t, count, 0), want = buffer_new(ty->t, count, 0xA5);
+    pattern(&sent, seed);
+    int psize, pos = 0, upos = 0;
+    MPI_Pack_size(count, ty->t, MPI_COMM_SELF, &psize);
+    char *packed = malloc((size_t)psize);
+    MPI_Pack(sent.at, count, ty->t, packed, psize, &pos, MPI_COMM_SELF);
+    MPI_Unpack(packed, pos, &upos, want.at, count, ty->t, MPI_COMM_SELF);
+    free(packed);
+    free(sent.base);
+    *len = want.len;
+    return want.base;
+}
+
+/* The buffers of freed receives that may not have completed yet (MPI sets no
+ * time by which the library completes them): kept until MPI_Finalize, when
+ * every one has, instead of freed under the library's feet. */
+static unsigned char *parked[256];
+static int nparked;
+
+static void park(unsigned char *buf)
+{
+    if (buf && nparked < (int)(sizeof parked / sizeof parked[0]))
+        parked[nparked++] = buf;
+    else if (buf)
+        fprintf(stderr, "rank %d: too many parked buffers (one kept for good)\n", rank);
+}
+
+/* Calls with ty stay native under every strategy (docs/tuning.md): a
+ * predefined type, or one whose elements form one block. */
+static int stays_native(const typ *ty)
+{
+    int ni, na, nd, comb;
+    MPI_Aint lb, ext, tlb, text;
+    int size;
+    MPI_Type_get_envelope(ty->t, &ni, &na, &nd, &comb);
+    MPI_Type_size(ty->t, &size);
+    MPI_Type_get_extent(ty->t, &lb, &ext);
+    MPI_Type_get_true_extent(ty->t, &tlb, &text);
+    return comb == MPI_COMBINER_NAMED || (ext == size && text == size);
+}
+
 static void freed(const typ *ty, MPI_Comm comm)
 {
     for (int how = 0; how < NFREE; how++)
@@ -502,19 +547,43 @@ static void freed(const typ *ty, MPI_Comm comm)
                 int count = big ? large_count(ty) : 7;
                 size_t n = 0, m = 0;
                 unsigned char *ref = freed_early(ty, 0, how, by_barrier, count, comm, &n);
+                /* A freed receive learned of after barriers only: MPI sets no
+                 * time by which the MPI library completes it (Intel MPI 2021.18
+                 * often has not after two barriers), so the native and the
+                 * normalized receive, which are the library's, promise nothing
+                 * there; the packed one is the tuning library's, which tests
+                 * it at every barrier, and must hold the data sent (where the
+                 * type is packed at all). */
+                int racing = how != FREE_TYPE && by_barrier, packed = !stays_native(ty);
+                size_t wn = 0;
+                unsigned char *want = racing && rank == 1 ? sent_data(ty, count, case_seed, &wn) : NULL;
                 for (int s = 1; s < NSTRAT; s++) {
                     case_seed--; /* the same data as the native run */
                     unsigned char *got = freed_early(ty, s, how, by_barrier, count, comm, &m);
-                    if (rank == 1 && (n != m || memcmp(ref, got, n))) {
+                    if (racing && rank == 1) {
+                        if (packed && !strcmp(strategies[s], "pack") && (wn != m || memcmp(want, got, m))) {
+                            fprintf(stderr, "rank 1: %s: %s freed early (%d elements, arrival known after barriers): "
+                                    "the packed receive does not hold the data sent\n",
+                                    ty->name, free_names[how], count);
+                            failures++;
+                        }
+                    } else if (rank == 1 && (n != m || memcmp(ref, got, n))) {
                         fprintf(stderr, "rank 1: %s: %s freed early (%d elements, arrival known %s): %s differs from "
                                 "native\n", ty->name, free_names[how], count,
                                 by_barrier ? "after barriers" : "from a message",
                                 strategies[s]);
                         failures++;
                     }
-                    free(got);
+                    if (racing)
+                        park(got);
+                    else
+                        free(got);
                 }
-                free(ref);
+                free(want);
+                if (racing)
+                    park(ref);
+                else
+                    free(ref);
             }
 }
 
@@ -985,5 +1054,6 @@ int main(int argc, char **argv)
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf(all ? "test_tune_datatypes: %d failure(s)\n" : "test_tune_datatypes: ok\n", all);
     MPI_Finalize();
+    for (int i = 0; i < nparked; i++) free(parked[i]);
     return all != 0;
 }
