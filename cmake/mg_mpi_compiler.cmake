@@ -49,3 +49,23 @@ if(MG_MPI_FAMILY AND NOT CMAKE_C_COMPILER)
   unset(_mg_text)
   unset(_mg_where)
 endif()
+# What the MPI compiler wrapper needs in its environment when something other than the build runs it (the
+# tests that read mpi.h through it, tests/c/mpi_declared.cmake): Intel MPI's mpicc finds its headers and
+# libraries through I_MPI_ROOT, which `mpiguide stack env impi` sets. Taken from the environment of the
+# configure, else the wrapper's own prefix (the parent of its bin/), so that ctest needs no environment.
+if(CMAKE_C_COMPILER AND NOT DEFINED MG_MPI_COMPILER_ENV)
+  get_filename_component(_mg_bin "${CMAKE_C_COMPILER}" DIRECTORY)
+  get_filename_component(_mg_prefix "${_mg_bin}" DIRECTORY)
+  set(_mg_env "")
+  if(MG_MPI_FAMILY STREQUAL "impi" OR EXISTS "${_mg_prefix}/bin/impi_info" OR EXISTS "${_mg_prefix}/etc/impi")
+    if(DEFINED ENV{I_MPI_ROOT} AND NOT "$ENV{I_MPI_ROOT}" STREQUAL "")
+      set(_mg_env "I_MPI_ROOT=$ENV{I_MPI_ROOT}")
+    else()
+      set(_mg_env "I_MPI_ROOT=${_mg_prefix}")
+    endif()
+  endif()
+  set(MG_MPI_COMPILER_ENV "${_mg_env}" CACHE STRING "NAME=VALUE list the MPI compiler wrapper needs to run")
+  unset(_mg_bin)
+  unset(_mg_prefix)
+  unset(_mg_env)
+endif()
