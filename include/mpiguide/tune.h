@@ -33,7 +33,9 @@ enum {
     MG_TUNE_ERR_NOMEM
 };
 
-typedef enum { MG_TUNE_OFF = 0, MG_TUNE_FORCED = 1, MG_TUNE_TUNED = 2 } mg_tune_mode;
+/* online: the library learns the fastest implementation of each call inside the run (docs/tuning.md,
+ * "Online selection"); a profile's choice, where one covers the call, comes first. */
+typedef enum { MG_TUNE_OFF = 0, MG_TUNE_FORCED = 1, MG_TUNE_TUNED = 2, MG_TUNE_ONLINE = 3 } mg_tune_mode;
 
 MG_TUNE_API int mg_tune_set_mode(mg_tune_mode mode);
 MG_TUNE_API mg_tune_mode mg_tune_get_mode(void);

@@ -16,6 +16,11 @@
  *                at every call; the point-to-point calls' types here stay
  *                native, while MPI_Bcast passes MPI_PACKED, as every rank of
  *                a packed collective does)
+ *   online       mode online without profiles: on MPI_COMM_WORLD each call's
+ *                key settles during the warm-up on the implementation its
+ *                exploration found fastest (printed below the table: a
+ *                mock-up's own time is then part of the side), and the rounds
+ *                time the settled key; on MPI_COMM_SELF the call stays native
  * and MPI_Sendrecv of one int (to itself on MPI_COMM_SELF, around the ring on
  * MPI_COMM_WORLD) with MPI_INT and with a committed derived type of one int
  * (MPI_Type_contiguous: contiguous, so it stays native under every strategy).
@@ -41,9 +46,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { S_PMPI, S_OFF, S_TUNED_NONE, S_TUNED_MISS, S_OFF_COUNT, S_OFF_RECORD, S_FORCED_PACK, NSIDES };
-static const char *const side_names[NSIDES] = {"pmpi",       "off",        "tuned-none", "tuned-miss",
-                                               "off-report", "off-record", "forced-pack"};
+enum { S_PMPI, S_OFF, S_TUNED_NONE, S_TUNED_MISS, S_OFF_COUNT, S_OFF_RECORD, S_FORCED_PACK, S_ONLINE, NSIDES };
+static const char *const side_names[NSIDES] = {"pmpi",       "off",        "tuned-none",  "tuned-miss",
+                                               "off-report", "off-record", "forced-pack", "online"};
 
 enum { OP_BCAST, OP_ALLREDUCE, OP_SENDRECV, OP_SENDRECV_DT, NOPS };
 static const char *const op_names[NOPS] = {"MPI_Bcast", "MPI_Allreduce", "MPI_Sendrecv", "MPI_Sendrecv/dt"};
@@ -84,12 +89,13 @@ static int enter_side(int side)
     case S_OFF: return mg_tune_set_mode(MG_TUNE_OFF);
     case S_FORCED_PACK: return mg_tune_set_mode(MG_TUNE_FORCED);
     case S_TUNED_NONE:
-    case S_TUNED_MISS: {
+    case S_TUNED_MISS:
+    case S_ONLINE: {
         /* an empty directory: no profiles; the other one: ranges that miss 4 bytes */
         char dir[128];
-        snprintf(dir, sizeof dir, "%s/%s", profile_dir, side == S_TUNED_NONE ? "none" : "miss");
+        snprintf(dir, sizeof dir, "%s/%s", profile_dir, side == S_TUNED_MISS ? "miss" : "none");
         int rc = mg_tune_load_profiles(dir);
-        return rc ? rc : mg_tune_set_mode(MG_TUNE_TUNED);
+        return rc ? rc : mg_tune_set_mode(side == S_ONLINE ? MG_TUNE_ONLINE : MG_TUNE_TUNED);
     }
     default: return mg_tune_set_mode(MG_TUNE_OFF);
     }
@@ -180,7 +186,8 @@ static void usage(FILE *out)
                  "mode off, in mode tuned without profiles (tuned-none), in mode tuned with a profile that does not\n"
                  "cover the call (tuned-miss), in mode off with a report requested (off-report: every call\n"
                  "counted), in mode off in record mode (off-record: every call's key and time kept) and in\n"
-                 "mode forced with datatypes=pack (forced-pack).\n"
+                 "mode forced with datatypes=pack (forced-pack) and in mode online (online: on world, the call's\n"
+                 "key settled on the implementation its exploration chose).\n"
                  "  --calls N    calls per round and side (default 100000)\n"
                  "  --rounds R   interleaved rounds; each side's median over them is shown (default 21)\n"
                  "  --comm C     communicators: self, world or both (default both; world needs -n >= 2)\n"
@@ -285,6 +292,16 @@ int main(int argc, char **argv)
                         printf("%-14s %-6s %-11s %10.2f %10.2f %7.3f\n", op_names[op], comm_names[ci], side_names[s],
                                med[s], med[s] - med[S_PMPI], med[s] / med[S_PMPI]);
                 }
+            if (rank == 0 && ci == 1 && op <= OP_ALLREDUCE) {
+                const char *coll = op == OP_BCAST ? "bcast" : "allreduce", *chose;
+                enter_side(S_ONLINE);
+                run_round(S_ONLINE, op, comms[ci], 1);
+                chose = mg_tune_last_impl(coll);
+                printf("# online on world settled %s on %s\n", op_names[op], chose ? chose : "?");
+            } else if (ci == 1 && op <= OP_ALLREDUCE) {
+                enter_side(S_ONLINE);
+                run_round(S_ONLINE, op, comms[ci], 1);
+            }
             fflush(stdout);
         }
     }

@@ -377,6 +377,6 @@ static int program_visit(const mg_node *n, MPI_Aint disp, void *o)
 int mg_dt_program(const mg_dt *t, MPI_Count count, char *buf, size_t len)
 {
     if (!t || count < 0 || (!buf && len)) return MG_DT_ERR_ARG;
-    text o = {buf, len, 0, 0};
+    text o = {buf, len, 0, 0, 0};
     return mg__repeat(t, count, program_visit, &o);
 }

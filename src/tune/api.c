@@ -7,7 +7,8 @@
 
 int mg_tune_set_mode(mg_tune_mode mode)
 {
-    if (mode != MG_TUNE_OFF && mode != MG_TUNE_FORCED && mode != MG_TUNE_TUNED) return MG_TUNE_ERR_ARG;
+    if (mode != MG_TUNE_OFF && mode != MG_TUNE_FORCED && mode != MG_TUNE_TUNED && mode != MG_TUNE_ONLINE)
+        return MG_TUNE_ERR_ARG;
     mg_tune__set_mode(mode);
     return MG_TUNE_SUCCESS;
 }

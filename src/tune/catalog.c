@@ -2,6 +2,7 @@
  * mockups/<collective>.c) and the names of collectives and implementations.
  * Immutable, so it needs no lock. */
 #define _POSIX_C_SOURCE 200809L
+#include "mpiguide/dt.h"
 #include "tune_internal.h"
 #include <stdio.h>
 #include <string.h>
@@ -155,4 +156,38 @@ const char *mg_tune__dtclass_list(char *buf, size_t len)
     for (int c = 0; c < MG_NDTCS && at < len; c++)
         at += (size_t)snprintf(buf + at, len - at, "%s%s", c ? ", " : "", dtclass_names[c]);
     return buf;
+}
+
+/* A reduction's predefined datatype in the notation ("double"), "-" for none, "?" for one the engine does not
+ * name (a derived type: the mock-ups take no such reduction). */
+const char *mg_tune__elem_name(MPI_Datatype t, char *buf, size_t len)
+{
+    mg_dt *dt = NULL;
+    if (t == MPI_DATATYPE_NULL) return "-";
+    if (mg_dt_from_mpi(t, &dt) != MG_DT_SUCCESS || mg_dt_describe(dt, buf, len) != MG_DT_SUCCESS || strchr(buf, '('))
+        snprintf(buf, len, "?");
+    mg_dt_free(dt);
+    return buf;
+}
+
+const char *mg_tune__op_name(MPI_Op op)
+{
+    static const struct {
+        MPI_Op op;
+        const char *name;
+    } ops[] = {{MPI_SUM, "sum"},   {MPI_PROD, "prod"}, {MPI_MAX, "max"},   {MPI_MIN, "min"},
+               {MPI_BAND, "band"}, {MPI_BOR, "bor"},   {MPI_BXOR, "bxor"}, {MPI_LAND, "land"},
+               {MPI_LOR, "lor"},   {MPI_LXOR, "lxor"}, {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"},
+               {MPI_REPLACE, "replace"}, {MPI_NO_OP, "no_op"}};
+    if (op == MPI_OP_NULL) return "-";
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (ops[i].op == op) return ops[i].name;
+    return "user";
+}
+
+static const char *const mode_names[] = {"off", "forced", "tuned", "online"};
+
+const char *mg_tune__mode_name(mg_tune_mode mode)
+{
+    return mode >= MG_TUNE_OFF && mode <= MG_TUNE_ONLINE ? mode_names[mode] : "?";
 }

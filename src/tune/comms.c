@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "comms.h"
 #include "handles.h"
+#include "online.h"
 
 #include <stdlib.h>
 
@@ -26,6 +27,7 @@ typedef struct {
      * until MPI_Finalize) and of the same (collective, size) */
     _Atomic(const mg_tune_live *) live;
     _Atomic(const mg_tune_profile *) profile[MG_NCOLLS];
+    _Atomic(mg_online_table *) online; /* online mode's keys (NULL until the first call that asks) */
 } comm_record;
 
 static MPI_Comm probe = MPI_COMM_NULL;
@@ -160,4 +162,16 @@ int mg_tune__shadow_comm(MPI_Comm comm, MPI_Comm *shadow)
     }
     *shadow = r->shadow;
     return MPI_SUCCESS;
+}
+
+mg_online_table *mg_tune__comm_online(const mg_comm_info *info)
+{
+    comm_record *r = (comm_record *)info;
+    mg_online_table *t = atomic_load_explicit(&r->online, memory_order_acquire);
+    if (t) return t;
+    pthread_mutex_lock(&making);
+    if (!(t = atomic_load_explicit(&r->online, memory_order_relaxed)) && (t = mg_tune__online_table(info->size)))
+        atomic_store_explicit(&r->online, t, memory_order_release);
+    pthread_mutex_unlock(&making);
+    return t; /* outlives the communicator: the tables are the report's until MPI_Finalize */
 }

@@ -30,4 +30,9 @@ const mg_comm_info *mg_tune__comm_info(MPI_Comm comm);
  * NULL if none: looked up once per communicator and set. Lock-free. */
 const mg_tune_profile *mg_tune__comm_profile(const mg_comm_info *info, mg_coll coll);
 
+/* The online keys of the communicator of info (online.h), made by the first
+ * call that asks (out of memory, the job is aborted: online.h). */
+struct mg_online_table;
+struct mg_online_table *mg_tune__comm_online(const mg_comm_info *info);
+
 #endif

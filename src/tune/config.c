@@ -70,6 +70,8 @@ static int parse_mode(const char *s, mg_tune_mode *m)
         *m = MG_TUNE_FORCED;
     else if (strcasecmp(s, "tuned") == 0)
         *m = MG_TUNE_TUNED;
+    else if (strcasecmp(s, "online") == 0)
+        *m = MG_TUNE_ONLINE;
     else
         return -1;
     return 0;
@@ -182,7 +184,7 @@ static int apply_key(const char *path, const char *where, const char *key, const
     char forms[DT_FORMS_LEN];
     if (strcmp(key, "mode") == 0) {
         ok = parse_mode(val, &cfg->mode) == 0;
-        expected = "off, forced or tuned";
+        expected = "off, forced, tuned or online";
     } else if (strcmp(key, "force") == 0) {
         return mg_tune__parse_force(val, cfg, where);
     } else if (strcmp(key, "profiles") == 0 || strcmp(key, "report") == 0 || strcmp(key, "record") == 0) {
@@ -287,7 +289,7 @@ static int read_environment(mg_tune_config *cfg)
     int problems = 0;
     const char *v;
     if ((v = env("MPIGUIDE_TUNE_MODE")) != NULL && parse_mode(v, &cfg->mode) != 0) {
-        mg_tune__warn("MPIGUIDE_TUNE_MODE=%s: expected off, forced or tuned; ignored", v);
+        mg_tune__warn("MPIGUIDE_TUNE_MODE=%s: expected off, forced, tuned or online; ignored", v);
         problems++;
     }
     if ((v = env("MPIGUIDE_TUNE_FORCE")) != NULL) {

@@ -19,8 +19,10 @@
 #include "datatypes/pending.h"
 #include "handles.h"
 #include "lifecycle.h"
+#include "online.h"
 #include "record.h"
 #include "types.h"
+#include <limits.h>
 
 /* What the calling thread's last call of each collective ran. initial-exec:
  * no __tls_get_addr call per collective in the shared library (it is loaded at
@@ -54,6 +56,7 @@ static inline __attribute__((always_inline)) int native_fast(mg_coll coll, MPI_C
     if (__builtin_expect(!(h & MG_HOT_ON) || comm == MPI_COMM_NULL, 0)) return 1;
     if (h & (MG_HOT_COUNT | MG_HOT_RECORD)) return 0;
     switch (MG_HOT_MODE(h)) {
+    case MG_TUNE_ONLINE: return 0;
     case MG_TUNE_FORCED:
         if (atomic_load_explicit(&mg_tune_hot.forced[coll], memory_order_relaxed) != 0) return 0;
         break;
@@ -92,9 +95,10 @@ static const mg_mockup *applicable(mg_call *c, int impl, mg_need *need)
 
 /* What decide() found for a call that may run a mock-up. */
 typedef struct {
-    int impl; /* >= 1 */
+    int impl; /* >= 1, or ONLINE_PICK */
     int size;
 } mg_choice;
+#define ONLINE_PICK INT_MAX /* online mode: complete() asks the call's key (online_pick) */
 
 /* Each thread's last call per collective and what decide() made of it: a
  * loop that repeats one call skips the look-ups. Valid while the hot word,
@@ -137,14 +141,18 @@ static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, i
             return 0;
         }
         if (mode == MG_TUNE_FORCED) impl = atomic_load_explicit(&mg_tune_hot.forced[coll], memory_order_relaxed);
-        const mg_tune_profile *profile = mode == MG_TUNE_TUNED ? mg_tune__comm_profile(info, coll) : NULL;
+        int online = mode == MG_TUNE_ONLINE;
+        const mg_tune_profile *profile = mode == MG_TUNE_TUNED || online ? mg_tune__comm_profile(info, coll) : NULL;
         /* tuned mode without a profile of (collective, size), and mode off, choose nothing: the
          * size of the message is only needed for the counter */
-        if (count || record || impl > 0 || profile) {
+        if (count || record || impl > 0 || profile || online) {
             MPI_Count key = n;
             if (per_rank && __builtin_mul_overflow(n, (MPI_Count)info->size, &key)) key = -1;
             bytes = key >= 0 ? mg_type_bytes(key, type) : -1;
-            if (profile && bytes > 0) impl = mg_tune__profile_impl(profile, bytes);
+            int covered = profile && bytes > 0 ? mg_tune__profile_impl(profile, bytes) : -1;
+            if (covered >= 0) impl = covered;
+            /* online: a profile's choice comes first, the rest is learnt in the run */
+            if (online && covered < 0 && bytes > 0 && info->size > 1) impl = ONLINE_PICK;
         }
         size = info->size;
         /* the forced choice may change without the hot word: not remembered */
@@ -161,16 +169,80 @@ static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, i
     return 0;
 }
 
+/* ---- online mode (online.h): the call's key picks its implementation ---- */
+
+/* The call this thread is making in online mode: its key and candidate, timed
+ * from t0 (ns) where the key wants its time; key NULL: none. */
+static _Thread_local struct {
+    mg_online_key *key;
+    int cand, timed;
+    uint64_t t0;
+    MPI_Comm comm;
+} online_now __attribute__((tls_model("initial-exec")));
+
+/* The native call and every mock-up that applies to c (the same on every rank: applicable() looks at
+ * values all ranks share). */
+static int candidates(void *ctx, int *impl)
+{
+    mg_call *c = ctx;
+    const mg_coll_mockups *t = mg_tune__table(c->coll);
+    int n = 0;
+    impl[n++] = 0;
+    for (int k = 1; k <= t->nmockups && n < MG_ONLINE_MAX; k++) {
+        mg_need need;
+        if (applicable(c, k, &need)) impl[n++] = k;
+    }
+    return n;
+}
+
+/* After an online call: its time to its key, and at a decision point the agreement of every rank (the
+ * maximum over the ranks, one reduction on the library's shadow of the communicator). */
+static inline int online_done(int rc)
+{
+    if (__builtin_expect(!online_now.key, 1)) return rc;
+    mg_online_key *k = online_now.key;
+    online_now.key = NULL;
+    double seconds = online_now.timed ? 1e-9 * (double)(mg_tune__rec_monotonic() - online_now.t0) : -1.0;
+    if (mg_online_done(k, &mg_online_default_policy, online_now.cand, seconds)) {
+        double v[MG_ONLINE_MAX];
+        int n = mg_online_to_agree(k, &mg_online_default_policy, v);
+        MPI_Comm shadow;
+        if (mg_tune__shadow_comm(online_now.comm, &shadow) == MPI_SUCCESS &&
+            PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, shadow) == MPI_SUCCESS)
+            mg_online_decide(k, &mg_online_default_policy, v);
+    }
+    return rc;
+}
+
+/* The implementation of c its key picks now (0: the native call). */
+static int online_pick(mg_call *c)
+{
+    const mg_comm_info *info = mg_tune__comm_info(c->comm);
+    mg_online_table *t = info ? mg_tune__comm_online(info) : NULL;
+    int reduction = is_reduction(c->coll);
+    mg_online_key *k = t ? mg_tune__online_lookup(t, c->coll, c->bytes, reduction ? c->sendtype : MPI_DATATYPE_NULL,
+                                                  reduction ? c->op : MPI_OP_NULL, candidates, c)
+                         : NULL;
+    if (!k) return 0;
+    /* a collective the datatype layer ran twice in one call: the first one's time is its own */
+    if (online_now.key) online_done(MPI_SUCCESS);
+    int timed, cand = mg_online_next(k, &mg_online_default_policy, &timed);
+    online_now.key = k, online_now.cand = cand, online_now.timed = timed, online_now.comm = c->comm;
+    online_now.t0 = timed ? mg_tune__rec_monotonic() : 0;
+    return k->impl[cand];
+}
+
 /* The second half: completes c (rank, size, bytes, commutative, chunk) and
  * returns the mock-up to run (with its need in *need), or NULL for the native
- * call. Lock-free but for the mock-up's lease. */
+ * call. Lock-free but for the mock-up's lease (and online mode's key look-up). */
 static const mg_mockup *complete(mg_call *c, const mg_choice *ch, mg_need *need)
 {
     int impl = ch->impl;
     c->size = ch->size;
     c->bytes = mg_tune__message_bytes(c);
-    const mg_mockup *m = applicable(c, impl, need);
-    if (!m) impl = MG_TUNE_NATIVE;
+    if (impl == ONLINE_PICK) impl = online_pick(c);
+    const mg_mockup *m = impl > 0 ? applicable(c, impl, need) : NULL;
+    if (!m && impl > 0) impl = MG_TUNE_NATIVE;
     if (atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT)
         mg_tune__count(c->coll, c->bytes, impl);
     last_impl[c->coll] = mg_tune__impl_label(c->coll, impl);
@@ -231,6 +303,7 @@ MG_TUNE_API int MPI_Finalize(void)
     mg_tune__rec_write();             /* while the shadow of MPI_COMM_WORLD and the plans are there */
     mg_tune__stop();
     mg_tune__comms_stop();
+    mg_tune__online_stop();
     mg_tune__rec_stop();
     mg_tune__types_stop();
     return PMPI_Finalize();
@@ -280,7 +353,7 @@ static inline int with_orphans(int rc)
         mg_tune__rec_begin(__func__);                                                                                 \
         int rc = mg_tune__dt_active() ? DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NAME##_wide) \
                                       : NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);     \
-        return mg_tune__rec_done(with_orphans(rc));                                                                   \
+        return mg_tune__rec_done(online_done(with_orphans(rc)));                                                                   \
     }
 
 #define DEF_ROOTED(NAME, PNAME, CNT, COLL, DT)                                                                        \
@@ -318,7 +391,7 @@ static inline int with_orphans(int rc)
         int rc = mg_tune__dt_active()                                                                                 \
                      ? DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NAME##_wide)        \
                      : NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);           \
-        return mg_tune__rec_done(with_orphans(rc));                                                                   \
+        return mg_tune__rec_done(online_done(with_orphans(rc)));                                                                   \
     }
 
 /* Allreduce, Scan (no root), Reduce_scatter_block (count is recvcount). */
@@ -344,7 +417,7 @@ static inline int with_orphans(int rc)
     {                                                                                                               \
         mg_tune__rec_begin(__func__);                                                                               \
         mg_tune__rec_note_reduction(datatype, op);                                                                  \
-        return mg_tune__rec_done(with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, comm)));           \
+        return mg_tune__rec_done(online_done(with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, comm)))); \
     }
 
 #define DEF_REDUCE(NAME, PNAME, CNT)                                                                                \
@@ -369,7 +442,8 @@ static inline int with_orphans(int rc)
     {                                                                                                               \
         mg_tune__rec_begin(__func__);                                                                               \
         mg_tune__rec_note_reduction(datatype, op);                                                                  \
-        return mg_tune__rec_done(with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, root, comm)));     \
+        return mg_tune__rec_done(                                                                                   \
+            online_done(with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, root, comm))));             \
     }
 
 #define DEF_BCAST(NAME, PNAME, CNT)                                                                              \
@@ -396,7 +470,7 @@ static inline int with_orphans(int rc)
         mg_tune__rec_begin(__func__);                                                                            \
         int rc = mg_tune__dt_active() ? mg_tune__dt_bcast(buffer, count, datatype, root, comm, NAME##_wide)      \
                                       : NAME##_coll(buffer, count, datatype, root, comm);                        \
-        return mg_tune__rec_done(with_orphans(rc));                                                              \
+        return mg_tune__rec_done(online_done(with_orphans(rc)));                                                              \
     }
 
 DEF_ALLGATHER_LIKE(MPI_Allgather, PMPI_Allgather, int, MG_COLL_ALLGATHER, mg_tune__dt_allgather)

@@ -43,9 +43,8 @@ static int write_file(const char *path, const char *all, size_t len, int nprocs)
     PMPI_Get_library_version(version, &vlen);
     for (char *c = version; *c; c++)
         if (*c == '\n' || *c == '\r') *c = ' ';
-    static const char *const modes[] = {"off", "forced", "tuned"};
     fprintf(out, "#@mpiguide_record=1\n#@library_version=%s\n#@nprocs=%d\n#@mode=%s\n#@clock=%s\n", version, nprocs,
-            modes[mg_tune__mode()], mg_tune__rec_clock_name());
+            mg_tune__mode_name(mg_tune__mode()), mg_tune__rec_clock_name());
     put_lines(out, all, len, 1);
     fprintf(out, "%s\n", COLUMNS);
     put_lines(out, all, len, 0);

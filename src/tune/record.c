@@ -272,33 +272,6 @@ static void type_names_free(type_names *tn)
 
 static const char *const strategies[] = {"default", "native", "normalized", "pack"};
 
-/* A reduction's predefined datatype in the notation ("double"), "-" for none, "?" for one the engine does not
- * name (a derived type: the mock-ups take no such reduction). */
-static const char *elem_name(MPI_Datatype t, char *buf, size_t len)
-{
-    mg_dt *dt = NULL;
-    if (t == MPI_DATATYPE_NULL) return "-";
-    if (mg_dt_from_mpi(t, &dt) != MG_DT_SUCCESS || mg_dt_describe(dt, buf, len) != MG_DT_SUCCESS || strchr(buf, '('))
-        snprintf(buf, len, "?");
-    mg_dt_free(dt);
-    return buf;
-}
-
-static const char *op_name(MPI_Op op)
-{
-    static const struct {
-        MPI_Op op;
-        const char *name;
-    } ops[] = {{MPI_SUM, "sum"},   {MPI_PROD, "prod"}, {MPI_MAX, "max"},   {MPI_MIN, "min"},
-               {MPI_BAND, "band"}, {MPI_BOR, "bor"},   {MPI_BXOR, "bxor"}, {MPI_LAND, "land"},
-               {MPI_LOR, "lor"},   {MPI_LXOR, "lxor"}, {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"},
-               {MPI_REPLACE, "replace"}, {MPI_NO_OP, "no_op"}};
-    if (op == MPI_OP_NULL) return "-";
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (ops[i].op == op) return ops[i].name;
-    return "user";
-}
-
 /* Seconds since mg_tune__rec_start, and the seconds of a tick of the clock
  * (the time-stamp counter's rate, measured over that time). */
 static double elapsed(double *per_tick)
@@ -349,7 +322,7 @@ char *mg_tune__rec_rank_text(int rank, size_t *len)
                     put(&o, " -");
             }
             char elem[128];
-            put(&o, " %s %s\n", elem_name(e->elem, elem, sizeof elem), op_name(e->redop));
+            put(&o, " %s %s\n", mg_tune__elem_name(e->elem, elem, sizeof elem), mg_tune__op_name(e->redop));
         }
     for (int k = 0; k < tn.ntexts; k++) put(&o, "#@type[t%d.%d]=%s\n", rank, k, tn.texts[k]);
     type_names_free(&tn);

@@ -35,6 +35,7 @@ extern _Thread_local mg_rec_call mg_tune__rec_now __attribute__((tls_model("init
  * else CLOCK_MONOTONIC in ns); converted to seconds when the record is written.
  * Inline: two clock_gettime calls cost twice the 50 ns a recorded call may take. */
 extern int mg_tune__rec_tsc; /* set by mg_tune__rec_start */
+/* CLOCK_MONOTONIC in ns (online mode times with it: one rate on every node). */
 uint64_t mg_tune__rec_monotonic(void);
 static inline uint64_t mg_tune__rec_clock(void)
 {

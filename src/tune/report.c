@@ -5,6 +5,7 @@
  * appended to a raw file is read with it:
  *   #@tune_alg[MPI_Allgather 100 allgather_as_gather_bcast]=25
  *   #@tune_dt[MPI_Send 3200 pack]=12
+ *   #@tune_online[MPI_Allreduce 4 64 int sum]=chosen=... (online mode, online.c)
  *   #@tune_dt_refused[hvector block step 1-byte-per-piece of int: hvector(count=3, block=1, stride=1, int)]=1
  *   #@tune_config[msg_pool_bytes]=67108864
  *   #@tune_config[int_pool_bytes]=262144
@@ -14,6 +15,7 @@
  *   #@tune_config[dt_form]=auto */
 #define _POSIX_C_SOURCE 200809L
 #include "form_verdicts.h"
+#include "online.h"
 #include "mpiguide/dt.h"
 #include "tune_internal.h"
 #include <pthread.h>
@@ -230,7 +232,6 @@ int mg_tune__report_write(FILE *out, const mg_tune_config *cfg)
     size_t n;
     int rc = sorted_rows(&rows, &n);
     if (rc != MG_TUNE_SUCCESS) return rc;
-    static const char *const modes[] = {"off", "forced", "tuned"};
     for (size_t i = 0; i < n; i++) {
         int c = rows[i].coll;
         if (c < MG_NCOLLS)
@@ -243,10 +244,11 @@ int mg_tune__report_write(FILE *out, const mg_tune_config *cfg)
                     (unsigned long long)rows[i].calls);
     }
     free(rows);
+    mg_tune__online_report(out);
     mg_tune__forms_refused(refused_line, out);
     fprintf(out, "#@tune_config[msg_pool_bytes]=%zu\n", cfg->msg_pool_bytes);
     fprintf(out, "#@tune_config[int_pool_bytes]=%zu\n", cfg->int_pool_bytes);
-    fprintf(out, "#@tune_config[mode]=%s\n", modes[cfg->mode]);
+    fprintf(out, "#@tune_config[mode]=%s\n", mg_tune__mode_name(cfg->mode));
     fprintf(out, "#@tune_config[chunk]=%lld\n", (long long)cfg->chunk);
     fprintf(out, "#@tune_config[allow_regrouping]=%s\n", cfg->allow_regrouping ? "yes" : "no");
     fprintf(out, "#@tune_config[dt_form]=%s\n", mg_dt_form_name(cfg->dt_form));

@@ -36,6 +36,8 @@
  *              report.c     the usage counters and the report
  *              record.c     record mode: each thread's calls, their keys and
  *                           times (record.h)
+ *   online     online.c     online mode: the choice of each call key measured in
+ *                           the run itself, per communicator (online.h)
  *   dtprofile  dt_profile.c parses and searches datatype profiles (no state)
  *   reader     profile_read.c  reads the lines of a profile file (profile_read.h)
  *   catalog    catalog.c    the collectives, their mock-up tables, the names
@@ -123,6 +125,14 @@ int mg_tune__public_coll_index(const char *name);
 int mg_tune__impl_index(mg_coll coll, const char *name);
 /* "default", the mock-up's name or "native". */
 const char *mg_tune__impl_label(mg_coll coll, int impl);
+/* A reduction's predefined datatype in the notation ("double"; "-" for
+ * MPI_DATATYPE_NULL, "?" for one the engine does not name) into buf; returns
+ * the text. */
+const char *mg_tune__elem_name(MPI_Datatype t, char *buf, size_t len);
+/* A reduction's operation: "sum", "max", ..., "user" for a user-defined one, "-" for MPI_OP_NULL. */
+const char *mg_tune__op_name(MPI_Op op);
+/* "off", "forced", "tuned", "online". */
+const char *mg_tune__mode_name(mg_tune_mode mode);
 /* "default, a, b" into buf (for messages). */
 const char *mg_tune__impl_list(mg_coll coll, char *buf, size_t len);
 const char *mg_tune__coll_list(char *buf, size_t len);

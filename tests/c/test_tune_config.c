@@ -143,7 +143,7 @@ static void check_config_variants(void)
     EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_DT_FORM=Copies: expected auto, vector, resized, list or "
                    "copies; ignored\n");
     unsetenv("MPIGUIDE_TUNE_DT_FORM");
-    EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_MODE=tunde: expected off, forced or tuned; ignored\n");
+    EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_MODE=tunde: expected off, forced, tuned or online; ignored\n");
     EXPECT_WARNING("mpiguide-tune: warning: MPIGUIDE_TUNE_CHUNK=0: expected a number of elements from 1 to "
                    "2147483647; ignored\n");
     unsetenv("MPIGUIDE_TUNE_MODE");

@@ -55,7 +55,17 @@
  * hang or a crash), =2 also what ran; a process stuck for MG_TEST_HANG_S
  * seconds (default 30) prints its case (and goes on); MG_TEST_SKIP=name1,name2
  * leaves out mock-ups (to see the rest of the matrix while one of them
- * crashes; the test then fails). */
+ * crashes; the test then fails).
+ *
+ * `test_tune_exact online`: the same checks in online mode, where the library
+ * picks each call's implementation itself (src/tune/online.h). A smaller
+ * matrix runs ONLINE_PASSES times over, so that every key explores its
+ * candidates and settles; each call must equal the native one, and every rank
+ * must run the same implementation at every call (agreed per call). A key's
+ * first calls run natively (a fresh duplicate: each key called fewer times
+ * than the warm-up, "default" everywhere); size-1 communicators and
+ * intercommunicators never run a mock-up; every collective with mock-ups must
+ * have run some of them, and the report must show the settled keys. */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <math.h>
@@ -1036,6 +1046,11 @@ typedef struct {
     char *text; /* the details (fail, nerr or warn), malloc'ed */
 } cres;
 
+/* Online mode (main's argument "online"): what the library chose is checked, not forced. */
+static int online_mode;
+enum { ONLINE_PASSES = 40, ONLINE_WARMUP_PASSES = 7 }; /* 7 passes: every key below its 16 warm-up calls */
+static int online_expect_default; /* the current phase's keys are all in their warm-up */
+
 static void errstr(int rc, char *out, size_t len)
 {
     char e[MPI_MAX_ERROR_STRING + 1];
@@ -1169,6 +1184,38 @@ static void set_eh(MPI_Comm comm)
 }
 
 /* Runs case c on this rank of x: native, then intercepted; compares. */
+/* Online mode's checks of one call that ran `last`: a known implementation,
+ * the same on every rank (one reduction on x->agg per call), never a mock-up
+ * where only the native call may run or in a warm-up phase, and the
+ * floating-point rule. Counts, on agg rank 0, what ran. */
+static void online_check(ctx *x, const tcase *c, const char *last, int *is_ran, int *is_native, char *why,
+                         size_t *wl, size_t cap)
+{
+#define OWHY(...) (*wl += (size_t)snprintf(why + *wl, *wl < cap ? cap - *wl : 0, __VA_ARGS__), *wl = *wl < cap ? *wl : cap)
+    const int coll = c->coll;
+    int idx = -2; /* -1: "native" (a fallback), 0: "default", k: mock-up k */
+    if (last && strcmp(last, "native") == 0) idx = -1;
+    for (int m = 0; last && idx == -2 && m < nimpl[coll]; m++)
+        if (strcmp(last, impl_names[coll][m]) == 0) idx = m;
+    if (idx == -2) OWHY(" ran \"%s\", which is no implementation of %s;", last ? last : "NULL", colls[coll].name);
+    int mm[2] = {idx, -idx}, agreed[2] = {idx, -idx};
+    if (!x->inter) PMPI_Allreduce(mm, agreed, 2, MPI_INT, MPI_MAX, x->agg);
+    if (agreed[0] != -agreed[1])
+        OWHY(" the ranks ran different implementations (indices %d to %d; this rank %s);", -agreed[1], agreed[0],
+             last ? last : "NULL");
+    *is_ran = idx > 0, *is_native = idx == -1;
+    if (x->must_native && idx > 0)
+        OWHY(" ran the mock-up on %s; only the native call may run there;",
+             x->inter ? "an intercommunicator" : "a size-1 communicator");
+    if (online_expect_default && idx != 0) OWHY(" ran \"%s\" during the key's warm-up, where only \"default\" runs;", last);
+    if (colls[coll].reduction && idx > 0 && reds[c->sel].expect == EX_NATIVE)
+        OWHY(" ran the mock-up on %s %s: reductions of floating-point data (any op) and of long double must "
+             "fall back to the native call;",
+             reds[c->sel].opname, type_str(c));
+    if (x->agg_rank == 0 && idx >= 0 && agreed[0] == -agreed[1]) x->counts[coll][idx][0]++;
+#undef OWHY
+}
+
 static void run_case(ctx *x, const tcase *c, cres *res)
 {
     const int coll = c->coll;
@@ -1305,7 +1352,9 @@ static void run_case(ctx *x, const tcase *c, cres *res)
             "native call gives it);",
             op_maxlen, (long long)most);
     int is_ran = 0, is_native = 0;
-    if (!last) {
+    if (online_mode) {
+        online_check(x, c, last, &is_ran, &is_native, why, &wl, sizeof why);
+    } else if (!last) {
         WHY(" mg_tune_last_impl is NULL: the call was not intercepted;");
     } else if (x->use_c && (c->impl == 0 || strcmp(last, "default") == 0)) {
         /* impl 0: nothing to tell apart; else the _c entry point did not go
@@ -1376,10 +1425,12 @@ static void agree_block(ctx *x, const tcase *cs, cres *rs, int n)
     int any = 0;
     for (int i = 0; i < n; i++) {
         int *g = &glob[S * i];
-        int disagree = g[R] > 0 && g[N] > 0 && g[E] == 0;
+        int disagree = !online_mode && g[R] > 0 && g[N] > 0 && g[E] == 0;
         if (x->agg_rank == 0 && g[E] == 0) {
             x->ncases++;
-            if (g[R] == x->agg_size)
+            if (online_mode)
+                ; /* online_check counted what ran */
+            else if (g[R] == x->agg_size)
                 x->counts[cs[i].coll][cs[i].impl][0]++;
             else if (g[N] == x->agg_size)
                 x->counts[cs[i].coll][cs[i].impl][1]++;
@@ -1394,7 +1445,7 @@ static void agree_block(ctx *x, const tcase *cs, cres *rs, int n)
         PMPI_Allreduce(loc, glob + S * n, n, MPI_INT, MPI_MIN, x->agg);
         for (int i = 0; i < n; i++) {
             int *g = &glob[S * i], key = glob[S * n + i];
-            int disagree = g[R] > 0 && g[N] > 0 && g[E] == 0;
+            int disagree = !online_mode && g[R] > 0 && g[N] > 0 && g[E] == 0;
             if (!(g[F] > 0 || g[E] > 0 || g[W] > 0 || disagree)) continue;
             const char *kind = g[E] > 0 ? "NOTE (native error, case skipped)" : g[F] > 0 || disagree ? "FAIL" : "WARN";
             int reporter = key == INT_MAX ? 0 : key % P;
@@ -1631,6 +1682,120 @@ static void *thread_main(void *v)
     return NULL;
 }
 
+/* ---------------------------------------------------------------- online mode */
+
+/* Every collective's cases of `level` on x, the list run `passes` times over (in
+ * one order on every rank, as MPI wants the calls of a communicator). */
+static void online_block(ctx *x, int level, int passes)
+{
+    for (int coll = 0; coll < NCOLL; coll++) {
+        caselist l = {0};
+        build_cases(&l, coll, 0, x->size, level);
+        for (int k = 0; k < passes; k++) run_list(x, l.v, l.n);
+        free(l.v);
+    }
+}
+
+static void *online_thread(void *v)
+{
+    online_block(((thread_arg *)v)->x, L_SMALL, ONLINE_PASSES);
+    return NULL;
+}
+
+/* The report of rank 0 of world: its #@tune_online lines, and how many of them settled on a mock-up. */
+static void online_report_lines(long *lines, long *on_mockup)
+{
+    *lines = *on_mockup = 0;
+    FILE *f = tmpfile();
+    if (!f) return;
+    if (mg_tune_write_report(f) == MG_TUNE_SUCCESS) {
+        rewind(f);
+        char line[4096];
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "#@tune_online[", 14) == 0) {
+                (*lines)++;
+                const char *ch = strstr(line, "]=chosen=");
+                if (ch && strncmp(ch + 9, "default ", 8) != 0 && strncmp(ch + 9, "- ", 2) != 0) (*on_mockup)++;
+            }
+    }
+    fclose(f);
+}
+
+/* Online mode's matrix (see the top of the file); returns the setup failures. */
+static long online_main(ctx *xs, ctx **all, int nx, MPI_Comm ctl, MPI_Comm split, int provided, int wrank)
+{
+    long fail = 0;
+    if (mg_tune_set_mode(MG_TUNE_ONLINE) != MG_TUNE_SUCCESS || mg_tune_get_mode() != MG_TUNE_ONLINE) {
+        if (wrank == 0) printf("FAIL mg_tune_set_mode(MG_TUNE_ONLINE) did not take\n");
+        fail++;
+    }
+    double t = MPI_Wtime();
+    /* a fresh communicator: fewer calls per key than the warm-up, all native */
+    MPI_Comm fresh;
+    MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
+    set_eh(fresh);
+    ctx_init(&xs[0], fresh, fresh, "dup(MPI_COMM_WORLD), warm-up", 40);
+    online_expect_default = 1;
+    online_block(&xs[0], L_SMALL, ONLINE_WARMUP_PASSES);
+    online_expect_default = 0;
+    flush_failures(all, nx, ctl);
+    if (wrank == 0) printf("phase %-16s %7.1f s\n", "warm-up", MPI_Wtime() - t);
+
+    struct {
+        MPI_Comm comm;
+        const char *name;
+        int level, id;
+    } phases[] = {
+        {MPI_COMM_WORLD, "MPI_COMM_WORLD", L_DUP, 41},
+        {split, wrank % 2 ? "split(odd ranks)" : "split(even ranks)", L_SMALL, 42 + wrank % 2},
+        {MPI_COMM_SELF, "MPI_COMM_SELF", L_SMALL, 200 + wrank},
+    };
+    for (int ph = 0; ph < 3; ph++) {
+        t = MPI_Wtime();
+        ctx_init(&xs[1 + ph], phases[ph].comm, phases[ph].comm, phases[ph].name, phases[ph].id);
+        online_block(&xs[1 + ph], phases[ph].level, ONLINE_PASSES);
+        flush_failures(all, nx, ctl);
+        if (wrank == 0) printf("phase %-16s %7.1f s\n", phases[ph].name, MPI_Wtime() - t);
+    }
+#if MG_TEST_C
+    t = MPI_Wtime();
+    ctx_init(&xs[4], MPI_COMM_WORLD, MPI_COMM_WORLD, "MPI_COMM_WORLD", 45);
+    xs[4].use_c = 1;
+    online_block(&xs[4], L_LARGECOUNT, ONLINE_PASSES);
+    flush_failures(all, nx, ctl);
+    if (wrank == 0) printf("phase %-16s %7.1f s\n", "_c entry points", MPI_Wtime() - t);
+#endif
+    if (provided >= MPI_THREAD_MULTIPLE) {
+        t = MPI_Wtime();
+        MPI_Comm tc[2];
+        pthread_t th[2];
+        thread_arg ta[2] = {{&xs[5]}, {&xs[6]}};
+        for (int k = 0; k < 2; k++) {
+            MPI_Comm_dup(MPI_COMM_WORLD, &tc[k]);
+            set_eh(tc[k]);
+            ctx_init(&xs[5 + k], tc[k], tc[k], k ? "thread1:dup" : "thread0:dup", 46 + k);
+        }
+        for (int k = 0; k < 2; k++) pthread_create(&th[k], NULL, online_thread, &ta[k]);
+        for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
+        flush_failures(all, nx, ctl);
+        for (int k = 0; k < 2; k++) MPI_Comm_free(&tc[k]);
+        if (wrank == 0) printf("phase %-16s %7.1f s\n", "2 threads", MPI_Wtime() - t);
+    }
+    long lines, on_mockup;
+    online_report_lines(&lines, &on_mockup);
+    int wsize;
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    if (wrank == 0) {
+        printf("report: %ld #@tune_online lines, %ld settled on a mock-up\n", lines, on_mockup);
+        if (wsize > 1 && (lines == 0 || on_mockup == 0)) {
+            printf("FAIL the report shows no online key%s\n", lines ? " settled on a mock-up" : "");
+            fail++;
+        }
+    }
+    MPI_Comm_free(&fresh);
+    return fail;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static int check_library(int wrank)
@@ -1696,6 +1861,7 @@ int main(int argc, char **argv)
     pthread_create(&wd, NULL, watchdog, NULL);
     install_death_reports();
     long setup_fail = check_library(wrank);
+    online_mode = argc > 1 && strcmp(argv[1], "online") == 0;
     double t0 = MPI_Wtime(), tphase = t0;
 
     /* The communicators of the main matrix. */
@@ -1715,6 +1881,11 @@ int main(int argc, char **argv)
     ctx_init(&xs[X_LARGE], MPI_COMM_WORLD, MPI_COMM_WORLD, "MPI_COMM_WORLD", 5);
     xs[X_LARGE].use_c = 1;
 
+    MPI_Comm half = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+    if (online_mode) {
+        setup_fail += online_main(xs, all, NX, ctl, split, provided, wrank);
+        goto summary;
+    }
     struct {
         int x, level;
         const char *title;
@@ -1765,7 +1936,6 @@ int main(int argc, char **argv)
 
     /* An intercommunicator between the low and the high half: Bcast, Allreduce
      * and Allgather run natively and exactly whatever is forced. */
-    MPI_Comm half = MPI_COMM_NULL, inter = MPI_COMM_NULL;
     if (wsize >= 2) {
         int g = wrank >= wsize / 2;
         MPI_Comm_split(MPI_COMM_WORLD, g, wrank, &half);
@@ -1839,6 +2009,7 @@ int main(int argc, char **argv)
                provided);
     }
 
+summary:;
     /* Summary: per collective and implementation, cases where it ran vs fell back to native. */
     long counts[NCOLL][MAXIMPL][2], gcounts[NCOLL][MAXIMPL][2];
     memset(counts, 0, sizeof counts);
@@ -1869,14 +2040,24 @@ int main(int argc, char **argv)
                 if (gl > 0) snprintf(gls, sizeof gls, "%d", gl);
                 printf("%-22s %-42s %4s %10ld %10ld%s\n", m == 0 ? colls[c].name : "", impl_names[c][m], gls,
                        gcounts[c][m][0], gcounts[c][m][1],
-                       skipped(c, m)                    ? "   <- FAIL: skipped (MG_TEST_SKIP)"
-                       : m > 0 && gcounts[c][m][0] == 0 ? "   <- FAIL: never ran"
-                                                        : "");
-                if (m > 0 && gcounts[c][m][0] == 0) never++;
+                       skipped(c, m)                                     ? "   <- FAIL: skipped (MG_TEST_SKIP)"
+                       : online_mode && m > 0 && gcounts[c][m][0] == 0 ? "   (never chosen)"
+                       : m > 0 && gcounts[c][m][0] == 0                  ? "   <- FAIL: never ran"
+                                                                         : "");
+                if (!online_mode && m > 0 && gcounts[c][m][0] == 0) never++;
             }
+        /* online: the library chooses; each collective with mock-ups must have explored some */
+        for (int c = 0; online_mode && wsize > 1 && c < NCOLL; c++) {
+            long ran = 0;
+            for (int m = 1; m < nimpl[c]; m++) ran += gcounts[c][m][0];
+            if (nimpl[c] > 1 && ran == 0) {
+                printf("FAIL online mode ran no mock-up of %s in the whole matrix\n", colls[c].name);
+                never++;
+            }
+        }
         printf("(a case is one call on one communicator instance; \"native\": the library fell back to the native "
                "call)\n");
-        for (int c = 0; c < NCOLL; c++)
+        for (int c = 0; c < NCOLL && !online_mode; c++)
             for (int m = 1; m < nimpl[c]; m++)
                 if (skipped(c, m))
                     printf("FAIL mock-up %s was skipped (MG_TEST_SKIP)\n", impl_names[c][m]);

@@ -556,7 +556,7 @@ static void phase_config(void)
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:6: chunk '0': expected a number of elements from 1 to 2147483647; "
                    "this line is ignored\n",
                    dir, conf);
-    EXPECT_WARNING("mpiguide-tune: warning: %s/%s:7: mode 'tunde': expected off, forced or tuned; this line is "
+    EXPECT_WARNING("mpiguide-tune: warning: %s/%s:7: mode 'tunde': expected off, forced, tuned or online; this line is "
                    "ignored\n",
                    dir, conf);
     EXPECT_WARNING("mpiguide-tune: warning: %s/%s:8: profiles '': expected a path; this line is ignored\n", dir, conf);

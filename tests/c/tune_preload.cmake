@@ -13,7 +13,8 @@
 # FORCE: MPIGUIDE_TUNE_FORCE (every collective named must show its mock-up in
 # the report; datatypes=S: some call with a derived datatype must show
 # strategy S); MODE=off: the library preloaded in mode off (nothing forced,
-# the report only has to exist); CHUNK: MPIGUIDE_TUNE_CHUNK, if given; ARGS:
+# the report only has to exist); MODE=online: online mode, nothing forced, and
+# the report must show MPI_Allreduce settled on some implementation; CHUNK: MPIGUIDE_TUNE_CHUNK, if given; ARGS:
 # the program's arguments (an unmodified driver that checks its own data);
 # RECORD=1: record mode on as well (MPIGUIDE_TUNE_RECORD), and the record file
 # must be whole, with a row of every rank.
@@ -34,7 +35,7 @@ endif()
 if(NOT DEFINED MODE)
   set(MODE forced)
 endif()
-if(MODE STREQUAL "off")
+if(MODE STREQUAL "off" OR MODE STREQUAL "online")
   set(FORCE "")
 elseif(NOT DEFINED FORCE)
   set(FORCE "allreduce=allreduce_as_reduce_bcast,bcast=bcast_as_scatter_allgather,allgather=allgather_as_gather_bcast")
@@ -76,6 +77,9 @@ if(RECORD)
 endif()
 file(READ "${report}" text)
 message("report:\n${text}")
+if(MODE STREQUAL "online" AND NOT text MATCHES "#@tune_online\\[MPI_Allreduce ${NP} [0-9]+ int sum\\]=chosen=[a-z_]+ ")
+  message(FATAL_ERROR "tune_preload: the report has no settled key of MPI_Allreduce (online mode)")
+endif()
 # allreduce=allreduce_as_reduce_bcast: MPI_Allreduce must have run allreduce_as_reduce_bcast
 string(REPLACE "," ";" entries "${FORCE}")
 foreach(entry IN LISTS entries)

@@ -248,6 +248,14 @@ class CollSuite(Suite):
         p.add_argument("--to", required=True, choices=profiles.FORMATS, help="the format to write")
         p.add_argument("--output", metavar="DIR", help="where to write (default SRC-<format>)")
         p.set_defaults(func=self._convert_command)
+        p = prs.add_parser("from-online", help="profiles of what a program's run chose in online mode",
+                           description="The keys that settled in a run of libmpiguide-tune's online mode "
+                           "(MPIGUIDE_TUNE_MODE=online with MPIGUIDE_TUNE_REPORT=REPORT) as profiles in mpiguide's "
+                           "format, for tuned mode's later runs: each message size the run settled on a mock-up "
+                           "becomes a one-size range (docs/tuning.md, Online selection).")
+        p.add_argument("report", metavar="REPORT", help="the report file of the online run")
+        p.add_argument("--output", metavar="DIR", help="where to write (default REPORT's name + -profiles)")
+        p.set_defaults(func=self._from_online_command)
         p = commands.add_parser("algorithms", help="the collective algorithms each MPI library offers, as the library "
                                 "lists them (MPI_T), and how each is forced",
                                 description="Per stack and collective, the algorithms the MPI library itself lists "
@@ -276,6 +284,19 @@ class CollSuite(Suite):
                 print("\n".join(algorithms.console_lines(stack, found[name])))
         if args.json:
             print(algorithms.to_json(found))
+        return 0
+
+    def _from_online_command(self, args: argparse.Namespace) -> int:
+        report = Path(args.report)
+        out = Path(args.output) if args.output else report.resolve().with_name(f"{report.name}-profiles")
+        done = profiles.from_online(report, out)
+        for note in done.notes:
+            print(f"note: {note}")
+        if not done.written:
+            print(f"no profile written: every settled key of {report} chose the native call")
+        else:
+            print(f"wrote {len(done.written)} profile(s) to {out}: MPIGUIDE_TUNE_MODE=tuned "
+                  f"MPIGUIDE_TUNE_PROFILES={out} runs with them")
         return 0
 
     def _convert_command(self, args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ or in PGMPITuneLib's, and converted between the two."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -229,6 +230,101 @@ def convert(src: Path, to: str, out: Path) -> Conversion:
         try:
             target.write_text(pgmpi_text(coll, nprocs, ranges) if to == "pgmpi"
                               else profile_text(coll, nprocs, ranges, f"converted from {path}"))
+        except OSError as exc:
+            raise MpiguideError(f"cannot write {target}: {exc.strerror}") from None
+        done.written.append(target)
+    return done
+
+
+# ---------------------------------------------------------------- from online mode's report
+
+# `#@tune_online[MPI_Allreduce 4 64 int MPI_SUM]=chosen=allreduce_as_reduce_bcast calls=900 ...` (docs/formats.md)
+_ONLINE = re.compile(r"^#@tune_online\[(?P<key>[^\]]*)\]=(?P<value>.*)$")
+
+
+@dataclass
+class OnlineKey:
+    """One key of online mode's report: a collective on `nprocs` processes at `nbytes`, with the reduction's
+    datatype and operation where it has them, and what the run chose (None: not settled)."""
+
+    collective: str
+    nprocs: int
+    nbytes: int
+    reduction: str
+    chosen: str | None
+    calls: int
+
+
+def read_online(path: Path) -> list[OnlineKey]:
+    """The `#@tune_online` lines of a report (MPIGUIDE_TUNE_REPORT's file; other lines are ignored);
+    MpiguideError with file:line for a line that does not read."""
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MpiguideError(f"cannot read {path}: {exc}") from None
+    keys = []
+    for no, line in enumerate(lines, 1):
+        m = _ONLINE.match(line)
+        if not m:
+            continue
+        words = m["key"].split()
+        fields = dict(f.split("=", 1) for f in m["value"].split() if "=" in f)
+        name = words[0][4:].lower() if words and words[0].startswith("MPI_") else ""
+        if (len(words) not in (3, 5) or name not in COLLECTIVES or not words[1].isdigit() or not words[2].isdigit()
+                or "chosen" not in fields or not fields.get("calls", "").isdigit()):
+            raise MpiguideError(f"{path}:{no}: not a #@tune_online line of libmpiguide-tune: {line!r}")
+        chosen = fields["chosen"]
+        if chosen not in ("-", DEFAULT) and chosen not in {mk for mk, _, _ in MOCKUPS[name]}:
+            raise MpiguideError(f"{path}:{no}: {name} has no implementation {chosen!r}")
+        keys.append(OnlineKey(name, int(words[1]), int(words[2]), " ".join(words[3:]),
+                              None if chosen == "-" else chosen, int(fields["calls"])))
+    return keys
+
+
+@dataclass
+class FromOnline:
+    """What `from_online` wrote, and the keys it could not take as they are."""
+
+    written: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def from_online(report: Path, out: Path) -> FromOnline:
+    """Profiles of the settled keys of online mode's report: each (collective, processes) gets the message
+    sizes its run settled on, each as a one-size range (sizes between them stay native: the run measured no
+    other). Where keys of one size settled differently (reductions of other datatypes or operations), the key
+    with the most calls decides, with a note; keys that never settled are left out, with a note."""
+    keys = read_online(report)
+    if not keys:
+        raise MpiguideError(f"{report} holds no #@tune_online line: run the program with MPIGUIDE_TUNE_MODE=online "
+                            "and MPIGUIDE_TUNE_REPORT=FILE (a report of another mode has none)")
+    done = FromOnline()
+    unsettled = [k for k in keys if k.chosen is None]
+    if unsettled:
+        done.notes.append(f"{len(unsettled)} key(s) never settled (too few calls to explore): they stay native")
+    by_size: dict[tuple[str, int, int], list[OnlineKey]] = {}
+    for k in keys:
+        if k.chosen is not None:
+            by_size.setdefault((k.collective, k.nprocs, k.nbytes), []).append(k)
+    chosen: dict[tuple[str, int], list[tuple[int, str]]] = {}
+    for (coll, nprocs, nbytes), ks in sorted(by_size.items()):
+        best = max(ks, key=lambda k: k.calls)
+        if len({k.chosen for k in ks}) > 1:
+            done.notes.append(f"{coll} on {nprocs} processes at {nbytes} bytes: keys chose "
+                              + ", ".join(f"{k.chosen} ({k.reduction or 'no reduction'}, {k.calls} calls)"
+                                          for k in ks)
+                              + f"; the profile takes {best.chosen}, of the most calls")
+        chosen.setdefault((coll, nprocs), []).append((nbytes, best.chosen))
+    for (coll, nprocs), sizes in sorted(chosen.items()):
+        ranges = [(n, n, impl) for n, impl in sizes if impl != DEFAULT]
+        if not ranges:
+            continue
+        target = out / f"{coll}_p{nprocs}{SUFFIXES['mpiguide']}"
+        if target.exists():
+            raise MpiguideError(f"{target} exists: write the profiles into an empty directory (--output)")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            target.write_text(profile_text(coll, nprocs, ranges, f"from online mode's report {report.name}"))
         except OSError as exc:
             raise MpiguideError(f"cannot write {target}: {exc.strerror}") from None
         done.written.append(target)

@@ -1,0 +1,320 @@
+/* Online selection's state machine (online.h). Every transition depends on
+ * the key's call count and on agreed values only, never on a rank's own
+ * times: ranks that make the same calls of a key stay in the same state. */
+#define _POSIX_C_SOURCE 200809L
+#include "online.h"
+#include "tune_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+const mg_online_policy mg_online_default_policy = {
+    .warmup = 16, .rounds = 5, .first_look = 2, .drop = 2.0, .window = 256, .margin = 0.5, .max_explorations = 3};
+
+#define UNMEASURED (-1.0) /* a time no rank measured (the reduction is a maximum: any rank's time wins) */
+#define SAMPLE     16     /* a settled key times one call in SAMPLE: its window's median is a sample's */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n-1] (n >= 1), which it sorts. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The policy's rounds, within what a key holds. */
+static int rounds(const mg_online_policy *p)
+{
+    return p->rounds < 1 ? 1 : p->rounds > MG_ONLINE_ROUNDS ? MG_ONLINE_ROUNDS : p->rounds;
+}
+
+static int alive_count(const mg_online_key *k) { return __builtin_popcount(k->alive); }
+
+/* The alive candidate of position i (0 <= i < alive_count). */
+static int alive_at(const mg_online_key *k, int i)
+{
+    for (int c = 0; c < k->n; c++)
+        if ((k->alive >> c & 1u) && i-- == 0) return c;
+    return 0;
+}
+
+static void settle(mg_online_key *k, int c, double seconds)
+{
+    k->phase = MG_ONLINE_SETTLED;
+    k->chosen = c;
+    k->chosen_s = seconds;
+    k->since = 0;
+    k->window_count = 0;
+}
+
+static void explore(mg_online_key *k)
+{
+    k->phase = MG_ONLINE_EXPLORE;
+    k->alive = (1u << k->n) - 1u;
+    k->since = 0;
+    k->rounds_done = 0;
+    k->explorations++;
+    for (int c = 0; c < k->n; c++) k->count[c] = 0;
+}
+
+void mg_online_init(mg_online_key *k, const int *impl, int n)
+{
+    memset(k, 0, sizeof *k);
+    k->n = n < 1 ? 1 : n > MG_ONLINE_MAX ? MG_ONLINE_MAX : n;
+    for (int c = 0; c < k->n; c++) {
+        k->impl[c] = impl[c];
+        k->agreed[c] = UNMEASURED;
+    }
+    k->phase = MG_ONLINE_WARMUP;
+    k->alive = 1u;
+}
+
+int mg_online_next(const mg_online_key *k, const mg_online_policy *p, int *timed)
+{
+    (void)p;
+    switch (k->phase) {
+    case MG_ONLINE_EXPLORE:
+        *timed = 1;
+        return alive_at(k, (int)(k->since % (uint64_t)alive_count(k)));
+    case MG_ONLINE_SETTLED:
+        *timed = k->since % SAMPLE == 0; /* the settled choice's time: every SAMPLE-th call */
+        return k->chosen;
+    default: *timed = 0; return 0;
+    }
+}
+
+int mg_online_done(mg_online_key *k, const mg_online_policy *p, int c, double seconds)
+{
+    k->calls++;
+    k->served[c]++;
+    k->since++;
+    switch (k->phase) {
+    case MG_ONLINE_WARMUP:
+        if (k->since >= (uint64_t)p->warmup) {
+            if (k->n == 1)
+                settle(k, 0, UNMEASURED); /* nothing else applies: nothing to explore */
+            else
+                explore(k);
+        }
+        return 0;
+    case MG_ONLINE_EXPLORE: {
+        k->explore_calls++;
+        if (k->count[c] < MG_ONLINE_ROUNDS) k->sample[c][k->count[c]++] = seconds;
+        int n = alive_count(k);
+        if (k->since % (uint64_t)n != 0) return 0;
+        k->rounds_done++;
+        return k->rounds_done == p->first_look || k->rounds_done >= rounds(p);
+    }
+    default:
+        if (seconds >= 0 && k->window_count < MG_ONLINE_WINDOW) k->window[k->window_count++] = seconds;
+        return p->window > 0 && k->since % (uint64_t)p->window == 0;
+    }
+}
+
+int mg_online_to_agree(const mg_online_key *k, const mg_online_policy *p, double *out)
+{
+    double v[MG_ONLINE_WINDOW > MG_ONLINE_ROUNDS ? MG_ONLINE_WINDOW : MG_ONLINE_ROUNDS];
+    if (k->phase == MG_ONLINE_SETTLED) {
+        memcpy(v, k->window, sizeof(double) * (size_t)k->window_count);
+        out[0] = k->window_count ? median(v, k->window_count) : UNMEASURED;
+        return 1;
+    }
+    for (int c = 0; c < k->n; c++) {
+        int m = k->count[c];
+        out[c] = UNMEASURED;
+        if (!(k->alive >> c & 1u) || m == 0) continue;
+        memcpy(v, k->sample[c], sizeof(double) * (size_t)m);
+        if (k->rounds_done < rounds(p)) { /* the first look drops the clearly slower: by their fastest call */
+            qsort(v, (size_t)m, sizeof *v, cmp_double);
+            out[c] = v[0];
+        } else {
+            out[c] = median(v, m);
+        }
+    }
+    return k->n;
+}
+
+void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double *agreed)
+{
+    if (k->phase == MG_ONLINE_SETTLED) {
+        double now = agreed[0];
+        if (k->chosen_s <= 0 && now > 0)
+            k->chosen_s = now; /* chosen at the first look (by fastest calls): the first window is its baseline */
+        else if (now >= 0 && k->chosen_s > 0 && now > (1 + p->margin) * k->chosen_s &&
+                 k->explorations < p->max_explorations)
+            explore(k);
+        else
+            k->since = 0, k->window_count = 0;
+        return;
+    }
+    if (k->phase != MG_ONLINE_EXPLORE) return;
+    int best = -1;
+    for (int c = 0; c < k->n; c++) {
+        if (!(k->alive >> c & 1u)) continue;
+        k->agreed[c] = agreed[c];
+        if (agreed[c] >= 0 && (best < 0 || agreed[c] < agreed[best])) best = c;
+    }
+    if (best < 0) { /* nothing measured anywhere (cannot happen for a call that ran): stay native */
+        settle(k, 0, UNMEASURED);
+        return;
+    }
+    if (k->rounds_done < rounds(p)) { /* the first look: drop the clearly slower */
+        for (int c = 0; c < k->n; c++)
+            if ((k->alive >> c & 1u) && agreed[c] > p->drop * agreed[best]) k->alive &= ~(1u << c);
+        if (alive_count(k) > 1) {
+            k->since = 0; /* the round robin of the candidates left starts anew */
+            return;
+        }
+        settle(k, best, UNMEASURED); /* its median is not known yet */
+        return;
+    }
+    settle(k, best, agreed[best]);
+}
+
+/* ---- the keys of the process ---- */
+
+/* keys of one communicator at most: beyond, its new keys run natively. Per
+ * communicator, as its keys are the same on its ranks: every rank stops alike. */
+enum { MAX_KEYS = 1024 };
+
+typedef struct {
+    int coll;
+    MPI_Count bytes;
+    MPI_Datatype elem;
+    MPI_Op op;
+    mg_online_key key;
+} keyed;
+
+struct mg_online_table {
+    int size;
+    keyed **keys; /* each key allocated alone: a key never moves while a call holds it */
+    int n, cap;
+    mg_online_table *next;
+};
+
+static struct {
+    pthread_mutex_t mu;
+    mg_online_table *tables;
+} online = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* Each thread's last key: a loop of one call finds it without the lock. The
+ * tables and keys live until MPI_Finalize, after which no call comes. */
+static _Thread_local struct {
+    const mg_online_table *t;
+    int coll;
+    MPI_Count bytes;
+    MPI_Datatype elem;
+    MPI_Op op;
+    mg_online_key *k;
+} last __attribute__((tls_model("initial-exec")));
+
+/* A rank without the memory of a key would run another implementation than
+ * its peers, and their call would hang: the job stops instead, saying why. */
+static void out_of_memory(void)
+{
+    mg_tune__warn_local("online mode: out of memory for the state of a call; stopping the job, as its ranks "
+                        "could no longer agree on the implementation of their calls");
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+mg_online_table *mg_tune__online_table(int size)
+{
+    mg_online_table *t = calloc(1, sizeof *t);
+    if (!t) {
+        out_of_memory();
+        return NULL;
+    }
+    t->size = size;
+    pthread_mutex_lock(&online.mu);
+    t->next = online.tables;
+    online.tables = t;
+    pthread_mutex_unlock(&online.mu);
+    return t;
+}
+
+/* online.mu held: a new key of t. */
+static keyed *add(mg_online_table *t)
+{
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 8;
+        keyed **grown = realloc(t->keys, sizeof *grown * (size_t)cap);
+        if (!grown) return NULL;
+        t->keys = grown, t->cap = cap;
+    }
+    keyed *e = malloc(sizeof *e);
+    if (e) t->keys[t->n++] = e;
+    return e;
+}
+
+mg_online_key *mg_tune__online_lookup(mg_online_table *t, int coll, MPI_Count bytes, MPI_Datatype elem, MPI_Op op,
+                                      int (*cands)(void *ctx, int *impl), void *ctx)
+{
+    if (last.t == t && last.coll == coll && last.bytes == bytes && last.elem == elem && last.op == op) return last.k;
+    mg_online_key *k = NULL;
+    int full = 0;
+    pthread_mutex_lock(&online.mu);
+    for (int i = 0; i < t->n && !k; i++) {
+        keyed *e = t->keys[i];
+        if (e->coll == coll && e->bytes == bytes && e->elem == elem && e->op == op) k = &e->key;
+    }
+    if (!k && t->n < MAX_KEYS) {
+        keyed *e = add(t);
+        if (e) {
+            int impl[MG_ONLINE_MAX];
+            *e = (keyed){.coll = coll, .bytes = bytes, .elem = elem, .op = op};
+            mg_online_init(&e->key, impl, cands(ctx, impl));
+            k = &e->key;
+        } else {
+            full = 1;
+        }
+    }
+    pthread_mutex_unlock(&online.mu);
+    if (full) out_of_memory();
+    if (k) last.t = t, last.coll = coll, last.bytes = bytes, last.elem = elem, last.op = op, last.k = k;
+    return k;
+}
+
+void mg_tune__online_report(FILE *out)
+{
+    pthread_mutex_lock(&online.mu);
+    for (const mg_online_table *t = online.tables; t; t = t->next)
+        for (int i = 0; i < t->n; i++) {
+            const keyed *e = t->keys[i];
+            const mg_online_key *k = &e->key;
+            mg_coll c = (mg_coll)e->coll;
+            char elem[128];
+            fprintf(out, "#@tune_online[%s %d %lld", mg_tune__table(c)->mpi_name, t->size, (long long)e->bytes);
+            if (e->op != MPI_OP_NULL)
+                fprintf(out, " %s %s", mg_tune__elem_name(e->elem, elem, sizeof elem), mg_tune__op_name(e->op));
+            fprintf(out, "]=chosen=%s calls=%llu explore_calls=%llu explorations=%d times=",
+                    k->phase == MG_ONLINE_SETTLED ? mg_tune__impl_label(c, k->impl[k->chosen]) : "-",
+                    (unsigned long long)k->calls, (unsigned long long)k->explore_calls, k->explorations);
+            for (int j = 0; j < k->n; j++)
+                fprintf(out, "%s%s:%.6g", j ? "," : "", mg_tune__impl_label(c, k->impl[j]), k->agreed[j]);
+            fprintf(out, " served=");
+            for (int j = 0; j < k->n; j++)
+                fprintf(out, "%s%s:%llu", j ? "," : "", mg_tune__impl_label(c, k->impl[j]),
+                        (unsigned long long)k->served[j]);
+            fprintf(out, "\n");
+        }
+    pthread_mutex_unlock(&online.mu);
+}
+
+void mg_tune__online_stop(void)
+{
+    pthread_mutex_lock(&online.mu);
+    while (online.tables) {
+        mg_online_table *t = online.tables;
+        online.tables = t->next;
+        for (int i = 0; i < t->n; i++) free(t->keys[i]);
+        free(t->keys);
+        free(t);
+    }
+    pthread_mutex_unlock(&online.mu);
+}
