@@ -47,17 +47,22 @@ static MPI_Aint canonical_step(const mg_dt_form_class *c, MPI_Aint span, MPI_Ain
     case MG_DT_FC_ZERO: d = 0; break;
     case MG_DT_FC_BYTE: d = pieces < span ? pieces : -1; break;
     case MG_DT_FC_OVERLAP: /* a byte per piece is a class of its own */
-        if (c->odd)
-            d = span - 1 != pieces && (span - 1) % e ? span - 1 : -1;
-        else
-            d = e != pieces && e < span ? e : 2 * e != pieces && 2 * e < span ? 2 * e : -1;
+        if (c->odd) {
+            for (MPI_Aint t = span - 1; t > 1 && d < 0; t--)
+                if (t % e && t != pieces) d = t;
+        } else {
+            for (MPI_Aint t = e; t < span && d < 0; t += e)
+                if (t > 1 && t != pieces) d = t;
+        }
         break;
     case MG_DT_FC_DENSE: d = span; break;
     case MG_DT_FC_GAP:
-        if (c->odd)
-            d = (span + 1) % e ? span + 1 : (span + 2) % e ? span + 2 : -1;
-        else
+        if (c->odd) {
+            for (MPI_Aint t = span + 1; t <= span + e && d < 0; t++)
+                if (t % e) d = t;
+        } else {
             d = (span / e + 1) * e;
+        }
         break;
     default: d = 0; break;
     }
@@ -98,13 +103,13 @@ int mg_dt_form_class_instance(const mg_dt_form_class *c, char *buf, size_t len)
         MPI_Type_get_extent_x(c->elem, &lb, &ext) != MPI_SUCCESS ||
         MPI_Type_get_true_extent_x(c->elem, &tlb, &text) != MPI_SUCCESS || ext <= 0)
         return MG_DT_ERR_UNSUPPORTED;
-    /* the base piece: the element, or a derived type of two; its extent and
-     * the span of its data */
+    /* the base piece: the element, or a derived type of three; its extent
+     * and the span of its data */
     MPI_Aint ext0 = (MPI_Aint)ext, span0 = (MPI_Aint)text, d;
     if (c->derived) {
-        snprintf(p0, sizeof p0, "contig(count=2, %s)", e);
-        span0 += ext0;
-        ext0 *= 2;
+        snprintf(p0, sizeof p0, "contig(count=3, %s)", e);
+        span0 += 2 * ext0;
+        ext0 *= 3;
     } else {
         snprintf(p0, sizeof p0, "%s", e);
     }
@@ -146,15 +151,17 @@ int mg_dt_form_class_instance(const mg_dt_form_class *c, char *buf, size_t len)
         default: n = snprintf(buf, len, "struct(blocks=[3], displs=[0], types=[%s])", pc); break;
         }
     } else {
-        /* three blocks of one piece (BLOCK) or two (MULTI), the step apart */
-        int bl = c->step == MG_DT_FC_MULTI ? 2 : 1;
+        /* three blocks of one piece (BLOCK) or three (MULTI), the step apart;
+         * a byte per piece counted in extents: blocks of one extent's bytes */
+        int bl = c->step == MG_DT_FC_BLOCK ? 1 : !h && c->size == MG_DT_FC_BYTE && ext0 > 1 ? (int)ext0 : 3;
+        if (bl > 16) return MG_DT_ERR_UNSUPPORTED; /* small instances only */
         MPI_Aint unit = ext0, span_b = (MPI_Aint)(bl - 1) * ext0 + span0;
         d = canonical_step(c, span_b, bl, (MPI_Aint)ext, &ok);
         if (!ok) return MG_DT_ERR_UNSUPPORTED;
         snprintf(pc, sizeof pc, "%s", p0);
         if (!h && d % unit) {
             /* steps counted in extents: a derived piece of one is resized to
-             * the step; blocks of two take another step of the same class */
+             * the step; blocks of several take another step of the class */
             MPI_Aint m = d < 0 ? -d : d, sign = d < 0 ? -1 : 1;
             if (c->derived && bl == 1) {
                 snprintf(pc, sizeof pc, "resized(lb=0, extent=%ld, %s)", (long)m, p0);

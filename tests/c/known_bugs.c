@@ -239,8 +239,7 @@ static const char *const impi_byte_stride_refuses[] = {
     "struct block step 1-byte-per-piece of *", "struct multi-block step 1-byte-per-piece of *",
     "indexed* multi-block step 1-byte-per-piece of *", NULL};
 static const char *const ompi_minus_one_refuses[] = {"*vector block step 1-byte-per-piece backwards of *",
-                                                     "*vector block step dense backwards of char",
-                                                     "*vector multi-block step overlapping backwards of *char", NULL};
+                                                     "*vector block step dense backwards of char", NULL};
 
 #define LIB_INTEL "Intel(R) MPI Library 2021.18*"
 #define LIB_MPICH "MPICH Version:*5.0.2*"
