@@ -37,7 +37,7 @@ static void count_errors(MPI_Comm *comm, int *code, ...)
     (void)comm, (void)code;
     handler_calls++;
 }
-enum { NSTRAT = 4, TUNED = 3 };
+enum { NSTRAT = 4, PACK = 2, TUNED = 3 };
 static const char *const form_names[] = {"", " (nonblocking)", " (persistent)"};
 
 /* Completes *req by completion function `how` (all of them in turn); its
@@ -93,8 +93,11 @@ static void complete(MPI_Request *req, int how, out *o)
 
 /* Runs case c under strategy s; the output: every buffer after every round,
  * and every return class. */
+static int verbose; /* MG_NBCOLL_CASE: each run named on stderr */
+
 static out run(const kase *c, int s, int seq)
 {
+    if (verbose && rank == 0) fprintf(stderr, "  %s\n", strategies[s]);
     if (s == TUNED) {
         EXPECT(mg_tune_set_mode(MG_TUNE_TUNED) == MG_TUNE_SUCCESS);
     } else {
@@ -130,10 +133,24 @@ static out run(const kase *c, int s, int seq)
     return o;
 }
 
+/* Intel MPI 2021's known bugs (docs/tuning.md, "Known MPI library bugs"), where the native call is not the
+ * reference: MPI_Allgather_init releases the application's datatype at every start, so its native run
+ * would break the test's types (not run); MPI_Ialltoallw and MPI_Alltoallw_init with MPI_IN_PLACE give wrong
+ * blocks of a type with a negative lb, where pack gives MPI's result (not compared). */
+static int intel;
+
+static int native_bug(const kase *c, int s)
+{
+    if (!intel) return 0;
+    if (s < 0) return c->form == FORM_P && c->kind == K_ALLGATHER;
+    return c->form != FORM_B && c->kind == K_ALLTOALLW && c->in_place && s == PACK;
+}
+
 static void check(const kase *c, int seq)
 {
     out ref = run(c, 0, seq);
     for (int s = 1; s < NSTRAT; s++) {
+        if (native_bug(c, s)) continue;
         out got = run(c, s, seq);
         if (got.len != ref.len || memcmp(got.data, ref.data, ref.len)) {
             char what[256];
@@ -240,12 +257,29 @@ int main(int argc, char **argv)
     report(); /* first: its sizes are counted by its calls only */
     char profiles[64];
     write_profiles(profiles, sizeof profiles);
+    /* MG_NBCOLL_CASE=N runs case N alone, named on stderr (to look at one case) */
+    const char *only = getenv("MG_NBCOLL_CASE");
+    verbose = only != NULL;
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len;
+    MPI_Get_library_version(version, &len);
+    intel = strstr(version, "Intel(R) MPI Library 2021") != NULL;
     int seq = 0;
     for (int form = 0; form < NFORMS; form++)
         for (int kind = 0; kind < NKINDS; kind++)
             for (int v = 0; v < NVARIANTS; v++) {
                 kase c;
-                if (kase_of(kind, form, v, seq, &c)) check(&c, seq++);
+                if (!kase_of(kind, form, v, seq, &c)) continue;
+                if ((only && atoi(only) != seq) || native_bug(&c, -1)) {
+                    seq++;
+                    continue;
+                }
+                if (only && rank == 0) {
+                    char what[256];
+                    kase_text(&c, what, sizeof what);
+                    fprintf(stderr, "case %d: %s%s\n", seq, what, form_names[c.form]);
+                }
+                check(&c, seq++);
             }
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", profiles);

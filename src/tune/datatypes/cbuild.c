@@ -21,6 +21,7 @@
 #include "coll_util.h"
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 enum { REG, V, W };              /* a side's form */
 enum { PUT_NONE = -1, PUT_ALL = -2 }; /* which blocks of a side are packed at the start (else one block's index) */
@@ -234,6 +235,26 @@ static int setup(ctx *c)
 
 static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
+/* 1 on Intel MPI 2021 (asked once; every rank gets the same answer), whose
+ * persistent collectives have bugs the strategies must not change
+ * (docs/tuning.md, "Known MPI library bugs"): MPI_Gather_init and
+ * MPI_Scatter_init send the data of their _init and write the root's own
+ * block there, whatever the type, so PACK there would give other wrong
+ * results than the native call; MPI_Allgather_init releases its datatype once
+ * per start, which would free the library's normal(t). */
+static int intel_2021(void)
+{
+    static _Atomic int known; /* 0: not asked yet, 1: no, 2: yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        char v[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+        int len = 0;
+        k = PMPI_Get_library_version(v, &len) == MPI_SUCCESS && strstr(v, "Intel(R) MPI Library 2021") ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
+}
+
 /* Under PACK: the side's bytes and whether they lie in its buffer where the
  * native call can take them; -1 if this rank cannot pack it (a wrong count,
  * a size beyond the form's integers, MPI_BOTTOM). */
@@ -383,8 +404,10 @@ static int packed(const ctx *c, side *S, side *R, mg_cb_call *x)
     k->blocks = (mg_dt_block *)take(&mem, bytes);
     side_fill(c, S, &mem, send_of(&n));
     side_fill(c, R, &mem, recv_of(&n));
+    /* a persistent call packs at its _init too: Intel MPI 2021 takes some persistent collectives' send
+     * buffers there (and then gets what the native call gets) */
     if (side_blocks(c, S, 1, k) || side_blocks(c, R, 1, k) || side_blocks(c, R, 0, k) ||
-        (c->form != MG_DT_PERSISTENT && mg_tune__dt_coll_put(k) != MPI_SUCCESS)) {
+        mg_tune__dt_coll_put(k) != MPI_SUCCESS) {
         mg_tune__dt_coll_free(k);
         return -1;
     }
@@ -436,6 +459,10 @@ void mg_tune__cb_build(mg_dtcoll_kind kind, int form, int wide, const mg_cb_args
     mg_dts s = mg_tune__dt_coll_strategy(op, a->comm, key, shared, derived_of(ts, tr));
     /* PACK by size: all ranks know the bytes of a block */
     if (s == MG_DTS_PACK && shared && (key <= 0 || key > (wide ? INT64_MAX : INT_MAX))) s = MG_DTS_NATIVE;
+    if (s != MG_DTS_NATIVE && form == MG_DT_PERSISTENT && intel_2021() &&
+        ((s == MG_DTS_PACK && (kind == MG_DTK_GATHER || kind == MG_DTK_SCATTER)) ||
+         (s == MG_DTS_NORMALIZED && kind == MG_DTK_ALLGATHER)))
+        s = MG_DTS_NATIVE;
     count_call(a->comm, op, ts, tr, key, s);
     if (s == MG_DTS_NORMALIZED) normalize(&c, &S, &R, x);
     if (s == MG_DTS_PACK) packed(&c, &S, &R, x); /* or this rank makes the call with its own arguments */

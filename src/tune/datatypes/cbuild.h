@@ -39,8 +39,8 @@ typedef struct {
  * counts and notes the call, and fills x->n. The native call gets the
  * application's arguments where the call stays native or this rank cannot
  * take part as decided (out of memory, MPI_BOTTOM, sizes beyond the form's
- * integers), else normal(t) or MPI_PACKED; blocking and nonblocking calls
- * have packed their send blocks (a persistent one packs at every start).
+ * integers), else normal(t) or MPI_PACKED, with the send blocks packed (a
+ * persistent call's are packed again at every start).
  * Callers have seen mg_tune__dt_active(). */
 void mg_tune__cb_build(mg_dtcoll_kind kind, int form, int wide, const mg_cb_args *a, mg_cb_call *x);
 

@@ -1,8 +1,8 @@
 /* The MPI-4 persistent collectives of cbuild.c (MPI_Bcast_init ...
  * MPI_Neighbor_alltoallw_init), each with its `_c` form where the stack has
- * it: their send blocks are packed at every MPI_Start or MPI_Startall, their
- * receive blocks unpacked by whichever call completes the operation
- * (requests.c, pending.h). */
+ * it: their send blocks are packed at every MPI_Start or MPI_Startall (and at
+ * the _init, where Intel MPI 2021 takes some of them), their receive blocks
+ * unpacked by whichever call completes the operation (requests.c, pending.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "cbuild_entry.h"
 
