@@ -9,8 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-const mg_online_policy mg_online_default_policy = {
-    .warmup = 16, .rounds = 5, .first_look = 2, .drop = 2.0, .window = 256, .margin = 0.5, .max_explorations = 3};
+const mg_online_policy mg_online_default_policy = {.warmup = 16,
+                                                   .rounds = 5,
+                                                   .first_look = 2,
+                                                   .drop = 2.0,
+                                                   .window = 256,
+                                                   .margin = 0.5,
+                                                   .max_explorations = 3,
+                                                   .budget = 16384};
 
 #define UNMEASURED (-1.0) /* a time no rank measured (the reduction is a maximum: any rank's time wins) */
 #define SAMPLE     16     /* a settled key times one call in SAMPLE: its window's median is a sample's */
@@ -53,6 +59,19 @@ static void settle(mg_online_key *k, int c, double seconds)
     k->window_count = 0;
 }
 
+/* Reserves an exploration's calls from the key's budget; 0 where they are not left. */
+static int afford(mg_online_key *k, const mg_online_policy *p)
+{
+    uint64_t cost = (uint64_t)rounds(p) * (uint64_t)k->n;
+    if (!k->budget) return 1;
+    if (*k->budget < cost) {
+        k->over_budget = 1;
+        return 0;
+    }
+    *k->budget -= cost;
+    return 1;
+}
+
 static void explore(mg_online_key *k)
 {
     k->phase = MG_ONLINE_EXPLORE;
@@ -63,9 +82,10 @@ static void explore(mg_online_key *k)
     for (int c = 0; c < k->n; c++) k->count[c] = 0;
 }
 
-void mg_online_init(mg_online_key *k, const int *impl, int n)
+void mg_online_init(mg_online_key *k, const int *impl, int n, uint64_t *budget)
 {
     memset(k, 0, sizeof *k);
+    k->budget = budget;
     k->n = n < 1 ? 1 : n > MG_ONLINE_MAX ? MG_ONLINE_MAX : n;
     for (int c = 0; c < k->n; c++) {
         k->impl[c] = impl[c];
@@ -97,8 +117,8 @@ int mg_online_done(mg_online_key *k, const mg_online_policy *p, int c, double se
     switch (k->phase) {
     case MG_ONLINE_WARMUP:
         if (k->since >= (uint64_t)p->warmup) {
-            if (k->n == 1)
-                settle(k, 0, UNMEASURED); /* nothing else applies: nothing to explore */
+            if (k->n == 1 || !afford(k, p))
+                settle(k, 0, UNMEASURED); /* nothing else applies, or the budget is spent: native */
             else
                 explore(k);
         }
@@ -147,7 +167,7 @@ void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double 
         if (k->chosen_s <= 0 && now > 0)
             k->chosen_s = now; /* chosen at the first look (by fastest calls): the first window is its baseline */
         else if (now >= 0 && k->chosen_s > 0 && now > (1 + p->margin) * k->chosen_s &&
-                 k->explorations < p->max_explorations)
+                 k->explorations < p->max_explorations && afford(k, p))
             explore(k);
         else
             k->since = 0, k->window_count = 0;
@@ -193,6 +213,7 @@ typedef struct {
 
 struct mg_online_table {
     int size;
+    uint64_t budget; /* exploration calls left (mg_online_policy.budget) */
     keyed **keys; /* each key allocated alone: a key never moves while a call holds it */
     int n, cap;
     mg_online_table *next;
@@ -231,6 +252,7 @@ mg_online_table *mg_tune__online_table(int size)
         return NULL;
     }
     t->size = size;
+    t->budget = mg_online_default_policy.budget;
     pthread_mutex_lock(&online.mu);
     t->next = online.tables;
     online.tables = t;
@@ -268,7 +290,7 @@ mg_online_key *mg_tune__online_lookup(mg_online_table *t, int coll, MPI_Count by
         if (e) {
             int impl[MG_ONLINE_MAX];
             *e = (keyed){.coll = coll, .bytes = bytes, .elem = elem, .op = op};
-            mg_online_init(&e->key, impl, cands(ctx, impl));
+            mg_online_init(&e->key, impl, cands(ctx, impl), &t->budget);
             k = &e->key;
         } else {
             full = 1;
@@ -292,9 +314,10 @@ void mg_tune__online_report(FILE *out)
             fprintf(out, "#@tune_online[%s %d %lld", mg_tune__table(c)->mpi_name, t->size, (long long)e->bytes);
             if (e->op != MPI_OP_NULL)
                 fprintf(out, " %s %s", mg_tune__elem_name(e->elem, elem, sizeof elem), mg_tune__op_name(e->op));
-            fprintf(out, "]=chosen=%s calls=%llu explore_calls=%llu explorations=%d times=",
+            fprintf(out, "]=chosen=%s calls=%llu explore_calls=%llu explorations=%d over_budget=%d times=",
                     k->phase == MG_ONLINE_SETTLED ? mg_tune__impl_label(c, k->impl[k->chosen]) : "-",
-                    (unsigned long long)k->calls, (unsigned long long)k->explore_calls, k->explorations);
+                    (unsigned long long)k->calls, (unsigned long long)k->explore_calls, k->explorations,
+                    k->over_budget);
             for (int j = 0; j < k->n; j++)
                 fprintf(out, "%s%s:%.6g", j ? "," : "", mg_tune__impl_label(c, k->impl[j]), k->agreed[j]);
             fprintf(out, " served=");

@@ -35,6 +35,8 @@ typedef struct {
                          * MG_ONLINE_SAMPLE is timed, at most MG_ONLINE_WINDOW of them */
     double margin;      /* re-explore where the settled choice's agreed time grew by more than this (0.5: 50%) */
     int max_explorations; /* per key: the first exploration and the re-explorations */
+    uint64_t budget;    /* calls a communicator may spend exploring, all its keys together (reserved at
+                         * each exploration's start: rounds x candidates); beyond, keys stay as they are */
 } mg_online_policy;
 
 extern const mg_online_policy mg_online_default_policy;
@@ -60,10 +62,13 @@ typedef struct {
     int explorations;            /* how many explorations began */
     uint64_t served[MG_ONLINE_MAX]; /* calls each candidate ran */
     uint64_t explore_calls;      /* calls spent exploring (a candidate other than the choice) */
+    uint64_t *budget;            /* the exploration calls its communicator has left (NULL: no limit) */
+    int over_budget;             /* an exploration was due but the budget was spent */
 } mg_online_key;
 
-/* A new key of candidates impl[0..n-1] (impl[0]: the native call). */
-void mg_online_init(mg_online_key *k, const int *impl, int n);
+/* A new key of candidates impl[0..n-1] (impl[0]: the native call), drawing
+ * on *budget (its communicator's, the same on its ranks; NULL: no limit). */
+void mg_online_init(mg_online_key *k, const int *impl, int n, uint64_t *budget);
 
 /* The candidate the next call runs, and whether it is timed (*timed). */
 int mg_online_next(const mg_online_key *k, const mg_online_policy *p, int *timed);

@@ -64,7 +64,7 @@ static int simulate(mg_online_key *k, const mg_online_policy *p, long n, timing 
 static void init(mg_online_key *k, int n)
 {
     int impl[MG_ONLINE_MAX] = {0, 1, 2, 3, 4, 5, 6, 7};
-    for (int r = 0; r < RANKS; r++) mg_online_init(&k[r], impl, n);
+    for (int r = 0; r < RANKS; r++) mg_online_init(&k[r], impl, n, NULL);
 }
 
 static const double base[4] = {1.0e-5, 0.6e-5, 0.8e-5, 3.0e-5}; /* candidate 1 fastest, 3 five times slower */
@@ -150,6 +150,26 @@ static void settled_at_the_first_look(void)
     EXPECT(k[0].chosen_s > 0.25e-5 && k[0].chosen_s < 0.35e-5); /* the first window's median */
 }
 
+/* A communicator's budget: the first key's exploration takes 4 candidates x 5 rounds of 30 calls; the
+ * second key cannot afford its own and runs natively; every rank's budget is spent alike. */
+static void the_budget_bounds_a_communicators_exploration(void)
+{
+    const mg_online_policy *p = &mg_online_default_policy;
+    uint64_t budget[RANKS];
+    mg_online_key a[RANKS], b[RANKS];
+    int impl[4] = {0, 1, 2, 3};
+    for (int r = 0; r < RANKS; r++) {
+        budget[r] = 30;
+        mg_online_init(&a[r], impl, 4, &budget[r]);
+        mg_online_init(&b[r], impl, 4, &budget[r]);
+    }
+    simulate(a, p, 500, steady);
+    simulate(b, p, 500, steady);
+    EXPECT(a[0].phase == MG_ONLINE_SETTLED && a[0].chosen == 1 && !a[0].over_budget);
+    EXPECT(b[0].phase == MG_ONLINE_SETTLED && b[0].chosen == 0 && b[0].explore_calls == 0 && b[0].over_budget);
+    for (int r = 0; r < RANKS; r++) EXPECT(budget[r] == 10);
+}
+
 /* Candidate 1 is fastest until `changed`, then 4 times slower: the key explores again and takes 2. */
 static int changed;
 static double changing(int r, int c, long i)
@@ -195,6 +215,7 @@ int main(void)
     one_candidate_settles_without_exploring();
     ranks_agree_when_their_times_disagree();
     a_preempted_call_does_not_decide();
+    the_budget_bounds_a_communicators_exploration();
     settled_at_the_first_look();
     a_change_is_noticed_and_explored_again();
     re_exploration_is_bounded();
