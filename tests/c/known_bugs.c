@@ -230,6 +230,124 @@ static int gatherv_truncation(MPI_Comm comm, char *d, size_t len)
     return 0;
 }
 
+/* MPI_Gather_init and MPI_Scatter_init of one MPI_INT per rank, started
+ * twice with new send data: each start must move the data of its own time. */
+static int persistent_gather_scatter(MPI_Comm comm, char *d, size_t len)
+{
+    int r, p, wrong = 0, s[64], g[64];
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &p);
+    if (p > 64) p = 64;
+    MPI_Request q[2];
+    MPI_Gather_init(s, 1, MPI_INT, g, 1, MPI_INT, 0, comm, MPI_INFO_NULL, &q[0]);
+    MPI_Scatter_init(s, 1, MPI_INT, g + 32, 1, MPI_INT, 0, comm, MPI_INFO_NULL, &q[1]);
+    for (int round = 1; round <= 2; round++) {
+        for (int i = 0; i < 64; i++) s[i] = 1000 * round + 100 * r + i, g[i] = -1;
+        MPI_Start(&q[0]);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        for (int i = 0; i < p && r == 0; i++) wrong += g[i] != 1000 * round + 100 * i;
+        MPI_Start(&q[1]);
+        MPI_Wait(&q[1], MPI_STATUS_IGNORE);
+        wrong += g[32] != 1000 * round + r; /* the root's int r */
+    }
+    MPI_Request_free(&q[0]);
+    MPI_Request_free(&q[1]);
+    snprintf(d, len, "MPI_Gather_init and MPI_Scatter_init of 1 MPI_INT, started twice with new data: %d of %d ints "
+             "wrong on rank %d", wrong, 2 * (r == 0 ? p + 1 : 1), r);
+    return wrong > 0;
+}
+
+/* MPI_Allgather_init of a vector started three times, freed: the vector must
+ * still be a datatype (crashes where the bug is). */
+static int allgather_init_release(MPI_Comm comm, char *d, size_t len)
+{
+    int s[64] = {0}, g[4096], size = -1;
+    MPI_Datatype vec;
+    MPI_Type_vector(3, 2, 5, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Request q;
+    MPI_Allgather_init(s, 1, vec, g, 1, vec, comm, MPI_INFO_NULL, &q);
+    for (int i = 0; i < 3; i++) {
+        MPI_Start(&q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    MPI_Request_free(&q);
+    MPI_Type_size(vec, &size);
+    snprintf(d, len, "after MPI_Allgather_init of vector(3, 2, 5, MPI_INT), three starts and MPI_Request_free, "
+             "MPI_Type_size says %d (24)", size);
+    MPI_Type_free(&vec);
+    return size != 24;
+}
+
+/* MPI_Ialltoallw and MPI_Alltoallw_init with MPI_IN_PLACE, rank r's block j
+ * 24 x ((r + j) mod 3) ints, of MPI_INT where r + j is even, else of
+ * resized(vector(2, 1, 3, MPI_INT), lb -4, extent 40): every int must arrive
+ * where the receive block's type puts it (computed here with MPI_Pack and
+ * MPI_Unpack of each rank's known data). */
+static void in_place_layout(int r, int p, MPI_Datatype neg, int *counts, int *displs, MPI_Datatype *types,
+                            int *ints)
+{
+    int at = 0;
+    for (int j = 0; j < p; j++) {
+        int n = 24 * ((r + j) % 3), odd = (r + j) % 2;
+        types[j] = odd ? neg : MPI_INT;
+        counts[j] = odd ? n / 2 : n;
+        displs[j] = at + (odd ? 4 : 0);
+        at += 4 * (odd ? (counts[j] ? counts[j] * 10 : 0) : n) + 16;
+    }
+    *ints = at / 4;
+}
+
+static void in_place_data(int r, int *buf, int ints)
+{
+    for (int i = 0; i < ints; i++) buf[i] = 100000 * r + i;
+}
+
+static int alltoallw_in_place(MPI_Comm comm, char *d, size_t len)
+{
+    int r, p, wrong = 0;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &p);
+    if (p > 8) p = 8; /* not needed by the callers: they run it on 2 to 4 processes */
+    MPI_Datatype two, neg;
+    MPI_Type_vector(2, 1, 3, MPI_INT, &two);
+    MPI_Type_create_resized(two, -4, 40, &neg);
+    MPI_Type_commit(&neg);
+    int counts[8], displs[8], ints, oc[8], od[8], oints, packed[4096];
+    MPI_Datatype types[8], ot[8];
+    in_place_layout(r, p, neg, counts, displs, types, &ints);
+    int *buf = malloc(sizeof(int) * (size_t)ints), *want = malloc(sizeof(int) * (size_t)ints), *other = NULL;
+    for (int form = 0; form < 2; form++) {
+        in_place_data(r, buf, ints);
+        in_place_data(r, want, ints);
+        for (int j = 0; j < p; j++) { /* rank j's block r arrives in block j */
+            in_place_layout(j, p, neg, oc, od, ot, &oints);
+            other = realloc(other, sizeof(int) * (size_t)oints);
+            in_place_data(j, other, oints);
+            int pos = 0;
+            MPI_Pack((char *)other + od[r], oc[r], ot[r], packed, (int)sizeof packed, &pos, MPI_COMM_SELF);
+            pos = 0;
+            MPI_Unpack(packed, (int)sizeof packed, &pos, (char *)want + displs[j], counts[j], types[j], MPI_COMM_SELF);
+        }
+        MPI_Request q;
+        if (form == 0) {
+            MPI_Ialltoallw(MPI_IN_PLACE, NULL, NULL, NULL, buf, counts, displs, types, comm, &q);
+        } else {
+            MPI_Alltoallw_init(MPI_IN_PLACE, NULL, NULL, NULL, buf, counts, displs, types, comm, MPI_INFO_NULL, &q);
+            MPI_Start(&q);
+        }
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        if (form == 1) MPI_Request_free(&q);
+        for (int i = 0; i < ints; i++) wrong += buf[i] != want[i];
+    }
+    snprintf(d, len, "MPI_Ialltoallw and MPI_Alltoallw_init with MPI_IN_PLACE, blocks of MPI_INT and of a resized "
+             "type with lb -4, %d processes: %d ints wrong on rank %d", p, wrong, r);
+    free(buf), free(want), free(other);
+    MPI_Type_free(&neg);
+    MPI_Type_free(&two);
+    return wrong > 0;
+}
+
 /* ------------------------------------------------------------ the list */
 
 /* Where a canonical instance takes such steps (docs/dt-engine.md, "MPI
@@ -278,6 +396,18 @@ const mg_known_bug mg_known_bugs[] = {
      "MPI_Gatherv whose root receives fewer bytes than a rank sends (an erroneous call) returns an error at the root "
      "but never returns on the other ranks (MPI_Gather with the same blocks returns on all of them)",
      2, 0, 1, gatherv_truncation, NULL},
+    {"impi-persistent-gather-scatter", "Intel MPI", LIB_INTEL,
+     "MPI_Gather_init and MPI_Scatter_init move the data the send buffers held at the _init at every start, and "
+     "write the root's own block at the _init only",
+     1, 0, 0, persistent_gather_scatter, NULL},
+    {"impi-allgather-init-release", "Intel MPI", LIB_INTEL,
+     "MPI_Allgather_init releases its datatype at every start: after more than one start and MPI_Request_free, the "
+     "application's datatype is freed",
+     1, 1, 0, allgather_init_release, NULL},
+    {"impi-alltoallw-in-place", "Intel MPI", LIB_INTEL,
+     "MPI_Ialltoallw and MPI_Alltoallw_init with MPI_IN_PLACE write wrong blocks of a resized type with a negative "
+     "lb among MPI_INT blocks (the blocking MPI_Alltoallw is right)",
+     2, 0, 0, alltoallw_in_place, NULL},
 };
 const int mg_nknown_bugs = (int)(sizeof mg_known_bugs / sizeof mg_known_bugs[0]);
 
