@@ -134,7 +134,14 @@ static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, i
         impl = m->impl, size = m->size, bytes = m->bytes;
     } else {
         const mg_comm_info *info = mg_tune__comm_info(comm);
-        if (!info) return 0; /* not a communicator: the native call says so */
+        if (!info) {
+            /* not a communicator: the native call says so; a communicator whose record could not be
+             * made would run natively here while its peers may run a mock-up */
+            int size;
+            if (mode != MG_TUNE_OFF && PMPI_Comm_size(comm, &size) == MPI_SUCCESS)
+                mg_tune__abort_diverging("no memory for a communicator's record");
+            return 0;
+        }
         if (info->inter) {
             /* intercommunicators: other semantics, and arguments we must not read; not counted */
             last_impl[coll] = mode == MG_TUNE_OFF ? label_default : "native";
@@ -207,9 +214,10 @@ static inline int online_done(int rc)
         double v[MG_ONLINE_MAX];
         int n = mg_online_to_agree(k, &mg_online_default_policy, v);
         MPI_Comm shadow;
-        if (mg_tune__shadow_comm(online_now.comm, &shadow) == MPI_SUCCESS &&
-            PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, shadow) == MPI_SUCCESS)
-            mg_online_decide(k, &mg_online_default_policy, v);
+        if (mg_tune__shadow_comm(online_now.comm, &shadow) != MPI_SUCCESS ||
+            PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, shadow) != MPI_SUCCESS)
+            mg_tune__abort_diverging("online mode: the ranks' agreement on a call's times failed");
+        mg_online_decide(k, &mg_online_default_policy, v);
     }
     return rc;
 }

@@ -132,6 +132,8 @@ int mg_online_done(mg_online_key *k, const mg_online_policy *p, int c, double se
         return k->rounds_done == p->first_look || k->rounds_done >= rounds(p);
     }
     default:
+        /* nothing to choose from, or no budget to choose again: no window, no decision point */
+        if (k->n == 1 || k->over_budget) return 0;
         if (seconds >= 0 && k->window_count < MG_ONLINE_WINDOW) k->window[k->window_count++] = seconds;
         return p->window > 0 && k->since % (uint64_t)p->window == 0;
     }
@@ -167,10 +169,11 @@ void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double 
         if (k->chosen_s <= 0 && now > 0)
             k->chosen_s = now; /* chosen at the first look (by fastest calls): the first window is its baseline */
         else if (now >= 0 && k->chosen_s > 0 && now > (1 + p->margin) * k->chosen_s &&
-                 k->explorations < p->max_explorations && afford(k, p))
+                 k->explorations < p->max_explorations && afford(k, p)) {
             explore(k);
-        else
-            k->since = 0, k->window_count = 0;
+            return;
+        }
+        k->since = 0, k->window_count = 0;
         return;
     }
     if (k->phase != MG_ONLINE_EXPLORE) return;
@@ -203,11 +206,15 @@ void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double 
  * communicator, as its keys are the same on its ranks: every rank stops alike. */
 enum { MAX_KEYS = 1024 };
 
+/* A key's identity, the same on every rank: a reduction's derived datatype and
+ * user-defined operation are keyed as such, not by their handles, which differ
+ * between ranks (and between calls of a program that makes them anew). */
 typedef struct {
     int coll;
     MPI_Count bytes;
-    MPI_Datatype elem;
-    MPI_Op op;
+    int reduction;
+    MPI_Datatype elem; /* predefined, or MPI_DATATYPE_NULL: derived (or no reduction) */
+    MPI_Op op;         /* predefined, or MPI_OP_NULL: user-defined (or no reduction) */
     mg_online_key key;
 } keyed;
 
@@ -237,12 +244,7 @@ static _Thread_local struct {
 
 /* A rank without the memory of a key would run another implementation than
  * its peers, and their call would hang: the job stops instead, saying why. */
-static void out_of_memory(void)
-{
-    mg_tune__warn_local("online mode: out of memory for the state of a call; stopping the job, as its ranks "
-                        "could no longer agree on the implementation of their calls");
-    PMPI_Abort(MPI_COMM_WORLD, 1);
-}
+static void out_of_memory(void) { mg_tune__abort_diverging("online mode: out of memory for the state of a call"); }
 
 mg_online_table *mg_tune__online_table(int size)
 {
@@ -278,19 +280,24 @@ mg_online_key *mg_tune__online_lookup(mg_online_table *t, int coll, MPI_Count by
                                       int (*cands)(void *ctx, int *impl), void *ctx)
 {
     if (last.t == t && last.coll == coll && last.bytes == bytes && last.elem == elem && last.op == op) return last.k;
+    int reduction = op != MPI_OP_NULL;
+    MPI_Datatype celem = reduction && mg_type_predefined(elem) ? elem : MPI_DATATYPE_NULL;
+    MPI_Op cop = reduction && strcmp(mg_tune__op_name(op), "user") != 0 ? op : MPI_OP_NULL;
+    /* the candidates of a key that may be new, before the lock: the call's own look at what applies */
+    int impl[MG_ONLINE_MAX], n = cands(ctx, impl);
     mg_online_key *k = NULL;
     int full = 0;
     pthread_mutex_lock(&online.mu);
     for (int i = 0; i < t->n && !k; i++) {
         keyed *e = t->keys[i];
-        if (e->coll == coll && e->bytes == bytes && e->elem == elem && e->op == op) k = &e->key;
+        if (e->coll == coll && e->bytes == bytes && e->reduction == reduction && e->elem == celem && e->op == cop)
+            k = &e->key;
     }
     if (!k && t->n < MAX_KEYS) {
         keyed *e = add(t);
         if (e) {
-            int impl[MG_ONLINE_MAX];
-            *e = (keyed){.coll = coll, .bytes = bytes, .elem = elem, .op = op};
-            mg_online_init(&e->key, impl, cands(ctx, impl), &t->budget);
+            *e = (keyed){.coll = coll, .bytes = bytes, .reduction = reduction, .elem = celem, .op = cop};
+            mg_online_init(&e->key, impl, n, &t->budget);
             k = &e->key;
         } else {
             full = 1;
@@ -312,8 +319,9 @@ void mg_tune__online_report(FILE *out)
             mg_coll c = (mg_coll)e->coll;
             char elem[128];
             fprintf(out, "#@tune_online[%s %d %lld", mg_tune__table(c)->mpi_name, t->size, (long long)e->bytes);
-            if (e->op != MPI_OP_NULL)
-                fprintf(out, " %s %s", mg_tune__elem_name(e->elem, elem, sizeof elem), mg_tune__op_name(e->op));
+            if (e->reduction)
+                fprintf(out, " %s %s", e->elem == MPI_DATATYPE_NULL ? "derived" : mg_tune__elem_name(e->elem, elem, sizeof elem),
+                        e->op == MPI_OP_NULL ? "user" : mg_tune__op_name(e->op));
             fprintf(out, "]=chosen=%s calls=%llu explore_calls=%llu explorations=%d over_budget=%d times=",
                     k->phase == MG_ONLINE_SETTLED ? mg_tune__impl_label(c, k->impl[k->chosen]) : "-",
                     (unsigned long long)k->calls, (unsigned long long)k->explore_calls, k->explorations,

@@ -32,9 +32,9 @@ typedef struct {
                          * best's fastest are left */
     double drop;        /* 2.0: a candidate twice as slow as the best so far is dropped */
     int window;         /* a settled key's calls per check of its time (agreed, as the decision); one call in
-                         * MG_ONLINE_SAMPLE is timed, at most MG_ONLINE_WINDOW of them */
+                         * 16 is timed, at most MG_ONLINE_WINDOW of them */
     double margin;      /* re-explore where the settled choice's agreed time grew by more than this (0.5: 50%) */
-    int max_explorations; /* per key: the first exploration and the re-explorations */
+    int max_explorations; /* per key: the first exploration and the re-explorations (3: two again) */
     uint64_t budget;    /* calls a communicator may spend exploring, all its keys together (reserved at
                          * each exploration's start: rounds x candidates); beyond, keys stay as they are */
 } mg_online_policy;
@@ -61,7 +61,7 @@ typedef struct {
     int window_count;
     int explorations;            /* how many explorations began */
     uint64_t served[MG_ONLINE_MAX]; /* calls each candidate ran */
-    uint64_t explore_calls;      /* calls spent exploring (a candidate other than the choice) */
+    uint64_t explore_calls;      /* calls made while exploring (every candidate's) */
     uint64_t *budget;            /* the exploration calls its communicator has left (NULL: no limit) */
     int over_budget;             /* an exploration was due but the budget was spent */
 } mg_online_key;

@@ -21,6 +21,7 @@ typedef struct {
     const mg_type_plan *types[2];
     MPI_Datatype elem;
     MPI_Op redop;
+    char elem_name[32]; /* named when the entry is made: at MPI_Finalize a derived elem may be freed */
     MPI_Count bytes;
     int size, strategy;
     uint64_t calls, ticks;
@@ -165,6 +166,8 @@ void mg_tune__rec_add(const mg_rec_call *c, uint64_t ticks)
                      .redop = c->redop, .bytes = c->bytes, .size = c->size, .strategy = c->strategy};
         for (int k = 0; k < 2; k++)
             if (e->types[k]) mg_tune__plan_hold(e->types[k]);
+        char name[128];
+        snprintf(e->elem_name, sizeof e->elem_name, "%s", mg_tune__elem_name(c->elem, name, sizeof name));
         *slot = e;
         t->n++;
     }
@@ -321,8 +324,7 @@ char *mg_tune__rec_rank_text(int rank, size_t *len)
                 else
                     put(&o, " -");
             }
-            char elem[128];
-            put(&o, " %s %s\n", mg_tune__elem_name(e->elem, elem, sizeof elem), mg_tune__op_name(e->redop));
+            put(&o, " %s %s\n", e->elem_name, mg_tune__op_name(e->redop));
         }
     for (int k = 0; k < tn.ntexts; k++) put(&o, "#@type[t%d.%d]=%s\n", rank, k, tn.texts[k]);
     type_names_free(&tn);

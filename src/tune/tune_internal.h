@@ -81,6 +81,9 @@
 void mg_tune__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same for a problem of this process only (printed on any rank, with its rank). */
 void mg_tune__warn_local(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Stops the job (PMPI_Abort) where this rank could no longer run the implementation its peers run (out of
+ * memory for what keeps them in step, a failed agreement), saying why: its peers would hang otherwise. */
+void mg_tune__abort_diverging(const char *why) __attribute__((noreturn));
 /* At MPI_Init: the rank is known, kept warnings are printed. */
 void mg_tune__warnings_start(int world_rank);
 void mg_tune__warnings_free(void);

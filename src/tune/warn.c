@@ -94,6 +94,15 @@ void mg_tune__warn_local(const char *fmt, ...)
     va_end(ap);
 }
 
+void mg_tune__abort_diverging(const char *why)
+{
+    mg_tune__warn_local("%s; stopping the job, as this process could no longer run the same implementation of "
+                        "its calls as its peers",
+                        why);
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+    abort(); /* PMPI_Abort does not return */
+}
+
 void mg_tune__warnings_start(int world_rank)
 {
     pthread_mutex_lock(&warn_state.mu);

@@ -1721,6 +1721,62 @@ static void online_report_lines(long *lines, long *on_mockup)
     fclose(f);
 }
 
+/* A user sum of the ints of any int-only datatype. */
+static void op_intsum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    int size;
+    PMPI_Type_size(*dt, &size);
+    for (long i = 0; i < (long)*len * (size / (int)sizeof(int)); i++) ((int *)inout)[i] += ((const int *)in)[i];
+}
+
+/* Reductions whose datatype and operation handles differ between the ranks: the odd ranks take turns
+ * between two equal datatypes and two equal operations, the even ones keep one of each. MPI asks for the
+ * same datatype and operation, not the same handles, so each key must be the same on every rank: each
+ * call's result and its implementation, agreed over the ranks, are checked. Returns the failures (on
+ * every rank). */
+static long online_fresh_handles(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    enum { N = 100, CALLS = 120 };
+    MPI_Datatype types[2];
+    MPI_Op ops[2];
+    for (int k = 0; k < 2; k++) {
+        MPI_Type_contiguous(2, MPI_INT, &types[k]);
+        MPI_Type_commit(&types[k]);
+        MPI_Op_create(op_intsum, 1, &ops[k]);
+    }
+    int in[2 * N], out[2 * N];
+    long bad = 0, mockups = 0;
+    for (int call = 0; call < CALLS; call++) {
+        MPI_Datatype t = types[rank % 2 ? call % 2 : 0];
+        MPI_Op op = ops[rank % 2 ? call % 2 : 0];
+        for (int i = 0; i < 2 * N; i++) in[i] = rank * 1000 + i + call;
+        MPI_Allreduce(in, out, N, t, op, comm);
+        const char *last = mg_tune_last_impl("allreduce");
+        int idx = -1;
+        for (int m = 0; last && m < nimpl[C_ALLREDUCE]; m++)
+            if (strcmp(last, impl_names[C_ALLREDUCE][m]) == 0) idx = m;
+        int mm[2] = {idx, -idx}, agreed[2];
+        PMPI_Allreduce(mm, agreed, 2, MPI_INT, MPI_MAX, comm);
+        if (agreed[0] != -agreed[1]) bad++;
+        mockups += idx > 0;
+        for (int i = 0; i < 2 * N; i++)
+            if (out[i] != 1000 * (size * (size - 1) / 2) + size * (i + call)) bad++;
+    }
+    for (int k = 0; k < 2; k++) {
+        MPI_Type_free(&types[k]);
+        MPI_Op_free(&ops[k]);
+    }
+    long all[2] = {bad, mockups}, sum[2];
+    PMPI_Allreduce(all, sum, 2, MPI_LONG, MPI_SUM, comm);
+    if (rank == 0)
+        printf("phase %-16s %ld wrong values or disagreements, %ld calls ran a mock-up%s\n", "fresh handles",
+               sum[0], sum[1], sum[0] || (size > 1 && sum[1] == 0) ? "   <- FAIL" : "");
+    return sum[0] || (size > 1 && sum[1] == 0) ? 1 : 0;
+}
+
 /* Online mode's matrix (see the top of the file); returns the setup failures. */
 static long online_main(ctx *xs, ctx **all, int nx, MPI_Comm ctl, MPI_Comm split, int provided, int wrank)
 {
@@ -1781,6 +1837,7 @@ static long online_main(ctx *xs, ctx **all, int nx, MPI_Comm ctl, MPI_Comm split
         for (int k = 0; k < 2; k++) MPI_Comm_free(&tc[k]);
         if (wrank == 0) printf("phase %-16s %7.1f s\n", "2 threads", MPI_Wtime() - t);
     }
+    fail += online_fresh_handles(MPI_COMM_WORLD) * (wrank == 0);
     long lines, on_mockup;
     online_report_lines(&lines, &on_mockup);
     int wsize;

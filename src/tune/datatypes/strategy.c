@@ -53,11 +53,11 @@ static void native(mg_dt_side *x)
 }
 
 /* The strategy the mode gives a call: the forced one (forced mode), DEFAULT
- * (tuned mode: the profiles decide per call), else NATIVE. */
+ * (tuned and online modes: the profiles decide per call), else NATIVE. */
 static mg_dts configured(void)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
-    if (MG_HOT_MODE(h) == MG_TUNE_TUNED) {
+    if (MG_HOT_MODE(h) == MG_TUNE_TUNED || MG_HOT_MODE(h) == MG_TUNE_ONLINE) {
         const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
         return l && l->ps.ndt > 0 ? MG_DTS_DEFAULT : MG_DTS_NATIVE;
     }

@@ -32,7 +32,7 @@ static inline int mg_tune__dt_active(void)
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     if (!(h & MG_HOT_ON)) return 0;
     if (h & MG_HOT_RECORD) return 1; /* every call is recorded with its types */
-    if (MG_HOT_MODE(h) == MG_TUNE_TUNED) {
+    if (MG_HOT_MODE(h) == MG_TUNE_TUNED || MG_HOT_MODE(h) == MG_TUNE_ONLINE) { /* online: the profiles too */
         const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
         return l && l->ps.ndt > 0;
     }

@@ -238,7 +238,7 @@ def convert(src: Path, to: str, out: Path) -> Conversion:
 
 # ---------------------------------------------------------------- from online mode's report
 
-# `#@tune_online[MPI_Allreduce 4 64 int MPI_SUM]=chosen=allreduce_as_reduce_bcast calls=900 ...` (docs/formats.md)
+# `#@tune_online[MPI_Allreduce 4 64 int sum]=chosen=allreduce_as_reduce_bcast calls=900 ...` (docs/formats.md)
 _ONLINE = re.compile(r"^#@tune_online\[(?P<key>[^\]]*)\]=(?P<value>.*)$")
 
 
