@@ -218,11 +218,12 @@ def test_the_program_is_resolved_and_refused_clearly(tmp_path):
 
 
 def test_the_sides_launch_what_they_say(tmp_path):
-    params = {"program": PROGRAM, "np": 3, "sides": ["native", "tuned", "file", "record"], "profiles": "/p/{stack}",
-              "stacks": ["a", "b"], "masks": [], "metric": None, "check": None, "placement": None,
-              "file_env": {"a": {"MPIR_CVAR_X": "/f.json"}}}
+    params = {"program": PROGRAM, "np": 3, "sides": ["native", "tuned", "file", "record", "online"],
+              "profiles": "/p/{stack}", "stacks": ["a", "b"], "masks": [], "metric": None, "check": None,
+              "placement": None, "file_env": {"a": {"MPIR_CVAR_X": "/f.json"}}}
     t = {x.key: x for x in job.templates(params)}
-    assert set(t) == {"native", "tuned-a", "tuned-b", "file-a", "record"}
+    assert set(t) == {"native", "tuned-a", "tuned-b", "file-a", "record", "online"}
+    assert t["online"].args == [f"LD_PRELOAD={job.LIBRARY}", "MPIGUIDE_TUNE_MODE=online", *PROGRAM]
     assert t["native"].driver == "/bin/true" and t["native"].args == ["input.dat"] and t["native"].program
     assert t["tuned-a"].args[:4] == [f"LD_PRELOAD={job.LIBRARY}", "MPIGUIDE_TUNE_MODE=tuned",
                                      "MPIGUIDE_TUNE_PROFILES=/p/{stack}", "MPIR_CVAR_X=/f.json"]
@@ -244,18 +245,18 @@ MASKS = ["--mask", r"^[a-z]+ [a-z]+ [a-z-]+ ", "--mask", "^#@"]  # its timing ro
 def test_app_run_records_tunes_and_validates_a_real_program(mpich_build, tmp_path):
     out = tmp_path / "app"
     res = run_cli(["app", "run", "--stacks", "mpich", "--np", "2", "--runs", "2", "--output", str(out), *MASKS,
-                   "--", str(mpich_build / "mg_stencil"), *STENCIL_ARGS])
+                   "--online", "--", str(mpich_build / "mg_stencil"), *STENCIL_ARGS])
     assert res.rc == 0, res.text
     assert "in the recorded MPI calls" in res.text and "app report:" in res.text
-    assert "outputs: every launch printed what the native program prints (4 launch(es))" in res.text
+    assert "outputs: every launch printed what the native program prints (6 launch(es))" in res.text
     rec = analysis.records(runner.RunDir.open(out / "record"))["mpich"]
     assert rec.nprocs == 2 and "MPI_Allreduce" in set(rec.rows["op"])
     taken = pd.read_csv(out / "plan_taken.csv")
     assert {"coll", "calls"} <= set(taken["suite"])
     assert (out / "profiles" / "mpich").is_dir() and (out / "report.html").is_file()
     v = analysis.load(runner.RunDir.open(out / "validate"))
-    assert set(v.launches["side"]) == {"native", "tuned"} and v.output_ok
-    assert only_row(v.speedups, side="tuned")["rounds"] == 2
+    assert set(v.launches["side"]) == {"native", "tuned", "online"} and v.output_ok
+    assert only_row(v.speedups, side="tuned")["rounds"] == 2 and only_row(v.speedups, side="online")["rounds"] == 2
     assert analysis.records(runner.RunDir.open(out / "record-tuned"), "tuned-record")["mpich"].nprocs == 2
     # the report is rebuilt alone
     again = run_cli(["app", "report", str(out)])

@@ -8,7 +8,8 @@ Sides:
   tuned    preloaded in tuned mode with the profiles of mpiguide app tune, and each library's own tuning file
            where one was written;
   file     each library's own tuning file alone (no preload);
-  tuned-record  as tuned, recording (what the tuned library changed, per call shape)."""
+  tuned-record  as tuned, recording (what the tuned library changed, per call shape);
+  online   preloaded in online mode without profiles: the library chooses inside each launch."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.suite import LaunchTemplate
 
-SIDES = ("native", "record", "tuned", "file", "tuned-record")
+SIDES = ("native", "record", "tuned", "file", "tuned-record", "online")
 LIBRARY = "{build}/libmpiguide-tune.so"  # the stack's tuning library (runner placeholders)
 RECORD = "{run_dir}/raw/{stack}/{launch}.record"  # beside the launch's raw file (its folder exists)
 BLOCK = "program"
@@ -68,6 +69,8 @@ def templates(params: dict) -> list[LaunchTemplate]:
         assigns = [f"LD_PRELOAD={LIBRARY}"]
         if side in ("record", "tuned-record"):
             assigns.append(f"MPIGUIDE_TUNE_RECORD={RECORD}")
+        if side == "online":
+            assigns.append("MPIGUIDE_TUNE_MODE=online")
         if side in ("tuned", "tuned-record"):
             assigns += ["MPIGUIDE_TUNE_MODE=tuned", f"MPIGUIDE_TUNE_PROFILES={params['profiles']}"]
             files = params.get("file_env") or {}

@@ -67,6 +67,9 @@ def add_commands(sub: argparse._SubParsersAction, context: CommandContext, suite
             job.add_output_options(g)
             g.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
                            help="the MPI program and its arguments, after --")
+        if name in ("validate", "run"):
+            p.add_argument("--online", action="store_true", help="also run the program in the library's online "
+                           "mode (no profiles: it chooses inside each launch) as a side of the validation")
         if name == "run":
             p.add_argument("--resume", dest="app_resume", metavar="DIR", help="continue an app directory")
         p.set_defaults(func=lambda args: run_action(args, suite, suites))
@@ -219,10 +222,14 @@ def validate(args: argparse.Namespace, app: Suite, app_dir: Path) -> None:
     if "tune" not in state or not (app_dir / "profiles").is_dir():
         raise MpiguideError(f"{app_dir} has no profiles yet: mpiguide app tune {app_dir} first")
     file_env = state["tune"].get("file_env", {})
-    sides = ["native", "tuned", *(["file"] if file_env else [])]
+    sides = ["native", "tuned", *(["file"] if file_env else []), *(["online"] if args.online else [])]
     params = {**state["params"], "sides": sides, "profiles": str((app_dir / "profiles").resolve() / "{stack}"),
               "file_env": file_env}
-    rd = _run(app_dir / "validate") or _new_run(app, args, params, app_dir / "validate", args.runs, 1)
+    rd = _run(app_dir / "validate")
+    if rd is not None and args.online and "online" not in rd.meta["params"]["sides"]:
+        raise MpiguideError(f"{app_dir / 'validate'} was run without the online side; move it away to validate "
+                            "again with --online")
+    rd = rd or _new_run(app, args, params, app_dir / "validate", args.runs, 1)
     if rd.pending():
         commands.console.print("3/3 validate: the program natively and under the tuned library, round by round")
         _execute(rd, app, args, app_dir)
