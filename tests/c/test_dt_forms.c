@@ -104,7 +104,8 @@ static void classes(void)
  * the probe's verdict matches the known bugs listed for this library. */
 static void instances_and_probes(void)
 {
-    MPI_Datatype elems[] = {MPI_CHAR, MPI_SHORT, MPI_INT, MPI_DOUBLE, MPI_C_DOUBLE_COMPLEX, MPI_DOUBLE_INT};
+    MPI_Datatype elems[] = {MPI_CHAR,    MPI_SHORT,  MPI_INT,         MPI_DOUBLE,
+                            MPI_C_DOUBLE_COMPLEX, MPI_DOUBLE_INT, MPI_LONG_DOUBLE};
     int nelems = (int)(sizeof elems / sizeof elems[0]), probed = 0, refused = 0;
     char used[64] = {0}; /* which known bugs refused something */
     for (int e = 0; e < nelems; e++)
