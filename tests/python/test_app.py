@@ -304,3 +304,25 @@ def test_the_later_steps_run_on_the_recorded_stacks():
     assert args.stacks == "openmpi,impi"
     with pytest.raises(MpiguideError, match="was recorded on openmpi; a record of one library"):
         workflow._use_recorded_stacks(argparse.Namespace(stacks="impi"), {"stacks": ["openmpi"]})
+
+
+def test_the_prediction_is_amdahl_over_the_decided_gains_with_their_band():
+    from types import SimpleNamespace
+
+    from mpiguide.suites.app import report as app_report
+    taken = pd.DataFrame([dict(suite="coll", key="allreduce 8", op="MPI_Allreduce", comm_size=2, bytes=8,
+                               send_type="-", recv_type="-", seconds_per_rank=4.0),
+                          dict(suite="calls", key="send vec", op="MPI_Send", comm_size=2, bytes=32,
+                               send_type="t", recv_type="-", seconds_per_rank=3.0)])
+    decisions = pd.DataFrame([dict(stack="lib", suite="coll", key="allreduce 8", choice="allreduce_as_reduce_bcast",
+                                   gain=0.5, low=0.4, high=0.6, decision="faster"),
+                              dict(stack="lib", suite="calls", key="send vec", choice="native", gain=0.3, low=0.1,
+                                   high=0.5, decision="unclear")])
+    pred = app_report._prediction({"lib": SimpleNamespace(wall=10.0)}, taken, decisions)
+    x = pred.iloc[0]
+    assert x.saved_s == pytest.approx(2.0) and x.predicted_speedup == pytest.approx(1.25)
+    assert x.low == pytest.approx(10 / 8.4) and x.high == pytest.approx(10 / 7.6)
+    inside = pd.DataFrame([dict(stack="lib", side="tuned", speedup=1.2, low=1.15, high=1.25)])
+    outside = inside.assign(speedup=1.5, low=1.45, high=1.55)
+    assert "meets the prediction x1.190 to x1.316" in app_report._prediction_check(pred, inside)[0]
+    assert "is outside the prediction" in app_report._prediction_check(pred, outside)[0]

@@ -109,20 +109,52 @@ def run_document(rd: RunDir, out: Path) -> tuple[Document, list[str]]:
     return doc, lines
 
 
+PREDICTION_COLUMNS = ["stack", "wall_s", "saved_s", "predicted_speedup", "low", "high"]
+
+
 def _prediction(records: dict[str, Record], taken: pd.DataFrame, decisions: pd.DataFrame) -> pd.DataFrame:
     """Per stack: Amdahl over the record: the time per rank of every measured call shape, saved by its decided
-    gain (none where the choice is native), against the run's wall time."""
+    gain (none where the choice is native), against the run's wall time; low and high from the ends of the
+    gains' intervals (each shape's interval at once: a conservative band)."""
+    def speedup(wall: float, saved: float) -> float:
+        return wall / (wall - saved) if 0 < saved < wall else 1.0
+
     rows = []
     for stack, rec in records.items():
         d = decisions[decisions["stack"] == stack]
-        gains = {(s, k): g for s, k, g, c in zip(d["suite"], d["key"], d["gain"], d["choice"], strict=True)
+        gains = {(s, k): (g, lo, hi) for s, k, g, lo, hi, c in
+                 zip(d["suite"], d["key"], d["gain"], d["low"], d["high"], d["choice"], strict=True)
                  if c != "native" and pd.notna(g)}
         t = taken.drop_duplicates(["suite", "key", "op", "comm_size", "bytes", "send_type", "recv_type"])
-        saved = sum(float(x.seconds_per_rank) * gains.get((x.suite, x.key), 0.0) for x in t.itertuples())
+        saved = [0.0, 0.0, 0.0]  # point, low end, high end
+        for x in t.itertuples():
+            g = gains.get((x.suite, x.key))
+            for i in range(3):
+                if g is not None and pd.notna(g[i]):
+                    saved[i] += float(x.seconds_per_rank) * g[i]
         wall = rec.wall
-        rows.append(dict(stack=stack, wall_s=wall, saved_s=saved,
-                         predicted_speedup=wall / (wall - saved) if 0 < saved < wall else 1.0))
-    return pd.DataFrame(rows, columns=["stack", "wall_s", "saved_s", "predicted_speedup"])
+        rows.append(dict(stack=stack, wall_s=wall, saved_s=saved[0], predicted_speedup=speedup(wall, saved[0]),
+                         low=speedup(wall, saved[1]), high=speedup(wall, saved[2])))
+    return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
+
+
+def _prediction_check(pred: pd.DataFrame, speedups: pd.DataFrame) -> list[str]:
+    """Per stack: whether the tuned side's measured speedup interval meets the predicted band, and why not."""
+    lines = []
+    for x in pred.itertuples():
+        m = speedups[(speedups["stack"] == x.stack) & (speedups["side"] == "tuned")]
+        if m.empty:
+            continue
+        v = m.iloc[0]
+        if v["high"] >= x.low and v["low"] <= x.high:
+            lines.append(f"{x.stack}: the measured speedup x{v['speedup']:.3f} (x{v['low']:.3f} to "
+                         f"x{v['high']:.3f}) meets the prediction x{x.low:.3f} to x{x.high:.3f}")
+        else:
+            lines.append(f"{x.stack}: the measured speedup x{v['speedup']:.3f} (x{v['low']:.3f} to x{v['high']:.3f}) "
+                         f"is outside the prediction x{x.low:.3f} to x{x.high:.3f}: the calls measured alone do not "
+                         "cost in the program what they cost in the benchmark (caches, overlap with computation, "
+                         "contention), or the program's own time varies more than one record shows")
+    return lines
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -178,8 +210,8 @@ def app_report(app_dir: Path, state: dict) -> tuple[Path, list[str], int]:
             pred = _prediction(records, taken, decisions)
             doc.section("Predicted from the record (Amdahl over the decided gains)", pred.set_index("stack"))
             for x in pred.itertuples():
-                lines.append(f"{x.stack}: predicted speedup x{x.predicted_speedup:.3f} ({x.saved_s:.3g} s of "
-                             f"{x.wall_s:.3g} s saved per rank)")
+                lines.append(f"{x.stack}: predicted speedup x{x.predicted_speedup:.3f} (x{x.low:.3f} to "
+                             f"x{x.high:.3f}; {x.saved_s:.3g} s of {x.wall_s:.3g} s saved per rank)")
         env_lines = [f"{s}: LD_PRELOAD={LIBRARY.replace('{build}', 'build/' + s)} MPIGUIDE_TUNE_MODE=tuned "
                      f"MPIGUIDE_TUNE_PROFILES={(app_dir / 'profiles' / s).resolve()}"
                      + "".join(f" {k}={v}" for k, v in t.get("file_env", {}).get(s, {}).items())
@@ -189,6 +221,8 @@ def app_report(app_dir: Path, state: dict) -> tuple[Path, list[str], int]:
                          "libmpiguide-tune is installed with mpiguide (docs/install.md)")
     if validated is not None:
         lines += validation_sections(doc, validated)
+        if records and not taken.empty and not decisions.empty:
+            lines += _prediction_check(_prediction(records, taken, decisions), validated.speedups)
         if not validated.output_ok or any(x.status != "ok" for x in validated.rd.launches):
             rc = 1
         write_csvs(app_dir, {"speedups": validated.speedups})
