@@ -40,6 +40,8 @@ static int delete_record(MPI_Comm comm, int key, void *value, void *extra)
     (void)key, (void)extra;
     comm_record *r = value;
     mg_hmap_take(&records, MG_HANDLE_KEY(comm));
+    mg_online_table *t = atomic_load_explicit(&r->online, memory_order_acquire);
+    if (t) mg_tune__online_free_table(t);
     int rc = r->shadow != MPI_COMM_NULL ? PMPI_Comm_free(&r->shadow) : MPI_SUCCESS;
     free(r);
     return rc;
@@ -173,5 +175,5 @@ mg_online_table *mg_tune__comm_online(const mg_comm_info *info)
     if (!(t = atomic_load_explicit(&r->online, memory_order_relaxed)) && (t = mg_tune__online_table(info->size)))
         atomic_store_explicit(&r->online, t, memory_order_release);
     pthread_mutex_unlock(&making);
-    return t; /* outlives the communicator: the tables are the report's until MPI_Finalize */
+    return t; /* freed with the communicator (delete_record) */
 }

@@ -6,6 +6,7 @@
 #include "tune_internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,15 +227,23 @@ struct mg_online_table {
     mg_online_table *next;
 };
 
+enum { GONE_TEXT_MAX = 1 << 20 }; /* report text kept of freed communicators' keys */
+
 static struct {
     pthread_mutex_t mu;
     mg_online_table *tables;
+    char *gone;       /* the report lines of the keys of freed communicators */
+    size_t gone_len;
+    long gone_left_out; /* keys of freed communicators beyond GONE_TEXT_MAX */
 } online = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* Each thread's last key: a loop of one call finds it without the lock. The
- * tables and keys live until MPI_Finalize, after which no call comes. */
+/* Changed whenever a table is freed: a thread's last key is trusted only under the generation it saw. */
+static _Atomic unsigned generation;
+
+/* Each thread's last key: a loop of one call finds it without the lock. */
 static _Thread_local struct {
     const mg_online_table *t;
+    unsigned gen;
     int coll;
     MPI_Count bytes;
     MPI_Datatype elem;
@@ -276,24 +285,36 @@ static keyed *add(mg_online_table *t)
     return e;
 }
 
+/* online.mu held: the key of t with this identity, or NULL. */
+static mg_online_key *find(const mg_online_table *t, int coll, MPI_Count bytes, int reduction, MPI_Datatype elem,
+                           MPI_Op op)
+{
+    for (int i = 0; i < t->n; i++) {
+        keyed *e = t->keys[i];
+        if (e->coll == coll && e->bytes == bytes && e->reduction == reduction && e->elem == elem && e->op == op)
+            return &e->key;
+    }
+    return NULL;
+}
+
 mg_online_key *mg_tune__online_lookup(mg_online_table *t, int coll, MPI_Count bytes, MPI_Datatype elem, MPI_Op op,
                                       int (*cands)(void *ctx, int *impl), void *ctx)
 {
-    if (last.t == t && last.coll == coll && last.bytes == bytes && last.elem == elem && last.op == op) return last.k;
+    unsigned gen = atomic_load_explicit(&generation, memory_order_acquire);
+    if (last.t == t && last.gen == gen && last.coll == coll && last.bytes == bytes && last.elem == elem &&
+        last.op == op)
+        return last.k;
     int reduction = op != MPI_OP_NULL;
     MPI_Datatype celem = reduction && mg_type_predefined(elem) ? elem : MPI_DATATYPE_NULL;
     MPI_Op cop = reduction && strcmp(mg_tune__op_name(op), "user") != 0 ? op : MPI_OP_NULL;
-    /* the candidates of a key that may be new, before the lock: the call's own look at what applies */
-    int impl[MG_ONLINE_MAX], n = cands(ctx, impl);
-    mg_online_key *k = NULL;
-    int full = 0;
     pthread_mutex_lock(&online.mu);
-    for (int i = 0; i < t->n && !k; i++) {
-        keyed *e = t->keys[i];
-        if (e->coll == coll && e->bytes == bytes && e->reduction == reduction && e->elem == celem && e->op == cop)
-            k = &e->key;
-    }
+    mg_online_key *k = find(t, coll, bytes, reduction, celem, cop);
+    pthread_mutex_unlock(&online.mu);
     if (!k && t->n < MAX_KEYS) {
+        /* a new key: its candidates, the call's own look at what applies, found outside the lock (only this
+         * thread calls on t: MPI orders a communicator's collectives) */
+        int impl[MG_ONLINE_MAX], n = cands(ctx, impl), full = 0;
+        pthread_mutex_lock(&online.mu);
         keyed *e = add(t);
         if (e) {
             *e = (keyed){.coll = coll, .bytes = bytes, .reduction = reduction, .elem = celem, .op = cop};
@@ -302,38 +323,83 @@ mg_online_key *mg_tune__online_lookup(mg_online_table *t, int coll, MPI_Count by
         } else {
             full = 1;
         }
+        pthread_mutex_unlock(&online.mu);
+        if (full) out_of_memory();
     }
-    pthread_mutex_unlock(&online.mu);
-    if (full) out_of_memory();
-    if (k) last.t = t, last.coll = coll, last.bytes = bytes, last.elem = elem, last.op = op, last.k = k;
+    if (k) last.t = t, last.gen = gen, last.coll = coll, last.bytes = bytes, last.elem = elem, last.op = op, last.k = k;
     return k;
+}
+
+/* online.mu held: the `#@tune_online` lines of t's keys. */
+static void table_lines(FILE *out, const mg_online_table *t)
+{
+    for (int i = 0; i < t->n; i++) {
+        const keyed *e = t->keys[i];
+        const mg_online_key *k = &e->key;
+        mg_coll c = (mg_coll)e->coll;
+        char elem[128];
+        fprintf(out, "#@tune_online[%s %d %lld", mg_tune__table(c)->mpi_name, t->size, (long long)e->bytes);
+        if (e->reduction)
+            fprintf(out, " %s %s",
+                    e->elem == MPI_DATATYPE_NULL ? "derived" : mg_tune__elem_name(e->elem, elem, sizeof elem),
+                    e->op == MPI_OP_NULL ? "user" : mg_tune__op_name(e->op));
+        fprintf(out, "]=chosen=%s calls=%llu explore_calls=%llu explorations=%d over_budget=%d times=",
+                k->phase == MG_ONLINE_SETTLED ? mg_tune__impl_label(c, k->impl[k->chosen]) : "-",
+                (unsigned long long)k->calls, (unsigned long long)k->explore_calls, k->explorations,
+                k->over_budget);
+        for (int j = 0; j < k->n; j++)
+            fprintf(out, "%s%s:%.6g", j ? "," : "", mg_tune__impl_label(c, k->impl[j]), k->agreed[j]);
+        fprintf(out, " served=");
+        for (int j = 0; j < k->n; j++)
+            fprintf(out, "%s%s:%llu", j ? "," : "", mg_tune__impl_label(c, k->impl[j]),
+                    (unsigned long long)k->served[j]);
+        fprintf(out, "\n");
+    }
+}
+
+static void free_keys(mg_online_table *t)
+{
+    for (int i = 0; i < t->n; i++) free(t->keys[i]);
+    free(t->keys);
+    free(t);
+}
+
+void mg_tune__online_free_table(mg_online_table *t)
+{
+    char *text = NULL;
+    size_t len = 0;
+    pthread_mutex_lock(&online.mu);
+    for (mg_online_table **p = &online.tables; *p; p = &(*p)->next)
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
+    /* its lines stay for the report, within a bound: a program may make a communicator per step */
+    FILE *f = t->n ? open_memstream(&text, &len) : NULL;
+    if (f) {
+        table_lines(f, t);
+        fclose(f);
+    }
+    char *grown = text && online.gone_len + len <= GONE_TEXT_MAX ? realloc(online.gone, online.gone_len + len + 1)
+                                                                 : NULL;
+    if (grown) {
+        memcpy(grown + online.gone_len, text, len + 1);
+        online.gone = grown, online.gone_len += len;
+    } else {
+        online.gone_left_out += t->n;
+    }
+    free(text);
+    free_keys(t);
+    atomic_fetch_add_explicit(&generation, 1u, memory_order_release);
+    pthread_mutex_unlock(&online.mu);
 }
 
 void mg_tune__online_report(FILE *out)
 {
     pthread_mutex_lock(&online.mu);
-    for (const mg_online_table *t = online.tables; t; t = t->next)
-        for (int i = 0; i < t->n; i++) {
-            const keyed *e = t->keys[i];
-            const mg_online_key *k = &e->key;
-            mg_coll c = (mg_coll)e->coll;
-            char elem[128];
-            fprintf(out, "#@tune_online[%s %d %lld", mg_tune__table(c)->mpi_name, t->size, (long long)e->bytes);
-            if (e->reduction)
-                fprintf(out, " %s %s", e->elem == MPI_DATATYPE_NULL ? "derived" : mg_tune__elem_name(e->elem, elem, sizeof elem),
-                        e->op == MPI_OP_NULL ? "user" : mg_tune__op_name(e->op));
-            fprintf(out, "]=chosen=%s calls=%llu explore_calls=%llu explorations=%d over_budget=%d times=",
-                    k->phase == MG_ONLINE_SETTLED ? mg_tune__impl_label(c, k->impl[k->chosen]) : "-",
-                    (unsigned long long)k->calls, (unsigned long long)k->explore_calls, k->explorations,
-                    k->over_budget);
-            for (int j = 0; j < k->n; j++)
-                fprintf(out, "%s%s:%.6g", j ? "," : "", mg_tune__impl_label(c, k->impl[j]), k->agreed[j]);
-            fprintf(out, " served=");
-            for (int j = 0; j < k->n; j++)
-                fprintf(out, "%s%s:%llu", j ? "," : "", mg_tune__impl_label(c, k->impl[j]),
-                        (unsigned long long)k->served[j]);
-            fprintf(out, "\n");
-        }
+    for (const mg_online_table *t = online.tables; t; t = t->next) table_lines(out, t);
+    if (online.gone_len) fputs(online.gone, out);
+    if (online.gone_left_out) fprintf(out, "#@tune_online_left_out=%ld\n", online.gone_left_out);
     pthread_mutex_unlock(&online.mu);
 }
 
@@ -343,9 +409,10 @@ void mg_tune__online_stop(void)
     while (online.tables) {
         mg_online_table *t = online.tables;
         online.tables = t->next;
-        for (int i = 0; i < t->n; i++) free(t->keys[i]);
-        free(t->keys);
-        free(t);
+        free_keys(t);
     }
+    free(online.gone);
+    online.gone = NULL, online.gone_len = 0, online.gone_left_out = 0;
+    atomic_fetch_add_explicit(&generation, 1u, memory_order_release);
     pthread_mutex_unlock(&online.mu);
 }

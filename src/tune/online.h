@@ -89,10 +89,10 @@ void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double 
 
 /* ---- the keys of the process ----
  * A communicator's keys live in a table the communicator's record holds
- * (comms.c); the tables outlive their communicators until MPI_Finalize, for
- * the report. One lock guards them all: a call looks a key up only where its
- * thread's last one does not fit. Out of memory, the job is aborted: a rank
- * that ran natively where its peers ran a mock-up would hang them. */
+ * (comms.c), freed with the communicator; the report keeps their lines (up to
+ * 1 MiB of them). One lock guards them all: a call looks a key up only where
+ * its thread's last one does not fit. Out of memory, the job is aborted: a
+ * rank that ran natively where its peers ran a mock-up would hang them. */
 typedef struct mg_online_table mg_online_table;
 
 /* A new, empty table for a communicator of `size` processes. */
@@ -104,6 +104,8 @@ mg_online_table *mg_tune__online_table(int size);
  * ranks): the call runs natively. */
 mg_online_key *mg_tune__online_lookup(mg_online_table *t, int coll, MPI_Count bytes, MPI_Datatype elem, MPI_Op op,
                                       int (*cands)(void *ctx, int *impl), void *ctx);
+/* The communicator of t is freed: its keys go, their report lines stay. */
+void mg_tune__online_free_table(mg_online_table *t);
 /* `#@tune_online[...]` lines of every key (docs/formats.md). */
 void mg_tune__online_report(FILE *out);
 /* MPI_Finalize: every table freed. */

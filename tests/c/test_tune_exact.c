@@ -1777,6 +1777,45 @@ static long online_fresh_handles(MPI_Comm comm)
     return sum[0] || (size > 1 && sum[1] == 0) ? 1 : 0;
 }
 
+/* A communicator per step, freed after it: a few steps explore (20 calls), the rest call once. Each
+ * call's result is checked; the freed communicators' keys leave the library with their report lines,
+ * which stay up to a bound: the report must end with the count of those left out. Returns the
+ * failures (on every rank). */
+static long online_churn(void)
+{
+    enum { STEPS = 4000, EXPLORING = 8, CALLS = 40 };
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long bad = 0;
+    for (int step = 0; step < STEPS; step++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        for (int k = 0; k < (step < EXPLORING ? CALLS : 1); k++) {
+            int in[3] = {rank, step, k}, out[3];
+            MPI_Allreduce(in, out, 3, MPI_INT, MPI_SUM, c);
+            bad += out[0] != size * (size - 1) / 2 || out[1] != size * step || out[2] != size * k;
+        }
+        MPI_Comm_free(&c);
+    }
+    long left_out = -1;
+    FILE *f = tmpfile();
+    if (f && mg_tune_write_report(f) == MG_TUNE_SUCCESS) {
+        rewind(f);
+        char line[4096];
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "#@tune_online_left_out=", 23) == 0) left_out = atol(line + 23);
+    }
+    if (f) fclose(f);
+    long all = bad, sum = 0;
+    PMPI_Allreduce(&all, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    int fail = sum > 0 || (size > 1 && left_out <= 0);
+    if (rank == 0)
+        printf("phase %-16s %d communicators made and freed: %ld wrong values, %ld keys left out of the report%s\n",
+               "churn", STEPS, sum, left_out, fail ? "   <- FAIL" : "");
+    return fail;
+}
+
 /* Online mode's matrix (see the top of the file); returns the setup failures. */
 static long online_main(ctx *xs, ctx **all, int nx, MPI_Comm ctl, MPI_Comm split, int provided, int wrank)
 {
@@ -1838,6 +1877,7 @@ static long online_main(ctx *xs, ctx **all, int nx, MPI_Comm ctl, MPI_Comm split
         if (wrank == 0) printf("phase %-16s %7.1f s\n", "2 threads", MPI_Wtime() - t);
     }
     fail += online_fresh_handles(MPI_COMM_WORLD) * (wrank == 0);
+    fail += online_churn() * (wrank == 0);
     long lines, on_mockup;
     online_report_lines(&lines, &on_mockup);
     int wsize;
