@@ -231,6 +231,22 @@ def test_resume_writes_profiles_an_interruption_left_out(tmp_path, known_coll):
         (8, 8, "bcast_as_allgatherv")]
 
 
+def test_a_failed_data_check_still_tunes_the_rest_and_says_so(tmp_path):
+    """A measurement launch that ended with 3 (a configuration's data check failed, so it was not timed) is no
+    reason to stop: the profiles of the rest are written, and tune still exits 3."""
+    write_coll_run(tmp_path / "measure", coll_known_times)
+    write_coll_run(tmp_path / "validate", validation_times, impls_extra=("tuned",))
+    rd = runner.RunDir.open(tmp_path / "measure")
+    rd.launches[0].returncode = 3
+    rd.save()
+    (tmp_path / "validate" / "profiles.partial" / "slow").mkdir(parents=True)
+    (tmp_path / "tune.json").write_text(json.dumps({"threshold": 0.10, "command": ["test"]}))
+    res = run_cli(["tune", "--resume", str(tmp_path)])
+    assert res.rc == 3, res.text
+    assert "2 profile(s) written" in res.text
+    assert (tmp_path / "validate" / "profiles" / "slow" / "bcast_p2.prof").is_file()
+
+
 def test_coll_run_report(tmp_path):
     path = write_coll_run(tmp_path / "run", coll_known_times)
     rd = runner.RunDir.open(path)

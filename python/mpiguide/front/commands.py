@@ -328,9 +328,14 @@ def execute(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: 
     return _data_checks(rd)
 
 
+def data_checks_failed(rd: RunDir) -> list[runner.Launch]:
+    """The completed launches that had configurations whose data check failed (exit code 3)."""
+    return [x for x in rd.launches if x.status == runner.OK and x.returncode == 3]
+
+
 def _data_checks(rd: RunDir) -> int:
     """3 (and says so) where a launch had configurations whose data check failed, else 0."""
-    checked_bad = [x for x in rd.launches if x.status == runner.OK and x.returncode == 3]
+    checked_bad = data_checks_failed(rd)
     if checked_bad:
         console.print(f"{len(checked_bad)} launch(es) had configurations whose data check failed; they were not "
                       "timed (see the report, config_errors.csv and logs/)", style="red")
