@@ -519,8 +519,9 @@ static int side_call(void *p)
 }
 
 /* The persistent form's MPI_X_init (untimed; its time, the maximum over ranks, as an #@init note): 1 if every
- * rank has its request, else 0 after a skip note. */
-static int persistent_init(mg_bench *b, impl_side *s)
+ * rank has its request, else 0 after a skip note. The send buffer holds other bytes at the _init than at the
+ * MPI_Start of the check, so that a library that reads it at _init fails the check (MPI reads it at the start). */
+static int persistent_init(mg_bench *b, impl_side *s, size_t sbytes)
 {
     char mpi[64], why[MPI_MAX_ERROR_STRING] = "";
     mg_coll_mpi_name(s->c->name, mpi, sizeof mpi);
@@ -528,6 +529,7 @@ static int persistent_init(mg_bench *b, impl_side *s)
         mg_bench_note(b, "skip", s->label, "not supported by this library (MPI-4's %s_init is not declared)", mpi);
         return 0;
     }
+    memset(s->c->sbuf, 0x3C, sbytes);
     double t = PMPI_Wtime();
     int rc = mg_coll_persistent_init(s->c, &s->req), ok = rc == MPI_SUCCESS, all = 0, len = 0;
     double took = PMPI_Wtime() - t, most = 0;
@@ -548,7 +550,7 @@ static int persistent_init(mg_bench *b, impl_side *s)
 static int check_impl(mg_bench *b, const options *o, impl_side *s, size_t sbytes, size_t rbytes, const check_bufs *k)
 {
     char msg[256];
-    if (s->form == MG_FORM_PERSISTENT && !persistent_init(b, s)) return 0;
+    if (s->form == MG_FORM_PERSISTENT && !persistent_init(b, s, sbytes)) return 0;
     use_impl(s);
     int fell_back = 0, refused = 0;
     if (!check(b, s->c, sbytes, rbytes, (size_t)o->tsize, k, s->impl, s->label, side_call, s,

@@ -304,6 +304,7 @@ int mg_xchg_side_init(mg_xchg_data *d, int mode, mg_xchg_side *s, double *init_s
 #ifdef MG_HAVE_MPI_PERSISTENT_COLL
     const mg_xchg *x = d->x;
     void *rbuf = x->in_place ? d->sbuf : d->rbuf;
+    memset(d->sbuf, 0x3C, x->sbytes); /* other bytes than at the check's MPI_Start: MPI reads them at the start */
     double t = MPI_Wtime();
     int rc = neighbor(x) ? MPI_Neighbor_alltoallw_init(d->sbuf, d->ones, d->wdispls, d->st, rbuf, d->ones, d->wdispls,
                                                        d->rt, x->comm, MPI_INFO_NULL, &s->req)
