@@ -257,6 +257,31 @@ static int persistent_gather_scatter(MPI_Comm comm, char *d, size_t len)
     return wrong > 0;
 }
 
+/* One MPI_Scatter_init started twice on a communicator of its own: both starts
+ * must complete (where the bug is, the second never does on 3 or more processes;
+ * under MPI_ERRORS_ARE_FATAL it aborts with "Invalid communicator"). */
+static int scatter_init_restart(MPI_Comm comm, char *d, size_t len)
+{
+    int r, s[64], g = -1;
+    MPI_Comm c;
+    MPI_Comm_dup(comm, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(c, &r);
+    for (int i = 0; i < 64; i++) s[i] = i;
+    MPI_Request q;
+    MPI_Scatter_init(s, 1, MPI_INT, &g, 1, MPI_INT, 0, c, MPI_INFO_NULL, &q);
+    int rc = MPI_SUCCESS;
+    for (int round = 0; round < 2 && rc == MPI_SUCCESS; round++) {
+        rc = MPI_Start(&q);
+        if (rc == MPI_SUCCESS) rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    MPI_Request_free(&q);
+    snprintf(d, len, "MPI_Scatter_init of 1 MPI_INT started twice returned %s on rank %d (int %d, %d expected)",
+             rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error", r, g, r);
+    MPI_Comm_free(&c);
+    return rc != MPI_SUCCESS || g != r;
+}
+
 /* MPI_Allgather_init of a vector started three times, freed: the vector must
  * still be a datatype (crashes where the bug is). */
 static int allgather_init_release(MPI_Comm comm, char *d, size_t len)
@@ -400,6 +425,10 @@ const mg_known_bug mg_known_bugs[] = {
      "MPI_Gather_init and MPI_Scatter_init move the data the send buffers held at the _init at every start, and "
      "write the root's own block at the _init only",
      1, 0, 0, persistent_gather_scatter, NULL},
+    {"impi-scatter-init-restart", "Intel MPI", LIB_INTEL,
+     "on 3 or more processes the second MPI_Start of an MPI_Scatter_init never completes (or, under "
+     "MPI_ERRORS_ARE_FATAL, aborts with \"Invalid communicator\")",
+     3, 0, 1, scatter_init_restart, NULL},
     {"impi-allgather-init-release", "Intel MPI", LIB_INTEL,
      "MPI_Allgather_init releases its datatype at every start: after more than one start and MPI_Request_free, the "
      "application's datatype is freed",
