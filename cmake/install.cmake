@@ -32,8 +32,8 @@ install(TARGETS mpiguide_dt mpiguide_dt_shared mpiguide_tune mpiguide_tune_share
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/mpiguide DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-set(MG_DRIVERS mg_pingpong mg_dtexplain mg_dtbench mg_ddtbench mg_ddtbench_tuned mg_ddtexchange mg_collbench mg_mpit
-               mg_tuneoverhead mg_tuneoverhead_shared mg_stencil_app)
+set(MG_DRIVERS mg_pingpong mg_dtexplain mg_dtbench mg_ddtbench mg_ddtbench_tuned mg_ddtexchange mg_ddtexchange_tuned
+               mg_collbench mg_mpit mg_tuneoverhead mg_tuneoverhead_shared mg_stencil_app)
 set_target_properties(${MG_DRIVERS} PROPERTIES INSTALL_RPATH "$ORIGIN/../../${CMAKE_INSTALL_LIBDIR}")
 install(TARGETS ${MG_DRIVERS} RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/mpiguide)
 

@@ -16,9 +16,7 @@
 #include "mg_options.h"
 #include "mg_size.h"
 #include "mpiguide/dt.h"
-#ifdef MG_DDTBENCH_TUNED
-#include "mpiguide/tune.h"
-#endif
+#include "tuned_mode.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -42,17 +40,11 @@
 
 enum { PAT_PINGPONG, PAT_BCAST, PAT_ALLGATHER, NPATTERNS };
 static const char *const pattern_names[NPATTERNS] = {"pingpong", "bcast", "allgather"};
-/* tuned: the datatype mode with libmpiguide-tune in tuned mode and the
- * profiles of --datatype-profiles (mg_ddtbench_tuned only: it is linked with
- * the library, which stays off in the other modes) */
+/* tuned: the datatype mode under libmpiguide-tune (tuned_mode.h) */
 enum { MODE_DATATYPE, MODE_PACK, MODE_ENGINE, MODE_NORMALIZED, MODE_TUNED, NMODES };
 static const char *const mode_names[NMODES] = {"datatype", "pack", "engine", "normalized", "tuned"};
 /* the modes this binary lists (--list, --help) */
-#ifdef MG_DDTBENCH_TUNED
-#define MODES_HERE NMODES
-#else
-#define MODES_HERE MODE_TUNED
-#endif
+#define MODES_HERE (mg_bench_tuned_built() ? NMODES : MODE_TUNED)
 /* The element types of --type: the catalog's basic types but byte. */
 static const char *const type_names[] = {"int", "char", "short", "double"};
 #define NTYPES (int)(sizeof type_names / sizeof *type_names)
@@ -528,30 +520,6 @@ static MPI_Datatype engine_prepare(mg_bench *b, const options *o, const char *cf
     return norm;
 }
 
-#ifdef MG_DDTBENCH_TUNED
-/* The library's mode: tuned for the tuned mode, else off. */
-static void tuned(int on)
-{
-    if (mg_tune_set_mode(on ? MG_TUNE_TUNED : MG_TUNE_OFF) != MG_TUNE_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
-}
-#else
-static void tuned(int on) { (void)on; }
-#endif
-
-/* Untimed, before each repetition of a side (mg_bench_side.before): the library's mode for its mode. */
-static int library_off(void *ctx)
-{
-    (void)ctx;
-    tuned(0);
-    return MPI_SUCCESS;
-}
-
-static int library_tuned(void *ctx)
-{
-    (void)ctx;
-    tuned(1);
-    return MPI_SUCCESS;
-}
 
 /* One configuration (a layout at (A, m)) prepared for its modes: its type, buffers and
  * normalized type, and per mode whether it failed before it could be timed. */
@@ -626,11 +594,12 @@ static void measure_group(mg_bench *b, const options *o, prepared *pcs, int npc,
             m->x.count = mode == MODE_NORMALIZED ? 1 : pc->lt.count;
             mg_bench_op op = mode == MODE_PACK || mode == MODE_ENGINE ? pk_ops[o->pattern] : dt_ops[o->pattern];
             cnt->checks++;
-            tuned(mode == MODE_TUNED);
+            mg_bench_tuned(mode == MODE_TUNED);
             int ok = check_mode(b, o, &pc->g, &m->x, op, m->label);
-            tuned(0);
+            mg_bench_tuned(0);
             if (!ok || o->check_only) continue;
-            sides[n] = (mg_bench_side){m->label, op, &m->x, 1, mode == MODE_TUNED ? library_tuned : library_off};
+            sides[n] = (mg_bench_side){m->label, op, &m->x, 1,
+                                       mode == MODE_TUNED ? mg_bench_library_tuned : mg_bench_library_off};
             msize = (size_t)pc->x.msize;
             n++;
         }
@@ -638,7 +607,7 @@ static void measure_group(mg_bench *b, const options *o, prepared *pcs, int npc,
     while (n > 0) {
         int failed = -1;
         int rc = mg_bench_measure_interleaved(b, n, sides, msize, &failed);
-        tuned(0);
+        mg_bench_tuned(0);
         if (rc == MPI_SUCCESS) break;
         if (failed < 0) { /* not one side's failure: none of them was timed */
             for (int j = 0; j < n; j++) mg_bench_config_error(b, sides[j].label, "an MPI call failed during measurement");
@@ -895,27 +864,7 @@ static int use_profiles(mg_bench *b, const options *o)
 {
     int want = 0;
     for (int i = 0; i < o->nmodes; i++) want |= o->modes[i] == MODE_TUNED;
-#ifdef MG_DDTBENCH_TUNED
-    if (want != (o->profiles_arg != NULL)) {
-        mg_bench_error(b, "the mode tuned and --datatype-profiles DIR come together");
-        return -1;
-    }
-    /* the modes but tuned run natively, and nothing is counted */
-    if (mg_tune_set_counting(MG_TUNE_COUNT_NEVER) != MG_TUNE_SUCCESS) return -1;
-    tuned(0);
-    if (want && mg_tune_load_profiles(o->profiles_arg) != MG_TUNE_SUCCESS) {
-        mg_bench_error(b, "--datatype-profiles %s: the profiles could not all be loaded (see the warnings)",
-                       o->profiles_arg);
-        return -1;
-    }
-#else
-    if (want || o->profiles_arg) {
-        mg_bench_error(b, "the mode tuned and --datatype-profiles need mg_ddtbench_tuned, which is linked with "
-                          "libmpiguide-tune");
-        return -1;
-    }
-#endif
-    return 0;
+    return mg_bench_use_profiles(b, want, o->profiles_arg, "mg_ddtbench");
 }
 
 /* The command line: MG_ARGS_RUN, or the exit status. */

@@ -17,6 +17,7 @@
 #include "mg_bench.h"
 #include "mg_options.h"
 #include "mg_size.h"
+#include "tuned_mode.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ static const struct {
 #define NTYPES (int)(sizeof types / sizeof *types)
 
 typedef struct {
-    const char *pattern_arg, *A_arg, *sizes_arg, *modes_arg, *type_arg, *mem_arg;
+    const char *pattern_arg, *A_arg, *sizes_arg, *modes_arg, *type_arg, *mem_arg, *profiles_arg;
     int check_only, corrupt;
     int pattern, type;
     long A[MAX_LIST];
@@ -168,6 +169,20 @@ static void prepare_modes(mg_bench *b, const options *o, const char *cfg, mg_xch
     }
 }
 
+/* The normalized shape and mean block of the first send region's type: what libmpiguide-tune's datatype
+ * profiles key a w call on (its first derived type), for mpiguide ddt tune. */
+static void note_shape(mg_bench *b, const char *cfg, const mg_xchg_data *d)
+{
+    mg_dt *t = NULL;
+    char shape[NORMAL_MAX];
+    if (b->rank != 0 || mg_dt_from_mpi(d->st[0], &t) != MG_DT_SUCCESS) return;
+    if (mg_dt_shape(t, shape, sizeof shape) == MG_DT_SUCCESS) {
+        mg_bench_note(b, "shape", cfg, "%s", shape);
+        mg_bench_note(b, "block", cfg, "%lld", (long long)mg_dt_mean_block(t));
+    }
+    mg_dt_free(t);
+}
+
 /* Checks every requested mode of one configuration, then times those that passed interleaved. */
 static void measure_config(mg_bench *b, const options *o, mg_xchg_data *d, const char *cfg, const int *bad,
                            counters *cnt)
@@ -210,12 +225,18 @@ static void measure_config(mg_bench *b, const options *o, mg_xchg_data *d, const
             mg_bench_note(b, "init", label, "%.9e", max_s);
         }
         cnt->checks++;
-        if (!check_side(b, o, s, expect, label) || o->check_only) continue;
-        timed[n++] = (mg_bench_side){label, s->op, s, 1, NULL};
+        mg_bench_tuned(mode == MG_XM_TUNED);
+        int passed = check_side(b, o, s, expect, label);
+        mg_bench_tuned(0);
+        if (!passed || o->check_only) continue;
+        timed[n++] = (mg_bench_side){label, s->op, s, 1,
+                                     mode == MG_XM_TUNED ? mg_bench_library_tuned : mg_bench_library_off};
     }
     while (n > 0) {
         int failed = -1;
-        if (mg_bench_measure_interleaved(b, n, timed, (size_t)x->msize, &failed) == MPI_SUCCESS) break;
+        int rc = mg_bench_measure_interleaved(b, n, timed, (size_t)x->msize, &failed);
+        mg_bench_tuned(0);
+        if (rc == MPI_SUCCESS) break;
         if (failed < 0) {
             for (int j = 0; j < n; j++)
                 mg_bench_config_error(b, timed[j].label, "an MPI call failed during measurement");
@@ -257,6 +278,7 @@ static void run_config(mg_bench *b, const options *o, long A, size_t m, counters
     if (any_failed(b, err, sizeof err) || rc != 0)
         modes_error(b, o, cfg, x.msize, NULL, err);
     else {
+        note_shape(b, cfg, &d);
         prepare_modes(b, o, cfg, &d, bad);
         measure_config(b, o, &d, cfg, bad, cnt);
     }
@@ -266,12 +288,15 @@ static void run_config(mg_bench *b, const options *o, long A, size_t m, counters
 
 /* ---- Options ------------------------------------------------------------------------ */
 
+/* the modes this binary lists (--list, --help): tuned only in mg_ddtexchange_tuned */
+static int modes_here(void) { return mg_bench_tuned_built() ? MG_XM_NMODES : MG_XM_TUNED; }
+
 static void list(mg_json *j, const mg_bench *b)
 {
     (void)b;
     mg_json_strings(j, "patterns", mg_xchg_pattern_names, MG_XCHG_NPATTERNS);
     mg_json_strings(j, "layouts", layout_names, MG_XCHG_NPATTERNS);
-    mg_json_strings(j, "modes", mg_xchg_mode_names, MG_XM_NMODES);
+    mg_json_strings(j, "modes", mg_xchg_mode_names, modes_here());
     mg_json_bool(j, "persistent_built", mg_xchg_mode_built(MG_XM_PERSISTENT));
     mg_json_object(j, "types");
     for (int t = 0; t < NTYPES; t++) mg_json_long(j, types[t].name, (long long)types[t].size);
@@ -328,7 +353,8 @@ static int read_options(mg_bench *b, options *o)
         return -1;
     }
     o->nmodes = mg_parse_names(b, "mode", o->modes_arg, mg_xchg_mode_names, MG_XM_NMODES, o->modes);
-    if (o->nmodes < 0) return -1;
+    if (o->nmodes < 0 || mg_bench_use_profiles(b, want(o, MG_XM_TUNED), o->profiles_arg, "mg_ddtexchange") != 0)
+        return -1;
     char err[200];
     if (mg_bench_dt_form(&o->form, err, sizeof err) != 0) {
         mg_bench_error(b, "%s", err);
@@ -341,7 +367,7 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
 {
     char m[160], modes_help[220];
     snprintf(modes_help, sizeof modes_help, "%s (default datatype)",
-             mg_join_names(mg_xchg_mode_names, MG_XM_NMODES, ", ", m, sizeof m));
+             mg_join_names(mg_xchg_mode_names, modes_here(), ", ", m, sizeof m));
     const mg_opt opts[] = {
         {"--pattern", MG_OPT_VALUE, &o->pattern_arg, 0, NULL, "NAME",
          "transpose (default: a 3D FFT's transposition by MPI_Alltoallw) or halo (MPI_Neighbor_alltoallw)"},
@@ -357,6 +383,8 @@ static int read_command_line(mg_bench *b, options *o, int argc, char **argv)
          "skip configurations whose arrays need more per rank (default " DEFAULT_MEMORY "; k/m/g)"},
         {"--check-only", MG_OPT_FLAG, &o->check_only, 1, NULL, NULL,
          "check the data of every configuration and mode, time nothing"},
+        {"--datatype-profiles", MG_OPT_VALUE, &o->profiles_arg, 0, NULL, "DIR",
+         "mode tuned (mg_ddtexchange_tuned): libmpiguide-tune's profiles"},
         {"--corrupt", MG_OPT_FLAG, &o->corrupt, 1, NULL, NULL,
          "testing aid: flip one received byte in every check, so that all fail"},
     };
@@ -403,6 +431,7 @@ static int run(int argc, char **argv)
     mg_bench_param(&b, "max_memory", "%zu", o.max_memory);
     mg_bench_param(&b, "check_only", "%d", o.check_only);
     if (o.corrupt) mg_bench_param(&b, "corrupt", "1");
+    if (o.profiles_arg) mg_bench_param(&b, "datatype_profiles", "%s", o.profiles_arg);
     if (mg_bench_begin(&b, "pattern layout A m msize mode") != 0) MPI_Abort(MPI_COMM_WORLD, 2);
     if (!o.check_only) {
         calib c = {calloc(2 * (size_t)b.size, 1), b.size};

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mg_xchg_mode_names[MG_XM_NMODES] = {"datatype", "manual",      "pack",      "engine",
-                                                      "normalized", "p2p", "nonblocking", "persistent"};
+const char *const mg_xchg_mode_names[MG_XM_NMODES] = {"datatype", "manual",      "pack",       "engine", "normalized",
+                                                      "p2p",      "nonblocking", "persistent", "tuned"};
 
 static void keep(int *rc, int r)
 {
@@ -297,7 +297,7 @@ int mg_xchg_side_init(mg_xchg_data *d, int mode, mg_xchg_side *s, double *init_s
     static int (*const ops[MG_XM_NMODES])(void *) = {
         [MG_XM_DATATYPE] = op_datatype, [MG_XM_MANUAL] = op_packed,     [MG_XM_PACK] = op_packed,
         [MG_XM_ENGINE] = op_packed,     [MG_XM_NORMALIZED] = op_normalized, [MG_XM_P2P] = op_p2p,
-        [MG_XM_NONBLOCKING] = op_nonblocking, [MG_XM_PERSISTENT] = op_persistent};
+        [MG_XM_NONBLOCKING] = op_nonblocking, [MG_XM_PERSISTENT] = op_persistent, [MG_XM_TUNED] = op_datatype};
     *s = (mg_xchg_side){.d = d, .mode = mode, .req = MPI_REQUEST_NULL, .op = ops[mode]};
     *init_s = 0;
     if (mode != MG_XM_PERSISTENT) return MPI_SUCCESS;

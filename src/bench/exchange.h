@@ -28,6 +28,8 @@
  *   nonblocking  the nonblocking call (MPI_Ialltoallw, MPI_Ineighbor_alltoallw) + MPI_Wait
  *   persistent   MPI-4: the call's _init once (untimed), MPI_Start + MPI_Wait per
  *                exchange; only where the stack declares it (MG_HAVE_MPI_PERSISTENT_COLL)
+ *   tuned        the datatype mode's call under libmpiguide-tune in tuned mode
+ *                (mg_ddtexchange_tuned only: the validation of mpiguide ddt tune)
  */
 #ifndef MG_BENCH_EXCHANGE_H
 #define MG_BENCH_EXCHANGE_H
@@ -51,6 +53,7 @@ enum {
     MG_XM_P2P,
     MG_XM_NONBLOCKING,
     MG_XM_PERSISTENT,
+    MG_XM_TUNED,
     MG_XM_NMODES
 };
 extern const char *const mg_xchg_mode_names[MG_XM_NMODES];

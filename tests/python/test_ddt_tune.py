@@ -267,6 +267,46 @@ def test_profiles_written(choices, tmp_path):
         "datatypes bcast", "procs 2", RULES_HEADER, f"resized/vector 0 {MAX} normalized", f"* {EDGE + 1} {MAX} pack"]
 
 
+def exchange_times(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
+    """Tests 12 and 13 on "slow": the subarray call 3t, packing (engine, by hand, MPI_Pack) t; the normalized
+    types 1.5t in the transpose and 3t in the halo exchange. On "fast" every mode takes t."""
+    t = 1e-4 * (1 + 0.01 * launch)
+    if stack == "fast":
+        return t
+    if mode in ("datatype", TUNED):
+        return 3 * t
+    if mode == "normalized":
+        return (1.5 if pattern == "transpose" else 3) * t
+    return t
+
+
+def test_the_exchanges_choose_only_what_the_library_takes_for_a_w_call(tmp_path):
+    """MPI_Alltoallw and MPI_Neighbor_alltoallw: the library packs no w call by profile (its ranks do not all
+    know each block's bytes), so the engine's packing, though fastest, is no candidate and no "*" row is
+    written; the transpose takes the normalized types, the halo exchange stays native."""
+    p = argparse.ArgumentParser()
+    JOB.add_arguments(p)
+    args = p.parse_args(["--tests", "12,13", "--grid", "quick", "--np", "2"])
+    args.every_mode = True
+    params = JOB.params(args)
+    assert {e["pattern"] for e in params["entries"]} == {"transpose", "halo"}
+    assert all(e["modes"] == ["datatype", "manual", "pack", "engine", "normalized"] for e in params["entries"])
+    launches = JOB.launches(DdtTune(JOB).validation_params(params, None, {}))
+    assert {x.driver for x in launches} == {"mg_ddtexchange_tuned"}
+    assert all(x.args[x.args.index("--modes") + 1].endswith(",tuned") for x in launches)
+    write_ddt_run(tmp_path / "measure", params, exchange_times,
+                  shape=lambda layout: "subarray-shape-" + layout)
+    ch = dtune.choose(ddtreport.load([runner.RunDir.open(tmp_path / "measure")]), 0.10)
+    assert "*" not in set(ch["shape"]) and dtune.PACK not in set(ch["strategy"])
+    slow = ch[ch["stack"] == "slow"].set_index("pattern")["strategy"]
+    assert set(slow["transpose"]) == {dtune.NORMALIZED} and set(slow["halo"]) == {dtune.NATIVE}
+    assert set(ch[ch["stack"] == "fast"]["strategy"]) == {dtune.NATIVE}
+    written = dtune.write_profiles(ch, ["fast", "slow"], tmp_path / "p", "test")
+    assert [x.name for x in written] == ["dt_alltoallw_p2.prof"]
+    assert written[0].read_text().splitlines()[2:] == [
+        "datatypes alltoallw", "procs 2", RULES_HEADER, f"subarray-shape-pencils 0 {MAX} normalized"]
+
+
 def test_gains_of_the_validation(known_tune, measured, choices):
     v = ddtreport.load([runner.RunDir.open(known_tune / "validate")])
     g = dtune.gains(v, choices)

@@ -115,13 +115,15 @@ def star_decision(p: Pick) -> Pick:
 
 
 def choose(table: pd.DataFrame, config: list[str], threshold: float, opts: dict,
-           point_to_point: Callable[[str], bool]) -> pd.DataFrame:
+           point_to_point: Callable[[str], bool], packs_by_size: Callable[[str], bool] | None = None) -> pd.DataFrame:
     """One row per (stack, pattern, procs, msize, shape, block) of a launch table (one row per configuration,
     keyed by `config`, and launch: GROUP, shape, block and per strategy the launch median): the strategy the
     profiles give it (CHOICE_COLUMNS). A point-to-point pattern chooses among every strategy per shape; in a
     collective, shapes choose between native and normalized, and one row of shape "*" per size says whether
-    every type is packed there (star_candidate), as the library applies it first. The shapes' choices are
-    judged as one family, then the sizes' "*" rows as another (opts: the run's analysis options)."""
+    every type is packed there (star_candidate), as the library applies it first. packs_by_size: the
+    collective patterns that have that row (default: all); the library packs no other collective by profile
+    (the v and w calls, whose ranks do not all know each block's bytes). The shapes' choices are judged as one
+    family, then the sizes' "*" rows as another (opts: the run's analysis options)."""
     groups = [(key, group, {(shape, block): part for (shape, block), part in group.groupby(["shape", "block"],
                                                                                            sort=True)})
               for key, group in table.groupby(GROUP, sort=True)]
@@ -131,7 +133,8 @@ def choose(table: pd.DataFrame, config: list[str], threshold: float, opts: dict,
     own = dict(zip(((k, sb) for k, sb, _ in own_cands),
                    decide_picks([c for _, _, c in own_cands], threshold, opts, [k[0] for k, _, _ in own_cands]),
                    strict=True))
-    star_keys = [(key, group) for key, group, _ in groups if not point_to_point(key[1])]
+    star_keys = [(key, group) for key, group, _ in groups
+                 if not point_to_point(key[1]) and (packs_by_size is None or packs_by_size(key[1]))]
     star_cands = [star_candidate(group, {sb: p for (k, sb), p in own.items() if k == key}, config)
                   for key, group in star_keys]
     star = dict(zip((k for k, _ in star_keys),

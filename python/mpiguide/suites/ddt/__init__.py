@@ -84,11 +84,6 @@ class DdtSuite(Suite):
 
     def params(self, args: argparse.Namespace) -> dict:
         sel = self.selection(args)
-        beyond = [n for n in sel.tests if ex.TESTS[n].exchange]
-        if sel.every_mode and beyond:
-            raise MpiguideError(f"mpiguide ddt tune takes the paper's tests ({_paper_tests()}): Test(s) "
-                                f"{', '.join(map(str, beyond))} measure MPI_Alltoallw and MPI_Neighbor_alltoallw, "
-                                "which libmpiguide-tune's datatype profiles do not choose for")
         entries = ex.plan_tests(sel)
         if not entries:
             raise MpiguideError("the options leave no test to run (each test needs one of its compared layouts "
@@ -149,7 +144,9 @@ class DdtSuite(Suite):
                            "normalized), choose per stack, operation, processes, normalized shape and size the "
                            "strategy of libmpiguide-tune (native, normalized or pack) that is faster by the "
                            "threshold, write datatype profiles, then run the tests again with the tuned library "
-                           "and report the violations it repairs and its gains.")
+                           "and report the violations it repairs and its gains. Tests 12 and 13 (--tests 12,13) "
+                           "tune MPI_Alltoallw and MPI_Neighbor_alltoallw, for which the library takes native or "
+                           "normalized (it packs no w call by profile).")
         add_tune_options(p, flow.command, flow.alternative)
         context.add_run_options(p, self)
         self.add_arguments(p)
@@ -176,7 +173,7 @@ def _template(e: dict, params: dict) -> LaunchTemplate:
             "--A", ",".join(map(str, e["A"])), "--sizes", ",".join(map(str, e["sizes"])),
             "--modes", ",".join(e["modes"]), "--type", params["type"]]
     if params.get("datatype_profiles"):  # the validation of mpiguide ddt tune
-        driver, args = "mg_ddtbench_tuned", [*args, "--datatype-profiles", params["datatype_profiles"]]
+        driver, args = f"{driver}_tuned", [*args, "--datatype-profiles", params["datatype_profiles"]]
     # runs planned before the placement rename call it launch_layout
     return LaunchTemplate(e["key"], driver, e["nprocs"], args, e.get("placement", e.get("launch_layout")))
 

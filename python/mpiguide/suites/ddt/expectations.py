@@ -38,6 +38,8 @@ MODES = ("datatype", "pack", "engine", "normalized")
 EXCHANGE_PATTERNS = ("transpose", "halo")
 EXCHANGE_LAYOUTS = {"transpose": "pencils", "halo": "halo"}
 EXCHANGE_MODES = ("datatype", "manual", "pack", "engine", "normalized", "p2p", "nonblocking", "persistent")
+# what mpiguide ddt tune measures of them: the library's strategies and the packing they are compared with
+EXCHANGE_TUNE_MODES = ("datatype", "manual", "pack", "engine", "normalized")
 ALL_PATTERNS_ANY = (*PATTERNS, *EXCHANGE_PATTERNS)
 ALL_MODES = tuple(dict.fromkeys((*MODES, *EXCHANGE_MODES)))
 TUNED = "tuned"  # the datatype mode under the tuned library (validation of mpiguide ddt tune)
@@ -343,9 +345,10 @@ def plan_tests(sel: Selection) -> list[dict]:
         t = TESTS[number]
         grid = t.paper if sel.grid == "paper" else t.quick
         compared = [c for c in t.compared if sel.layouts is None or _keep_layout(c, sel.layouts)]
-        if not compared or (sel.every_mode and t.exchange):  # ddt tune: the library's operations only
+        if not compared:
             continue
-        modes = [m for m in (MODES if sel.every_mode else t.modes) if sel.modes is None or m in sel.modes]
+        every = (EXCHANGE_TUNE_MODES if t.exchange else MODES) if sel.every_mode else t.modes
+        modes = [m for m in every if sel.modes is None or m in sel.modes]
         if "datatype" not in modes:
             continue  # every comparison has the datatype on one side
         comps = [c for c in t.comparisons()

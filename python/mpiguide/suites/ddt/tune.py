@@ -25,16 +25,18 @@ from mpiguide.core import dtchoice, stats
 from mpiguide.core.dtchoice import ANY, NATIVE, NO_BLOCK, NORMALIZED, PACK, profile_rules, rule_for
 from mpiguide.core.pairing import decide
 from mpiguide.core.tuning import repaired
-from mpiguide.suites.ddt.expectations import PRECEDES, TUNED
+from mpiguide.suites.ddt.expectations import EXCHANGE_PATTERNS, PRECEDES, TUNED
 from mpiguide.suites.ddt.report import DdtResult
 
 STRATEGY = {"datatype": NATIVE, "normalized": NORMALIZED, "engine": PACK}  # driver mode -> library strategy
 MODE = {s: m for m, s in STRATEGY.items()}
 # the library's operations a pattern's measurements stand for; point-to-point costs do not depend on the
 # communicator's size, so its profiles hold for any number of processes
-OPERATIONS = {"pingpong": ("send", "recv"), "bcast": ("bcast",), "allgather": ("allgather",)}
+OPERATIONS = {"pingpong": ("send", "recv"), "bcast": ("bcast",), "allgather": ("allgather",),
+              "transpose": ("alltoallw",), "halo": ("neighbor_alltoallw",)}
 CONFIG = ["stack", "template", "placement", "pattern", "nprocs", "layout", "A", "m", "msize"]
-REPAIRABLE = ("DT-GL2/3", "DT-GL2/3-ENG", "DT-GL4", "DT-GL4-NORM")  # guidelines on the call with the type
+# guidelines on the call with the type
+REPAIRABLE = ("DT-GL2/3", "DT-GL2/3-ENG", "DT-GL2/3-MAN", "DT-GL4", "DT-GL4-NORM")
 
 
 def procs_key(pattern: str, nprocs: int) -> str:
@@ -66,7 +68,7 @@ def choose(r: DdtResult, threshold: float) -> pd.DataFrame:
     """One row per (stack, pattern, procs, msize, shape, block): the strategy the profiles give it
     (dtchoice.CHOICE_COLUMNS; the ping-pong is the point-to-point pattern)."""
     return dtchoice.choose(launch_table(r), CONFIG, threshold, r.runs[0].meta["analysis"],
-                           lambda pattern: pattern == "pingpong")
+                           lambda pattern: pattern == "pingpong", lambda pattern: pattern not in EXCHANGE_PATTERNS)
 
 
 def write_profiles(choices: pd.DataFrame, stacks: list[str], out: Path, origin: str) -> list[Path]:
