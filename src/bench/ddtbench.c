@@ -29,7 +29,6 @@
 #define NORMAL_MAX 8192
 #define MSG_LEN    512
 #define TAG        23
-#define TAG_MSG    24
 
 /* The defaults of the options (--help and --list print them). */
 #define DEFAULT_LAYOUTS "contiguous;tiled;block;bucket;alternating"
@@ -277,22 +276,7 @@ static int check_mode(mg_bench *b, const options *o, const layout_cfg *g, xfer *
                      g->rsize, b->rank, x->rbuf[j], g->expect[j],
                      g->expect[j] == GUARD ? "; no data belongs at that byte" : "");
     }
-    int mine = msg[0] ? b->rank : INT_MAX, first = INT_MAX, failing = msg[0] != 0, nfailing = 0;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, b->comm);
-    if (first == INT_MAX) return 1;
-    MPI_Allreduce(&failing, &nfailing, 1, MPI_INT, MPI_SUM, b->comm);
-    if (first != 0) {
-        if (b->rank == first)
-            MPI_Send(msg, MSG_LEN, MPI_CHAR, 0, TAG_MSG, b->comm);
-        else if (b->rank == 0)
-            MPI_Recv(msg, MSG_LEN, MPI_CHAR, first, TAG_MSG, b->comm, MPI_STATUS_IGNORE);
-    }
-    if (nfailing > 1 && b->rank == 0) {
-        size_t len = strlen(msg);
-        snprintf(msg + len, sizeof msg - len, " (%d ranks failed)", nfailing);
-    }
-    mg_bench_config_error(b, label, msg);
-    return 0;
+    return mg_bench_check_agreed(b, msg, MSG_LEN, label);
 }
 
 /* ------------------------------------------------------------------ */
@@ -519,7 +503,6 @@ static MPI_Datatype engine_prepare(mg_bench *b, const options *o, const char *cf
     for (int i = 0; i < NMODES; i++) bad[i] |= ebad[i];
     return norm;
 }
-
 
 /* One configuration (a layout at (A, m)) prepared for its modes: its type, buffers and
  * normalized type, and per mode whether it failed before it could be timed. */

@@ -24,7 +24,6 @@
 #include <string.h>
 
 #define MSG_LEN 512
-#define TAG_MSG 24
 #define NORMAL_MAX 2048
 #define MAX_LIST 64
 
@@ -71,27 +70,6 @@ static int want(const options *o, int mode)
 
 /* ---- Data check ---------------------------------------------------------------- */
 
-/* The first failing rank's message on rank 0, recorded under label; 1 on every rank if none failed. */
-static int agree(mg_bench *b, char *msg, const char *label)
-{
-    int mine = msg[0] ? b->rank : INT_MAX, first = INT_MAX, failing = msg[0] != 0, nfailing = 0;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, b->comm);
-    if (first == INT_MAX) return 1;
-    MPI_Allreduce(&failing, &nfailing, 1, MPI_INT, MPI_SUM, b->comm);
-    if (first != 0) {
-        if (b->rank == first)
-            MPI_Send(msg, MSG_LEN, MPI_CHAR, 0, TAG_MSG, b->comm);
-        else if (b->rank == 0)
-            MPI_Recv(msg, MSG_LEN, MPI_CHAR, first, TAG_MSG, b->comm, MPI_STATUS_IGNORE);
-    }
-    if (nfailing > 1 && b->rank == 0) {
-        size_t len = strlen(msg);
-        snprintf(msg + len, MSG_LEN - len, " (%d ranks failed)", nfailing);
-    }
-    mg_bench_config_error(b, label, msg);
-    return 0;
-}
-
 /* Runs the side once on freshly filled arrays and compares the whole receive array with expect. */
 static int check_side(mg_bench *b, const options *o, mg_xchg_side *s, const unsigned char *expect, const char *label)
 {
@@ -120,7 +98,7 @@ static int check_side(mg_bench *b, const options *o, mg_xchg_side *s, const unsi
                      x->rbytes, b->rank, rarr[j], expect[j],
                      expect[j] == MG_BENCH_GUARD ? "; no data belongs at that byte" : "");
     }
-    return agree(b, msg, label);
+    return mg_bench_check_agreed(b, msg, MSG_LEN, label);
 }
 
 /* ---- One configuration ------------------------------------------------------------- */
@@ -217,7 +195,7 @@ static void measure_config(mg_bench *b, const options *o, mg_xchg_data *d, const
             if (!ok && MPI_Error_string(rc, e, &len) != MPI_SUCCESS) snprintf(e, sizeof e, "MPI error %d", rc);
             if (!ok) snprintf(msg, sizeof msg, "MPI_%s_init failed on rank %d: %.400s",
                               x->pattern == MG_XCHG_HALO ? "Neighbor_alltoallw" : "Alltoallw", b->rank, e);
-            agree(b, msg, label);
+            mg_bench_check_agreed(b, msg, MSG_LEN, label);
             continue;
         }
         if (mode == MG_XM_PERSISTENT) {

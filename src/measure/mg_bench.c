@@ -11,6 +11,7 @@
 #include <time.h>
 
 #define MG_DISSEM_TAG 4711
+#define MG_CHECK_TAG 4712
 
 const mg_nrep_estimate mg_nrep_estimate_defaults = {.rse_calib = 0.01,
                                                     .rse_batch = 0.05,
@@ -434,6 +435,26 @@ void mg_bench_config_error(mg_bench *b, const char *label, const char *what)
     if (b->rank != 0) return;
     keyed_line(b, "error", label, what);
     mg_bench_error(b, "configuration '%s': %s", label, what);
+}
+
+int mg_bench_check_agreed(mg_bench *b, char *msg, int len, const char *label)
+{
+    int mine = msg[0] ? b->rank : INT_MAX, first = INT_MAX, failing = msg[0] != 0, nfailing = 0;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, b->comm);
+    if (first == INT_MAX) return 1;
+    MPI_Allreduce(&failing, &nfailing, 1, MPI_INT, MPI_SUM, b->comm);
+    if (first != 0) {
+        if (b->rank == first)
+            MPI_Send(msg, len, MPI_CHAR, 0, MG_CHECK_TAG, b->comm);
+        else if (b->rank == 0)
+            MPI_Recv(msg, len, MPI_CHAR, first, MG_CHECK_TAG, b->comm, MPI_STATUS_IGNORE);
+    }
+    if (nfailing > 1 && b->rank == 0) {
+        size_t used = strlen(msg);
+        snprintf(msg + used, (size_t)len - used, " (%d ranks failed)", nfailing);
+    }
+    mg_bench_config_error(b, label, msg);
+    return 0;
 }
 
 void mg_bench_note(mg_bench *b, const char *kind, const char *label, const char *fmt, ...)

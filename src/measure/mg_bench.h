@@ -130,6 +130,10 @@ int mg_bench_measure_side_by_side(mg_bench *b, int n, const char *const *labels,
 
 /* Records that a configuration failed its data check (no timing is written). */
 void mg_bench_config_error(mg_bench *b, const char *label, const char *what);
+/* A data check's verdict agreed on by every rank (collective over b->comm): msg (len bytes) is this rank's
+ * failure, empty if it passed. 1 on every rank if all passed; else 0, and the lowest failing rank's msg,
+ * with how many ranks failed, is recorded under label (mg_bench_config_error; msg then holds it on rank 0). */
+int mg_bench_check_agreed(mg_bench *b, char *msg, int len, const char *label);
 
 /* Writes a per-configuration note `#@<kind>[<label>]=<value>` (rank 0), e.g. the
  * engine bench's info, normal and skip lines; newlines in the value become spaces. */
