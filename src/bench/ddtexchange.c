@@ -316,16 +316,7 @@ static int read_options(mg_bench *b, options *o)
         mg_bench_error(b, "bad --A '%s': the dimensions, comma-separated (transpose: 1, 2; halo: 2, 3)", o->A_arg);
         return -1;
     }
-    if (mg_parse_size_list(o->sizes_arg, o->sizes, MAX_LIST, &o->nsizes) != 0) {
-        mg_bench_error(b, "bad --sizes '%s': comma-separated byte counts, k/m/g = KiB/MiB/GiB (at most %d)",
-                       o->sizes_arg, MAX_LIST);
-        return -1;
-    }
-    for (int s = 0; s < o->nsizes; s++)
-        if (o->sizes[s] == 0 || o->sizes[s] > (size_t)INT_MAX) {
-            mg_bench_error(b, "bad --sizes value %zu: sizes must be between 1 and %d bytes", o->sizes[s], INT_MAX);
-            return -1;
-        }
+    if (mg_parse_sizes_option(b, o->sizes_arg, o->sizes, MAX_LIST, &o->nsizes) != 0) return -1;
     if (mg_parse_size(o->mem_arg, &o->max_memory) != 0 || o->max_memory == 0) {
         mg_bench_error(b, "bad --max-memory '%s': expected a byte count above 0, k/m/g = KiB/MiB/GiB", o->mem_arg);
         return -1;

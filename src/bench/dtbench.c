@@ -770,16 +770,7 @@ static int read_values(mg_bench *b, options *o)
         mg_bench_error(b, "bad --A '%s': expected comma-separated blocksizes >= 1 (at most %d)", o->A_arg, MAX_LIST);
         return -1;
     }
-    if (mg_parse_size_list(o->sizes_arg, o->sizes, MAX_LIST, &o->nsizes) != 0) {
-        mg_bench_error(b, "bad --sizes '%s': expected comma-separated byte counts, k/m/g = KiB/MiB/GiB (at most %d)",
-                       o->sizes_arg, MAX_LIST);
-        return -1;
-    }
-    for (int s = 0; s < o->nsizes; s++)
-        if (o->sizes[s] == 0 || o->sizes[s] > (size_t)INT_MAX) {
-            mg_bench_error(b, "bad --sizes value %zu: sizes must be between 1 and %d bytes", o->sizes[s], INT_MAX);
-            return -1;
-        }
+    if (mg_parse_sizes_option(b, o->sizes_arg, o->sizes, MAX_LIST, &o->nsizes) != 0) return -1;
     if ((o->nmethods = mg_parse_names(b, "method", o->methods_arg, method_names, NMETHODS, o->methods)) < 0 ||
         (o->ndirs = mg_parse_names(b, "direction", o->dirs_arg, dir_names, NDIRS, o->dirs)) < 0)
         return -1;

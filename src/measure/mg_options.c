@@ -66,6 +66,21 @@ int mg_parse_long_list(const char *s, long *out, int max, int *n, long min)
     return *n > 0 ? 0 : -1;
 }
 
+int mg_parse_sizes_option(const mg_bench *b, const char *arg, size_t *out, int max, int *n)
+{
+    if (mg_parse_size_list(arg, out, max, n) != 0) {
+        mg_bench_error(b, "bad --sizes '%s': expected comma-separated byte counts, k/m/g = KiB/MiB/GiB (at most %d)",
+                       arg, max);
+        return -1;
+    }
+    for (int s = 0; s < *n; s++)
+        if (out[s] == 0 || out[s] > (size_t)INT_MAX) {
+            mg_bench_error(b, "bad --sizes value %zu: sizes must be between 1 and %d bytes", out[s], INT_MAX);
+            return -1;
+        }
+    return 0;
+}
+
 int mg_parse_names(const mg_bench *b, const char *what, const char *list, const char *const *names, int nnames,
                    int *chosen)
 {

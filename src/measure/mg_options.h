@@ -35,6 +35,10 @@ int mg_parse_size_list(const char *s, size_t *out, int max, int *n);
 /* Comma-separated decimal integers in [min, INT_MAX], at most max of them. */
 int mg_parse_long_list(const char *s, long *out, int max, int *n, long min);
 
+/* A driver's --sizes: comma-separated byte counts (k/m/g = KiB/MiB/GiB) from 1 to INT_MAX, at most max of
+ * them. 0, or -1 after the message that names the bad list or value. */
+int mg_parse_sizes_option(const mg_bench *b, const char *arg, size_t *out, int max, int *n);
+
 /* Comma-separated names out of names[0..nnames-1] (nnames <= MG_MAX_NAMES):
  * chosen gets their indices in the order given, duplicates dropped. Returns
  * the count, or -1 after printing the error that names the bad entry and the
