@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ALLREDUCES = 7, BCASTS = 3, SENDRECVS = 5, EXCHANGES = 4, IBCASTS = 2, STARTS = 3 };
+enum { ALLREDUCES = 7, BCASTS = 3, SENDRECVS = 5, EXCHANGES = 4, IBCASTS = 2, STARTS = 3, NULLS = 6 };
 #define VECTOR "vector(count=4, block=2, stride=3, int)"
 
 static void calls(void)
@@ -66,6 +66,12 @@ static void calls(void)
         for (int k = 0; k < 12; k++) EXPECT(buf[k] == (k % 3 == 2 && rank != 0 ? -1 : 1000 * i + k));
     }
     MPI_Request_free(&r);
+
+    /* messages of MPI_PROC_NULL move nothing: no bytes, no type in the record */
+    for (int i = 0; i < NULLS; i++) {
+        MPI_Ssend(buf, 1, vec, MPI_PROC_NULL, 3, MPI_COMM_WORLD);
+        MPI_Recv(buf, 1, vec, MPI_PROC_NULL, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
     MPI_Type_free(&vec);
 }
 
@@ -147,6 +153,14 @@ static void check(const char *path, const char *strategy)
         }
         const char *s2 = row(text, r, "MPI_Start");
         EXPECT(s2 && sscanf(s2, "%d %lld %63s %31s %d", &n, &bytes, impl, strat, &calls_) == 5 && calls_ == STARTS);
+        const char *nulls[2] = {"MPI_Ssend", "MPI_Recv"};
+        for (int k = 0; k < 2; k++) {
+            const char *c = row(text, r, nulls[k]);
+            EXPECT(c && sscanf(c, fmt, &n, &bytes, impl, strat, &calls_, &secs, st, rt, elem, redop) == 10);
+            if (c)
+                EXPECT(bytes == -1 && calls_ == NULLS && strcmp(strat, "native") == 0 && strcmp(st, "-") == 0 &&
+                       strcmp(rt, "-") == 0);
+        }
     }
 }
 
