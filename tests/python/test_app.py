@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -215,6 +216,11 @@ def test_the_program_is_resolved_and_refused_clearly(tmp_path):
     plain.write_text("x")
     with pytest.raises(MpiguideError, match="is not an executable file"):
         job.resolve_program([str(plain)])
+    # a virtual environment's python is a link that must stay one: it finds the environment by its own path
+    link = tmp_path / "venv" / "bin" / "python"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(shutil.which("true"))
+    assert job.resolve_program([str(link), "app.py"]) == [str(link), "app.py"]
 
 
 def test_the_sides_launch_what_they_say(tmp_path):

@@ -42,7 +42,9 @@ def resolve_program(argv: list[str]) -> list[str]:
         raise MpiguideError(f"the program {name} does not exist" + ("" if "/" in name else " (nor on PATH)"))
     if not path.is_file() or not os.access(path, os.X_OK):
         raise MpiguideError(f"the program {path} is not an executable file")
-    return [str(path.resolve()), *argv[1:]]
+    # absolute, but not through its symbolic links: a virtual environment's python finds its packages by the
+    # path it was started as
+    return [os.path.abspath(path), *argv[1:]]
 
 
 def _env_program() -> str:
