@@ -212,13 +212,16 @@ def test_patterns_and_modes_keep_each_test_to_its_own():
     assert {c["guideline"] for c in t12["comparisons"]} == {"DT-GL2/3-MAN", "DT-GL2/3"}
 
 
-def test_ddt_tune_refuses_the_exchange_tests():
+def test_ddt_tune_measures_each_test_with_the_modes_it_tunes():
+    """ddt tune: the paper's tests with the four modes, the exchanges with the library's strategies and the
+    packing they are compared with (their nonblocking, persistent and point-to-point forms are no strategy)."""
     p = argparse.ArgumentParser()
     DDT.add_arguments(p)
     args = p.parse_args(["--tests", "3,12", "--np", "2"])
     args.every_mode = True
-    with pytest.raises(MpiguideError, match="mpiguide ddt tune takes the paper's tests"):
-        DDT.params(args)
+    modes = {e["test"]: e["modes"] for e in DDT.params(args)["entries"]}
+    assert modes == {3: ["datatype", "pack", "engine", "normalized"],
+                     12: ["datatype", "manual", "pack", "engine", "normalized"]}
 
 
 def exchange_times(stack, test, layout, mode, A, m, launch, placement=None, pattern=None):
