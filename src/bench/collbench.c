@@ -142,7 +142,7 @@ static int check(mg_bench *b, call_ctx *c, size_t sbytes, size_t rbytes, size_t 
     PMPI_Allreduce(&mine, refused, 1, MPI_INT, MPI_LOR, b->comm);
     if (*refused) {
         first_text_to_root(b, why, sizeof why);
-        snprintf(msg, len, "the library returned an error for the native call: %s", why);
+        snprintf(msg, len, "the library returned an error for the native call: %.180s", why);
         c->native = 0;
         return 0;
     }
