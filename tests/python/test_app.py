@@ -249,21 +249,23 @@ MASKS = ["--mask", r"^[a-z]+ [a-z]+ [a-z-]+ ", "--mask", "^#@"]  # its timing ro
 
 
 def test_app_run_records_tunes_and_validates_a_real_program(mpich_build, tmp_path):
+    """On a 2 x 2 grid, where the halo columns' vector types go to real neighbours (on 1 x 2 they all go to
+    MPI_PROC_NULL, which moves nothing and is not measured)."""
     out = tmp_path / "app"
-    res = run_cli(["app", "run", "--stacks", "mpich", "--np", "2", "--runs", "2", "--output", str(out), *MASKS,
+    res = run_cli(["app", "run", "--stacks", "mpich", "--np", "4", "--runs", "2", "--output", str(out), *MASKS,
                    "--online", "--", str(mpich_build / "mg_stencil"), *STENCIL_ARGS])
     assert res.rc == 0, res.text
     assert "in the recorded MPI calls" in res.text and "app report:" in res.text
     assert "outputs: every launch printed what the native program prints (6 launch(es))" in res.text
     rec = analysis.records(runner.RunDir.open(out / "record"))["mpich"]
-    assert rec.nprocs == 2 and "MPI_Allreduce" in set(rec.rows["op"])
+    assert rec.nprocs == 4 and "MPI_Allreduce" in set(rec.rows["op"])
     taken = pd.read_csv(out / "plan_taken.csv")
     assert {"coll", "calls"} <= set(taken["suite"])
     assert (out / "profiles" / "mpich").is_dir() and (out / "report.html").is_file()
     v = analysis.load(runner.RunDir.open(out / "validate"))
     assert set(v.launches["side"]) == {"native", "tuned", "online"} and v.output_ok
     assert only_row(v.speedups, side="tuned")["rounds"] == 2 and only_row(v.speedups, side="online")["rounds"] == 2
-    assert analysis.records(runner.RunDir.open(out / "record-tuned"), "tuned-record")["mpich"].nprocs == 2
+    assert analysis.records(runner.RunDir.open(out / "record-tuned"), "tuned-record")["mpich"].nprocs == 4
     # the report is rebuilt alone
     again = run_cli(["app", "report", str(out)])
     assert again.rc == 0 and "app report:" in again.text
@@ -317,14 +319,14 @@ def test_the_prediction_is_amdahl_over_the_decided_gains_with_their_band():
 
     from mpiguide.suites.app import report as app_report
     taken = pd.DataFrame([dict(suite="coll", key="allreduce 8", op="MPI_Allreduce", comm_size=2, bytes=8,
-                               send_type="-", recv_type="-", seconds_per_rank=4.0),
+                               send_type="-", recv_type="-", seconds_per_rank=4.0, calls_per_rank=100),
                           dict(suite="calls", key="send vec", op="MPI_Send", comm_size=2, bytes=32,
-                               send_type="t", recv_type="-", seconds_per_rank=3.0)])
+                               send_type="t", recv_type="-", seconds_per_rank=3.0, calls_per_rank=100)])
     decisions = pd.DataFrame([dict(stack="lib", suite="coll", key="allreduce 8", choice="allreduce_as_reduce_bcast",
                                    gain=0.5, low=0.4, high=0.6, decision="faster"),
                               dict(stack="lib", suite="calls", key="send vec", choice="native", gain=0.3, low=0.1,
                                    high=0.5, decision="unclear")])
-    pred = app_report._prediction({"lib": SimpleNamespace(wall=10.0)}, taken, decisions)
+    pred = app_report._prediction({"lib": SimpleNamespace(wall=10.0, mpi=9.0)}, taken, decisions)
     x = pred.iloc[0]
     assert x.saved_s == pytest.approx(2.0) and x.predicted_speedup == pytest.approx(1.25)
     assert x.low == pytest.approx(10 / 8.4) and x.high == pytest.approx(10 / 7.6)
@@ -332,3 +334,24 @@ def test_the_prediction_is_amdahl_over_the_decided_gains_with_their_band():
     outside = inside.assign(speedup=1.5, low=1.45, high=1.55)
     assert "meets the prediction x1.190 to x1.316" in app_report._prediction_check(pred, inside)[0]
     assert "is outside the prediction" in app_report._prediction_check(pred, outside)[0]
+
+
+def test_a_nonblocking_shape_is_charged_with_its_cost_measured_alone():
+    """An MPI_Irecv returns at once (0.01 s in 100 calls): its 100 calls cost 100 x 0.02 s natively measured
+    alone, half of it saved; a blocking call keeps its recorded time; all saved at most the rank's MPI time."""
+    from types import SimpleNamespace
+
+    from mpiguide.suites.app import report as app_report
+    taken = pd.DataFrame([dict(suite="calls", key="s0", op="MPI_Irecv", comm_size=2, bytes=32, send_type="-",
+                               recv_type="t", seconds_per_rank=0.01, calls_per_rank=100),
+                          dict(suite="calls", key="s1", op="MPI_Send", comm_size=2, bytes=32, send_type="t",
+                               recv_type="-", seconds_per_rank=1.0, calls_per_rank=100)])
+    decisions = pd.DataFrame([dict(stack="lib", suite="calls", key=k, choice="pack", gain=0.5, low=0.5, high=0.5,
+                                   decision="pack", native_s=0.02) for k in ("s0", "s1")])
+    pred = app_report._prediction({"lib": SimpleNamespace(wall=10.0, mpi=5.0)}, taken, decisions)
+    assert pred.iloc[0].saved_s == pytest.approx(0.5 * 2.0 + 0.5 * 1.0)
+    capped = app_report._prediction({"lib": SimpleNamespace(wall=10.0, mpi=1.2)}, taken, decisions)
+    assert capped.iloc[0].saved_s == pytest.approx(1.2)
+    without = app_report._prediction({"lib": SimpleNamespace(wall=10.0, mpi=5.0)}, taken,
+                                     decisions.drop(columns="native_s"))
+    assert without.iloc[0].saved_s == pytest.approx(0.5 * 0.01 + 0.5 * 1.0)

@@ -107,7 +107,9 @@ class AppChoice:
     interval (`gain`, `low`, `high`) and why (`decision`); the files it wrote (profiles in out/<stack>/, each
     library's own tuning file), and per stack the environment that puts them to use."""
 
-    decisions: pd.DataFrame  # stack, key, choice, gain, low, high, decision
+    # stack, key, choice, gain, low, high, decision; and native_s where the suite measured the call alone: the
+    # native call's seconds per call (what a nonblocking call costs the program up to its completion)
+    decisions: pd.DataFrame
     files: list[Path] = field(default_factory=list)
     env: dict[str, dict[str, str]] = field(default_factory=dict)  # stack -> variables beside the profiles
 

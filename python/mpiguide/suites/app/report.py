@@ -112,26 +112,41 @@ def run_document(rd: RunDir, out: Path) -> tuple[Document, list[str]]:
 PREDICTION_COLUMNS = ["stack", "wall_s", "saved_s", "predicted_speedup", "low", "high"]
 
 
+# A nonblocking point-to-point call returns at once and its data moves until its completion (MPI_Wait*,
+# MPI_Test*), which the record charges with that time: the call's own time says nothing of its cost.
+NONBLOCKING_P2P = ("MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MPI_Irecv", "MPI_Imrecv")
+
+
 def _prediction(records: dict[str, Record], taken: pd.DataFrame, decisions: pd.DataFrame) -> pd.DataFrame:
     """Per stack: Amdahl over the record: the time per rank of every measured call shape, saved by its decided
     gain (none where the choice is native), against the run's wall time; low and high from the ends of the
-    gains' intervals (each shape's interval at once: a conservative band)."""
+    gains' intervals (each shape's interval at once: a conservative band). A nonblocking point-to-point shape
+    is charged with its calls times the native call's time measured alone (decisions' native_s), where that
+    is more than the calls' own time; all shapes together at most the rank's time in MPI."""
     def speedup(wall: float, saved: float) -> float:
         return wall / (wall - saved) if 0 < saved < wall else 1.0
 
     rows = []
     for stack, rec in records.items():
         d = decisions[decisions["stack"] == stack]
-        gains = {(s, k): (g, lo, hi) for s, k, g, lo, hi, c in
-                 zip(d["suite"], d["key"], d["gain"], d["low"], d["high"], d["choice"], strict=True)
+        native_s = d["native_s"] if "native_s" in d else pd.Series(float("nan"), index=d.index)
+        gains = {(s, k): (g, lo, hi, n) for s, k, g, lo, hi, c, n in
+                 zip(d["suite"], d["key"], d["gain"], d["low"], d["high"], d["choice"], native_s, strict=True)
                  if c != "native" and pd.notna(g)}
         t = taken.drop_duplicates(["suite", "key", "op", "comm_size", "bytes", "send_type", "recv_type"])
         saved = [0.0, 0.0, 0.0]  # point, low end, high end
         for x in t.itertuples():
             g = gains.get((x.suite, x.key))
+            if g is None:
+                continue
+            spent = float(x.seconds_per_rank)
+            if x.op in NONBLOCKING_P2P and pd.notna(g[3]):
+                spent = max(spent, float(x.calls_per_rank) * float(g[3]))
             for i in range(3):
-                if g is not None and pd.notna(g[i]):
-                    saved[i] += float(x.seconds_per_rank) * g[i]
+                if pd.notna(g[i]):
+                    saved[i] += spent * g[i]
+        if rec.mpi > 0:
+            saved = [min(v, rec.mpi) for v in saved]
         wall = rec.wall
         rows.append(dict(stack=stack, wall_s=wall, saved_s=saved[0], predicted_speedup=speedup(wall, saved[0]),
                          low=speedup(wall, saved[1]), high=speedup(wall, saved[2])))
@@ -153,7 +168,8 @@ def _prediction_check(pred: pd.DataFrame, speedups: pd.DataFrame) -> list[str]:
             lines.append(f"{x.stack}: the measured speedup x{v['speedup']:.3f} (x{v['low']:.3f} to x{v['high']:.3f}) "
                          f"is outside the prediction x{x.low:.3f} to x{x.high:.3f}: the calls measured alone do not "
                          "cost in the program what they cost in the benchmark (caches, overlap with computation, "
-                         "contention), or the program's own time varies more than one record shows")
+                         "contention), the program's own time varies more than one record shows, or --metric "
+                         "times a part of the run while the prediction is over the whole run's wall time")
     return lines
 
 

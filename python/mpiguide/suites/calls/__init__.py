@@ -95,6 +95,6 @@ class CallsSuite(Suite):
         files = analysis.write_profiles(choices, r.stacks, out, origin)
         calls = analysis.per_call(r, choices)
         decisions = calls.rename(columns={"call": "key", "strategy": "choice"})[
-            ["stack", "key", "choice", "gain", "low", "high", "decision"]]
+            ["stack", "key", "choice", "gain", "low", "high", "decision", "native_s"]]
         return AppChoice(decisions, files)
 
