@@ -1,12 +1,10 @@
 #include "tuned_mode.h"
 
-#ifdef MG_BENCH_TUNED
-#include "mpiguide/tune.h"
-#endif
-
 #include <stddef.h>
 
 #ifdef MG_BENCH_TUNED
+#include "mpiguide/tune.h"
+
 int mg_bench_tuned_built(void) { return 1; }
 
 void mg_bench_tuned(int on)

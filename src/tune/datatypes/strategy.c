@@ -130,8 +130,7 @@ void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const 
     /* a message to or from MPI_PROC_NULL moves nothing: recorded without bytes or type (a call's other side
      * may give them), not as a transfer that `mpiguide app tune` would measure */
     if (mg_tune__rec_active())
-        mg_tune__dt_rec_note(how == MG_DT_RECV, comm, peer == MPI_PROC_NULL ? 0 : count,
-                             peer == MPI_PROC_NULL ? MPI_DATATYPE_NULL : type, x->s);
+        mg_tune__dt_rec_note(how == MG_DT_RECV, comm, count, peer == MPI_PROC_NULL ? MPI_DATATYPE_NULL : type, x->s);
 }
 
 static void side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
