@@ -187,6 +187,64 @@ def test_failed_attempt_is_kept_and_resume_succeeds(mpich_build, tmp_path, cli):
     assert sorted(set(m["launch_id"])) == ["mpich-pp-r0", "mpich-pp-r1"]
 
 
+# What Open MPI 5.0 prints when a process dies in its race inside MPI_Init (open-mpi/ompi#12495), shortened.
+INIT_CRASH_LOG = """[n1:05826] *** Process received signal ***
+[n1:05826] Signal: Segmentation fault (11)
+[n1:05826] [ 1] /prefix/lib/libmpi.so.40(mca_pml_ob1_recv_frag_callback_match+0x95)[0x7fa35f878f25]
+[n1:05826] [ 9] /prefix/lib/libmpi.so.40(ompi_mpi_init+0x425)[0x7fa35f691215]
+[n1:05826] [10] /prefix/lib/libmpi.so.40(MPI_Init+0x4b)[0x7fa35f6c06db]
+[n1:05826] *** End of error message ***
+"""
+
+
+def crashing_template(tmp_path, crashes: int, log: str = INIT_CRASH_LOG) -> str:
+    """A launcher whose first `crashes` launches print `log` and die by SIGSEGV; the later ones run the driver."""
+    (tmp_path / "crash.log").write_text(log)
+    count = tmp_path / "crash-count"
+    script = tmp_path / "launcher.sh"
+    script.write_text(f"n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}\n"
+                      f"if [ $n -lt {crashes} ]; then cat {tmp_path / 'crash.log'}; kill -SEGV $$; fi\n"
+                      'exec "$@"\n')
+    return f"sh {script} {{mpiexec}} -n {{np}} {{prog}} {{args}}"
+
+
+def test_a_crash_inside_mpi_init_is_run_again_once(mpich_build, tmp_path, cli):
+    run = tmp_path / "run"
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--nrep", "3",
+               "--launcher-template", crashing_template(tmp_path, 1), "--output", str(run)])
+    assert res.rc == 0, res.text
+    [x] = read_launches(run)
+    assert (x["status"], x["returncode"], x["attempts"]) == ("ok", 0, 2)
+    assert x["message"] == ("a process crashed inside MPI_Init in attempt 1 (logs/mpich-pp-r0.attempt1.log), "
+                            "so it ran again")
+    assert "ompi_mpi_init+0x425" in (run / "logs/mpich-pp-r0.attempt1.log").read_text()
+    assert len(pd.read_csv(run / "measurements.csv")) == 3 * 3
+
+
+def test_a_second_crash_inside_mpi_init_fails_the_launch(mpich_build, tmp_path, cli):
+    run = tmp_path / "run"
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--launcher-template",
+               crashing_template(tmp_path, 2), "--output", str(run)])
+    assert res.rc == 1, res.text
+    [x] = read_launches(run)
+    assert (x["status"], x["returncode"], x["attempts"]) == ("failed", -11, 2)
+    assert x["message"].startswith("exit code -11, raw output incomplete: ")
+    assert x["message"].endswith("; a process crashed inside MPI_Init in attempt 1 "
+                                 "(logs/mpich-pp-r0.attempt1.log), so it ran again")
+    assert (run / "logs/mpich-pp-r0.log").is_file() and (run / "logs/mpich-pp-r0.attempt1.log").is_file()
+
+
+def test_a_crash_after_mpi_init_is_not_run_again(mpich_build, tmp_path, cli):
+    run = tmp_path / "run"
+    after_init = INIT_CRASH_LOG.replace("ompi_mpi_init", "mg_bench_run").replace("MPI_Init+", "main+")
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--launcher-template",
+               crashing_template(tmp_path, 1, after_init), "--output", str(run)])
+    assert res.rc == 1, res.text
+    [x] = read_launches(run)
+    assert (x["status"], x["returncode"], x["attempts"]) == ("failed", -11, 1)
+    assert not list((run / "logs").glob("*.attempt*"))
+
+
 def test_launch_timeout(mpich_build, tmp_path, cli):
     run = tmp_path / "run"
     res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--timeout", "1",

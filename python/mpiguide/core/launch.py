@@ -227,6 +227,19 @@ def stops_the_run(spec: LaunchSpec, log: str) -> str | None:
     return slurm.node_failure(log) if spec.on_nodes else None
 
 
+# A frame of MPI's initialisation in the backtrace a library prints when a process gets a signal, as
+# backtrace_symbols writes it: "lib(symbol+0x95)[0x7f..]".
+_INIT_FRAME = re.compile(r"\((?:P?MPI_Init(?:_thread)?|ompi_mpi_init|MPIR_Init_thread|MPII_Init_thread)\+0x[0-9a-f]+\)")
+_SIGNAL_REPORT = re.compile(r"Signal: |Segmentation fault|Bus error|signal \d+")
+
+
+def crashed_in_init(log: str) -> bool:
+    """The log shows a process killed by a signal inside MPI_Init: the program itself never ran. Open MPI 5.0
+    does so now and then when a peer's first message arrives before MPI_COMM_WORLD is set up
+    (open-mpi/ompi#12495), most often under srun."""
+    return bool(_SIGNAL_REPORT.search(log) and _INIT_FRAME.search(log))
+
+
 def failure_hint(spec: LaunchSpec, log: str) -> str | None:
     """What a failed launch's log suggests doing, where it says more than the log itself."""
     return slurm.missing_on_nodes(log) if spec.on_nodes else None

@@ -537,6 +537,20 @@ def launch_output(rd: RunDir, x: Launch) -> str:
 ProgressFn = Callable[[Launch, int, int, float], None]
 
 
+def _crashed_in_init(rd: RunDir, x: Launch) -> str | None:
+    """Why x, which just failed, is run once more at once: one of its processes was killed by a signal inside
+    MPI_Init (launch.crashed_in_init), so nothing of the program ran and nothing was measured. Its log is kept
+    beside. None when x is not such a launch."""
+    log = rd.path / "logs" / f"{x.id}.log"
+    if x.status != FAILED or (rd.path / x.raw).exists() or not log.exists():
+        return None
+    if not launch.crashed_in_init(log.read_text(errors="replace")):
+        return None
+    kept = log.with_name(f"{x.id}.attempt{x.attempts}.log")
+    log.rename(kept)
+    return f"a process crashed inside MPI_Init in attempt {x.attempts} ({kept.relative_to(rd.path)}), so it ran again"
+
+
 def _cut_off(x: Launch, reason: str) -> None:
     """A failed launch whose allocation ended under it: interrupted, to be redone, its failure kept in the message."""
     x.status, x.message = INTERRUPTED, f"cut off: {reason} (it ended: {x.message})"
@@ -600,6 +614,12 @@ def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: floa
         try:
             run_launch(rd, x, stack_objs[x.stack], spec, timeout, signals,
                        lambda why, rest=todo[k + 1:]: _stop_here(rd, rest, why))
+            crashed = _crashed_in_init(rd, x)
+            if crashed:
+                x.status, x.message = PENDING, ""
+                run_launch(rd, x, stack_objs[x.stack], spec, timeout, signals,
+                           lambda why, rest=todo[k + 1:]: _stop_here(rd, rest, why))
+                x.message = "; ".join(m for m in (x.message, crashed) if m)
         except _Terminated:
             raise RunInterrupted(signals.reason or "SIGTERM") from None
         finally:
