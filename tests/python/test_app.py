@@ -200,9 +200,13 @@ def test_an_output_that_changes_by_itself_is_named(tmp_path):
 def test_a_metric_the_program_prints(tmp_path):
     def outputs(stack, side, i):
         return f"solve time: {(0.5 if side == 'tuned' else 1.0) * (1 + 0.1 * i):.4f} s\nresult 42\n"
-    r = analysis.load(runner.RunDir.open(write_app_run(tmp_path / "m", lambda *a: 10.0, outputs,
+    def times(stack, side, i):  # the whole launch: 8 s besides the solve
+        return 8.0 + (0.5 if side == "tuned" else 1.0) * (1 + 0.1 * i)
+    r = analysis.load(runner.RunDir.open(write_app_run(tmp_path / "m", times, outputs,
                                                        masks=["solve time"], metric=r"solve time: ([0-9.]+)")))
     assert only_row(r.speedups, side="tuned")["speedup"] == pytest.approx(2.0, rel=1e-3)
+    # the whole launches, beside: what a prediction over the run's wall time is checked against
+    assert only_row(r.wall_speedups, side="tuned")["speedup"] == pytest.approx(9.2 / 8.6, rel=1e-3)
     assert analysis.metric("a 1\nb 2\n", r"^[ab] (\d)") == 2.0 and math.isnan(analysis.metric("x", r"y (\d)"))
 
 
@@ -330,10 +334,24 @@ def test_the_prediction_is_amdahl_over_the_decided_gains_with_their_band():
     x = pred.iloc[0]
     assert x.saved_s == pytest.approx(2.0) and x.predicted_speedup == pytest.approx(1.25)
     assert x.low == pytest.approx(10 / 8.4) and x.high == pytest.approx(10 / 7.6)
-    inside = pd.DataFrame([dict(stack="lib", side="tuned", speedup=1.2, low=1.15, high=1.25)])
+
+    # after validation, over the native launches' wall time (mean 12 s): x1.2, x12/10.4 to x12/9.6
+    launches = pd.DataFrame([dict(stack="lib", side=side, seconds=t) for side, t in
+                             [("native", 11.0), ("native", 13.0), ("tuned", 10.0), ("tuned", 10.0)]])
+    inside = pd.DataFrame([dict(stack="lib", side="tuned", speedup=1.2, low=1.15, high=1.17)])
     outside = inside.assign(speedup=1.5, low=1.45, high=1.55)
-    assert "meets the prediction x1.190 to x1.316" in app_report._prediction_check(pred, inside)[0]
-    assert "is outside the prediction" in app_report._prediction_check(pred, outside)[0]
+
+    def check(wall, metric=None):
+        validated = SimpleNamespace(launches=launches, wall_speedups=wall,
+                                    speedups=wall if metric is None else metric)
+        return app_report._prediction_check({"lib": SimpleNamespace(wall=10.0, mpi=9.0)}, taken, decisions,
+                                            validated)[0]
+    assert check(inside) == ("lib: the measured speedup x1.200 (x1.150 to x1.170) meets the prediction x1.154 "
+                             "to x1.250 (2 s saved of the native launch's 12 s)")
+    assert "is outside the prediction" in check(outside)
+    # with --metric, the whole launch is what is compared, not the metric's own speedup
+    assert check(inside, metric=outside).startswith("lib: the measured whole-launch speedup x1.200 (x1.150 to "
+                                                     "x1.170) meets the prediction")
 
 
 def test_a_nonblocking_shape_is_charged_with_its_cost_measured_alone():

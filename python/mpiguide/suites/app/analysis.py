@@ -32,6 +32,8 @@ class AppResult:
     rd: RunDir
     launches: pd.DataFrame  # LAUNCH_COLUMNS
     speedups: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SPEEDUP_COLUMNS))
+    # of the whole launches' wall time, where --metric measures something else (else the same as speedups)
+    wall_speedups: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SPEEDUP_COLUMNS))
     output_problems: list[str] = field(default_factory=list)  # loud: the program's output differed
     warnings: list[str] = field(default_factory=list)  # the library's warnings, once each
 
@@ -94,6 +96,7 @@ def load(rd: RunDir) -> AppResult:
                   warnings=[f"{line} (first in {lid})" for line, lid in warnings.items()])
     r.output_problems = output_problems(r, bool(check), pattern)
     r.speedups = speedups(r)
+    r.wall_speedups = speedups(r, "seconds") if pattern else r.speedups
     return r
 
 
@@ -137,11 +140,11 @@ def first_difference(rd: RunDir, a: str, b: str) -> str:
     return f"{len(la)} line(s) natively, {len(lb)} here"
 
 
-def speedups(r: AppResult) -> pd.DataFrame:
-    """Per stack and side other than native: native / side, paired round by round, its interval (1 - 2 alpha)
-    and verdict: faster or slower only where shown (tolerance 0), the family of every stack and side judged
-    together."""
-    df = r.launches.dropna(subset=["value"])
+def speedups(r: AppResult, column: str = "value") -> pd.DataFrame:
+    """Per stack and side other than native: native / side of a launch's column (value: what is measured;
+    seconds: its wall time), paired round by round, its interval (1 - 2 alpha) and verdict: faster or slower
+    only where shown (tolerance 0), the family of every stack and side judged together."""
+    df = r.launches.dropna(subset=[column]).assign(value=lambda d: d[column])
     if df.empty:
         return pd.DataFrame(columns=SPEEDUP_COLUMNS)
     opts = r.rd.meta["analysis"]

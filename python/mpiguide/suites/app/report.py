@@ -71,6 +71,11 @@ def validation_sections(doc: Document, r: analysis.AppResult) -> list[str]:
     for x in s.itertuples():
         lines.append(f"{x.stack}: {x.side}: speedup x{x.speedup:.3f} (x{x.low:.3f} to x{x.high:.3f}, {x.rounds} "
                      f"round(s)): {x.verdict}")
+    if r.wall_speedups is not s:
+        doc.section("The whole launches (wall time), beside --metric", r.wall_speedups.set_index(["stack", "side"]),
+                    note="the same launches timed from start to exit: what the prediction from the record is about")
+        for x in r.wall_speedups.itertuples():
+            lines.append(f"{x.stack}: {x.side}: whole launch x{x.speedup:.3f} (x{x.low:.3f} to x{x.high:.3f})")
     if r.output_problems:
         doc.section("OUTPUT DIFFERS: the validation failed", pd.DataFrame({"problem": r.output_problems}))
         lines += [f"FAIL: {p}" for p in r.output_problems]
@@ -117,12 +122,14 @@ PREDICTION_COLUMNS = ["stack", "wall_s", "saved_s", "predicted_speedup", "low", 
 NONBLOCKING_P2P = ("MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MPI_Irecv", "MPI_Imrecv")
 
 
-def _prediction(records: dict[str, Record], taken: pd.DataFrame, decisions: pd.DataFrame) -> pd.DataFrame:
+def _prediction(records: dict[str, Record], taken: pd.DataFrame, decisions: pd.DataFrame,
+                walls: dict[str, float] | None = None) -> pd.DataFrame:
     """Per stack: Amdahl over the record: the time per rank of every measured call shape, saved by its decided
-    gain (none where the choice is native), against the run's wall time; low and high from the ends of the
-    gains' intervals (each shape's interval at once: a conservative band). A nonblocking point-to-point shape
-    is charged with its calls times the native call's time measured alone (decisions' native_s), where that
-    is more than the calls' own time; all shapes together at most the rank's time in MPI."""
+    gain (none where the choice is native), against the run's wall time (the record's, or walls[stack]: the
+    native launches' measured in the validation, start to exit); low and high from the ends of the gains'
+    intervals (each shape's interval at once: a conservative band). A nonblocking point-to-point shape is
+    charged with its calls times the native call's time measured alone (decisions' native_s), where that is
+    more than the calls' own time; all shapes together at most the rank's time in MPI."""
     def speedup(wall: float, saved: float) -> float:
         return wall / (wall - saved) if 0 < saved < wall else 1.0
 
@@ -147,29 +154,36 @@ def _prediction(records: dict[str, Record], taken: pd.DataFrame, decisions: pd.D
                     saved[i] += spent * g[i]
         if rec.mpi > 0:
             saved = [min(v, rec.mpi) for v in saved]
-        wall = rec.wall
+        wall = (walls or {}).get(stack, rec.wall)
         rows.append(dict(stack=stack, wall_s=wall, saved_s=saved[0], predicted_speedup=speedup(wall, saved[0]),
                          low=speedup(wall, saved[1]), high=speedup(wall, saved[2])))
     return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
 
 
-def _prediction_check(pred: pd.DataFrame, speedups: pd.DataFrame) -> list[str]:
-    """Per stack: whether the tuned side's measured speedup interval meets the predicted band, and why not."""
+def _prediction_check(records: dict[str, Record], taken: pd.DataFrame, decisions: pd.DataFrame,
+                      validated: analysis.AppResult) -> list[str]:
+    """Per stack: whether the tuned side's measured speedup of the whole launch meets the predicted band, the
+    prediction taken over the native launches' wall time measured beside it; and why not."""
+    measured = validated.wall_speedups
+    launches = validated.launches
+    native = launches[launches["side"] == "native"].groupby("stack")["seconds"].mean()
+    pred = _prediction(records, taken, decisions, {s: float(t) for s, t in native.items() if t > 0})
+    whole = "whole-launch " if measured is not validated.speedups else ""
     lines = []
     for x in pred.itertuples():
-        m = speedups[(speedups["stack"] == x.stack) & (speedups["side"] == "tuned")]
+        m = measured[(measured["stack"] == x.stack) & (measured["side"] == "tuned")]
         if m.empty:
             continue
         v = m.iloc[0]
+        said = (f"{x.stack}: the measured {whole}speedup x{v['speedup']:.3f} (x{v['low']:.3f} to x{v['high']:.3f}) "
+                f"{{}} the prediction x{x.low:.3f} to x{x.high:.3f} ({x.saved_s:.3g} s saved of the native "
+                f"launch's {x.wall_s:.3g} s)")
         if v["high"] >= x.low and v["low"] <= x.high:
-            lines.append(f"{x.stack}: the measured speedup x{v['speedup']:.3f} (x{v['low']:.3f} to "
-                         f"x{v['high']:.3f}) meets the prediction x{x.low:.3f} to x{x.high:.3f}")
+            lines.append(said.format("meets"))
         else:
-            lines.append(f"{x.stack}: the measured speedup x{v['speedup']:.3f} (x{v['low']:.3f} to x{v['high']:.3f}) "
-                         f"is outside the prediction x{x.low:.3f} to x{x.high:.3f}: the calls measured alone do not "
-                         "cost in the program what they cost in the benchmark (caches, overlap with computation, "
-                         "contention), the program's own time varies more than one record shows, or --metric "
-                         "times a part of the run while the prediction is over the whole run's wall time")
+            lines.append(said.format("is outside") + ": the calls measured alone do not cost in the program what "
+                         "they cost in the benchmark (caches, overlap with computation, contention), or the "
+                         "program's own time varies more than one record shows")
     return lines
 
 
@@ -238,7 +252,7 @@ def app_report(app_dir: Path, state: dict) -> tuple[Path, list[str], int]:
     if validated is not None:
         lines += validation_sections(doc, validated)
         if records and not taken.empty and not decisions.empty:
-            lines += _prediction_check(_prediction(records, taken, decisions), validated.speedups)
+            lines += _prediction_check(records, taken, decisions, validated)
         if not validated.output_ok or any(x.status != "ok" for x in validated.rd.launches):
             rc = 1
         write_csvs(app_dir, {"speedups": validated.speedups})
