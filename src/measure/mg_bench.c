@@ -28,6 +28,28 @@ static const char *const nrep_names[] = {"rule", "fixed", "estimate"};
 const char *mg_sync_name(mg_sync_kind s) { return (unsigned)s < 2 ? sync_names[s] : NULL; }
 const char *mg_nrep_method_name(mg_nrep_method m) { return (unsigned)m < 3 ? nrep_names[m] : NULL; }
 
+static const struct {
+    const char *name;
+    int level;
+} thread_levels[] = {{"single", MPI_THREAD_SINGLE},
+                     {"funneled", MPI_THREAD_FUNNELED},
+                     {"serialized", MPI_THREAD_SERIALIZED},
+                     {"multiple", MPI_THREAD_MULTIPLE}};
+
+int mg_thread_level_of(const char *name)
+{
+    for (size_t k = 0; name && k < sizeof thread_levels / sizeof thread_levels[0]; k++)
+        if (strcmp(name, thread_levels[k].name) == 0) return thread_levels[k].level;
+    return -1;
+}
+
+const char *mg_thread_level_name(int level)
+{
+    for (size_t k = 0; k < sizeof thread_levels / sizeof thread_levels[0]; k++)
+        if (thread_levels[k].level == level) return thread_levels[k].name;
+    return NULL;
+}
+
 int mg_nrep_rule(size_t msize_bytes)
 {
     if (msize_bytes <= 32 * 1024) return 100;
@@ -215,6 +237,9 @@ int mg_bench_begin(mg_bench *b, const char *columns)
     put_placement(f, hosts, b->size);
     free(hosts);
     fprintf(f, "#@sync=%s\n", mg_sync_name(b->sync));
+    int provided;
+    MPI_Query_thread(&provided);
+    fprintf(f, "#@thread_level=%s\n", mg_thread_level_name(provided));
     fprintf(f, "#@clock=MPI_Wtime\n#@wtick=%.3e\n#@wtime_is_global=%d\n", MPI_Wtick(),
             (flag && is_global) ? *is_global : 0);
     fprintf(f, "#@time_reduction=max_over_ranks\n#@start_time=%s\n", stamp);

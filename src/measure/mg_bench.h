@@ -41,6 +41,10 @@ extern const mg_nrep_estimate mg_nrep_estimate_defaults;
 /* "barrier", "dissem"; "rule", "fixed", "estimate" (as --sync, --nrep and the header say). */
 const char *mg_sync_name(mg_sync_kind s);
 const char *mg_nrep_method_name(mg_nrep_method m);
+/* "single", "funneled", "serialized", "multiple" (--thread-level, #@thread_level): the MPI_THREAD_ level of a
+ * name, -1 if none; the name of a level, NULL if none. */
+int mg_thread_level_of(const char *name);
+const char *mg_thread_level_name(int level);
 
 #define MG_BENCH_MAX_PARAMS 64
 

@@ -147,7 +147,7 @@ void mg_json_long_list(mg_json *j, const char *key, const char *text)
 /* The core's options as table entries for --help and --list (mg_bench_option
  * reads them): all of them, or for a driver with a fixed nrep the four it
  * takes. Returns their count; the help texts live until the next call. */
-enum { CORE_OPTS = 14 };
+enum { CORE_OPTS = 15 };
 static int core_options(const mg_cli *cli, mg_opt *o)
 {
     static char sync[96], nrep[192], calib[80], batch[80], b1[48], b2[48], kmin[64], kmax[64], cmax[80];
@@ -175,6 +175,9 @@ static int core_options(const mg_cli *cli, mg_opt *o)
         {"--order-seed", MG_OPT_VALUE, NULL, 0, NULL, "N",
          "the order of the sides measured interleaved, drawn anew for every repetition from this seed (default "
          "1; the runner gives each launch its own)"},
+        {"--thread-level", MG_OPT_VALUE, NULL, 0, NULL, "single|funneled|serialized|multiple",
+         "start MPI with MPI_Init_thread at this level, as the application does (default: MPI_Init); a library "
+         "may run its calls at another speed at another level"},
         {"--t1", MG_OPT_VALUE, NULL, 0, NULL, "SECONDS", "estimation: t_nrep1 measured earlier (else calibrated here)"},
         {"--rse-calib", MG_OPT_VALUE, NULL, 0, NULL, "X", calib},
         {"--rse-batch", MG_OPT_VALUE, NULL, 0, NULL, "X", batch},
@@ -189,7 +192,7 @@ static int core_options(const mg_cli *cli, mg_opt *o)
     };
     int n = 0;
     for (int k = 0; k < CORE_OPTS; k++)
-        if (!cli->fixed_nrep || k < 4 || k == CORE_OPTS - 1) o[n++] = all[k];
+        if (!cli->fixed_nrep || k < 5 || k == CORE_OPTS - 1) o[n++] = all[k];
     return n;
 }
 
@@ -213,11 +216,20 @@ static int valued_option(const mg_bench *b, int argc, char **argv, int *i, const
 
 int mg_bench_base_option(mg_bench *b, int argc, char **argv, int *i)
 {
-    static const char *const names[] = {"--output", "--sync", "--nrep", "--order-seed"};
+    static const char *const names[] = {"--output", "--sync", "--nrep", "--order-seed", "--thread-level"};
     const char *val;
-    int k = valued_option(b, argc, argv, i, names, 4, &val), n, bad = 0;
+    int k = valued_option(b, argc, argv, i, names, 5, &val), n, bad = 0;
     if (k < 0) return k == -1 ? 0 : -1;
-    if (k == 3) {
+    if (k == 4) { /* MPI was started at this level (mg_bench_main) */
+        int wanted = mg_thread_level_of(val), provided;
+        MPI_Query_thread(&provided);
+        bad = wanted < 0;
+        if (!bad && provided < wanted) {
+            mg_bench_error(b, "--thread-level %s: the MPI library provides %s only", val,
+                           mg_thread_level_name(provided));
+            return -1;
+        }
+    } else if (k == 3) {
         char *end;
         errno = 0;
         unsigned long v = strtoul(val, &end, 10);
@@ -454,7 +466,13 @@ int mg_bench_quit(mg_bench *b, int status)
 
 int mg_bench_main(int argc, char **argv, int (*run)(int argc, char **argv))
 {
-    MPI_Init(&argc, &argv);
+    int level = -1, provided;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--thread-level") == 0) level = mg_thread_level_of(argv[i + 1]);
+    if (level >= 0)
+        MPI_Init_thread(&argc, &argv, level, &provided);
+    else /* (a bad level is refused by the option parser) */
+        MPI_Init(&argc, &argv);
     int status = run(argc, argv);
     MPI_Finalize();
     return status;

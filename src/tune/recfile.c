@@ -45,6 +45,13 @@ static int write_file(const char *path, const char *all, size_t len, int nprocs)
         if (*c == '\n' || *c == '\r') *c = ' ';
     fprintf(out, "#@mpiguide_record=1\n#@library_version=%s\n#@nprocs=%d\n#@mode=%s\n#@clock=%s\n", version, nprocs,
             mg_tune__mode_name(mg_tune__mode()), mg_tune__rec_clock_name());
+    /* the level the program runs at: its calls may cost otherwise at another (mpiguide app tune measures at it) */
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    fprintf(out, "#@thread_level=%s\n", level == MPI_THREAD_MULTIPLE     ? "multiple"
+                                        : level == MPI_THREAD_SERIALIZED ? "serialized"
+                                        : level == MPI_THREAD_FUNNELED   ? "funneled"
+                                                                         : "single");
     put_lines(out, all, len, 1);
     fprintf(out, "%s\n", COLUMNS);
     put_lines(out, all, len, 0);

@@ -96,6 +96,8 @@ static const char *row(const char *text, int r, const char *op)
     return p ? p + strlen(head) : NULL;
 }
 
+static int provided_level; /* of MPI_Init: the record names it */
+
 static void check(const char *path, const char *strategy)
 {
     const char *text = slurp(path);
@@ -105,6 +107,13 @@ static void check(const char *path, const char *strategy)
     snprintf(want, sizeof want, "#@nprocs=%d\n", size);
     EXPECT(strstr(text, want) != NULL);
     EXPECT(strstr(text, "#@end=ok\n") != NULL);
+    int level = provided_level; /* (MPI_Query_thread may not be called after MPI_Finalize) */
+    snprintf(want, sizeof want, "#@thread_level=%s\n",
+             level == MPI_THREAD_MULTIPLE     ? "multiple"
+             : level == MPI_THREAD_SERIALIZED ? "serialized"
+             : level == MPI_THREAD_FUNNELED   ? "funneled"
+                                              : "single");
+    EXPECT(strstr(text, want) != NULL);
     EXPECT(strstr(text, "\nrank op comm_size bytes impl strategy calls seconds send_type recv_type datatype "
                         "reduce_op\n") != NULL);
     for (int r = 0; r < size; r++) {
@@ -176,6 +185,7 @@ int main(int argc, char **argv)
         setenv("MPIGUIDE_TUNE_FORCE", "datatypes=pack", 1);
     }
     MPI_Init(&argc, &argv);
+    MPI_Query_thread(&provided_level);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (rank == 0) remove(argv[1]);

@@ -123,6 +123,23 @@ def test_the_collectives_a_record_plans():
     assert not SUITES.get("coll").app_plan(calls_frame([dict(op="MPI_Send", bytes=8, seconds=1.0)]), {})
 
 
+def test_the_measurements_run_at_the_programs_thread_level(tmp_path):
+    """A record of a program at MPI_THREAD_MULTIPLE (mpi4py's default): every driver the plan launches starts
+    MPI at that level, since a library's calls may cost otherwise at another; a record without the line
+    (or at single) leaves the drivers' MPI_Init as it is."""
+    assert record.parse(write_record(tmp_path / "old.txt")).thread_level == "single"
+    multiple = record.parse(write_record(tmp_path / "r.txt", HEAD + "#@thread_level=multiple\n" + COLUMNS + ROWS
+                                         + "#@end=ok\n"))
+    assert multiple.thread_level == "multiple"
+    calls = multiple.calls()
+    for name in ("coll", "calls"):
+        suite = SUITES.get(name)
+        for level, args in (("multiple", ["--thread-level", "multiple"]), (None, [])):
+            [p] = [p for p in suite.app_plan(calls, {"stacks": ["mpich"], "thread_level": level}) if p.params]
+            for t in suite.launches(p.params):
+                assert t.args[-len(args) or len(t.args):] == args and ("--thread-level" in t.args) == bool(args)
+
+
 # ---------------------------------------------------------------- the validation on simulated launches
 
 PROGRAM = ["/bin/true", "input.dat"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from conftest import run_driver
 from mpiguide.core import rawfile
 from mpiguide.core.errors import MpiguideError
 
@@ -24,6 +25,7 @@ def test_real_pingpong_header(pingpong_raw):
     assert "MPICH" in h["library_version"]
     assert "\n" not in h["library_version"]
     assert h["sync"] == "barrier"
+    assert h["thread_level"] == "single"  # MPI_Init, without --thread-level
     assert h["datatype"] == "int"
     assert h["sizes"] == "4,64"
     assert h["variants"] == "send_recv,sendrecv,isend_irecv"
@@ -31,6 +33,16 @@ def test_real_pingpong_header(pingpong_raw):
     assert raw.complete
     assert raw.errors == {}
     assert raw.estimates == {}
+
+
+def test_a_driver_starts_mpi_at_the_thread_level_asked(mpich_stack, mpich_build, tmp_path):
+    out = tmp_path / "multiple.txt"
+    res = run_driver(mpich_stack, mpich_build, "mg_pingpong",
+                     ["--sizes", "4", "--nrep", "2", "--thread-level", "multiple", "--output", str(out)])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert rawfile.parse(out).header["thread_level"] == "multiple"
+    res = run_driver(mpich_stack, mpich_build, "mg_pingpong", ["--thread-level", "many"])
+    assert res.returncode == 2 and "bad value 'many' for --thread-level" in res.stderr
 
 
 def test_real_pingpong_rows(pingpong_raw):

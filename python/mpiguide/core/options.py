@@ -7,6 +7,22 @@ import argparse
 
 from mpiguide.core.errors import MpiguideError
 
+# MPI's thread levels, lowest first, as the drivers' --thread-level and a record's #@thread_level name them
+THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
+
+
+def add_thread_level(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--thread-level", choices=THREAD_LEVELS,
+                       help="start MPI at this thread level (MPI_Init_thread), the application's: a library may run "
+                            "its calls at another speed at another level (MPICH's MPI_Allreduce of a few bytes is "
+                            "about x8 slower under multiple, mpi4py's default) (default: MPI_Init)")
+
+
+def thread_level_args(params: dict) -> list[str]:
+    """The drivers' option for the run's thread level, if it has one."""
+    level = params.get("thread_level")
+    return ["--thread-level", level] if level else []
+
 
 def parse_sizes(text: str, unit: int = 1) -> list[int]:
     """'4,1k,1m' -> [4, 1024, 1048576]; each a positive multiple of unit."""

@@ -46,6 +46,12 @@ class Record:
         return self.header.get("library_version", "?")
 
     @property
+    def thread_level(self) -> str:
+        """The MPI_THREAD_ level the program ran at (single, funneled, serialized, multiple): a library's calls
+        may cost otherwise at another level (MPICH's MPI_Allreduce of a few bytes: x8 under multiple)."""
+        return self.header.get("thread_level", "single")
+
+    @property
     def wall(self) -> float:
         """The run's wall time: the longest rank's."""
         return max(self.wall_s.values(), default=0.0)

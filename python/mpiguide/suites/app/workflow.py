@@ -22,6 +22,7 @@ import pandas as pd
 from mpiguide.core import runner
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.options import THREAD_LEVELS
 from mpiguide.core.record import CALL_COLUMNS
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import AppPlan, CommandContext, Registry, Suite
@@ -144,6 +145,8 @@ def plan(app_dir: Path, options: dict, suites: Registry) -> list[AppPlan]:
     """Every suite's share of the record's calls (the stacks' records together: a shape recorded on any is
     measured on all)."""
     records = analysis.records(RunDir.open(app_dir / "record"))
+    level = max((r.thread_level for r in records.values()), key=THREAD_LEVELS.index)
+    options = {**options, "thread_level": level if level != THREAD_LEVELS[0] else None}  # measured as it runs
     calls = pd.concat([r.calls() for r in records.values()], ignore_index=True)
     calls = calls.groupby(CALL_COLUMNS[:9], sort=False, dropna=False).agg(
         ranks=("ranks", "max"), calls=("calls", "max"), calls_per_rank=("calls_per_rank", "max"),

@@ -12,7 +12,7 @@ import pandas as pd
 
 from mpiguide.core import record as recordmod
 from mpiguide.core.errors import MpiguideError
-from mpiguide.core.options import parse_choice_list
+from mpiguide.core.options import add_thread_level, parse_choice_list, thread_level_args
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import AppChoice, AppPlan, LaunchTemplate, Report, Suite
 from mpiguide.suites.calls import analysis
@@ -40,27 +40,31 @@ class CallsSuite(Suite):
         g.add_argument("--max-shapes", type=int, default=planmod.DEFAULT_MAX_SHAPES,
                        help="measure at most this many call shapes, those the application spent most time in "
                             f"(default {planmod.DEFAULT_MAX_SHAPES})")
+        add_thread_level(g)
 
     def params(self, args: argparse.Namespace) -> dict:
         if not args.record:
             raise MpiguideError("mpiguide run calls needs --record FILE (a record of the application: mpiguide "
                                 "app record, or MPIGUIDE_TUNE_RECORD)")
         rec = recordmod.parse(args.record)
-        plans = self.app_plan(rec.calls(), {"strategies": args.strategies, "max_shapes": args.max_shapes})
+        level = args.thread_level or (rec.thread_level if rec.thread_level != "single" else None)  # the record's
+        plans = self.app_plan(rec.calls(), {"strategies": args.strategies, "max_shapes": args.max_shapes,
+                                            "thread_level": level})
         if not plans:
             raise MpiguideError(f"{args.record}: no call with a derived datatype that mg_callbench can rebuild")
         return {**plans[0].params, "record": str(Path(args.record).resolve()), "recorded_with": rec.library_version,
                 "recorded_nprocs": rec.nprocs}
 
     @staticmethod
-    def _params(shapes: pd.DataFrame, strategies: list[str]) -> dict:
+    def _params(shapes: pd.DataFrame, strategies: list[str], thread_level: str | None) -> dict:
         return {"shapes": shapes.to_dict("records"), "strategies": strategies,
-                "nprocs": sorted({int(n) for n in shapes["nprocs"]})}
+                "nprocs": sorted({int(n) for n in shapes["nprocs"]}), "thread_level": thread_level}
 
     def launches(self, params: dict) -> list[LaunchTemplate]:
         return [LaunchTemplate(f"calls-p{n}", "mg_callbench", n,
                                ["--shapes", f"{{run_dir}}/shapes-p{n}.txt", "--strategies",
-                                ",".join(params["strategies"])]) for n in params["nprocs"]]
+                                ",".join(params["strategies"]), *thread_level_args(params)])
+                for n in params["nprocs"]]
 
     def inputs(self, params: dict) -> dict[str, str]:
         shapes = pd.DataFrame(params["shapes"])
@@ -85,7 +89,7 @@ class CallsSuite(Suite):
         shapes, taken, left = planmod.plan(calls, options.get("max_shapes", planmod.DEFAULT_MAX_SHAPES))
         if shapes.empty:  # every call with a derived type left, each with why
             return [AppPlan(self.name, {}, taken, left)]
-        params = self._params(shapes, [NATIVE, *[s for s in strategies if s != NATIVE]])
+        params = self._params(shapes, [NATIVE, *[s for s in strategies if s != NATIVE]], options.get("thread_level"))
         return [AppPlan(self.name, params, taken, left, params["nprocs"])]
 
     def app_choose(self, rds: list[RunDir], threshold: float, out: Path, origin: str) -> AppChoice:

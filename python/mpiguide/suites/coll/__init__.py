@@ -18,7 +18,7 @@ import pandas as pd
 from mpiguide.core import build, launch
 from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
-from mpiguide.core.options import int_list, parse_choice_list, parse_sizes
+from mpiguide.core.options import add_thread_level, int_list, parse_choice_list, parse_sizes, thread_level_args
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import (
     POINT_COLUMNS,
@@ -63,6 +63,7 @@ def _template(params: dict, coll: str, np_: int, placement: str | None, sizes: l
         args += ["--forms", ",".join(params["forms"])]
     if params.get("profiles"):
         args += ["--profiles", params["profiles"]]
+    args += thread_level_args(params)
     key = selection.main_key(coll, np_, placement)
     return LaunchTemplate(key, "mg_collbench", np_, args, placement=placement, block=key)
 
@@ -108,6 +109,7 @@ class CollSuite(Suite):
                             f"used (default {POOL_DEFAULTS['msg_pool']})")
         g.add_argument("--int-pool", default=POOL_DEFAULTS["int_pool"],
                        help=f"int-vector pool of the library (default {POOL_DEFAULTS['int_pool']})")
+        add_thread_level(g)
         g.add_argument("--algorithms", default="none", metavar="all|none|NAMES",
                        help="also measure the library's own algorithms of each collective (COLL-SEL: the "
                             "default against each), each forced in launches of its own beside the default's: all "
@@ -138,7 +140,8 @@ class CollSuite(Suite):
                 "datatype": args.datatype, "op": args.op, "root": args.root,
                 "msg_pool": parse_pool(args.msg_pool, "--msg-pool"),
                 "int_pool": parse_pool(args.int_pool, "--int-pool"),
-                "placements": placements, "profiles": None, "algorithms": self._algorithms(args)}
+                "placements": placements, "profiles": None, "algorithms": self._algorithms(args),
+                "thread_level": getattr(args, "thread_level", None)}
 
     @staticmethod
     def _algorithms(args: argparse.Namespace) -> dict:

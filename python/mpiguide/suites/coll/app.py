@@ -73,7 +73,8 @@ def plan(calls: pd.DataFrame, options: dict, suite_name: str) -> list[AppPlan]:
         params = {"collectives": colls, "sizes": sorted({int(b) for b in taken["bytes"]}), "np": nps,
                   "datatype": datatype, "op": op, "root": 0, "msg_pool": POOL_DEFAULTS["msg_pool"],
                   "int_pool": POOL_DEFAULTS["int_pool"], "placements": [], "profiles": None,
-                  "algorithms": selection.read(stacks, colls, algorithms) if algorithms is not None else {}}
+                  "algorithms": selection.read(stacks, colls, algorithms) if algorithms is not None else {},
+                  "thread_level": options.get("thread_level")}
         out.append(AppPlan(suite_name, params, taken, pd.DataFrame(columns=[*CALL_COLUMNS, "reason"]), nps))
     if left:
         if out:
