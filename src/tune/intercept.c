@@ -312,6 +312,7 @@ MG_TUNE_API int MPI_Finalize(void)
     mg_tune__stop();
     mg_tune__comms_stop();
     mg_tune__online_stop();
+    mg_tune__dt_online_stop();
     mg_tune__rec_stop();
     mg_tune__types_stop();
     return PMPI_Finalize();

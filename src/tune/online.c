@@ -126,7 +126,8 @@ int mg_online_done(mg_online_key *k, const mg_online_policy *p, int c, double se
         return 0;
     case MG_ONLINE_EXPLORE: {
         k->explore_calls++;
-        if (k->count[c] < MG_ONLINE_ROUNDS) k->sample[c][k->count[c]++] = seconds;
+        /* (untimed: a nonblocking side started before the exploration, online_dt.c) */
+        if (seconds >= 0 && k->count[c] < MG_ONLINE_ROUNDS) k->sample[c][k->count[c]++] = seconds;
         int n = alive_count(k);
         if (k->since % (uint64_t)n != 0) return 0;
         k->rounds_done++;

@@ -15,6 +15,7 @@
  *   #@tune_config[dt_form]=auto */
 #define _POSIX_C_SOURCE 200809L
 #include "form_verdicts.h"
+#include "datatypes/online_dt.h"
 #include "online.h"
 #include "mpiguide/dt.h"
 #include "tune_internal.h"
@@ -245,6 +246,7 @@ int mg_tune__report_write(FILE *out, const mg_tune_config *cfg)
     }
     free(rows);
     mg_tune__online_report(out);
+    mg_tune__dt_online_report(out);
     mg_tune__forms_refused(refused_line, out);
     fprintf(out, "#@tune_config[msg_pool_bytes]=%zu\n", cfg->msg_pool_bytes);
     fprintf(out, "#@tune_config[int_pool_bytes]=%zu\n", cfg->int_pool_bytes);

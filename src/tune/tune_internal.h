@@ -36,6 +36,9 @@
  *              report.c     the usage counters and the report
  *              record.c     record mode: each thread's calls, their keys and
  *                           times (record.h)
+ *   dtonline   datatypes/online_dt.c  online mode's datatype strategies: each
+ *                           thread's keys of the blocking one-sided calls
+ *                           (datatypes/online_dt.h)
  *   online     online.c     online mode: the choice of each call key measured in
  *                           the run itself, per communicator (online.h)
  *   dtprofile  dt_profile.c parses and searches datatype profiles (no state)

@@ -47,7 +47,41 @@ def test_the_settled_keys_become_one_size_ranges(tmp_path):
     assert len(conflict) == 1 and "takes allreduce_as_reduce_bcast" in conflict[0] and "int sum, 900" in conflict[0]
 
 
+DT_REPORT = """#@tune_online_dt[MPI_Irecv 1024 vector 8 0]=chosen=pack calls=400 explore_calls=15 explorations=1 \
+over_budget=0 times=native:2e-06,normalized:1.9e-06,pack:1e-06 served=native:21,normalized:5,pack:374
+#@tune_online_dt[MPI_Recv 1024 vector 8 1]=chosen=normalized calls=100 explore_calls=15 explorations=1 \
+over_budget=0 times=native:2e-06,normalized:1e-06,pack:1.2e-06 served=native:21,normalized:74,pack:5
+#@tune_online_dt[MPI_Isend 1024 vector 8 0]=chosen=native calls=400 explore_calls=15 explorations=1 \
+over_budget=0 times=native:1e-06,normalized:1.9e-06,pack:1.5e-06 served=native:390,normalized:5,pack:5
+#@tune_online_dt[MPI_Send 192 resized/indexed 8 0]=chosen=normalized calls=60 explore_calls=15 explorations=1 \
+over_budget=0 times=native:3e-06,normalized:1e-06,pack:2e-06 served=native:21,normalized:34,pack:5
+#@tune_online_dt[MPI_Send 64 indexed 4 0]=chosen=- calls=3 explore_calls=0 explorations=0 over_budget=0 \
+times=native:-1,normalized:-1,pack:-1 served=native:3,normalized:0,pack:0
+"""
+
+
+def test_the_settled_datatype_keys_become_datatype_profiles(tmp_path):
+    """Per operation (the profiles key MPI_Isend as send, MPI_Irecv as recv), one rule per settled point that
+    is not native, with its shape, size and block; two threads that chose differently at one point: the key of
+    more calls decides, said so; a key that never settled: a note."""
+    report = tmp_path / "report.txt"
+    report.write_text(DT_REPORT)
+    done = profiles.from_online(report, tmp_path / "p")
+    assert sorted(p.name for p in done.written) == ["dt_recv_any.prof", "dt_send_any.prof"]
+    recv = (tmp_path / "p" / "dt_recv_any.prof").read_text().splitlines()
+    send = (tmp_path / "p" / "dt_send_any.prof").read_text().splitlines()
+    assert recv[2:] == ["datatypes recv", "procs any", "# shape from_bytes to_bytes strategy [block from_bytes "
+                        "to_bytes]", "vector 1024 1024 pack block 8 8"]
+    assert send[-1] == "resized/indexed 192 192 normalized block 8 8" and "vector" not in "".join(send)
+    conflict = [n for n in done.notes if "recv of vector" in n]
+    assert len(conflict) == 1 and "the profile takes pack, of the most calls" in conflict[0]
+    assert any("1 datatype key(s) never settled" in n for n in done.notes)
+
+
 @pytest.mark.parametrize("line, message", [
+    ("#@tune_online_dt[MPI_Bcast 8 vector 8 0]=chosen=pack calls=1", "report.txt:2: not a #@tune_online_dt line"),
+    ("#@tune_online_dt[MPI_Send 8 vector 0]=chosen=pack calls=1", "report.txt:2: not a #@tune_online_dt line"),
+    ("#@tune_online_dt[MPI_Send 8 vector 8 0]=chosen=squash calls=1", "report.txt:2: not a #@tune_online_dt line"),
     ("#@tune_online[MPI_Allreduce 4]=chosen=default calls=1", "report.txt:2: not a #@tune_online line"),
     ("#@tune_online[MPI_Nope 4 8]=chosen=default calls=1", "report.txt:2: not a #@tune_online line"),
     ("#@tune_online[MPI_Bcast 4 8]=chosen=bcast_as_magic calls=1", "report.txt:2: bcast has no implementation"),
@@ -121,3 +155,41 @@ def test_a_real_online_run_gives_profiles_a_tuned_run_follows(mpich_stack, mpich
     ran = tune_alg(tuned)
     for coll, nbytes, impl in ranges:
         assert ran.get((f"MPI_{coll.capitalize()}", nbytes, impl), 0) >= 2, (coll, nbytes, impl, ran)
+
+
+def test_online_datatype_keys_give_profiles_a_tuned_run_follows(mpich_stack, mpich_build, tmp_path):
+    """mg_stencil's derived-type halo exchange (MPI_Isend and MPI_Irecv of a vector, 4 processes: a 2 x 2 grid)
+    with the library preloaded in online mode: every halo key settles; the datatype profiles of its report;
+    the stencil again in tuned mode with them: its halo sides of that size all take the profiles' strategy,
+    and the stencil's own check against its serial run passes both times."""
+    def stencil(env: dict[str, str]) -> None:
+        assigns = [f"LD_PRELOAD={mpich_build / 'libmpiguide-tune.so'}", *(f"{k}={v}" for k, v in env.items())]
+        args = [*assigns, str(mpich_build / "mg_stencil"), "--variants", "ddt:nonblocking", "--nx", "8", "--ny",
+                "4096", "--steps", "100", "--nrep", "1", "--output", str(tmp_path / "raw.txt")]
+        res = subprocess.run(launch.command(launch.LaunchSpec(), mpich_stack, 4, "env", args), env=mpich_stack.env(),
+                             capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "#@end=ok" in (tmp_path / "raw.txt").read_text()  # its results checked, none failed
+
+    report = tmp_path / "online.txt"
+    stencil({"MPIGUIDE_TUNE_MODE": "online", "MPIGUIDE_TUNE_REPORT": str(report)})
+    keys = profiles.read_online_dt(report)
+    halo = [k for k in keys if k.calls >= 100]
+    assert {k.operation for k in halo} == {"send", "recv"} and all(k.chosen is not None for k in halo)
+    done = profiles.from_online(report, tmp_path / "profiles")
+    rules = {}
+    for path in done.written:
+        lines = path.read_text().splitlines()
+        op = lines[2].split()[1]
+        for line in lines[5:]:
+            shape, lo, hi, strategy, _, block, _ = line.split()
+            rules[op, int(lo)] = strategy
+    assert rules or all(k.chosen == "native" for k in halo)  # no profile where every halo key stayed native
+    tuned = tmp_path / "tuned.txt"
+    stencil({"MPIGUIDE_TUNE_MODE": "tuned", "MPIGUIDE_TUNE_PROFILES": str(tmp_path / "profiles"),
+             "MPIGUIDE_TUNE_REPORT": str(tuned)})
+    ran = {}
+    for m in re.finditer(r"#@tune_dt\[MPI_I(send|recv) (\d+) (\w+)\]=(\d+)", tuned.read_text()):
+        ran.setdefault((m[1], int(m[2])), {})[m[3]] = int(m[4])
+    for (op, nbytes), strategy in rules.items():
+        assert set(ran[op, nbytes]) == {strategy}, (op, nbytes, strategy, ran)

@@ -1,6 +1,8 @@
 /* Requests with a packed side (pending.h). Only PACK needs this: a normalized
  * side hands MPI a type of its own, which MPI keeps alive for the operation
- * even if the plan is freed meanwhile.
+ * even if the plan is freed meanwhile. Online mode also tracks the sides it
+ * times (online_dt.h), whatever their strategy, to time them at completion;
+ * such a side without a stream is freed natively when its request is.
  *
  * The entry of a request is found by its handle in a lock-free map; the
  * completion calls take the entries of their requests before the native call
@@ -65,7 +67,7 @@ int mg_tune__dt_track(MPI_Request req, mg_dt_side *x, int persistent)
     entry *e = malloc(sizeof *e);
     if (!e) return -1;
     *e = (entry){.x = *x, .req = req, .persistent = persistent};
-    mg_tune__plan_hold(x->plan);
+    if (x->plan) mg_tune__plan_hold(x->plan); /* (a native side timed by online mode has none) */
     atomic_fetch_add_explicit(&npending, 1, memory_order_acq_rel);
     pthread_mutex_lock(&lists_mu);
     e->older = mg_hmap_get(&entries, MG_HANDLE_KEY(req));
@@ -250,6 +252,11 @@ void mg_tune__dt_completed(entry *e, MPI_Request now, int rc, const MPI_Status *
     unpack(e, rc, st);
     e->active = 0;
     if (now == MPI_REQUEST_NULL && !e->persistent) {
+        int cancelled = 0;
+        if (!e->coll && e->x.online.key && rc == MPI_SUCCESS) {
+            PMPI_Test_cancelled(st, &cancelled);
+            if (!cancelled) mg_tune__dt_online_done(&e->x.online);
+        }
         unlink_entry(e);
         release(e);
     }
@@ -266,7 +273,9 @@ int mg_tune__dt_free(MPI_Request *req)
     entry *e = mg_tune__dt_pending_of(*req);
     if (!e) return PMPI_Request_free(req);
     unlink_entry(e);
-    if (e->persistent && !e->active) { /* nothing is in flight */
+    /* nothing of the library's is in flight: a persistent request not started, or a side online mode times
+     * (untimed now) without a stream */
+    if ((e->persistent && !e->active) || (!e->coll && e->x.s != MG_DTS_PACK)) {
         int rc = PMPI_Request_free(req);
         release(e);
         return rc;

@@ -1,17 +1,17 @@
 /* datatypes/pending.c: the packed sides of nonblocking and persistent calls,
- * point-to-point and collective, finished by the completion calls (layer
- * pending, tune_internal.h). */
+ * point-to-point and collective, finished by the completion calls, and the
+ * sides online mode times until then (layer pending, tune_internal.h). */
 #ifndef MG_TUNE_DT_PENDING_H
 #define MG_TUNE_DT_PENDING_H
 
 #include "strategy.h"
 
-/* Whether any request has a packed side: when not, the completion calls go
- * straight to the native ones. One atomic load. */
+/* Whether any request has a packed or timed side: when not, the completion
+ * calls go straight to the native ones. One atomic load. */
 int mg_tune__dt_any_pending(void);
 
-/* req carries the packed side x (taken over: x is finished when req
- * completes, or when it is freed). persistent: Send_init/Recv_init, whose
+/* req carries the packed or timed side x (taken over: x is finished, and
+ * timed, when req completes; finished untimed when it is freed). persistent: Send_init/Recv_init, whose
  * side stays with the request and packs again at every start. On failure
  * (out of memory) x is finished at once: the caller must then have waited. */
 int mg_tune__dt_track(MPI_Request req, mg_dt_side *x, int persistent);

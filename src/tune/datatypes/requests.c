@@ -20,11 +20,12 @@
 #define MG_REDO (-1)
 static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
 {
-    if (x->s != MG_DTS_PACK) return rc;
+    if (x->s != MG_DTS_PACK && !x->online.key) return rc; /* nothing to finish or time at completion */
     int done = 0;
     if (rc == MPI_SUCCESS && x->send && !persistent) PMPI_Request_get_status(*req, &done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS || done) {
         mg_tune__dt_release(x);
+        if (done) mg_tune__dt_online_done(&x->online); /* complete at its start: that is its time */
         return rc;
     }
     if (mg_tune__dt_track(*req, x, persistent) != 0) {

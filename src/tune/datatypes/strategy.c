@@ -53,11 +53,13 @@ static void native(mg_dt_side *x)
 }
 
 /* The strategy the mode gives a call: the forced one (forced mode), DEFAULT
- * (tuned and online modes: the profiles decide per call), else NATIVE. */
+ * (tuned mode with datatype profiles and online mode: the profiles, then online
+ * mode's keys, decide per call), else NATIVE. */
 static mg_dts configured(void)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
-    if (MG_HOT_MODE(h) == MG_TUNE_TUNED || MG_HOT_MODE(h) == MG_TUNE_ONLINE) {
+    if (MG_HOT_MODE(h) == MG_TUNE_ONLINE) return MG_DTS_DEFAULT;
+    if (MG_HOT_MODE(h) == MG_TUNE_TUNED) {
         const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
         return l && l->ps.ndt > 0 ? MG_DTS_DEFAULT : MG_DTS_NATIVE;
     }
@@ -66,13 +68,19 @@ static mg_dts configured(void)
     return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK ? s : MG_DTS_NATIVE;
 }
 
-/* Tuned mode: what the datatype profile of (op, procs) says for the type of
- * plan t (NULL: the rules for any type only) and bytes; NATIVE if nothing. */
-static mg_dts profiled(mg_dtop op, int procs, const mg_type_plan *t, MPI_Count bytes)
+/* What the datatype profile of (op, procs) says for the type of plan t (NULL:
+ * the rules for any type only) and bytes; DEFAULT if nothing. */
+static mg_dts rule_of(mg_dtop op, int procs, const mg_type_plan *t, MPI_Count bytes)
 {
     const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
     const mg_tune_dt_profile *p = l ? mg_tune__dt_profiles_get(&l->ps, mg_tune__dtclass_of(op), procs) : NULL;
-    mg_dts s = p ? mg_tune__dt_profile_rule(p, t ? t->shape : NULL, t ? t->block : 0, bytes) : MG_DTS_DEFAULT;
+    return p ? mg_tune__dt_profile_rule(p, t ? t->shape : NULL, t ? t->block : 0, bytes) : MG_DTS_DEFAULT;
+}
+
+/* Tuned mode: the profile's strategy; NATIVE if nothing. */
+static mg_dts profiled(mg_dtop op, int procs, const mg_type_plan *t, MPI_Count bytes)
+{
+    mg_dts s = rule_of(op, procs, t, bytes);
     return s == MG_DTS_DEFAULT ? MG_DTS_NATIVE : s;
 }
 
@@ -149,7 +157,15 @@ static void side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void 
         return;
     const mg_comm_info *info = mg_tune__comm_info(comm);
     if (!info || info->inter) return;
-    if (s == MG_DTS_DEFAULT) s = profiled(op, info->size, p, bytes);
+    if (s == MG_DTS_DEFAULT) {
+        s = rule_of(op, info->size, p, bytes);
+        /* online mode: what no profile covers is learnt in the run, where the call's time is its own */
+        unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed);
+        if (s == MG_DTS_DEFAULT)
+            s = MG_HOT_MODE(h) == MG_TUNE_ONLINE && mg_tune__dt_online_takes(op)
+                    ? mg_tune__dt_online_pick(&x->online, op, type, p, bytes)
+                    : MG_DTS_NATIVE;
+    }
     /* the library packs normal(t) wrongly (types.h): the engine's stream, which
      * MPI defines for any peer, keeps the result exact */
     if (s == MG_DTS_NORMALIZED && p->refused) s = MG_DTS_PACK;
@@ -173,6 +189,8 @@ static void side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void 
             x->type = MPI_PACKED;
         }
     }
+    /* a side that could not take its candidate (out of memory) does not time it */
+    if (x->online.key && x->s != x->online.picked) x->online.key = NULL;
     mg_tune__dt_count(op, bytes, x->s);
 }
 
@@ -204,6 +222,7 @@ void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st)
 {
     mg_tune__dt_unpack(x, rc, st);
     mg_tune__dt_release(x);
+    if (rc == MPI_SUCCESS) mg_tune__dt_online_done(&x->online);
 }
 
 mg_dts mg_tune__dt_coll_strategy(mg_dtop op, MPI_Comm comm, MPI_Count bytes, int shared, MPI_Datatype type)

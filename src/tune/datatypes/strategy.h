@@ -7,6 +7,7 @@
 #include "../record.h"
 #include "../tune_internal.h"
 #include "../types.h"
+#include "online_dt.h"
 
 /* One side (send or receive) of a call: what the native call is given in
  * place of the application's buffer, count and type. */
@@ -21,6 +22,7 @@ typedef struct {
     MPI_Count count; /* the application's, or the stream's bytes (at most INT_MAX) */
     MPI_Datatype type;
     mg_lease *lease; /* PACK: the stream's memory */
+    mg_dt_online_mark online; /* online mode: the key that picked s, timing the side until it ends */
 } mg_dt_side;
 
 /* The calls with derived datatypes are looked at (else they go straight to
@@ -32,7 +34,8 @@ static inline int mg_tune__dt_active(void)
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     if (!(h & MG_HOT_ON)) return 0;
     if (h & MG_HOT_RECORD) return 1; /* every call is recorded with its types */
-    if (MG_HOT_MODE(h) == MG_TUNE_TUNED || MG_HOT_MODE(h) == MG_TUNE_ONLINE) { /* online: the profiles too */
+    if (MG_HOT_MODE(h) == MG_TUNE_ONLINE) return 1; /* the profiles, then what the run learns */
+    if (MG_HOT_MODE(h) == MG_TUNE_TUNED) {
         const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
         return l && l->ps.ndt > 0;
     }

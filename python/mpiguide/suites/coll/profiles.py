@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from mpiguide.core import dtchoice
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.tuning import PROFILE_HEADER
 from mpiguide.suites.coll.analysis import DEFAULT
@@ -238,8 +239,13 @@ def convert(src: Path, to: str, out: Path) -> Conversion:
 
 # ---------------------------------------------------------------- from online mode's report
 
-# `#@tune_online[MPI_Allreduce 4 64 int sum]=chosen=allreduce_as_reduce_bcast calls=900 ...` (docs/formats.md)
+# `#@tune_online[MPI_Allreduce 4 64 int sum]=chosen=allreduce_as_reduce_bcast calls=900 ...` and
+# `#@tune_online_dt[MPI_Irecv 1024 vector 8 0]=chosen=pack calls=400 ...` (docs/formats.md)
 _ONLINE = re.compile(r"^#@tune_online\[(?P<key>[^\]]*)\]=(?P<value>.*)$")
+_ONLINE_DT = re.compile(r"^#@tune_online_dt\[(?P<key>[^\]]*)\]=(?P<value>.*)$")
+# the point-to-point operations online mode learns a strategy for, by the datatype profile that keys them
+_DT_CLASS = {"MPI_Send": "send", "MPI_Ssend": "send", "MPI_Rsend": "send", "MPI_Isend": "send",
+             "MPI_Issend": "send", "MPI_Recv": "recv", "MPI_Irecv": "recv"}
 
 
 @dataclass
@@ -255,15 +261,50 @@ class OnlineKey:
     calls: int
 
 
+@dataclass
+class OnlineDtKey:
+    """One key of online mode's datatype strategies: a side of `operation` (the datatype profile's: send or
+    recv) of `nbytes` with a type of this shape and mean block, and what the run chose (None: not settled)."""
+
+    operation: str
+    nbytes: int
+    shape: str
+    block: int
+    chosen: str | None
+    calls: int
+
+
+def _report_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MpiguideError(f"cannot read {path}: {exc}") from None
+
+
+def read_online_dt(path: Path) -> list[OnlineDtKey]:
+    """The `#@tune_online_dt` lines of a report; MpiguideError with file:line for a line that does not read."""
+    keys = []
+    for no, line in enumerate(_report_lines(path), 1):
+        m = _ONLINE_DT.match(line)
+        if not m:
+            continue
+        words = m["key"].split()
+        fields = dict(f.split("=", 1) for f in m["value"].split() if "=" in f)
+        chosen = fields.get("chosen", "")
+        numbers = len(words) == 5 and all(w.isdigit() for w in (words[1], words[3], words[4]))
+        if (not numbers or words[0] not in _DT_CLASS or not fields.get("calls", "").isdigit()
+                or chosen not in ("-", dtchoice.NATIVE, dtchoice.NORMALIZED, dtchoice.PACK)):
+            raise MpiguideError(f"{path}:{no}: not a #@tune_online_dt line of libmpiguide-tune: {line!r}")
+        keys.append(OnlineDtKey(_DT_CLASS[words[0]], int(words[1]), words[2], int(words[3]),
+                                None if chosen == "-" else chosen, int(fields["calls"])))
+    return keys
+
+
 def read_online(path: Path) -> list[OnlineKey]:
     """The `#@tune_online` lines of a report (MPIGUIDE_TUNE_REPORT's file; other lines are ignored);
     MpiguideError with file:line for a line that does not read."""
-    try:
-        lines = path.read_text().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MpiguideError(f"cannot read {path}: {exc}") from None
     keys = []
-    for no, line in enumerate(lines, 1):
+    for no, line in enumerate(_report_lines(path), 1):
         m = _ONLINE.match(line)
         if not m:
             continue
@@ -293,12 +334,14 @@ def from_online(report: Path, out: Path) -> FromOnline:
     """Profiles of the settled keys of online mode's report: each (collective, processes) gets the message
     sizes its run settled on, each as a one-size range (sizes between them stay native: the run measured no
     other). Where keys of one size settled differently (reductions of other datatypes or operations), the key
-    with the most calls decides, with a note; keys that never settled are left out, with a note."""
-    keys = read_online(report)
-    if not keys:
+    with the most calls decides, with a note; keys that never settled are left out, with a note. The datatype
+    strategies' keys become datatype profiles the same way (dt_send_any.prof, dt_recv_any.prof)."""
+    keys, dt_keys = read_online(report), read_online_dt(report)
+    if not keys and not dt_keys:
         raise MpiguideError(f"{report} holds no #@tune_online line: run the program with MPIGUIDE_TUNE_MODE=online "
                             "and MPIGUIDE_TUNE_REPORT=FILE (a report of another mode has none)")
     done = FromOnline()
+    _dt_from_online(dt_keys, report, out, done)
     unsettled = [k for k in keys if k.chosen is None]
     if unsettled:
         done.notes.append(f"{len(unsettled)} key(s) never settled (too few calls to explore): they stay native")
@@ -329,3 +372,37 @@ def from_online(report: Path, out: Path) -> FromOnline:
             raise MpiguideError(f"cannot write {target}: {exc.strerror}") from None
         done.written.append(target)
     return done
+
+
+def _dt_from_online(keys: list[OnlineDtKey], report: Path, out: Path, done: FromOnline) -> None:
+    """The datatype profiles of the settled datatype keys: per operation, a one-size rule for each (shape,
+    mean block, bytes) that settled on normalized or pack; where keys of one such point settled differently
+    (threads, or operations of one profile), the key with the most calls decides, with a note."""
+    unsettled = [k for k in keys if k.chosen is None]
+    if unsettled:
+        done.notes.append(f"{len(unsettled)} datatype key(s) never settled (too few calls to explore): they stay "
+                          "native")
+    points: dict[tuple[str, str, int, int], list[OnlineDtKey]] = {}
+    for k in keys:
+        if k.chosen is not None:
+            points.setdefault((k.operation, k.shape, k.block, k.nbytes), []).append(k)
+    rules: dict[str, list[dtchoice.Rule]] = {}
+    for (operation, shape, block, nbytes), ks in sorted(points.items()):
+        best = max(ks, key=lambda k: k.calls)
+        if len({k.chosen for k in ks}) > 1:
+            done.notes.append(f"{operation} of {shape} (block {block}) at {nbytes} bytes: keys chose "
+                              + ", ".join(f"{k.chosen} ({k.calls} calls)" for k in ks)
+                              + f"; the profile takes {best.chosen}, of the most calls")
+        if best.chosen != dtchoice.NATIVE:
+            rules.setdefault(operation, []).append((shape, nbytes, nbytes, best.chosen, (block, block)))
+    for operation, rs in sorted(rules.items()):
+        target = out / f"dt_{operation}_{dtchoice.ANY}{SUFFIXES['mpiguide']}"
+        if target.exists():
+            raise MpiguideError(f"{target} exists: write the profiles into an empty directory (--output)")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            target.write_text(dtchoice.profile_text(operation, dtchoice.ANY, rs,
+                                                    f"from online mode's report {report.name}"))
+        except OSError as exc:
+            raise MpiguideError(f"cannot write {target}: {exc.strerror}") from None
+        done.written.append(target)

@@ -1,0 +1,179 @@
+/* Online mode's datatype strategies (online_dt.h): the side of a one-sided
+ * point-to-point call that carries a derived datatype no profile covers
+ * learns in the run which of native, normalized and pack is fastest for its
+ * (operation, type, bytes), with online.h's state machine.
+ *
+ * The choice is the rank's own: either side of a point-to-point message may
+ * use any strategy whatever the other does (strategy.c), so nothing is agreed
+ * and each thread keeps its own keys (no lock on the call path). The time of a
+ * side runs from before its packing to after its unpacking: a blocking call's,
+ * or a nonblocking one's from its start to the return of the call that
+ * completes it (pending.c carries the side there). The two sides of a
+ * sendrecv stay out: their two choices would share one time. Several
+ * nonblocking sides of one key may be in flight at once; each is timed as the
+ * candidate it ran, and a side that ends after its key settled on another
+ * candidate is not timed. */
+#define _POSIX_C_SOURCE 200809L
+#include "online_dt.h"
+#include "../online.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { MAX_KEYS = 64 }; /* per thread; a thread's later keys stay native */
+
+typedef struct {
+    mg_dtop op;
+    MPI_Datatype type;
+    const mg_type_plan *plan; /* with the handle: a freed handle that names another type makes a new key */
+    MPI_Count bytes;
+    char shape[sizeof ((mg_type_plan *)0)->shape]; /* for the report: the plan may be gone by then */
+    MPI_Count block;
+    mg_online_key key;
+} dt_key;
+
+typedef struct dt_table dt_table;
+struct dt_table {
+    dt_key keys[MAX_KEYS];
+    int n, last;
+    uint64_t budget; /* exploration calls this thread may still make (mg_online_policy.budget) */
+    dt_table *next;
+};
+
+static struct {
+    pthread_mutex_t mu; /* the list of tables */
+    dt_table *tables;
+    unsigned generation; /* bumped at MPI_Finalize: every thread's table is gone */
+} all = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local dt_table *mine __attribute__((tls_model("initial-exec")));
+static _Thread_local unsigned mine_generation __attribute__((tls_model("initial-exec")));
+
+/* CLOCK_MONOTONIC in ns, as online mode's collectives are timed */
+static uint64_t clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int mg_tune__dt_online_takes(mg_dtop op)
+{
+    switch (op) {
+    case MG_DTOP_SEND:
+    case MG_DTOP_SSEND:
+    case MG_DTOP_RSEND:
+    case MG_DTOP_RECV:
+    case MG_DTOP_ISEND:
+    case MG_DTOP_ISSEND:
+    case MG_DTOP_IRECV: return 1;
+    default: return 0;
+    }
+}
+
+static dt_table *my_table(void)
+{
+    unsigned gen = __atomic_load_n(&all.generation, __ATOMIC_ACQUIRE);
+    if (mine && mine_generation == gen) return mine;
+    dt_table *t = calloc(1, sizeof *t);
+    if (!t) return NULL; /* a local choice: without memory the side just stays native */
+    t->budget = mg_online_default_policy.budget;
+    pthread_mutex_lock(&all.mu);
+    t->next = all.tables;
+    all.tables = t;
+    mine_generation = all.generation;
+    pthread_mutex_unlock(&all.mu);
+    return mine = t;
+}
+
+static mg_online_key *lookup(mg_dtop op, MPI_Datatype type, const mg_type_plan *p, MPI_Count bytes)
+{
+    dt_table *t = my_table();
+    if (!t) return NULL;
+    for (int i = 0, j = t->last; i < t->n; i++, j = (j + 1) % t->n) {
+        dt_key *e = &t->keys[j];
+        if (e->op == op && e->type == type && e->plan == p && e->bytes == bytes) {
+            t->last = j;
+            return &e->key;
+        }
+    }
+    if (t->n == MAX_KEYS) return NULL;
+    int impl[3], n = 0;
+    impl[n++] = MG_DTS_NATIVE;
+    if (p->normal != MPI_DATATYPE_NULL && !p->refused) impl[n++] = MG_DTS_NORMALIZED;
+    impl[n++] = MG_DTS_PACK;
+    dt_key *e = &t->keys[t->n];
+    *e = (dt_key){.op = op, .type = type, .plan = p, .bytes = bytes};
+    memcpy(e->shape, p->shape, sizeof e->shape);
+    e->block = p->block;
+    mg_online_init(&e->key, impl, n, &t->budget);
+    t->last = t->n++;
+    return &e->key;
+}
+
+mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, MPI_Datatype type, const mg_type_plan *p,
+                               MPI_Count bytes)
+{
+    mg_online_key *k = lookup(op, type, p, bytes);
+    *m = (mg_dt_online_mark){.key = k, .owner = mine};
+    if (!k) return MG_DTS_NATIVE;
+    m->cand = mg_online_next(k, &mg_online_default_policy, &m->timed);
+    m->t0 = m->timed ? clock_ns() : 0;
+    return m->picked = (mg_dts)k->impl[m->cand];
+}
+
+void mg_tune__dt_online_done(const mg_dt_online_mark *m)
+{
+    if (__builtin_expect(!m->key, 1)) return;
+    unsigned gen = __atomic_load_n(&all.generation, __ATOMIC_ACQUIRE);
+    if (m->owner != mine || mine_generation != gen) return; /* another thread's key, or keys gone */
+    mg_online_key *k = m->key;
+    /* a side of a candidate the key no longer explores or runs says nothing of the one it runs now */
+    int stale = k->phase == MG_ONLINE_SETTLED ? m->cand != k->chosen : !(k->alive >> m->cand & 1u);
+    double seconds = m->timed && !stale ? 1e-9 * (double)(clock_ns() - m->t0) : -1.0;
+    if (mg_online_done(k, &mg_online_default_policy, m->cand, seconds)) {
+        double v[MG_ONLINE_MAX]; /* the rank's own times decide: nothing to agree on */
+        mg_online_to_agree(k, &mg_online_default_policy, v);
+        mg_online_decide(k, &mg_online_default_policy, v);
+    }
+}
+
+void mg_tune__dt_online_report(FILE *out)
+{
+    pthread_mutex_lock(&all.mu);
+    int thread = 0;
+    for (const dt_table *t = all.tables; t; t = t->next, thread++)
+        for (int i = 0; i < t->n; i++) {
+            const dt_key *e = &t->keys[i];
+            const mg_online_key *k = &e->key;
+            fprintf(out,
+                    "#@tune_online_dt[%s %lld %s %lld %d]=chosen=%s calls=%llu explore_calls=%llu explorations=%d "
+                    "over_budget=%d times=",
+                    mg_tune__dtop_name(e->op), (long long)e->bytes, e->shape[0] ? e->shape : "-",
+                    (long long)e->block, thread,
+                    k->phase == MG_ONLINE_SETTLED ? mg_tune__dts_name((mg_dts)k->impl[k->chosen]) : "-",
+                    (unsigned long long)k->calls, (unsigned long long)k->explore_calls, k->explorations,
+                    k->over_budget);
+            for (int j = 0; j < k->n; j++)
+                fprintf(out, "%s%s:%.6g", j ? "," : "", mg_tune__dts_name((mg_dts)k->impl[j]), k->agreed[j]);
+            fprintf(out, " served=");
+            for (int j = 0; j < k->n; j++)
+                fprintf(out, "%s%s:%llu", j ? "," : "", mg_tune__dts_name((mg_dts)k->impl[j]),
+                        (unsigned long long)k->served[j]);
+            fprintf(out, "\n");
+        }
+    pthread_mutex_unlock(&all.mu);
+}
+
+void mg_tune__dt_online_stop(void)
+{
+    pthread_mutex_lock(&all.mu);
+    while (all.tables) {
+        dt_table *t = all.tables;
+        all.tables = t->next;
+        free(t);
+    }
+    __atomic_add_fetch(&all.generation, 1u, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&all.mu);
+}

@@ -1,0 +1,41 @@
+/* datatypes/online_dt.c: online mode's datatype strategies (layer dtonline,
+ * tune_internal.h): the sides of the one-sided point-to-point calls learn in
+ * the run which strategy is fastest for their (operation, type, bytes). For
+ * the strategy and pending layers, the report and the lifecycle's end only. */
+#ifndef MG_TUNE_DT_ONLINE_H
+#define MG_TUNE_DT_ONLINE_H
+
+#include "../tune_internal.h"
+#include "../types.h"
+#include <stdio.h>
+
+/* A side's part in online mode: the key that picked its strategy (NULL:
+ * none), the candidate, and from when it is timed (ns; timed 0: not timed).
+ * It travels with the side, into the request of a nonblocking call. */
+typedef struct {
+    void *key;
+    const void *owner; /* the thread's keys it belongs to: only that thread times it */
+    uint64_t t0;
+    int cand, timed;
+    mg_dts picked; /* the candidate's strategy */
+} mg_dt_online_mark;
+
+/* Whether op's sides learn their strategy in the run: MPI_Send, MPI_Ssend,
+ * MPI_Rsend, MPI_Recv, timed by their call, and MPI_Isend, MPI_Issend,
+ * MPI_Irecv, timed from their start to the return of the call that completes
+ * them. */
+int mg_tune__dt_online_takes(mg_dtop op);
+/* The strategy this thread's key of (op, type, bytes) picks now, into *m
+ * (m->key NULL where no key takes the call: NATIVE). */
+mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, MPI_Datatype type, const mg_type_plan *p,
+                               MPI_Count bytes);
+/* The side of *m ended (after its unpacking): its time to its key, on the
+ * thread that started it (elsewhere, and for a side that failed or was
+ * cancelled or freed, the time is dropped). */
+void mg_tune__dt_online_done(const mg_dt_online_mark *m);
+/* `#@tune_online_dt` lines of every thread's keys (docs/formats.md). */
+void mg_tune__dt_online_report(FILE *out);
+/* MPI_Finalize: every key freed. */
+void mg_tune__dt_online_stop(void);
+
+#endif

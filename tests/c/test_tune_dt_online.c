@@ -1,0 +1,221 @@
+/* Online mode's datatype strategies (src/tune/datatypes/online_dt.c): rank 0
+ * sends rank 1 messages of derived types with MPI_Send (and MPI_Ssend, and
+ * MPI_Isend two at a time, as a halo exchange does) and rank 1 receives them
+ * with MPI_Recv (MPI_Irecv), while each side explores native, normalized and
+ * pack on its own; every message arrives exactly as the native call delivers
+ * it (data, gaps, guard bytes, MPI_Get_count), measured first with the
+ * library off. The report then lists per side and key what was explored: a
+ * key of 120 calls explored and settled (its strategies' served calls add up
+ * to its calls), a key of 10 calls ran natively only; a cancelled receive is
+ * not counted, nor a send whose request was freed in flight, and the freed
+ * send's data are right.
+ * What is chosen is not checked: it depends on the machine's speed. Run with
+ * 2 or more processes (the others wait). */
+#define _POSIX_C_SOURCE 200809L
+#include "mpiguide/tune.h"
+#include "test_expect.h"
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { COUNT = 8, GUARD = 32, MANY = 120, FEW = 10 };
+
+static size_t span_of(MPI_Datatype t, int count, MPI_Aint *tlb)
+{
+    MPI_Aint lb, ext, text;
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, tlb, &text);
+    return (size_t)(text + (count - 1) * ext) + 2 * GUARD;
+}
+
+enum { BLOCKING, SSEND, NONBLOCKING };
+
+/* Two messages of COUNT x t from 0 to 1 (how: MPI_Send and MPI_Recv, MPI_Ssend,
+ * or MPI_Isend and MPI_Irecv, both in flight at once), received into buffers
+ * filled with 0xEE: rank 1's whole buffers and the counts it got. */
+static void messages(MPI_Datatype t, int how, int seq, unsigned char *got[2], size_t len, int n[2])
+{
+    MPI_Aint tlb;
+    span_of(t, COUNT, &tlb);
+    unsigned char *buf[2] = {malloc(len), malloc(len)};
+    MPI_Request req[2];
+    MPI_Status st[2];
+    for (int m = 0; m < 2; m++) {
+        int tag = 2 * seq + m;
+        void *at = buf[m] + GUARD - tlb;
+        if (rank == 0) {
+            for (size_t i = 0; i < len; i++) buf[m][i] = (unsigned char)(i * 7 + (size_t)tag % 9 + 1);
+            if (how == NONBLOCKING)
+                MPI_Isend(at, COUNT, t, 1, tag, MPI_COMM_WORLD, &req[m]);
+            else if (how == SSEND)
+                MPI_Ssend(at, COUNT, t, 1, tag, MPI_COMM_WORLD);
+            else
+                MPI_Send(at, COUNT, t, 1, tag, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            memset(buf[m], 0xEE, len);
+            if (how == NONBLOCKING)
+                MPI_Irecv(at, COUNT, t, 0, tag, MPI_COMM_WORLD, &req[m]);
+            else
+                MPI_Recv(at, COUNT, t, 0, tag, MPI_COMM_WORLD, &st[m]);
+        }
+    }
+    if (how == NONBLOCKING && rank <= 1) MPI_Waitall(2, req, st);
+    for (int m = 0; m < 2 && rank == 1; m++) {
+        MPI_Get_count(&st[m], t, &n[m]);
+        memcpy(got[m], buf[m], len);
+    }
+    free(buf[0]);
+    free(buf[1]);
+}
+
+/* 2 x calls messages of t in online mode, each checked against the native one of the same seq % 4. */
+static void exchanges(MPI_Datatype t, int how, int calls)
+{
+    MPI_Aint tlb;
+    size_t len = span_of(t, COUNT, &tlb);
+    unsigned char *ref[4][2], *got[2] = {malloc(len), malloc(len)};
+    int ref_n[4][2], n[2] = {-1, -1};
+    EXPECT(mg_tune_set_mode(MG_TUNE_OFF) == MG_TUNE_SUCCESS);
+    for (int s = 0; s < 4; s++) {
+        ref[s][0] = malloc(len), ref[s][1] = malloc(len);
+        messages(t, how, s, ref[s], len, ref_n[s]);
+    }
+    EXPECT(mg_tune_set_mode(MG_TUNE_ONLINE) == MG_TUNE_SUCCESS);
+    for (int i = 0; i < calls; i++) {
+        messages(t, how, i % 4, got, len, n);
+        for (int m = 0; m < 2 && rank == 1; m++) {
+            EXPECT(memcmp(got[m], ref[i % 4][m], len) == 0);
+            EXPECT(n[m] == ref_n[i % 4][m] && n[m] == COUNT);
+        }
+    }
+    for (int s = 0; s < 4; s++) free(ref[s][0]), free(ref[s][1]);
+    free(got[0]);
+    free(got[1]);
+}
+
+/* A receive cancelled and a send whose request is freed: neither is timed or
+ * counted by its key; the freed send's data arrive as they do natively. */
+static void cancelled_and_freed(MPI_Datatype t)
+{
+    enum { N = COUNT * 48 };
+    double v[N], ref[N];
+    MPI_Request r;
+    MPI_Status st;
+    EXPECT(mg_tune_set_mode(MG_TUNE_OFF) == MG_TUNE_SUCCESS);
+    for (int i = 0; i < N; i++) ref[i] = rank == 0 ? i : -1;
+    if (rank == 0)
+        MPI_Send(ref, COUNT, t, 1, 778, MPI_COMM_WORLD);
+    else if (rank == 1)
+        MPI_Recv(ref, COUNT, t, 0, 778, MPI_COMM_WORLD, &st);
+    EXPECT(mg_tune_set_mode(MG_TUNE_ONLINE) == MG_TUNE_SUCCESS);
+    for (int i = 0; i < N; i++) v[i] = rank == 0 ? i : -1;
+    if (rank == 1) {
+        MPI_Irecv(v, COUNT, t, 0, 777, MPI_COMM_WORLD, &r); /* never sent */
+        MPI_Cancel(&r);
+        MPI_Wait(&r, &st);
+        int cancelled = 0;
+        MPI_Test_cancelled(&st, &cancelled);
+        EXPECT(cancelled);
+    }
+    if (rank == 0) {
+        MPI_Isend(v, COUNT, t, 1, 778, MPI_COMM_WORLD, &r);
+        MPI_Request_free(&r);
+    } else if (rank == 1) {
+        MPI_Recv(v, COUNT, t, 0, 778, MPI_COMM_WORLD, &st);
+        EXPECT(memcmp(v, ref, sizeof v) == 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* the freed send has arrived */
+}
+
+/* The report's #@tune_online_dt line of op at bytes; NULL if none. */
+static const char *line_of(const char *report, const char *op, long long bytes)
+{
+    char head[96];
+    snprintf(head, sizeof head, "#@tune_online_dt[%s %lld ", op, bytes);
+    return strstr(report, head);
+}
+
+static unsigned long long field(const char *line, const char *name)
+{
+    const char *p = strstr(line, name);
+    return p ? strtoull(p + strlen(name), NULL, 10) : 0;
+}
+
+/* A key of `calls` calls: explored and settled (many), or native only (few). */
+static void expect_key(const char *report, const char *op, long long bytes, int calls, int explored)
+{
+    const char *line = line_of(report, op, bytes);
+    EXPECT(line != NULL);
+    if (!line) return;
+    const char *end = strchr(line, '\n');
+    EXPECT(field(line, " calls=") == (unsigned long long)calls);
+    unsigned long long explore = field(line, " explore_calls="), served = 0;
+    const char *s = strstr(line, " served=");
+    EXPECT(s && s < end);
+    for (const char *p = s ? s + 8 : end; p && p < end; p = strchr(p, ',')) {
+        p = strchr(p, ':');
+        if (!p || p > end) break;
+        served += strtoull(p + 1, NULL, 10);
+    }
+    EXPECT(served == (unsigned long long)calls);
+    if (explored) {
+        EXPECT(explore > 0 && explore < (unsigned long long)calls);
+        EXPECT(strncmp(strstr(line, "]=chosen=") + 9, "-", 1) != 0); /* settled */
+        EXPECT(strstr(line, "times=native:") != NULL && strstr(line, "pack:") != NULL);
+    } else {
+        EXPECT(explore == 0);
+        EXPECT(strstr(line, "]=chosen=-") != NULL);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Datatype vec, idx, gap;
+    MPI_Type_vector(16, 1, 3, MPI_DOUBLE, &vec); /* 128 bytes per element */
+    int blens[3] = {2, 1, 3}, displs[3] = {0, 5, 9};
+    MPI_Type_indexed(3, blens, displs, MPI_INT, &idx); /* 24 bytes */
+    MPI_Type_create_resized(idx, -8, 64, &gap);
+    MPI_Type_commit(&vec);
+    MPI_Type_commit(&idx);
+    MPI_Type_commit(&gap);
+
+    exchanges(vec, BLOCKING, MANY / 2);
+    exchanges(gap, SSEND, MANY / 2);
+    exchanges(idx, BLOCKING, FEW / 2);
+    exchanges(vec, NONBLOCKING, MANY / 2);
+    cancelled_and_freed(vec);
+
+    char *report = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&report, &len);
+    EXPECT(f && mg_tune_write_report(f) == MG_TUNE_SUCCESS);
+    if (f) fclose(f);
+    if (rank == 0 && report) {
+        expect_key(report, "MPI_Send", COUNT * 128, MANY, 1);
+        expect_key(report, "MPI_Ssend", COUNT * 24, MANY, 1);
+        expect_key(report, "MPI_Send", COUNT * 24, FEW, 0);
+        /* the freed send counts only where it was complete at its start (an eager message): then that was its time */
+        const char *isend = line_of(report, "MPI_Isend", COUNT * 128);
+        expect_key(report, "MPI_Isend", COUNT * 128, isend && field(isend, " calls=") == MANY + 1 ? MANY + 1 : MANY, 1);
+        EXPECT(line_of(report, "MPI_Recv", COUNT * 128) == NULL); /* rank 0 receives nothing */
+    } else if (rank == 1 && report) {
+        expect_key(report, "MPI_Recv", COUNT * 128, MANY + 1, 1); /* and the freed send's receive */
+        expect_key(report, "MPI_Recv", COUNT * 24, MANY, 1); /* gap's key, */
+        const char *first = line_of(report, "MPI_Recv", COUNT * 24);
+        if (first) expect_key(strchr(first, '\n'), "MPI_Recv", COUNT * 24, FEW, 0); /* then idx's: another type */
+        expect_key(report, "MPI_Irecv", COUNT * 128, MANY, 1); /* not the cancelled one */
+    }
+    free(report);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&idx);
+    MPI_Type_free(&gap);
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    if (rank == 0) printf("test_tune_dt_online: %s\n", all ? "FAILED" : "ok");
+    return all ? 1 : 0;
+}
