@@ -17,6 +17,7 @@
 #include "comms.h"
 #include "datatypes/collectives.h"
 #include "datatypes/pending.h"
+#include "datatypes/vonline.h"
 #include "handles.h"
 #include "lifecycle.h"
 #include "online.h"
@@ -210,15 +211,7 @@ static inline int online_done(int rc)
     mg_online_key *k = online_now.key;
     online_now.key = NULL;
     double seconds = online_now.timed ? 1e-9 * (double)(mg_tune__rec_monotonic() - online_now.t0) : -1.0;
-    if (mg_online_done(k, &mg_online_default_policy, online_now.cand, seconds)) {
-        double v[MG_ONLINE_MAX];
-        int n = mg_online_to_agree(k, &mg_online_default_policy, v);
-        MPI_Comm shadow;
-        if (mg_tune__shadow_comm(online_now.comm, &shadow) != MPI_SUCCESS ||
-            PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, shadow) != MPI_SUCCESS)
-            mg_tune__abort_diverging("online mode: the ranks' agreement on a call's times failed");
-        mg_online_decide(k, &mg_online_default_policy, v);
-    }
+    mg_tune__online_finish(k, online_now.cand, seconds, online_now.comm);
     return rc;
 }
 
@@ -229,7 +222,7 @@ static int online_pick(mg_call *c)
     mg_online_table *t = info ? mg_tune__comm_online(info) : NULL;
     int reduction = is_reduction(c->coll);
     mg_online_key *k = t ? mg_tune__online_lookup(t, c->coll, c->bytes, reduction ? c->sendtype : MPI_DATATYPE_NULL,
-                                                  reduction ? c->op : MPI_OP_NULL, candidates, c)
+                                                  reduction ? c->op : MPI_OP_NULL, candidates, c, NULL)
                          : NULL;
     if (!k) return 0;
     /* a collective the datatype layer ran twice in one call: the first one's time is its own */

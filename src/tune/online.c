@@ -217,6 +217,7 @@ typedef struct {
     int reduction;
     MPI_Datatype elem; /* predefined, or MPI_DATATYPE_NULL: derived (or no reduction) */
     MPI_Op op;         /* predefined, or MPI_OP_NULL: user-defined (or no reduction) */
+    const mg_online_names *names; /* NULL: the catalog's collective */
     mg_online_key key;
 } keyed;
 
@@ -299,7 +300,7 @@ static mg_online_key *find(const mg_online_table *t, int coll, MPI_Count bytes, 
 }
 
 mg_online_key *mg_tune__online_lookup(mg_online_table *t, int coll, MPI_Count bytes, MPI_Datatype elem, MPI_Op op,
-                                      int (*cands)(void *ctx, int *impl), void *ctx)
+                                      int (*cands)(void *ctx, int *impl), void *ctx, const mg_online_names *names)
 {
     unsigned gen = atomic_load_explicit(&generation, memory_order_acquire);
     if (last.t == t && last.gen == gen && last.coll == coll && last.bytes == bytes && last.elem == elem &&
@@ -318,7 +319,8 @@ mg_online_key *mg_tune__online_lookup(mg_online_table *t, int coll, MPI_Count by
         pthread_mutex_lock(&online.mu);
         keyed *e = add(t);
         if (e) {
-            *e = (keyed){.coll = coll, .bytes = bytes, .reduction = reduction, .elem = celem, .op = cop};
+            *e = (keyed){.coll = coll, .bytes = bytes, .reduction = reduction, .elem = celem, .op = cop,
+                         .names = names};
             mg_online_init(&e->key, impl, n, &t->budget);
             k = &e->key;
         } else {
@@ -339,22 +341,24 @@ static void table_lines(FILE *out, const mg_online_table *t)
         const mg_online_key *k = &e->key;
         mg_coll c = (mg_coll)e->coll;
         char elem[128];
-        fprintf(out, "#@tune_online[%s %d %lld", mg_tune__table(c)->mpi_name, t->size, (long long)e->bytes);
+#define LABEL(impl) (e->names ? e->names->labels[impl] : mg_tune__impl_label(c, impl))
+        fprintf(out, "#@tune_online[%s %d %lld", e->names ? e->names->mpi_name : mg_tune__table(c)->mpi_name, t->size,
+                (long long)e->bytes);
         if (e->reduction)
             fprintf(out, " %s %s",
                     e->elem == MPI_DATATYPE_NULL ? "derived" : mg_tune__elem_name(e->elem, elem, sizeof elem),
                     e->op == MPI_OP_NULL ? "user" : mg_tune__op_name(e->op));
         fprintf(out, "]=chosen=%s calls=%llu explore_calls=%llu explorations=%d over_budget=%d times=",
-                k->phase == MG_ONLINE_SETTLED ? mg_tune__impl_label(c, k->impl[k->chosen]) : "-",
+                k->phase == MG_ONLINE_SETTLED ? LABEL(k->impl[k->chosen]) : "-",
                 (unsigned long long)k->calls, (unsigned long long)k->explore_calls, k->explorations,
                 k->over_budget);
         for (int j = 0; j < k->n; j++)
-            fprintf(out, "%s%s:%.6g", j ? "," : "", mg_tune__impl_label(c, k->impl[j]), k->agreed[j]);
+            fprintf(out, "%s%s:%.6g", j ? "," : "", LABEL(k->impl[j]), k->agreed[j]);
         fprintf(out, " served=");
         for (int j = 0; j < k->n; j++)
-            fprintf(out, "%s%s:%llu", j ? "," : "", mg_tune__impl_label(c, k->impl[j]),
-                    (unsigned long long)k->served[j]);
+            fprintf(out, "%s%s:%llu", j ? "," : "", LABEL(k->impl[j]), (unsigned long long)k->served[j]);
         fprintf(out, "\n");
+#undef LABEL
     }
 }
 

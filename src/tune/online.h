@@ -95,15 +95,24 @@ void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double 
  * rank that ran natively where its peers ran a mock-up would hang them. */
 typedef struct mg_online_table mg_online_table;
 
+/* The names a key's report line gives a collective the catalog does not have
+ * (coll >= MG_NCOLLS: the irregular ones, datatypes/vonline.c): its MPI name
+ * and its implementations' labels by index. */
+typedef struct {
+    const char *mpi_name;
+    const char *const *labels;
+} mg_online_names;
+
 /* A new, empty table for a communicator of `size` processes. */
 mg_online_table *mg_tune__online_table(int size);
 /* The key of (coll, bytes, elem, op) in t (elem and op: a reduction's
  * datatype and operation, else MPI_DATATYPE_NULL and MPI_OP_NULL), made where
  * new with the n candidates cands(ctx, impl) writes (impl[0]: the native
- * call). NULL when the communicator has its most keys (the same on its
- * ranks): the call runs natively. */
+ * call) and names (NULL: the catalog's collective coll). NULL when the
+ * communicator has its most keys (the same on its ranks): the call runs
+ * natively. */
 mg_online_key *mg_tune__online_lookup(mg_online_table *t, int coll, MPI_Count bytes, MPI_Datatype elem, MPI_Op op,
-                                      int (*cands)(void *ctx, int *impl), void *ctx);
+                                      int (*cands)(void *ctx, int *impl), void *ctx, const mg_online_names *names);
 /* The communicator of t is freed: its keys go, their report lines stay. */
 void mg_tune__online_free_table(mg_online_table *t);
 /* `#@tune_online[...]` lines of every key (docs/formats.md). */

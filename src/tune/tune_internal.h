@@ -14,6 +14,9 @@
  *                           and neighbourhood collectives; datatypes/nbcoll.c of
  *                           the nonblocking collectives, datatypes/pcoll.c of the
  *                           persistent ones (datatypes/cbuild_entry.h)
+ *   vonline    datatypes/vonline.c  online mode's irregular collectives: the
+ *                           algorithms a blocking MPI_Allgatherv, MPI_Alltoallv,
+ *                           MPI_Gatherv or MPI_Scatterv may run (datatypes/vonline.h)
  *   dtbuild    datatypes/cbuild.c  the native arguments of those collectives
  *                           under the strategies, and their blocks (datatypes/cbuild.h)
  *   pending    datatypes/pending.c  the packed sides of requests, point-to-point

@@ -27,6 +27,9 @@ explorations=1 times=default:2e-06,allreduce_as_reduce_bcast:1e-06 served=defaul
 times=default:1e-06,bcast_as_allgatherv:2e-06 served=default:490,bcast_as_allgatherv:10
 #@tune_online[MPI_Allgather 4 1024]=chosen=allgather_as_alltoall calls=300 explore_calls=40 explorations=2 \
 times=default:5e-06,allgather_as_alltoall:4e-06 served=default:40,allgather_as_alltoall:260
+#@tune_online[MPI_Alltoallv 4 0]=chosen=alltoallv_pairwise calls=60 explore_calls=12 explorations=1 over_budget=0 \
+times=default:3e-05,alltoallv_pairwise:2e-05,alltoallv_linear:4e-05 \
+served=default:21,alltoallv_pairwise:37,alltoallv_linear:2
 #@tune_config[mode]=online
 """
 
@@ -42,6 +45,8 @@ def test_the_settled_keys_become_one_size_ranges(tmp_path):
         "allgather", 4, [(1024, 1024, "allgather_as_alltoall")])
     # Bcast on 2 settled on the native call: no profile; on 4 it never settled: a note
     assert any("1 key(s) never settled" in n for n in done.notes)
+    # an irregular collective's key: no profile (tuned mode has none for them), a note
+    assert any("1 key(s) of irregular collectives (alltoallv)" in n for n in done.notes)
     # two reductions of 8 bytes chose differently: the one of more calls decides, said so
     conflict = [n for n in done.notes if "at 8 bytes" in n]
     assert len(conflict) == 1 and "takes allreduce_as_reduce_bcast" in conflict[0] and "int sum, 900" in conflict[0]

@@ -10,6 +10,7 @@
 #define MG_TUNE_DT_CBUILD_ENTRY_H
 
 #include "cbuild.h"
+#include "vonline.h"
 
 #define MG_CB_PARAMS_B
 #define MG_CB_PARAMS_I , MPI_Request *request
@@ -37,6 +38,15 @@
     mg_cb_call x;                                                         \
     mg_tune__cb_build(KIND, MG_CB_FORM_##FORM, WIDE, &a, &x);             \
     int rc = CALL;                                                        \
+    return mg_tune__rec_done(mg_tune__cb_done(&x, rc, MG_CB_REQ_##FORM));
+/* The irregular collectives' body: in online mode, a blocking call with int
+ * counts may run another algorithm than CALL with x.n's arguments (vonline.h). */
+#define MG_CB_VBODY(KIND, WIDE, FORM, CALL)                                                                   \
+    mg_tune__rec_begin(__func__);                                                                             \
+    mg_cb_call x;                                                                                             \
+    mg_tune__cb_build(KIND, MG_CB_FORM_##FORM, WIDE, &a, &x);                                                 \
+    int rc;                                                                                                   \
+    if (!((WIDE) == 0 && MG_CB_FORM_##FORM == MG_DT_BLOCKING && mg_tune__vonline_run(KIND, &x.n, &rc))) rc = CALL; \
     return mg_tune__rec_done(mg_tune__cb_done(&x, rc, MG_CB_REQ_##FORM));
 
 #define MG_CB_BCAST(NAME, PNAME, KIND, CNT, DSP, WIDE, FORM)                                                          \
@@ -70,13 +80,13 @@
                          const CNT recvcounts[], const DSP displs[],                                   \
                          MPI_Datatype recvtype MG_CB_ROOTP_##R, MPI_Comm comm MG_CB_PARAMS_##FORM)     \
     {                                                                                                  \
-        if (!mg_tune__dt_active())                                                                     \
+        if (!mg_tune__dt_active_online())                                                                     \
             return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,                    \
                          recvtype MG_CB_ROOTA_##R, comm MG_CB_PASS_##FORM);                            \
         mg_cb_args a = {.sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,      \
                         .rcounts = recvcounts, .rdispls = displs, .rtype = recvtype,                   \
                         .root = MG_CB_ROOTV_##R, .comm = comm};                                        \
-        MG_CB_BODY(KIND, WIDE, FORM,                                                                   \
+        MG_CB_VBODY(KIND, WIDE, FORM,                                                                   \
                    PNAME(x.n.sbuf, (CNT)x.n.scount, x.n.stype, x.n.rbuf, (const CNT *)x.n.rcounts,     \
                          (const DSP *)x.n.rdispls, x.n.rtype MG_CB_ROOTA_##R, comm MG_CB_PASS_##FORM)) \
     }
@@ -90,12 +100,12 @@
                          void *recvbuf, CNT recvcount, MPI_Datatype recvtype, int root,                          \
                          MPI_Comm comm MG_CB_PARAMS_##FORM)                                                      \
     {                                                                                                            \
-        if (!mg_tune__dt_active())                                                                               \
+        if (!mg_tune__dt_active_online())                                                                               \
             return PNAME(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,              \
                          comm MG_CB_PASS_##FORM);                                                                \
         mg_cb_args a = {.sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs, .stype = sendtype,            \
                         .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype, .root = root, .comm = comm};    \
-        MG_CB_BODY(KIND, WIDE, FORM,                                                                             \
+        MG_CB_VBODY(KIND, WIDE, FORM,                                                                             \
                    PNAME(x.n.sbuf, (const CNT *)x.n.scounts, (const DSP *)x.n.sdispls, x.n.stype, x.n.rbuf,      \
                          (CNT)x.n.rcount, x.n.rtype, root, comm MG_CB_PASS_##FORM))                              \
     }
@@ -106,13 +116,13 @@
                          void *recvbuf, const CNT recvcounts[], const DSP rdispls[], MPI_Datatype recvtype,       \
                          MPI_Comm comm MG_CB_PARAMS_##FORM)                                                       \
     {                                                                                                             \
-        if (!mg_tune__dt_active())                                                                                \
+        if (!mg_tune__dt_active_online())                                                                                \
             return PNAME(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,          \
                          comm MG_CB_PASS_##FORM);                                                                 \
         mg_cb_args a = {.sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,            \
                         .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rtype = recvtype,            \
                         .comm = comm};                                                                            \
-        MG_CB_BODY(KIND, WIDE, FORM,                                                                              \
+        MG_CB_VBODY(KIND, WIDE, FORM,                                                                              \
                    PNAME(x.n.sbuf, (const CNT *)x.n.scounts, (const DSP *)x.n.sdispls, x.n.stype, x.n.rbuf,       \
                          (const CNT *)x.n.rcounts, (const DSP *)x.n.rdispls, x.n.rtype, comm MG_CB_PASS_##FORM))  \
     }

@@ -28,7 +28,7 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 #define DEF_SEND(NAME, PNAME, OP, CNT)                                                                        \
     MG_TUNE_API int NAME(const void *buf, CNT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
     {                                                                                                         \
-        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, dest, tag, comm);                       \
+        if (!mg_tune__dt_active_online()) return PNAME(buf, count, datatype, dest, tag, comm);                       \
         mg_tune__rec_begin(__func__);                                                                         \
         mg_dt_side x;                                                                                         \
         mg_tune__dt_side(&x, OP, comm, dest, buf, count, datatype, MG_DT_SEND);                               \
@@ -42,7 +42,7 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     MG_TUNE_API int NAME(void *buf, CNT count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, \
                          MPI_Status *status)                                                              \
     {                                                                                                     \
-        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, source, tag, comm, status);         \
+        if (!mg_tune__dt_active_online()) return PNAME(buf, count, datatype, source, tag, comm, status);         \
         mg_tune__rec_begin(__func__);                                                                     \
         mg_dt_side x;                                                                                     \
         mg_tune__dt_side(&x, MG_DTOP_RECV, comm, source, buf, count, datatype, MG_DT_RECV);               \

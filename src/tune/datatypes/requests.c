@@ -49,7 +49,7 @@ static int started(int rc, MPI_Request *req, mg_dt_side *x, int persistent)
     MG_TUNE_API int NAME(BUFQ void *buf, CNT count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,     \
                          MPI_Request *request)                                                                   \
     {                                                                                                            \
-        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, peer, tag, comm, request);                 \
+        if (!mg_tune__dt_active_online()) return PNAME(buf, count, datatype, peer, tag, comm, request);             \
         mg_tune__rec_begin(__func__);                                                                            \
         mg_dt_side x;                                                                                            \
         mg_tune__dt_side(&x, OP, comm, peer, buf, count, datatype, HOW);                                         \

@@ -34,14 +34,24 @@ static inline int mg_tune__dt_active(void)
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     if (!(h & MG_HOT_ON)) return 0;
     if (h & MG_HOT_RECORD) return 1; /* every call is recorded with its types */
-    if (MG_HOT_MODE(h) == MG_TUNE_ONLINE) return 1; /* the profiles, then what the run learns */
-    if (MG_HOT_MODE(h) == MG_TUNE_TUNED) {
+    if (MG_HOT_MODE(h) == MG_TUNE_TUNED || MG_HOT_MODE(h) == MG_TUNE_ONLINE) { /* online: the profiles too */
         const mg_tune_live *l = atomic_load_explicit(&mg_tune_hot.live, memory_order_acquire);
         return l && l->ps.ndt > 0;
     }
     if (MG_HOT_MODE(h) != MG_TUNE_FORCED) return 0;
     int s = atomic_load_explicit(&mg_tune_hot.dt_forced, memory_order_relaxed);
     return s == MG_DTS_NORMALIZED || s == MG_DTS_PACK;
+}
+
+/* mg_tune__dt_active, and online mode, where the one-sided point-to-point
+ * calls learn their sides' strategies in the run (online_dt.h) and the
+ * irregular collectives their algorithms (vonline.h): their entry points ask
+ * this; the others pay nothing for it. */
+static inline int mg_tune__dt_active_online(void)
+{
+    unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
+    if ((h & MG_HOT_ON) && MG_HOT_MODE(h) == MG_TUNE_ONLINE) return 1;
+    return mg_tune__dt_active();
 }
 
 /* The side of count x type at buf, with the strategy the configuration gives

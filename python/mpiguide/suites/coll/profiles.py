@@ -243,6 +243,8 @@ def convert(src: Path, to: str, out: Path) -> Conversion:
 # `#@tune_online_dt[MPI_Irecv 1024 vector 8 0]=chosen=pack calls=400 ...` (docs/formats.md)
 _ONLINE = re.compile(r"^#@tune_online\[(?P<key>[^\]]*)\]=(?P<value>.*)$")
 _ONLINE_DT = re.compile(r"^#@tune_online_dt\[(?P<key>[^\]]*)\]=(?P<value>.*)$")
+# the irregular collectives online mode chooses algorithms for (datatypes/vonline.c): no profile keeps them
+IRREGULAR = ("allgatherv", "alltoallv", "gatherv", "scatterv")
 # the point-to-point operations online mode learns a strategy for, by the datatype profile that keys them
 _DT_CLASS = {"MPI_Send": "send", "MPI_Ssend": "send", "MPI_Rsend": "send", "MPI_Isend": "send",
              "MPI_Issend": "send", "MPI_Recv": "recv", "MPI_Irecv": "recv"}
@@ -311,11 +313,11 @@ def read_online(path: Path) -> list[OnlineKey]:
         words = m["key"].split()
         fields = dict(f.split("=", 1) for f in m["value"].split() if "=" in f)
         name = words[0][4:].lower() if words and words[0].startswith("MPI_") else ""
-        if (len(words) not in (3, 5) or name not in COLLECTIVES or not words[1].isdigit() or not words[2].isdigit()
-                or "chosen" not in fields or not fields.get("calls", "").isdigit()):
+        if (len(words) not in (3, 5) or name not in (*COLLECTIVES, *IRREGULAR) or not words[1].isdigit()
+                or not words[2].isdigit() or "chosen" not in fields or not fields.get("calls", "").isdigit()):
             raise MpiguideError(f"{path}:{no}: not a #@tune_online line of libmpiguide-tune: {line!r}")
         chosen = fields["chosen"]
-        if chosen not in ("-", DEFAULT) and chosen not in {mk for mk, _, _ in MOCKUPS[name]}:
+        if name in COLLECTIVES and chosen not in ("-", DEFAULT) and chosen not in {mk for mk, _, _ in MOCKUPS[name]}:
             raise MpiguideError(f"{path}:{no}: {name} has no implementation {chosen!r}")
         keys.append(OnlineKey(name, int(words[1]), int(words[2]), " ".join(words[3:]),
                               None if chosen == "-" else chosen, int(fields["calls"])))
@@ -342,6 +344,12 @@ def from_online(report: Path, out: Path) -> FromOnline:
                             "and MPIGUIDE_TUNE_REPORT=FILE (a report of another mode has none)")
     done = FromOnline()
     _dt_from_online(dt_keys, report, out, done)
+    irregular = [k for k in keys if k.collective in IRREGULAR]
+    if irregular:
+        which = ", ".join(sorted({k.collective for k in irregular}))
+        done.notes.append(f"{len(irregular)} key(s) of irregular collectives ({which}): tuned mode has no profiles "
+                          "for them, online mode learns them in each run")
+        keys = [k for k in keys if k.collective not in IRREGULAR]
     unsettled = [k for k in keys if k.chosen is None]
     if unsettled:
         done.notes.append(f"{len(unsettled)} key(s) never settled (too few calls to explore): they stay native")
