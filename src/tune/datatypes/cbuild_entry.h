@@ -39,14 +39,14 @@
     mg_tune__cb_build(KIND, MG_CB_FORM_##FORM, WIDE, &a, &x);             \
     int rc = CALL;                                                        \
     return mg_tune__rec_done(mg_tune__cb_done(&x, rc, MG_CB_REQ_##FORM));
-/* The irregular collectives' body: in online mode, a blocking call with int
- * counts may run another algorithm than CALL with x.n's arguments (vonline.h). */
+/* The irregular collectives' body: in online mode, a blocking call may run
+ * another algorithm than CALL with x.n's arguments (vonline.h). */
 #define MG_CB_VBODY(KIND, WIDE, FORM, CALL)                                                                   \
     mg_tune__rec_begin(__func__);                                                                             \
     mg_cb_call x;                                                                                             \
     mg_tune__cb_build(KIND, MG_CB_FORM_##FORM, WIDE, &a, &x);                                                 \
     int rc;                                                                                                   \
-    if (!((WIDE) == 0 && MG_CB_FORM_##FORM == MG_DT_BLOCKING && mg_tune__vonline_run(KIND, &x.n, &rc))) rc = CALL; \
+    if (!(MG_CB_FORM_##FORM == MG_DT_BLOCKING && mg_tune__vonline_run(KIND, &x.n, WIDE, &rc))) rc = CALL;         \
     return mg_tune__rec_done(mg_tune__cb_done(&x, rc, MG_CB_REQ_##FORM));
 
 #define MG_CB_BCAST(NAME, PNAME, KIND, CNT, DSP, WIDE, FORM)                                                          \

@@ -76,143 +76,213 @@ static MPI_Aint extent_of(MPI_Datatype t)
     return ext;
 }
 
-/* Block i of count x type at base + displs[i] extents. */
-#define AT(base, displs, i, ext) ((char *)(base) + (MPI_Aint)(displs)[i] * (ext))
+/* A call's arrays: int counts and displacements, or (its `_c` form, wide) MPI_Count counts and MPI_Aint
+ * displacements; and its point-to-point calls in the same form. */
+typedef struct {
+    const mg_cb_args *n;
+    int wide, me, p;
+    MPI_Comm sh;
+} vcall;
 
-/* The rank's own block from its send arguments to its receive block, by MPI (any two types of one signature). */
-static int self_copy(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                     int me, MPI_Comm sh)
+static MPI_Count count_at(const vcall *v, const void *a, int i)
 {
-    return PMPI_Sendrecv(sbuf, scount, stype, me, TAG, rbuf, rcount, rtype, me, TAG, sh, MPI_STATUS_IGNORE);
+    return v->wide ? ((const MPI_Count *)a)[i] : ((const int *)a)[i];
 }
 
-/* Every request of reqs[0..n-1] waited for; the first error. */
-static int wait_all(MPI_Request *reqs, int n)
+/* Block i of an array of blocks of extent ext at base. */
+static char *block_at(const vcall *v, const void *base, const void *displs, int i, MPI_Aint ext)
 {
-    return n ? PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    MPI_Aint d = v->wide ? ((const MPI_Aint *)displs)[i] : ((const int *)displs)[i];
+    return (char *)base + d * ext;
 }
 
-static int allgatherv_ring(const mg_cb_args *n, int me, int p, MPI_Comm sh)
+static int sendrecv(const vcall *v, const void *sb, MPI_Count sc, MPI_Datatype st, int to, void *rb, MPI_Count rc,
+                    MPI_Datatype rt, int from)
 {
-    const int *counts = n->rcounts, *displs = n->rdispls;
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    if (v->wide) return PMPI_Sendrecv_c(sb, sc, st, to, TAG, rb, rc, rt, from, TAG, v->sh, MPI_STATUS_IGNORE);
+#endif
+    return PMPI_Sendrecv(sb, (int)sc, st, to, TAG, rb, (int)rc, rt, from, TAG, v->sh, MPI_STATUS_IGNORE);
+}
+
+static int isend(const vcall *v, const void *b, MPI_Count c, MPI_Datatype t, int to, MPI_Request *r)
+{
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    if (v->wide) return PMPI_Isend_c(b, c, t, to, TAG, v->sh, r);
+#endif
+    return PMPI_Isend(b, (int)c, t, to, TAG, v->sh, r);
+}
+
+static int irecv(const vcall *v, void *b, MPI_Count c, MPI_Datatype t, int from, MPI_Request *r)
+{
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    if (v->wide) return PMPI_Irecv_c(b, c, t, from, TAG, v->sh, r);
+#endif
+    return PMPI_Irecv(b, (int)c, t, from, TAG, v->sh, r);
+}
+
+/* Waits for reqs[0..k-1] (NULL reqs: none were posted, as the calls went one at a time); the first error. */
+static int wait_all(MPI_Request *reqs, int k)
+{
+    int rc = reqs && k ? PMPI_Waitall(k, reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    free(reqs);
+    return rc;
+}
+
+/* A receive (recv) or send posted as request k of reqs, or made at once where reqs is NULL (no memory). */
+static int post(const vcall *v, int recv, void *b, MPI_Count c, MPI_Datatype t, int peer, MPI_Request *reqs, int *k)
+{
+    if (!reqs) /* one at a time: the same message as the peer's */
+        return recv ? sendrecv(v, NULL, 0, MPI_BYTE, MPI_PROC_NULL, b, c, t, peer)
+                    : sendrecv(v, b, c, t, peer, NULL, 0, MPI_BYTE, MPI_PROC_NULL);
+    int rc = recv ? irecv(v, b, c, t, peer, &reqs[*k]) : isend(v, b, c, t, peer, &reqs[*k]);
+    *k += rc == MPI_SUCCESS;
+    return rc;
+}
+
+static int allgatherv_ring(const vcall *v)
+{
+    const mg_cb_args *n = v->n;
     MPI_Aint ext = extent_of(n->rtype);
-    int err = MPI_SUCCESS;
-    if (n->sbuf != MPI_IN_PLACE)
-        err = self_copy(n->sbuf, (int)n->scount, n->stype, AT(n->rbuf, displs, me, ext), counts[me], n->rtype, me, sh);
+    int err = MPI_SUCCESS, me = v->me, p = v->p;
+    if (n->sbuf != MPI_IN_PLACE) /* the rank's own block, by MPI: any two types of one signature */
+        err = sendrecv(v, n->sbuf, n->scount, n->stype, me, block_at(v, n->rbuf, n->rdispls, me, ext),
+                       count_at(v, n->rcounts, me), n->rtype, me);
     int right = (me + 1) % p, left = (me + p - 1) % p;
     for (int s = 0; s < p - 1; s++) { /* step s: the block of rank me - s goes right, that of me - s - 1 comes */
         int out = (me - s + p) % p, in = (me - s - 1 + p) % p;
-        err = first(err, PMPI_Sendrecv(AT(n->rbuf, displs, out, ext), counts[out], n->rtype, right, TAG,
-                                       AT(n->rbuf, displs, in, ext), counts[in], n->rtype, left, TAG, sh,
-                                       MPI_STATUS_IGNORE));
+        err = first(err, sendrecv(v, block_at(v, n->rbuf, n->rdispls, out, ext), count_at(v, n->rcounts, out),
+                                  n->rtype, right, block_at(v, n->rbuf, n->rdispls, in, ext),
+                                  count_at(v, n->rcounts, in), n->rtype, left));
     }
     return err;
 }
 
-static int allgatherv_gatherv_bcast(const mg_cb_args *n, int me, int p, MPI_Comm sh)
+/* Every block of the call at once: an indexed type of the receive type over its counts and displacements. */
+static int blocks_type(const vcall *v, MPI_Datatype *all)
 {
-    const int *counts = n->rcounts, *displs = n->rdispls;
+    const mg_cb_args *n = v->n;
+    int rc;
+    if (!v->wide) {
+        rc = PMPI_Type_indexed(v->p, n->rcounts, n->rdispls, n->rtype, all);
+    } else {
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+        MPI_Count *displs = malloc(sizeof *displs * (size_t)v->p);
+        if (!displs) return MPI_ERR_NO_MEM;
+        for (int i = 0; i < v->p; i++) displs[i] = ((const MPI_Aint *)n->rdispls)[i];
+        rc = PMPI_Type_indexed_c(v->p, n->rcounts, displs, n->rtype, all);
+        free(displs);
+#else
+        rc = MPI_ERR_INTERN;
+#endif
+    }
+    return rc == MPI_SUCCESS ? PMPI_Type_commit(all) : rc;
+}
+
+static int allgatherv_gatherv_bcast(const vcall *v)
+{
+    const mg_cb_args *n = v->n;
     MPI_Aint ext = extent_of(n->rtype);
     const void *sbuf = n->sbuf;
-    int scount = (int)n->scount;
+    MPI_Count scount = n->scount;
     MPI_Datatype stype = n->stype;
-    if (sbuf == MPI_IN_PLACE && me != 0) /* in place: the rank's block is in the receive buffer */
-        sbuf = AT(n->rbuf, displs, me, ext), scount = counts[me], stype = n->rtype;
-    int err = PMPI_Gatherv(sbuf, scount, stype, n->rbuf, counts, displs, n->rtype, 0, sh);
-    /* every block at once: an indexed type of the receive type over the call's counts and displacements */
+    if (sbuf == MPI_IN_PLACE && v->me != 0) /* in place: the rank's block is in the receive buffer */
+        sbuf = block_at(v, n->rbuf, n->rdispls, v->me, ext), scount = count_at(v, n->rcounts, v->me), stype = n->rtype;
+    int err;
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    if (v->wide)
+        err = PMPI_Gatherv_c(sbuf, scount, stype, n->rbuf, n->rcounts, n->rdispls, n->rtype, 0, v->sh);
+    else
+#endif
+        err = PMPI_Gatherv(sbuf, (int)scount, stype, n->rbuf, n->rcounts, n->rdispls, n->rtype, 0, v->sh);
     MPI_Datatype all;
-    int rc = PMPI_Type_indexed(p, counts, displs, n->rtype, &all);
-    if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&all);
     /* without it (no memory) this rank cannot take part in the broadcast its peers make: they would hang */
-    if (rc != MPI_SUCCESS) mg_tune__abort_diverging("online mode: no memory for the type of an MPI_Allgatherv");
-    err = first(err, PMPI_Bcast(n->rbuf, 1, all, 0, sh));
+    if (blocks_type(v, &all) != MPI_SUCCESS)
+        mg_tune__abort_diverging("online mode: no memory for the type of an MPI_Allgatherv");
+    err = first(err, PMPI_Bcast(n->rbuf, 1, all, 0, v->sh));
     PMPI_Type_free(&all);
     return err;
 }
 
-static int alltoallv_pairwise(const mg_cb_args *n, int me, int p, MPI_Comm sh)
+static int alltoallv_pairwise(const vcall *v)
 {
-    const int *sc = n->scounts, *sd = n->sdispls, *rc = n->rcounts, *rd = n->rdispls;
+    const mg_cb_args *n = v->n;
     MPI_Aint sext = extent_of(n->stype), rext = extent_of(n->rtype);
-    int err = MPI_SUCCESS;
+    int err = MPI_SUCCESS, me = v->me, p = v->p;
     for (int s = 0; s < p; s++) { /* step s: to me + s, from me - s (step 0: the rank's own block) */
         int to = (me + s) % p, from = (me - s + p) % p;
-        err = first(err, PMPI_Sendrecv(AT(n->sbuf, sd, to, sext), sc[to], n->stype, to, TAG, AT(n->rbuf, rd, from, rext),
-                                       rc[from], n->rtype, from, TAG, sh, MPI_STATUS_IGNORE));
+        err = first(err, sendrecv(v, block_at(v, n->sbuf, n->sdispls, to, sext), count_at(v, n->scounts, to),
+                                  n->stype, to, block_at(v, n->rbuf, n->rdispls, from, rext),
+                                  count_at(v, n->rcounts, from), n->rtype, from));
     }
     return err;
 }
 
-static int alltoallv_linear(const mg_cb_args *n, int me, int p, MPI_Comm sh)
+static int alltoallv_linear(const vcall *v)
 {
-    MPI_Request *reqs = malloc(sizeof *reqs * 2 * (size_t)p);
-    if (!reqs) return alltoallv_pairwise(n, me, p, sh); /* the same messages, one pair at a time */
-    const int *sc = n->scounts, *sd = n->sdispls, *rc = n->rcounts, *rd = n->rdispls;
+    const mg_cb_args *n = v->n;
+    MPI_Request *reqs = malloc(sizeof *reqs * 2 * (size_t)v->p);
+    if (!reqs) return alltoallv_pairwise(v); /* the same messages, one pair at a time */
     MPI_Aint sext = extent_of(n->stype), rext = extent_of(n->rtype);
-    int err = MPI_SUCCESS, k = 0;
+    int err = MPI_SUCCESS, k = 0, me = v->me, p = v->p;
     for (int i = 0; i < p; i++) {
         int from = (me - i + p) % p;
-        int e = PMPI_Irecv(AT(n->rbuf, rd, from, rext), rc[from], n->rtype, from, TAG, sh, &reqs[k]);
-        k += e == MPI_SUCCESS, err = first(err, e);
+        err = first(err, post(v, 1, block_at(v, n->rbuf, n->rdispls, from, rext), count_at(v, n->rcounts, from),
+                              n->rtype, from, reqs, &k));
     }
     for (int i = 0; i < p; i++) {
         int to = (me + i) % p;
-        int e = PMPI_Isend(AT(n->sbuf, sd, to, sext), sc[to], n->stype, to, TAG, sh, &reqs[k]);
-        k += e == MPI_SUCCESS, err = first(err, e);
+        err = first(err, post(v, 0, block_at(v, n->sbuf, n->sdispls, to, sext), count_at(v, n->scounts, to),
+                              n->stype, to, reqs, &k));
     }
-    err = first(err, wait_all(reqs, k));
-    free(reqs);
-    return err;
+    return first(err, wait_all(reqs, k));
 }
 
-static int gatherv_linear(const mg_cb_args *n, int me, int p, MPI_Comm sh)
+/* Gatherv (gather) or Scatterv from the root: the root exchanges with each rank directly. */
+static int rooted_linear(const vcall *v, int gather)
 {
-    if (me != n->root) return PMPI_Send(n->sbuf, (int)n->scount, n->stype, n->root, TAG, sh);
-    const int *counts = n->rcounts, *displs = n->rdispls;
-    MPI_Aint ext = extent_of(n->rtype);
-    int err = MPI_SUCCESS, k = 0;
-    if (n->sbuf != MPI_IN_PLACE)
-        err = self_copy(n->sbuf, (int)n->scount, n->stype, AT(n->rbuf, displs, me, ext), counts[me], n->rtype, me, sh);
-    MPI_Request *reqs = malloc(sizeof *reqs * (size_t)p);
-    for (int i = 0; i < p; i++) {
-        if (i == me) continue;
-        if (!reqs) { /* one at a time */
-            err = first(err, PMPI_Recv(AT(n->rbuf, displs, i, ext), counts[i], n->rtype, i, TAG, sh, MPI_STATUS_IGNORE));
-            continue;
+    const mg_cb_args *n = v->n;
+    if (v->me != n->root) /* one message with the root: the rank's own arguments */
+        return gather ? sendrecv(v, n->sbuf, n->scount, n->stype, n->root, NULL, 0, MPI_BYTE, MPI_PROC_NULL)
+                      : sendrecv(v, NULL, 0, MPI_BYTE, MPI_PROC_NULL, n->rbuf, n->rcount, n->rtype, n->root);
+    /* the root's blocks: the receive buffer's (gather) or the send buffer's (scatter) */
+    void *base = gather ? n->rbuf : (void *)n->sbuf;
+    const void *counts = gather ? n->rcounts : n->scounts, *displs = gather ? n->rdispls : n->sdispls;
+    MPI_Datatype type = gather ? n->rtype : n->stype;
+    MPI_Aint ext = extent_of(type);
+    int err = MPI_SUCCESS, k = 0, me = v->me;
+    char *own = block_at(v, base, displs, me, ext);
+    if (gather && n->sbuf != MPI_IN_PLACE)
+        err = sendrecv(v, n->sbuf, n->scount, n->stype, me, own, count_at(v, counts, me), type, me);
+    else if (!gather && n->rbuf != MPI_IN_PLACE)
+        err = sendrecv(v, own, count_at(v, counts, me), type, me, n->rbuf, n->rcount, n->rtype, me);
+    MPI_Request *reqs = malloc(sizeof *reqs * (size_t)v->p);
+    for (int i = 0; i < v->p; i++)
+        if (i != me)
+            err = first(err, post(v, gather, block_at(v, base, displs, i, ext), count_at(v, counts, i), type, i, reqs,
+                                  &k));
+    return first(err, wait_all(reqs, k));
+}
+
+static int native(mg_dtcoll_kind kind, const mg_cb_args *n, int wide)
+{
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+    if (wide) switch (kind) {
+        case MG_DTK_ALLGATHERV:
+            return PMPI_Allgatherv_c(n->sbuf, n->scount, n->stype, n->rbuf, n->rcounts, n->rdispls, n->rtype, n->comm);
+        case MG_DTK_ALLTOALLV:
+            return PMPI_Alltoallv_c(n->sbuf, n->scounts, n->sdispls, n->stype, n->rbuf, n->rcounts, n->rdispls,
+                                    n->rtype, n->comm);
+        case MG_DTK_GATHERV:
+            return PMPI_Gatherv_c(n->sbuf, n->scount, n->stype, n->rbuf, n->rcounts, n->rdispls, n->rtype, n->root,
+                                  n->comm);
+        default:
+            return PMPI_Scatterv_c(n->sbuf, n->scounts, n->sdispls, n->stype, n->rbuf, n->rcount, n->rtype, n->root,
+                                   n->comm);
         }
-        int e = PMPI_Irecv(AT(n->rbuf, displs, i, ext), counts[i], n->rtype, i, TAG, sh, &reqs[k]);
-        k += e == MPI_SUCCESS, err = first(err, e);
-    }
-    if (reqs) err = first(err, wait_all(reqs, k));
-    free(reqs);
-    return err;
-}
-
-static int scatterv_linear(const mg_cb_args *n, int me, int p, MPI_Comm sh)
-{
-    if (me != n->root) return PMPI_Recv(n->rbuf, (int)n->rcount, n->rtype, n->root, TAG, sh, MPI_STATUS_IGNORE);
-    const int *counts = n->scounts, *displs = n->sdispls;
-    MPI_Aint ext = extent_of(n->stype);
-    int err = MPI_SUCCESS, k = 0;
-    if (n->rbuf != MPI_IN_PLACE)
-        err = self_copy(AT(n->sbuf, displs, me, ext), counts[me], n->stype, n->rbuf, (int)n->rcount, n->rtype, me, sh);
-    MPI_Request *reqs = malloc(sizeof *reqs * (size_t)p);
-    for (int i = 0; i < p; i++) {
-        if (i == me) continue;
-        if (!reqs) {
-            err = first(err, PMPI_Send(AT(n->sbuf, displs, i, ext), counts[i], n->stype, i, TAG, sh));
-            continue;
-        }
-        int e = PMPI_Isend(AT(n->sbuf, displs, i, ext), counts[i], n->stype, i, TAG, sh, &reqs[k]);
-        k += e == MPI_SUCCESS, err = first(err, e);
-    }
-    if (reqs) err = first(err, wait_all(reqs, k));
-    free(reqs);
-    return err;
-}
-
-static int native(mg_dtcoll_kind kind, const mg_cb_args *n)
-{
+#else
+    (void)wide;
+#endif
     switch (kind) {
     case MG_DTK_ALLGATHERV:
         return PMPI_Allgatherv(n->sbuf, (int)n->scount, n->stype, n->rbuf, n->rcounts, n->rdispls, n->rtype, n->comm);
@@ -228,20 +298,20 @@ static int native(mg_dtcoll_kind kind, const mg_cb_args *n)
     }
 }
 
-/* Candidate impl on the shadow sh of the call's communicator (me, p: its rank and size). */
-static int run(int impl, const mg_cb_args *n, int me, int p, MPI_Comm sh)
+/* Candidate impl of the call v. */
+static int run(int impl, const vcall *v)
 {
     switch (impl) {
-    case V_ALLGATHERV_RING: return allgatherv_ring(n, me, p, sh);
-    case V_ALLGATHERV_GATHERV_BCAST: return allgatherv_gatherv_bcast(n, me, p, sh);
-    case V_ALLTOALLV_PAIRWISE: return alltoallv_pairwise(n, me, p, sh);
-    case V_ALLTOALLV_LINEAR: return alltoallv_linear(n, me, p, sh);
-    case V_GATHERV_LINEAR: return gatherv_linear(n, me, p, sh);
-    default: return scatterv_linear(n, me, p, sh);
+    case V_ALLGATHERV_RING: return allgatherv_ring(v);
+    case V_ALLGATHERV_GATHERV_BCAST: return allgatherv_gatherv_bcast(v);
+    case V_ALLTOALLV_PAIRWISE: return alltoallv_pairwise(v);
+    case V_ALLTOALLV_LINEAR: return alltoallv_linear(v);
+    case V_GATHERV_LINEAR: return rooted_linear(v, 1);
+    default: return rooted_linear(v, 0);
     }
 }
 
-int mg_tune__vonline_run(mg_dtcoll_kind kind, const mg_cb_args *n, int *rc)
+int mg_tune__vonline_run(mg_dtcoll_kind kind, const mg_cb_args *n, int wide, int *rc)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     if (!(h & MG_HOT_ON) || MG_HOT_MODE(h) != MG_TUNE_ONLINE || n->comm == MPI_COMM_NULL) return 0;
@@ -252,9 +322,9 @@ int mg_tune__vonline_run(mg_dtcoll_kind kind, const mg_cb_args *n, int *rc)
     mg_online_table *t = info && !info->inter && info->size > 1 ? mg_tune__comm_online(info) : NULL;
     if (!t) return 0;
     MPI_Count bytes = 0;
-    if (kind == MG_DTK_ALLGATHERV) {
-        const int *counts = n->rcounts;
-        for (int i = 0; i < info->size; i++) bytes += counts[i];
+    if (kind == MG_DTK_ALLGATHERV) { /* (the int and the `_c` form of a call have one key) */
+        vcall v = {.n = n, .wide = wide};
+        for (int i = 0; i < info->size; i++) bytes += count_at(&v, n->rcounts, i);
         bytes = mg_type_bytes(bytes, n->rtype);
     }
     mg_online_key *k = mg_tune__online_lookup(t, MG_NCOLLS + which, bytes, MPI_DATATYPE_NULL, MPI_OP_NULL,
@@ -264,14 +334,13 @@ int mg_tune__vonline_run(mg_dtcoll_kind kind, const mg_cb_args *n, int *rc)
     mg_tune__rec_note_impl(labels[impl]);
     uint64_t t0 = timed ? mg_tune__rec_monotonic() : 0;
     if (impl == V_NATIVE) {
-        *rc = native(kind, n);
+        *rc = native(kind, n, wide);
     } else {
-        MPI_Comm sh;
-        int me;
-        *rc = mg_tune__shadow_comm(n->comm, &sh);
+        vcall v = {.n = n, .wide = wide, .p = info->size};
+        *rc = mg_tune__shadow_comm(n->comm, &v.sh);
         if (*rc == MPI_SUCCESS) {
-            PMPI_Comm_rank(sh, &me);
-            *rc = run(impl, n, me, info->size, sh);
+            PMPI_Comm_rank(v.sh, &v.me);
+            *rc = run(impl, &v);
             if (*rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(n->comm, *rc);
         }
     }
