@@ -390,3 +390,24 @@ def test_a_nonblocking_shape_is_charged_with_its_cost_measured_alone():
     without = app_report._prediction({"lib": SimpleNamespace(wall=10.0, mpi=5.0)}, taken,
                                      decisions.drop(columns="native_s"))
     assert without.iloc[0].saved_s == pytest.approx(0.5 * 0.01 + 0.5 * 1.0)
+
+
+def test_every_recorded_transfer_is_planned_or_said_why_not():
+    """What no suite takes or leaves (an MPI_Alltoallv of ints, a send of ints) is left with its reason; what a
+    suite takes, calls that move nothing and calls of one process are not repeated."""
+    from mpiguide.core.suite import AppPlan
+    from mpiguide.suites.app import workflow
+    calls = calls_frame([
+        dict(op="MPI_Allreduce", bytes=8, datatype="int", reduce_op="sum", seconds=1.0),
+        dict(op="MPI_Alltoallv", bytes=96, seconds=5.0),
+        dict(op="MPI_Send", bytes=32, seconds=0.5),
+        dict(op="MPI_Barrier", bytes=0, seconds=0.1),
+        dict(op="MPI_Bcast", comm_size=1, bytes=8, seconds=0.1),
+    ])
+    plans = SUITES.get("coll").app_plan(calls, {"stacks": ["mpich"]})
+    left = workflow._unclaimed(calls, plans)
+    reasons = dict(zip(left["op"], left["reason"], strict=True))
+    assert set(reasons) == {"MPI_Alltoallv", "MPI_Send"}
+    assert "irregular collective" in reasons["MPI_Alltoallv"] and "--online" in reasons["MPI_Alltoallv"]
+    assert "changes nothing" in reasons["MPI_Send"]
+    assert workflow._unclaimed(calls, plans + [AppPlan("x", {}, left.drop(columns="reason"), left)]).empty

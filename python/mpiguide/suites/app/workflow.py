@@ -151,7 +151,29 @@ def plan(app_dir: Path, options: dict, suites: Registry) -> list[AppPlan]:
     calls = calls.groupby(CALL_COLUMNS[:9], sort=False, dropna=False).agg(
         ranks=("ranks", "max"), calls=("calls", "max"), calls_per_rank=("calls_per_rank", "max"),
         seconds=("seconds", "max"), seconds_per_rank=("seconds_per_rank", "max"), share=("share", "max")).reset_index()
-    return [p for s in suites for p in s.app_plan(calls, options)]
+    plans = [p for s in suites for p in s.app_plan(calls, options)]
+    unclaimed = _unclaimed(calls, plans)
+    return plans + ([AppPlan("none", {}, pd.DataFrame(columns=[*CALL_COLUMNS, "key"]), unclaimed)]
+                    if not unclaimed.empty else [])
+
+
+# online mode chooses these collectives' algorithms in the run (docs/tuning.md, Online selection)
+IRREGULAR = ("MPI_Allgatherv", "MPI_Alltoallv", "MPI_Gatherv", "MPI_Scatterv")
+
+
+def _unclaimed(calls: pd.DataFrame, plans: list[AppPlan]) -> pd.DataFrame:
+    """The recorded calls that move data and no suite takes or leaves, each with why: nothing is left out of
+    the report unsaid."""
+    seen = pd.concat([df[CALL_COLUMNS[:9]] for p in plans for df in (p.taken, p.left) if not df.empty]
+                     or [pd.DataFrame(columns=CALL_COLUMNS[:9])], ignore_index=True)
+    keys = set(map(tuple, seen.astype(str).to_numpy()))
+    rest = calls[(calls["bytes"] > 0) & (calls["comm_size"] > 1)]
+    rest = rest[[tuple(r) not in keys for r in rest[CALL_COLUMNS[:9]].astype(str).to_numpy()]]
+    why = rest["op"].map(lambda op: (
+        "an irregular collective: the record keeps a rank's total bytes, not its counts per process, so it is "
+        "not rebuilt; online mode chooses its algorithm in the run (--online)" if op in IRREGULAR else
+        "libmpiguide-tune changes nothing of this call (predefined datatypes, no mock-up)"))
+    return rest.assign(reason=why)[[*CALL_COLUMNS, "reason"]]
 
 
 def tune(args: argparse.Namespace, app_dir: Path, suites: Registry) -> None:
@@ -267,7 +289,7 @@ def run_action(args: argparse.Namespace, app: Suite, suites: Registry) -> int:
         if action == "record":
             return print_report(app_dir)
         tune(args, app_dir, suites)
-        if read_state(app_dir)["tune"]["runs"]:
+        if read_state(app_dir)["tune"]["runs"] or args.online:  # online mode may choose what nothing measured
             validate(args, app, app_dir)
         return print_report(app_dir)
     app_dir = Path(args.dir)
