@@ -333,32 +333,41 @@ mg_online_key *mg_tune__online_lookup(mg_online_table *t, int coll, MPI_Count by
     return k;
 }
 
+void mg_online_write_value(FILE *out, const mg_online_key *k, const char *(*label)(const void *ctx, int impl),
+                           const void *ctx)
+{
+    fprintf(out, "chosen=%s calls=%llu explore_calls=%llu explorations=%d over_budget=%d times=",
+            k->phase == MG_ONLINE_SETTLED ? label(ctx, k->impl[k->chosen]) : "-", (unsigned long long)k->calls,
+            (unsigned long long)k->explore_calls, k->explorations, k->over_budget);
+    for (int j = 0; j < k->n; j++) fprintf(out, "%s%s:%.6g", j ? "," : "", label(ctx, k->impl[j]), k->agreed[j]);
+    fprintf(out, " served=");
+    for (int j = 0; j < k->n; j++)
+        fprintf(out, "%s%s:%llu", j ? "," : "", label(ctx, k->impl[j]), (unsigned long long)k->served[j]);
+    fprintf(out, "\n");
+}
+
+/* The label of an implementation of the key e (its names, or the catalog's collective). */
+static const char *key_label(const void *ctx, int impl)
+{
+    const keyed *e = ctx;
+    return e->names ? e->names->labels[impl] : mg_tune__impl_label((mg_coll)e->coll, impl);
+}
+
 /* online.mu held: the `#@tune_online` lines of t's keys. */
 static void table_lines(FILE *out, const mg_online_table *t)
 {
     for (int i = 0; i < t->n; i++) {
         const keyed *e = t->keys[i];
-        const mg_online_key *k = &e->key;
         mg_coll c = (mg_coll)e->coll;
         char elem[128];
-#define LABEL(impl) (e->names ? e->names->labels[impl] : mg_tune__impl_label(c, impl))
         fprintf(out, "#@tune_online[%s %d %lld", e->names ? e->names->mpi_name : mg_tune__table(c)->mpi_name, t->size,
                 (long long)e->bytes);
         if (e->reduction)
             fprintf(out, " %s %s",
                     e->elem == MPI_DATATYPE_NULL ? "derived" : mg_tune__elem_name(e->elem, elem, sizeof elem),
                     e->op == MPI_OP_NULL ? "user" : mg_tune__op_name(e->op));
-        fprintf(out, "]=chosen=%s calls=%llu explore_calls=%llu explorations=%d over_budget=%d times=",
-                k->phase == MG_ONLINE_SETTLED ? LABEL(k->impl[k->chosen]) : "-",
-                (unsigned long long)k->calls, (unsigned long long)k->explore_calls, k->explorations,
-                k->over_budget);
-        for (int j = 0; j < k->n; j++)
-            fprintf(out, "%s%s:%.6g", j ? "," : "", LABEL(k->impl[j]), k->agreed[j]);
-        fprintf(out, " served=");
-        for (int j = 0; j < k->n; j++)
-            fprintf(out, "%s%s:%llu", j ? "," : "", LABEL(k->impl[j]), (unsigned long long)k->served[j]);
-        fprintf(out, "\n");
-#undef LABEL
+        fprintf(out, "]=");
+        mg_online_write_value(out, &e->key, key_label, e);
     }
 }
 

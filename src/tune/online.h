@@ -87,6 +87,13 @@ int mg_online_to_agree(const mg_online_key *k, const mg_online_policy *p, double
 /* The decision from the agreed values (maximum over the ranks). */
 void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double *agreed);
 
+/* The value of a key's report line (docs/formats.md, tune_online):
+ * "chosen=... calls=... explore_calls=... explorations=... over_budget=...
+ * times=... served=..." and the line's end, label(ctx, impl) naming each
+ * implementation. */
+void mg_online_write_value(FILE *out, const mg_online_key *k, const char *(*label)(const void *ctx, int impl),
+                           const void *ctx);
+
 /* ---- the keys of the process ----
  * A communicator's keys live in a table the communicator's record holds
  * (comms.c), freed with the communicator; the report keeps their lines (up to

@@ -139,6 +139,12 @@ void mg_tune__dt_online_done(const mg_dt_online_mark *m)
     }
 }
 
+static const char *strategy_label(const void *ctx, int impl)
+{
+    (void)ctx;
+    return mg_tune__dts_name((mg_dts)impl);
+}
+
 void mg_tune__dt_online_report(FILE *out)
 {
     pthread_mutex_lock(&all.mu);
@@ -146,22 +152,9 @@ void mg_tune__dt_online_report(FILE *out)
     for (const dt_table *t = all.tables; t; t = t->next, thread++)
         for (int i = 0; i < t->n; i++) {
             const dt_key *e = &t->keys[i];
-            const mg_online_key *k = &e->key;
-            fprintf(out,
-                    "#@tune_online_dt[%s %lld %s %lld %d]=chosen=%s calls=%llu explore_calls=%llu explorations=%d "
-                    "over_budget=%d times=",
-                    mg_tune__dtop_name(e->op), (long long)e->bytes, e->shape[0] ? e->shape : "-",
-                    (long long)e->block, thread,
-                    k->phase == MG_ONLINE_SETTLED ? mg_tune__dts_name((mg_dts)k->impl[k->chosen]) : "-",
-                    (unsigned long long)k->calls, (unsigned long long)k->explore_calls, k->explorations,
-                    k->over_budget);
-            for (int j = 0; j < k->n; j++)
-                fprintf(out, "%s%s:%.6g", j ? "," : "", mg_tune__dts_name((mg_dts)k->impl[j]), k->agreed[j]);
-            fprintf(out, " served=");
-            for (int j = 0; j < k->n; j++)
-                fprintf(out, "%s%s:%llu", j ? "," : "", mg_tune__dts_name((mg_dts)k->impl[j]),
-                        (unsigned long long)k->served[j]);
-            fprintf(out, "\n");
+            fprintf(out, "#@tune_online_dt[%s %lld %s %lld %d]=", mg_tune__dtop_name(e->op), (long long)e->bytes,
+                    e->shape[0] ? e->shape : "-", (long long)e->block, thread);
+            mg_online_write_value(out, &e->key, strategy_label, NULL);
         }
     pthread_mutex_unlock(&all.mu);
 }
