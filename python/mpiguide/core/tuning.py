@@ -11,6 +11,10 @@ PROFILE_HEADER = "# mpiguide tune profile 1"
 
 PROFILES = "{run_dir}/profiles/{stack}"  # the validation launches' profiles, per stack
 
+# the irregular collectives whose algorithms libmpiguide-tune's online mode chooses in the run (no profile
+# keeps them: a rank knows only its own counts)
+ONLINE_IRREGULAR = ("allgatherv", "alltoallv", "gatherv", "scatterv")
+
 
 def repaired(verdict: str) -> str:
     """A violation's outcome with the tuned library, from the verdict of `tuned ⪯ the faster side`."""

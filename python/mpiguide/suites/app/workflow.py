@@ -26,6 +26,7 @@ from mpiguide.core.options import THREAD_LEVELS
 from mpiguide.core.record import CALL_COLUMNS
 from mpiguide.core.runner import RunDir
 from mpiguide.core.suite import AppPlan, CommandContext, Registry, Suite
+from mpiguide.core.tuning import ONLINE_IRREGULAR
 from mpiguide.front import commands
 from mpiguide.suites.app import analysis, job, report
 
@@ -158,7 +159,7 @@ def plan(app_dir: Path, options: dict, suites: Registry) -> list[AppPlan]:
 
 
 # online mode chooses these collectives' algorithms in the run (docs/tuning.md, Online selection)
-IRREGULAR = ("MPI_Allgatherv", "MPI_Alltoallv", "MPI_Gatherv", "MPI_Scatterv")
+IRREGULAR = tuple(f"MPI_{name.capitalize()}" for name in ONLINE_IRREGULAR)
 
 
 def _unclaimed(calls: pd.DataFrame, plans: list[AppPlan]) -> pd.DataFrame:

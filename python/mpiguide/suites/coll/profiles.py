@@ -13,6 +13,7 @@ import pandas as pd
 
 from mpiguide.core import dtchoice
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.tuning import ONLINE_IRREGULAR as IRREGULAR
 from mpiguide.core.tuning import PROFILE_HEADER
 from mpiguide.suites.coll.analysis import DEFAULT
 from mpiguide.suites.coll.catalog import COLLECTIVES, MOCKUPS
@@ -243,8 +244,6 @@ def convert(src: Path, to: str, out: Path) -> Conversion:
 # `#@tune_online_dt[MPI_Irecv 1024 vector 8 0]=chosen=pack calls=400 ...` (docs/formats.md)
 _ONLINE = re.compile(r"^#@tune_online\[(?P<key>[^\]]*)\]=(?P<value>.*)$")
 _ONLINE_DT = re.compile(r"^#@tune_online_dt\[(?P<key>[^\]]*)\]=(?P<value>.*)$")
-# the irregular collectives online mode chooses algorithms for (datatypes/vonline.c): no profile keeps them
-IRREGULAR = ("allgatherv", "alltoallv", "gatherv", "scatterv")
 # the point-to-point operations online mode learns a strategy for, by the datatype profile that keys them
 _DT_CLASS = {"MPI_Send": "send", "MPI_Ssend": "send", "MPI_Rsend": "send", "MPI_Isend": "send",
              "MPI_Issend": "send", "MPI_Recv": "recv", "MPI_Irecv": "recv"}
