@@ -189,7 +189,12 @@ def test_online_datatype_keys_give_profiles_a_tuned_run_follows(mpich_stack, mpi
         for line in lines[5:]:
             shape, lo, hi, strategy, _, block, _ = line.split()
             rules[op, int(lo)] = strategy
-    assert rules or all(k.chosen == "native" for k in halo)  # no profile where every halo key stayed native
+    # a rule for each (side, size) whose key of most calls settled on another strategy than native (two halo
+    # types of one shape and size are two keys: the stencil makes a type per neighbour)
+    expected = {}
+    for k in sorted(keys, key=lambda k: -k.calls):
+        expected.setdefault((k.operation, k.nbytes), k.chosen)
+    assert rules == {key: s for key, s in expected.items() if s not in (None, "native")}
     tuned = tmp_path / "tuned.txt"
     stencil({"MPIGUIDE_TUNE_MODE": "tuned", "MPIGUIDE_TUNE_PROFILES": str(tmp_path / "profiles"),
              "MPIGUIDE_TUNE_REPORT": str(tuned)})
