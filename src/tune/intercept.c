@@ -210,7 +210,7 @@ static inline int online_done(int rc)
     if (__builtin_expect(!online_now.key, 1)) return rc;
     mg_online_key *k = online_now.key;
     online_now.key = NULL;
-    double seconds = online_now.timed ? 1e-9 * (double)(mg_tune__rec_monotonic() - online_now.t0) : -1.0;
+    double seconds = online_now.timed ? 1e-9 * (double)(mg_online_clock_ns() - online_now.t0) : -1.0;
     mg_tune__online_finish(k, online_now.cand, seconds, online_now.comm);
     return rc;
 }
@@ -229,7 +229,7 @@ static int online_pick(mg_call *c)
     if (online_now.key) online_done(MPI_SUCCESS);
     int timed, cand = mg_online_next(k, &mg_online_default_policy, &timed);
     online_now.key = k, online_now.cand = cand, online_now.timed = timed, online_now.comm = c->comm;
-    online_now.t0 = timed ? mg_tune__rec_monotonic() : 0;
+    online_now.t0 = timed ? mg_online_clock_ns() : 0;
     return k->impl[cand];
 }
 

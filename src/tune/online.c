@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const mg_online_policy mg_online_default_policy = {.warmup = 16,
                                                    .rounds = 5,
@@ -21,6 +22,13 @@ const mg_online_policy mg_online_default_policy = {.warmup = 16,
 
 #define UNMEASURED (-1.0) /* a time no rank measured (the reduction is a maximum: any rank's time wins) */
 #define SAMPLE     16     /* a settled key times one call in SAMPLE: its window's median is a sample's */
+
+uint64_t mg_online_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -24,6 +24,11 @@ enum {
     MG_ONLINE_WINDOW = 32  /* the most samples of a settled key's window */
 };
 
+/* CLOCK_MONOTONIC in ns: online mode's clock (one rate on every node, so the
+ * ranks' times compare), and record mode's where the time-stamp counter is not
+ * invariant (record.h). */
+uint64_t mg_online_clock_ns(void);
+
 /* The policy: what the exploration may cost and when it looks again. */
 typedef struct {
     int warmup;         /* calls of a key run natively before it explores (a rare key never does) */

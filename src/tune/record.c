@@ -52,12 +52,6 @@ static _Thread_local table *mine __attribute__((tls_model("initial-exec")));
 
 int mg_tune__rec_tsc;
 
-uint64_t mg_tune__rec_monotonic(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The CPU says its time-stamp counter runs at one rate in every state
  * (constant_tsc and nonstop_tsc in /proc/cpuinfo). */

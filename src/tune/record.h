@@ -12,6 +12,7 @@
 #define MG_TUNE_RECORD_H
 
 #include "lifecycle.h"
+#include "online.h"
 #include "types.h"
 #include <stdint.h>
 
@@ -35,14 +36,12 @@ extern _Thread_local mg_rec_call mg_tune__rec_now __attribute__((tls_model("init
  * else CLOCK_MONOTONIC in ns); converted to seconds when the record is written.
  * Inline: two clock_gettime calls cost twice the 50 ns a recorded call may take. */
 extern int mg_tune__rec_tsc; /* set by mg_tune__rec_start */
-/* CLOCK_MONOTONIC in ns (online mode times with it: one rate on every node). */
-uint64_t mg_tune__rec_monotonic(void);
 static inline uint64_t mg_tune__rec_clock(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     if (__builtin_expect(mg_tune__rec_tsc, 1)) return __builtin_ia32_rdtsc();
 #endif
-    return mg_tune__rec_monotonic();
+    return mg_online_clock_ns();
 }
 /* Adds the finished call c, which took `ticks`, to this thread's table. */
 void mg_tune__rec_add(const mg_rec_call *c, uint64_t ticks);

@@ -34,13 +34,13 @@ typedef enum {
 
 static MPI_Datatype vec; /* 2 ints at a stride of 2: extent 3 ints */
 
-/* Reverse-order displacements with a gap of 2 after each block (in units of `unit` ints per element). */
-static void reverse_displs(const int *counts, int p, int unit, int *displs)
+/* Reverse-order displacements with a gap of 2 after each block. */
+static void reverse_displs(const int *counts, int p, int *displs)
 {
     int at = 1;
     for (int i = p - 1; i >= 0; i--) {
         displs[i] = at;
-        at += counts[i] * unit + 2;
+        at += counts[i] + 2;
     }
 }
 
@@ -57,7 +57,7 @@ static void call(which w, MPI_Comm comm, int *out)
     switch (w) {
     case ALLGATHERV:
     case ALLGATHERV_IN_PLACE:
-        reverse_displs(counts, p, 1, displs);
+        reverse_displs(counts, p, displs);
         if (w == ALLGATHERV_IN_PLACE) {
             memcpy(out + displs[me], send, sizeof(int) * (size_t)counts[me]);
             MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, counts, displs, MPI_INT, comm);
@@ -66,7 +66,7 @@ static void call(which w, MPI_Comm comm, int *out)
         }
         break;
     case ALLGATHERV_VECTOR: /* each element: 2 ints sent, a vec received (displacements in extents of 3 ints) */
-        reverse_displs(counts, p, 1, displs);
+        reverse_displs(counts, p, displs);
         MPI_Allgatherv(send, 2 * counts[me], MPI_INT, out, counts, displs, vec, comm);
         break;
     case ALLTOALLV:
@@ -75,13 +75,13 @@ static void call(which w, MPI_Comm comm, int *out)
             rcounts[j] = (j + 2 * me) % 4; /* what j sends this rank */
             displs[j] = 5 * j;
         }
-        reverse_displs(rcounts, p, 1, rdispls);
+        reverse_displs(rcounts, p, rdispls);
         MPI_Alltoallv(send, counts, displs, MPI_INT, out, rcounts, rdispls, MPI_INT, comm);
         break;
     case GATHERV:
     case GATHERV_IN_PLACE: {
         int root = p - 1;
-        reverse_displs(counts, p, 1, displs);
+        reverse_displs(counts, p, displs);
         if (w == GATHERV_IN_PLACE && me == root) {
             memcpy(out + displs[me], send, sizeof(int) * (size_t)counts[me]);
             MPI_Gatherv(MPI_IN_PLACE, 0, MPI_INT, out, counts, displs, MPI_INT, root, comm);
@@ -92,7 +92,7 @@ static void call(which w, MPI_Comm comm, int *out)
     }
     case SCATTERV:
     case SCATTERV_IN_PLACE:
-        reverse_displs(counts, p, 1, displs);
+        reverse_displs(counts, p, displs);
         if (w == SCATTERV_IN_PLACE && me == 0) /* the root's block stays in the send buffer */
             MPI_Scatterv(out, counts, displs, MPI_INT, MPI_IN_PLACE, counts[me], MPI_INT, 0, comm);
         else
@@ -104,7 +104,7 @@ static void call(which w, MPI_Comm comm, int *out)
         MPI_Count c[16], rc[16];
         MPI_Aint d[16], rd[16];
         if (w == ALLGATHERV_C) {
-            reverse_displs(counts, p, 1, displs);
+            reverse_displs(counts, p, displs);
             for (int i = 0; i < p; i++) c[i] = counts[i], d[i] = displs[i];
             MPI_Allgatherv_c(send, counts[me], MPI_INT, out, c, d, MPI_INT, comm);
         } else {
@@ -112,7 +112,7 @@ static void call(which w, MPI_Comm comm, int *out)
                 c[j] = (me + 2 * j) % 4, d[j] = 5 * j;
                 rcounts[j] = (j + 2 * me) % 4, rc[j] = rcounts[j];
             }
-            reverse_displs(rcounts, p, 1, rdispls);
+            reverse_displs(rcounts, p, rdispls);
             for (int j = 0; j < p; j++) rd[j] = rdispls[j];
             MPI_Alltoallv_c(send, c, d, MPI_INT, out, rc, rd, MPI_INT, comm);
         }

@@ -19,7 +19,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { MAX_KEYS = 64 }; /* per thread; a thread's later keys stay native */
 
@@ -49,14 +48,6 @@ static struct {
 
 static _Thread_local dt_table *mine __attribute__((tls_model("initial-exec")));
 static _Thread_local unsigned mine_generation __attribute__((tls_model("initial-exec")));
-
-/* CLOCK_MONOTONIC in ns, as online mode's collectives are timed */
-static uint64_t clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 int mg_tune__dt_online_takes(mg_dtop op)
 {
@@ -119,7 +110,7 @@ mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, MPI_Datatype ty
     *m = (mg_dt_online_mark){.key = k, .owner = mine};
     if (!k) return MG_DTS_NATIVE;
     m->cand = mg_online_next(k, &mg_online_default_policy, &m->timed);
-    m->t0 = m->timed ? clock_ns() : 0;
+    m->t0 = m->timed ? mg_online_clock_ns() : 0;
     return m->picked = (mg_dts)k->impl[m->cand];
 }
 
@@ -131,7 +122,7 @@ void mg_tune__dt_online_done(const mg_dt_online_mark *m)
     mg_online_key *k = m->key;
     /* a side of a candidate the key no longer explores or runs says nothing of the one it runs now */
     int stale = k->phase == MG_ONLINE_SETTLED ? m->cand != k->chosen : !(k->alive >> m->cand & 1u);
-    double seconds = m->timed && !stale ? 1e-9 * (double)(clock_ns() - m->t0) : -1.0;
+    double seconds = m->timed && !stale ? 1e-9 * (double)(mg_online_clock_ns() - m->t0) : -1.0;
     if (mg_online_done(k, &mg_online_default_policy, m->cand, seconds)) {
         double v[MG_ONLINE_MAX]; /* the rank's own times decide: nothing to agree on */
         mg_online_to_agree(k, &mg_online_default_policy, v);

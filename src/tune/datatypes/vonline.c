@@ -332,7 +332,7 @@ int mg_tune__vonline_run(mg_dtcoll_kind kind, const mg_cb_args *n, int wide, int
     if (!k) return 0;
     int timed, cand = mg_online_next(k, &mg_online_default_policy, &timed), impl = k->impl[cand];
     mg_tune__rec_note_impl(labels[impl]);
-    uint64_t t0 = timed ? mg_tune__rec_monotonic() : 0;
+    uint64_t t0 = timed ? mg_online_clock_ns() : 0;
     if (impl == V_NATIVE) {
         *rc = native(kind, n, wide);
     } else {
@@ -344,6 +344,6 @@ int mg_tune__vonline_run(mg_dtcoll_kind kind, const mg_cb_args *n, int wide, int
             if (*rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(n->comm, *rc);
         }
     }
-    mg_tune__online_finish(k, cand, timed ? 1e-9 * (double)(mg_tune__rec_monotonic() - t0) : -1.0, n->comm);
+    mg_tune__online_finish(k, cand, timed ? 1e-9 * (double)(mg_online_clock_ns() - t0) : -1.0, n->comm);
     return 1;
 }

@@ -6,6 +6,7 @@ or in PGMPITuneLib's, and converted between the two."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -275,22 +276,23 @@ class OnlineDtKey:
     calls: int
 
 
-def _report_lines(path: Path) -> list[str]:
+def _keyed_lines(path: Path, pattern: re.Pattern) -> Iterator[tuple[int, str, list[str], dict[str, str]]]:
+    """The lines of a report that pattern matches: line number, line, the key's words and the value's
+    name=value fields."""
     try:
-        return path.read_text().splitlines()
+        lines = path.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise MpiguideError(f"cannot read {path}: {exc}") from None
+    for no, line in enumerate(lines, 1):
+        m = pattern.match(line)
+        if m:
+            yield no, line, m["key"].split(), dict(f.split("=", 1) for f in m["value"].split() if "=" in f)
 
 
 def read_online_dt(path: Path) -> list[OnlineDtKey]:
     """The `#@tune_online_dt` lines of a report; MpiguideError with file:line for a line that does not read."""
     keys = []
-    for no, line in enumerate(_report_lines(path), 1):
-        m = _ONLINE_DT.match(line)
-        if not m:
-            continue
-        words = m["key"].split()
-        fields = dict(f.split("=", 1) for f in m["value"].split() if "=" in f)
+    for no, line, words, fields in _keyed_lines(path, _ONLINE_DT):
         chosen = fields.get("chosen", "")
         numbers = len(words) == 5 and all(w.isdigit() for w in (words[1], words[3], words[4]))
         if (not numbers or words[0] not in _DT_CLASS or not fields.get("calls", "").isdigit()
@@ -305,12 +307,7 @@ def read_online(path: Path) -> list[OnlineKey]:
     """The `#@tune_online` lines of a report (MPIGUIDE_TUNE_REPORT's file; other lines are ignored);
     MpiguideError with file:line for a line that does not read."""
     keys = []
-    for no, line in enumerate(_report_lines(path), 1):
-        m = _ONLINE.match(line)
-        if not m:
-            continue
-        words = m["key"].split()
-        fields = dict(f.split("=", 1) for f in m["value"].split() if "=" in f)
+    for no, line, words, fields in _keyed_lines(path, _ONLINE):
         name = words[0][4:].lower() if words and words[0].startswith("MPI_") else ""
         if (len(words) not in (3, 5) or name not in (*COLLECTIVES, *IRREGULAR) or not words[1].isdigit()
                 or not words[2].isdigit() or "chosen" not in fields or not fields.get("calls", "").isdigit()):
