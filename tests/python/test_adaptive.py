@@ -26,7 +26,7 @@ def times(stack: str, variant: str, size: int, k: int) -> float:
     return 1e-6 * (RATIOS[k] if slow else 1.0)
 
 
-def fake_execute(rd, on_start, on_done, timeout, signals, interrupt_at: int | None = None):
+def fake_execute(rd, on_start, on_done, timeout, signals, on_stop=None, interrupt_at: int | None = None):
     """runner.execute for synthetic runs: each pending launch gets its known raw file (0.1 s each)."""
     for x in rd.pending():
         if interrupt_at is not None and x.run_index == interrupt_at:

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from conftest import (
+    MPIGUIDE_EXE,
     POLL_LIMIT_S,
     SPAWN_POINTS,
     own_processes,
@@ -376,6 +377,37 @@ def test_sigterm_mid_run_leaves_the_rest_pending(mpich_build, tmp_path):
     text = " ".join((out + err).split())
     assert text.count("--resume") == 1 and f"continue with: mpiguide run --resume {run}" in text
     assert not (run / "report.html").exists()
+
+
+def test_sigterm_is_answered_before_the_launch_is_stopped(mpich_build, tmp_path):
+    """A batch job's end leaves moments between SIGTERM and SIGKILL (Slurm's KillWait), and stopping a launch can
+    take longer: the runner says where the run stopped before it stops the launch. The launch looks, when it is
+    stopped, whether that is written already (by order of events, not by time)."""
+    run, errors, told = tmp_path / "run", tmp_path / "stderr", tmp_path / "told-first"
+    count = tmp_path / "launch-count"
+    script = fake_command(tmp_path / "bin", "terming-launcher",
+                          f'n=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n'
+                          'if [ $n -eq 2 ]; then\n'
+                          f'  trap \'grep -q "the run stopped before its end" {errors} && touch {told}; exit 143\''
+                          ' TERM\n'
+                          '  sleep 600 & kill -TERM $PPID; wait\n'
+                          'fi\n'
+                          'exec "$@"\n')
+    with open(errors, "w") as err:
+        proc = subprocess.Popen([str(MPIGUIDE_EXE), "run", "pingpong", "--stacks", "mpich", "--runs", "3", "--sizes",
+                                 "4", "--nrep", "5", "--launcher-template", f"{script} {{mpiexec}} -n {{np}} {{prog}} "
+                                 "{args}", "--output", str(run)], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            proc.wait(timeout=POLL_LIMIT_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    text = " ".join(errors.read_text().split())
+    assert proc.returncode == 130, text
+    assert told.exists(), text
+    assert text.count("the run stopped before its end") == 1 and "1 of 3 launches are done; 1 interrupted, 1 pending" \
+        in text
 
 
 def test_slurms_warning_signal_lets_the_launch_finish(mpich_build, tmp_path):

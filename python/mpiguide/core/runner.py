@@ -591,37 +591,49 @@ def _prepare(rd: RunDir) -> tuple[dict[str, stackmod.Stack], launch.LaunchSpec]:
     return stack_objs, spec
 
 
-def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: float,
-            signals: StopSignals) -> list[Launch]:
+def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: float, signals: StopSignals,
+            on_stop: Callable[[str], None] = lambda reason: None) -> list[Launch]:
     """Runs every launch that is not done yet, inside `with signals`; returns the ones that failed. Raises
     RunStopped when a node failed, KeyboardInterrupt on Ctrl-C, and RunInterrupted when the run must stop before
     its end: SIGTERM, or the Slurm allocation it runs in ending (Slurm's warning signal, srun refusing steps, a
     step cut off by the time limit, the job's end time passed). Then no launch starts any more and the ones left
-    stay pending."""
+    stay pending. on_stop(reason) is called once, as soon as such a stop is recorded: on SIGTERM that is before
+    the launch cut off is stopped, since a batch job's end leaves only moments (Slurm's KillWait) to say it."""
     stack_objs, spec = _prepare(rd)
     write_inputs(rd)
     todo = rd.pending()
     job_end = slurm.JobEnd()
     started = time.monotonic()
     last: Launch | None = None  # the launch run just before
+    told: list[str] = []
+
+    def stop_here(rest: list[Launch], reason: str, last: Launch | None = None) -> str:
+        reason = _stop_here(rd, rest, reason, last)
+        if not told:
+            told.append(reason)
+            on_stop(reason)
+        return reason
+
+    def cut_off(rest: list[Launch]) -> Callable[[str], None]:
+        """What run_launch records when a signal cuts its launch off; Ctrl-C is said by the caller instead."""
+        return lambda why: stop_here(rest, why) if signals.now else _stop_here(rd, rest, why)
+
     for k, x in enumerate(todo):
         reason = signals.reason or job_end.passed()
         if reason:
             now = signals.now or signals.reason is None  # the end has come (not a warning of it)
-            raise RunInterrupted(_stop_here(rd, todo[k:], reason, last if now else None))
+            raise RunInterrupted(stop_here(todo[k:], reason, last if now else None))
         on_start(x, k, len(todo), time.monotonic() - started)
         x.status, x.message = PENDING, ""
         try:
-            run_launch(rd, x, stack_objs[x.stack], spec, timeout, signals,
-                       lambda why, rest=todo[k + 1:]: _stop_here(rd, rest, why))
+            run_launch(rd, x, stack_objs[x.stack], spec, timeout, signals, cut_off(todo[k + 1:]))
             crashed = _crashed_in_init(rd, x)
             if crashed:
                 x.status, x.message = PENDING, ""
-                run_launch(rd, x, stack_objs[x.stack], spec, timeout, signals,
-                           lambda why, rest=todo[k + 1:]: _stop_here(rd, rest, why))
+                run_launch(rd, x, stack_objs[x.stack], spec, timeout, signals, cut_off(todo[k + 1:]))
                 x.message = "; ".join(m for m in (x.message, crashed) if m)
         except _Terminated:
-            raise RunInterrupted(signals.reason or "SIGTERM") from None
+            raise RunInterrupted(told[0] if told else stop_here([], signals.reason or "SIGTERM")) from None
         finally:
             rd.save()
         log = rd.path / "logs" / f"{x.id}.log"
@@ -629,14 +641,13 @@ def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: floa
         refused = slurm.step_refused(text)
         if refused:
             x.status, x.message, x.attempts = PENDING, "", x.attempts - 1  # it never ran
-            raise RunInterrupted(_stop_here(rd, todo[k:], refused, last))
+            raise RunInterrupted(stop_here(todo[k:], refused, last))
         cut = slurm.step_cut_off(text)
         if cut:
             _cut_off(x, cut)
-            _stop_here(rd, todo[k + 1:], cut)
         on_done(x, k + 1, len(todo), time.monotonic() - started)
         if cut:
-            raise RunInterrupted(cut)
+            raise RunInterrupted(stop_here(todo[k + 1:], cut))
         stop = launch.stops_the_run(spec, text) if text else None
         if stop:
             raise RunStopped(f"{x.id}: {stop}")

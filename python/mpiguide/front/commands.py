@@ -292,16 +292,19 @@ def execute(rd: RunDir, suite: Suite, timeout: float, resume_hint: str, report: 
     console.print(f"run {rd.path}: {len(todo)} launch(es) to go of {len(rd.launches)}")
     progress, on_start, on_done = _progress_callbacks(len(todo))
     interrupted, stopped = False, None
+
+    def on_stop(reason: str) -> None:
+        console.print(_interrupted_message(rd, reason, resume_hint), style="yellow")
+
     try:
         with runner.StopSignals() as signals:
             try:
                 if progress:
                     with progress:
-                        failed = runner.execute(rd, on_start, on_done, timeout, signals)
+                        failed = runner.execute(rd, on_start, on_done, timeout, signals, on_stop)
                 else:
-                    failed = runner.execute(rd, on_start, on_done, timeout, signals)
-            except runner.RunInterrupted as exc:  # said while SIGTERM is still handled: it often follows
-                console.print(_interrupted_message(rd, str(exc), resume_hint), style="yellow")
+                    failed = runner.execute(rd, on_start, on_done, timeout, signals, on_stop)
+            except runner.RunInterrupted:  # already said by on_stop, while SIGTERM is still handled
                 return 130
     except KeyboardInterrupt:
         interrupted = True
