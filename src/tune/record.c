@@ -15,6 +15,22 @@
 #include <time.h>
 
 _Thread_local mg_rec_call mg_tune__rec_now __attribute__((tls_model("initial-exec")));
+_Thread_local uint32_t mg_tune__rec_skip[MG_REC_SLOTS] __attribute__((tls_model("initial-exec")));
+static _Thread_local uint32_t warm[MG_REC_SLOTS] __attribute__((tls_model("initial-exec")));
+static _Thread_local uint32_t rng __attribute__((tls_model("initial-exec")));
+
+uint32_t mg_tune__rec_gap(unsigned slot)
+{
+    if (warm[slot] < MG_REC_WARM) {
+        warm[slot]++;
+        return 0;
+    }
+    if (!rng) rng = (uint32_t)mg_tune__rec_clock() | 1u; /* xorshift32: any nonzero seed */
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng % (2 * MG_REC_EVERY - 1); /* 0 to 2 x EVERY - 2: mean EVERY - 1 skipped */
+}
 
 typedef struct {
     const char *op, *impl;
@@ -24,13 +40,13 @@ typedef struct {
     char elem_name[32]; /* named when the entry is made: at MPI_Finalize a derived elem may be freed */
     MPI_Count bytes;
     int size, strategy;
-    uint64_t calls, ticks;
+    uint64_t calls, timed, ticks; /* ticks: of the timed calls */
 } entry;
 
-/* The entries a thread used last, one per entry point (by its name's address):
- * a loop of several kinds of calls finds each at the first comparison. */
-enum { RECENT = 16 };
-#define RECENT_SLOT(op) (((uintptr_t)(op) >> 3) & (RECENT - 1))
+/* The entries a thread used last, one per slot of entry points: a loop of
+ * several kinds of calls finds each at the first comparison. */
+enum { RECENT = MG_REC_SLOTS };
+#define RECENT_SLOT(op) MG_REC_SLOT(op)
 
 typedef struct table table;
 struct table {
@@ -141,6 +157,7 @@ void mg_tune__rec_add(const mg_rec_call *c, uint64_t ticks)
     entry *r = t ? t->recent[RECENT_SLOT(c->op)] : NULL;
     if (__builtin_expect(r && same(r, c), 1)) {
         r->calls++;
+        r->timed += (uint64_t)c->timed;
         r->ticks += ticks;
         return;
     }
@@ -164,10 +181,25 @@ void mg_tune__rec_add(const mg_rec_call *c, uint64_t ticks)
         snprintf(e->elem_name, sizeof e->elem_name, "%s", mg_tune__elem_name(c->elem, name, sizeof name));
         *slot = e;
         t->n++;
+        if (!c->timed) mg_tune__rec_skip[RECENT_SLOT(c->op)] = 0; /* a new kind of call: time the next one */
     }
     r = t->recent[RECENT_SLOT(c->op)] = *slot;
     r->calls++;
+    r->timed += (uint64_t)c->timed;
     r->ticks += ticks;
+}
+
+/* An entry's ticks, estimated from its timed calls; one that has none (a few
+ * calls among many of its function, none drawn) takes the mean timed call of
+ * its function in every thread. Under rec.mu. */
+static double estimated_ticks(const entry *e)
+{
+    if (e->timed) return (double)e->ticks * ((double)e->calls / (double)e->timed);
+    uint64_t ticks = 0, timed = 0;
+    for (table *t = rec.threads; t; t = t->next)
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slots[i] && t->slots[i]->op == e->op) ticks += t->slots[i]->ticks, timed += t->slots[i]->timed;
+    return timed ? (double)ticks * ((double)e->calls / (double)timed) : 0;
 }
 
 /* ---- the text of this rank ---- */
@@ -288,19 +320,19 @@ char *mg_tune__rec_rank_text(int rank, size_t *len)
     double per_tick, wall = elapsed(&per_tick);
     out_text o = {0};
     pthread_mutex_lock(&rec.mu);
-    uint64_t total = 0;
+    double total = 0;
     int lost = 0;
     type_names tn = {0};
     for (table *t = rec.threads; t; t = t->next) {
         lost += t->lost;
         for (size_t i = 0; i < t->cap; i++)
-            if (t->slots[i]) total += t->slots[i]->ticks;
+            if (t->slots[i]) total += estimated_ticks(t->slots[i]);
     }
     char host[MPI_MAX_PROCESSOR_NAME] = "?";
     int hlen = 0;
     PMPI_Get_processor_name(host, &hlen);
     put(&o, "#@host[%d]=%s\n#@wall_s[%d]=%.9g\n#@mpi_s[%d]=%.9g\n", rank, host, rank, wall, rank,
-        (double)total * per_tick);
+        total * per_tick);
     if (lost) put(&o, "#@lost_calls[%d]=%d\n", rank, lost);
     /* the rows, naming their types t<rank>.<k>; the types' lines after them */
     for (table *t = rec.threads; t; t = t->next)
@@ -309,7 +341,7 @@ char *mg_tune__rec_rank_text(int rank, size_t *len)
             if (!e) continue;
             put(&o, "%d %s %d %lld %s %s %llu %.9g", rank, e->op, e->size, (long long)e->bytes,
                 e->impl ? e->impl : "-", e->strategy >= 0 ? strategies[e->strategy] : "-",
-                (unsigned long long)e->calls, (double)e->ticks * per_tick);
+                (unsigned long long)e->calls, estimated_ticks(e) * per_tick);
             for (int k = 0; k < 2; k++) {
                 int id = e->types[k] ? type_id(&tn, e->types[k]) : -1;
                 if (e->types[k] && id < 0) o.failed = 1;
@@ -353,16 +385,17 @@ void mg_tune__rec_stop(void)
 
 uint64_t mg_tune__rec_calls(const char *op, MPI_Count bytes, double *seconds)
 {
-    uint64_t calls = 0, ticks = 0;
+    uint64_t calls = 0;
+    double ticks = 0;
     pthread_mutex_lock(&rec.mu);
     for (table *t = rec.threads; t; t = t->next)
         for (size_t i = 0; i < t->cap; i++) {
             const entry *e = t->slots[i];
-            if (e && strcmp(e->op, op) == 0 && e->bytes == bytes) calls += e->calls, ticks += e->ticks;
+            if (e && strcmp(e->op, op) == 0 && e->bytes == bytes) calls += e->calls, ticks += estimated_ticks(e);
         }
     pthread_mutex_unlock(&rec.mu);
     double per_tick;
     elapsed(&per_tick);
-    if (seconds) *seconds = (double)ticks * per_tick;
+    if (seconds) *seconds = ticks * per_tick;
     return calls;
 }

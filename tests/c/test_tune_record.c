@@ -4,7 +4,9 @@
  * checks every row the program's calls make: the operation, the
  * communicator's size, the bytes, the implementation, the strategy, the
  * calls per rank and the derived types in the notation (as mg_dt_describe_full
- * writes them, so that they parse back).
+ * writes them, so that they parse back). Past the first calls of a function,
+ * only a sample is timed: a function's rows still count every call and have a
+ * time, a row met once among thousands too.
  *
  * test_tune_record PATH off|pack */
 #define _POSIX_C_SOURCE 200809L
@@ -16,6 +18,7 @@
 #include <string.h>
 
 enum { ALLREDUCES = 7, BCASTS = 3, SENDRECVS = 5, EXCHANGES = 4, IBCASTS = 2, STARTS = 3, NULLS = 6 };
+enum { REDUCES = 5000 }; /* past the calls of a function that are all timed (MG_REC_WARM) */
 #define VECTOR "vector(count=4, block=2, stride=3, int)"
 
 static void calls(void)
@@ -73,6 +76,13 @@ static void calls(void)
         MPI_Recv(buf, 1, vec, MPI_PROC_NULL, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     MPI_Type_free(&vec);
+
+    /* many calls of one kind, then one of another kind of the same function */
+    int one = rank + 1, got = 0;
+    for (int i = 0; i < REDUCES; i++) MPI_Reduce(&one, &got, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_SELF);
+    int three[3] = {rank, rank, rank}, got3[3];
+    MPI_Reduce(three, got3, 3, MPI_INT, MPI_MAX, 0, MPI_COMM_SELF);
+    EXPECT(got == rank + 1 && got3[2] == rank);
 }
 
 /* The record's lines. */
@@ -92,6 +102,15 @@ static const char *row(const char *text, int r, const char *op)
 {
     char head[64];
     snprintf(head, sizeof head, "\n%d %s ", r, op);
+    const char *p = strstr(text, head);
+    return p ? p + strlen(head) : NULL;
+}
+
+/* The fields after "comm_size bytes " of rank r's row of op with those, NULL if none. */
+static const char *row_of(const char *text, int r, const char *op, int comm_size, long long bytes)
+{
+    char head[96];
+    snprintf(head, sizeof head, "\n%d %s %d %lld ", r, op, comm_size, bytes);
     const char *p = strstr(text, head);
     return p ? p + strlen(head) : NULL;
 }
@@ -162,6 +181,12 @@ static void check(const char *path, const char *strategy)
         }
         const char *s2 = row(text, r, "MPI_Start");
         EXPECT(s2 && sscanf(s2, "%d %lld %63s %31s %d", &n, &bytes, impl, strat, &calls_) == 5 && calls_ == STARTS);
+        long long reduce_bytes[2] = {4, 12};
+        for (int k = 0; k < 2; k++) {
+            const char *c = row_of(text, r, "MPI_Reduce", 1, reduce_bytes[k]);
+            EXPECT(c && sscanf(c, "%63s %31s %d %lf", impl, strat, &calls_, &secs) == 4);
+            if (c) EXPECT(calls_ == (k ? 1 : REDUCES) && secs > 0);
+        }
         const char *nulls[2] = {"MPI_Ssend", "MPI_Recv"};
         for (int k = 0; k < 2; k++) {
             const char *c = row(text, r, nulls[k]);
