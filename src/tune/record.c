@@ -15,7 +15,7 @@
 #include <time.h>
 
 _Thread_local mg_rec_call mg_tune__rec_now __attribute__((tls_model("initial-exec")));
-_Thread_local uint32_t mg_tune__rec_skip[MG_REC_SLOTS] __attribute__((tls_model("initial-exec")));
+_Thread_local mg_rec_slot mg_tune__rec_slots[MG_REC_SLOTS] __attribute__((tls_model("initial-exec")));
 static _Thread_local uint32_t warm[MG_REC_SLOTS] __attribute__((tls_model("initial-exec")));
 static _Thread_local uint32_t rng __attribute__((tls_model("initial-exec")));
 
@@ -181,7 +181,7 @@ void mg_tune__rec_add(const mg_rec_call *c, uint64_t ticks)
         snprintf(e->elem_name, sizeof e->elem_name, "%s", mg_tune__elem_name(c->elem, name, sizeof name));
         *slot = e;
         t->n++;
-        if (!c->timed) mg_tune__rec_skip[RECENT_SLOT(c->op)] = 0; /* a new kind of call: time the next one */
+        if (!c->timed) mg_tune__rec_slots[RECENT_SLOT(c->op)].skip = 0; /* a new kind of call: time the next */
     }
     r = t->recent[RECENT_SLOT(c->op)] = *slot;
     r->calls++;
@@ -191,7 +191,7 @@ void mg_tune__rec_add(const mg_rec_call *c, uint64_t ticks)
 
 /* An entry's ticks, estimated from its timed calls; one that has none (a few
  * calls among many of its function, none drawn) takes the mean timed call of
- * its function in every thread. Under rec.mu. */
+ * its function in every thread (a function's first call is timed). Under rec.mu. */
 static double estimated_ticks(const entry *e)
 {
     if (e->timed) return (double)e->ticks * ((double)e->calls / (double)e->timed);

@@ -7,6 +7,7 @@
  *              intercept.c  the MPI_ entry points of the collectives and mg_tune_last_impl
  *              datatypes/entry.c, datatypes/requests.c  the MPI_ entry points of
  *                           the datatype strategies
+ *              recorded.c   the MPI_ entry points the library only records
  *   dtcoll     datatypes/collectives.c  the datatype strategies of the regular
  *                           blocking collectives, around intercept.c's
  *                           collectives (datatypes/collectives.h)

@@ -14,11 +14,13 @@
 #include "test_expect.h"
 
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { ALLREDUCES = 7, BCASTS = 3, SENDRECVS = 5, EXCHANGES = 4, IBCASTS = 2, STARTS = 3, NULLS = 6 };
 enum { REDUCES = 5000 }; /* past the calls of a function that are all timed (MG_REC_WARM) */
+enum { IALLREDUCES = 4, EXSCANS = 3 }; /* calls the library only records */
 #define VECTOR "vector(count=4, block=2, stride=3, int)"
 
 static void calls(void)
@@ -83,6 +85,38 @@ static void calls(void)
     int three[3] = {rank, rank, rank}, got3[3];
     MPI_Reduce(three, got3, 3, MPI_INT, MPI_MAX, 0, MPI_COMM_SELF);
     EXPECT(got == rank + 1 && got3[2] == rank);
+
+    /* collectives the library has nothing to choose for are recorded too, with their results */
+    for (int i = 0; i < IALLREDUCES; i++) {
+        long x = rank + i, y = -1;
+        MPI_Request q;
+        MPI_Iallreduce(&x, &y, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        EXPECT(y == (long)size * (size - 1) / 2 + (long)size * i);
+    }
+    for (int i = 0; i < EXSCANS; i++) {
+        int x = rank + 1, y = -1;
+        MPI_Exscan(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        EXPECT(rank == 0 || y == rank * (rank + 1) / 2);
+    }
+    int *counts = malloc(sizeof(int) * (size_t)size), mine[2] = {-1, -1};
+    double part[2];
+    for (int j = 0; j < size; j++) counts[j] = 2;
+    double *all = malloc(sizeof(double) * 2 * (size_t)size);
+    for (int j = 0; j < 2 * size; j++) all[j] = j;
+    MPI_Reduce_scatter(all, part, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT(part[1] == (2.0 * rank + 1) * size);
+    MPI_Request q;
+    MPI_Ibarrier(MPI_COMM_WORLD, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    int one_each = 1;
+    MPI_Allreduce_init(&one_each, mine, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+    MPI_Start(&q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    MPI_Request_free(&q);
+    EXPECT(mine[0] == size);
+    free(counts);
+    free(all);
 }
 
 /* The record's lines. */
@@ -180,12 +214,27 @@ static void check(const char *path, const char *strategy)
             EXPECT(strstr(text, want) != NULL);
         }
         const char *s2 = row(text, r, "MPI_Start");
-        EXPECT(s2 && sscanf(s2, "%d %lld %63s %31s %d", &n, &bytes, impl, strat, &calls_) == 5 && calls_ == STARTS);
+        EXPECT(s2 && sscanf(s2, "%d %lld %63s %31s %d", &n, &bytes, impl, strat, &calls_) == 5 &&
+               calls_ == STARTS + 1); /* and MPI_Allreduce_init's */
         long long reduce_bytes[2] = {4, 12};
         for (int k = 0; k < 2; k++) {
             const char *c = row_of(text, r, "MPI_Reduce", 1, reduce_bytes[k]);
             EXPECT(c && sscanf(c, "%63s %31s %d %lf", impl, strat, &calls_, &secs) == 4);
             if (c) EXPECT(calls_ == (k ? 1 : REDUCES) && secs > 0);
+        }
+        /* op, bytes, calls; all of them timed: the first calls of each function */
+        struct {
+            const char *op;
+            long long bytes;
+            int calls;
+        } only[] = {{"MPI_Iallreduce", 8, IALLREDUCES},  {"MPI_Exscan", 4, EXSCANS},
+                    {"MPI_Reduce_scatter", 16, 1},       {"MPI_Ibarrier", 0, 1},
+                    {"MPI_Allreduce_init", 4, 1}};
+        for (size_t k = 0; k < sizeof only / sizeof only[0]; k++) {
+            const char *c = row_of(text, r, only[k].op, size, only[k].bytes);
+            EXPECT(c && sscanf(c, "%63s %31s %d %lf", impl, strat, &calls_, &secs) == 4);
+            if (c) EXPECT(calls_ == only[k].calls && secs > 0 && strcmp(impl, "-") == 0);
+            if (!c) fprintf(stderr, "no row of %s on rank %d\n", only[k].op, r);
         }
         const char *nulls[2] = {"MPI_Ssend", "MPI_Recv"};
         for (int k = 0; k < 2; k++) {
