@@ -261,6 +261,7 @@ typedef struct {
     const mg_type_plan **plans; /* every plan seen, and the number of its text */
     int *ids, nplans;
     char **texts;
+    const mg_type_plan **first; /* a plan of each text: its shape and block, the datatype profiles' keys */
     int ntexts;
 } type_names;
 
@@ -275,16 +276,19 @@ static int type_id(type_names *tn, const mg_type_plan *p)
     int *ids = plans ? realloc(tn->ids, sizeof *ids * (size_t)(tn->nplans + 1)) : NULL;
     if (ids) tn->ids = ids;
     char **texts = ids ? realloc(tn->texts, sizeof *texts * (size_t)(tn->ntexts + 1)) : NULL;
-    if (!texts) {
+    if (texts) tn->texts = texts;
+    const mg_type_plan **first = texts ? realloc(tn->first, sizeof *first * (size_t)(tn->ntexts + 1)) : NULL;
+    if (!first) {
         free(text);
         return -1;
     }
-    tn->texts = texts;
+    tn->first = first;
     int id = 0;
     while (id < tn->ntexts && strcmp(tn->texts[id], text) != 0) id++;
-    if (id == tn->ntexts)
+    if (id == tn->ntexts) {
+        tn->first[id] = p;
         tn->texts[tn->ntexts++] = text;
-    else
+    } else
         free(text);
     tn->plans[tn->nplans] = p;
     tn->ids[tn->nplans++] = id;
@@ -295,6 +299,7 @@ static void type_names_free(type_names *tn)
 {
     for (int i = 0; i < tn->ntexts; i++) free(tn->texts[i]);
     free(tn->texts);
+    free(tn->first);
     free(tn->plans);
     free(tn->ids);
 }
@@ -352,7 +357,9 @@ char *mg_tune__rec_rank_text(int rank, size_t *len)
             }
             put(&o, " %s %s\n", e->elem_name, mg_tune__op_name(e->redop));
         }
-    for (int k = 0; k < tn.ntexts; k++) put(&o, "#@type[t%d.%d]=%s\n", rank, k, tn.texts[k]);
+    for (int k = 0; k < tn.ntexts; k++)
+        put(&o, "#@type[t%d.%d]=%s\n#@shape[t%d.%d]=%s\n#@block[t%d.%d]=%lld\n", rank, k, tn.texts[k], rank, k,
+            tn.first[k]->shape, rank, k, (long long)tn.first[k]->block);
     type_names_free(&tn);
     pthread_mutex_unlock(&rec.mu);
     if (o.failed) {

@@ -193,8 +193,10 @@ static void check(const char *path, const char *strategy)
         if (b) {
             EXPECT(strcmp(elem, "-") == 0 && strcmp(redop, "-") == 0);
             EXPECT(n == size && bytes == 32 && calls_ == BCASTS && strcmp(strat, strategy) == 0);
-            /* the type named in the row is the vector */
+            /* the type named in the row is the vector, with the shape and mean block profiles key it by */
             snprintf(want, sizeof want, "#@type[%s]=%s\n", st, VECTOR);
+            EXPECT(strstr(text, want) != NULL);
+            snprintf(want, sizeof want, "#@shape[%s]=vector\n#@block[%s]=8\n", st, st);
             EXPECT(strstr(text, want) != NULL);
         }
         const char *s = row(text, r, "MPI_Sendrecv");

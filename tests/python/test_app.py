@@ -16,7 +16,7 @@ from conftest import only_row, run_cli, save_synthetic_run, synthetic_meta
 from mpiguide.core import rawfile, record, runner
 from mpiguide.core.errors import MpiguideError
 from mpiguide.suites import SUITES
-from mpiguide.suites.app import analysis, job
+from mpiguide.suites.app import analysis, inprogram, job
 from mpiguide.suites.calls import plan as callplan
 
 VEC = "vector(count=4, block=2, stride=3, int)"
@@ -146,12 +146,12 @@ PROGRAM = ["/bin/true", "input.dat"]
 
 
 def write_app_run(path: Path, times, outputs, runs: int = 5, stacks=("lib",), sides=("native", "tuned"),
-                  masks=(), metric=None) -> Path:
+                  masks=(), metric=None, **more) -> Path:
     """An app run whose launch of side S in round i took times(stack, side, i) seconds and printed
-    outputs(stack, side, i)."""
+    outputs(stack, side, i); more: further parameters of the run."""
     params = {"program": PROGRAM, "np": 2, "sides": list(sides), "profiles": "/nonexistent/{stack}",
               "stacks": list(stacks), "masks": list(masks), "metric": metric, "check": None, "file_env": {},
-              "placement": None}
+              "placement": None, **more}
     meta = synthetic_meta(run_id=path.name, runs=runs)
     meta.update(job="app", title="app", params=params, stacks_order=list(stacks))
     meta["stacks"] = {s: {**meta["stacks"]["fake"], "name": s} for s in stacks}
@@ -292,6 +292,19 @@ def test_app_run_records_tunes_and_validates_a_real_program(mpich_build, tmp_pat
     assert again.rc == 0 and "app report:" in again.text
 
 
+def test_app_run_until_decided_goes_on_with_the_validation_alone(mpich_build, tmp_path):
+    """--until-decided adds rounds to the comparison with the native program (at most --max-runs), never to the
+    recording, which has no native side to decide against."""
+    out = tmp_path / "app"
+    res = run_cli(["app", "run", "--stacks", "mpich", "--np", "2", "--runs", "2", "--until-decided", "--max-runs",
+                   "4", "--output", str(out), *MASKS, "--", str(mpich_build / "mg_stencil"), *STENCIL_ARGS])
+    assert res.rc == 0, res.text
+    assert len(runner.RunDir.open(out / "record").launches) == 1
+    assert len(runner.RunDir.open(out / "record-tuned").launches) == 1
+    v = analysis.load(runner.RunDir.open(out / "validate"))
+    assert 2 <= only_row(v.speedups, side="tuned")["rounds"] <= 4 and "--until-decided: " in res.text
+
+
 def test_app_record_of_a_failing_program_says_so(mpich_build, tmp_path):
     res = run_cli(["app", "record", "--stacks", "mpich", "--np", "2", "--output", str(tmp_path / "f"), "--",
                    str(mpich_build / "mg_stencil"), "--app", "nope"])
@@ -411,3 +424,74 @@ def test_every_recorded_transfer_is_planned_or_said_why_not():
     assert "irregular collective" in reasons["MPI_Alltoallv"] and "--online" in reasons["MPI_Alltoallv"]
     assert "changes nothing" in reasons["MPI_Send"]
     assert workflow._unclaimed(calls, plans + [AppPlan("x", {}, left.drop(columns="reason"), left)]).empty
+
+
+# ---------------------------------------------------------------- calls measured in the program itself
+
+W_TYPE = "vector(count=64, block=8, stride=16, double)"
+
+
+def test_what_no_benchmark_rebuilds_is_planned_in_the_program():
+    """A w call with a derived type whose shape the record gives is measured in the program (natively and
+    normalized, recorded); one whose shape it does not give, or that moves nothing, is left with why; a v call
+    of predefined types is not its business."""
+    calls = calls_frame([
+        dict(op="MPI_Alltoallw", bytes=4096, send_type=W_TYPE, seconds=3.0),
+        dict(op="MPI_Neighbor_alltoallw", bytes=512, recv_type=VEC, seconds=1.0),
+        dict(op="MPI_Alltoallv", bytes=0, send_type=W_TYPE, seconds=0.1),
+        dict(op="MPI_Allgatherv", bytes=64, seconds=2.0),
+    ])
+    program = {"program": PROGRAM, "np": 2, "masks": [], "metric": None, "check": None, "file_env": {},
+               "placement": None, "stacks": ["lib"]}
+    p = inprogram.plan(calls, {W_TYPE: ("vector", 64)}, program)
+    assert p.suite == "app" and p.params["sides"] == ["record", "record-normalized"] and p.nprocs == [2]
+    assert p.taken["op"].tolist() == ["MPI_Alltoallw"]
+    (w,) = p.params["in_program"]
+    assert (w["op"], w["bytes"], w["shape"], w["block"]) == ("MPI_Alltoallw", 4096, "vector", 64)
+    reasons = dict(zip(p.left["op"], p.left["reason"], strict=True))
+    assert "shape" in reasons["MPI_Neighbor_alltoallw"] and "no bytes" in reasons["MPI_Alltoallv"]
+    assert "MPI_Allgatherv" not in reasons
+    templates = {t.key: t for t in job.templates(p.params)}
+    assert "MPIGUIDE_TUNE_FORCE=datatypes=normalized" in templates["record-normalized"].args
+    assert not any(a.startswith("MPIGUIDE_TUNE_FORCE") for a in templates["record"].args)
+    assert inprogram.plan(calls[calls["op"] == "MPI_Allgatherv"], {}, program) is None
+
+
+def write_in_program_run(path: Path, seconds) -> runner.RunDir:
+    """The in-program run of the planned w call, 5 rounds, whose launch of side S in round i recorded
+    seconds(side, i) per call of it (100 calls per rank) and a call of another shape."""
+    w = {"key": "w0", "op": "MPI_Alltoallw", "comm_size": 2, "bytes": 4096, "impl": "-", "strategy": "native",
+         "send_type": W_TYPE, "recv_type": "-", "datatype": "-", "reduce_op": "-", "shape": "vector", "block": 64}
+    write_app_run(path, lambda *a: 1.0, same_output, sides=("record", "record-normalized"), in_program=[w])
+    rd = runner.RunDir.open(path)
+    for x in rd.launches:
+        side = job.side_of(x.template)
+        strategy = "native" if side == "record" else "normalized"
+        t = seconds(side, x.run_index) * 100
+        rows = "".join(f"{r} MPI_Alltoallw_c 2 4096 - {strategy} 100 {t:.9g} t{r}.0 - - -\n"
+                       f"{r} MPI_Allreduce 2 8 default - 100 0.5 - - double sum\n" for r in (0, 1))
+        head = HEAD.replace(f"#@type[t0.0]={VEC}\n#@type[t1.0]={VEC}\n", "".join(
+            f"#@type[t{r}.0]={W_TYPE}\n#@shape[t{r}.0]=vector\n#@block[t{r}.0]=64\n" for r in (0, 1)))
+        write_record((rd.path / x.raw).with_name(f"{x.id}.record"), head + COLUMNS + rows + "#@end=ok\n")
+    return rd
+
+
+def test_a_w_call_measured_in_the_program_takes_what_is_shown_faster(tmp_path):
+    """Normalized takes half the time in every round, whose speeds differ by 40%: chosen, its gain shown with
+    an interval, a profile rule for the type's shape written; a 2% difference in noisy rounds: native."""
+    rd = write_in_program_run(tmp_path / "fast", lambda side, i: (1 + 0.2 * (i % 3)) * (
+        0.5 * (1 + 0.01 * (i % 2)) if side == "record-normalized" else 1.0) * 1e-3)
+    t = inprogram.launch_table(rd)
+    assert len(t) == 5 and set(t["call"]) == {"w0"} and (t["normalized"] < t["native"]).all()
+    assert t["native"].tolist()[0] == pytest.approx(1e-3) and set(t["pattern"]) == {"alltoallw"}
+    c = inprogram.choose([rd], 0.10, tmp_path / "profiles", "a test")
+    (d,) = c.decisions.to_dict("records")
+    assert d["key"] == "w0" and d["choice"] == "normalized" and d["low"] < d["gain"] < d["high"]
+    assert d["gain"] == pytest.approx(0.5, abs=0.01)
+    prof = (tmp_path / "profiles" / "lib" / "dt_alltoallw_p2.prof").read_text()
+    assert "datatypes alltoallw\nprocs 2\n" in prof and "\nvector 0 9223372036854775807 normalized" in prof
+
+    rd = write_in_program_run(tmp_path / "same", lambda side, i: [1.0, 1.3, 0.9, 1.25, 1.05][i] * (
+        [1.02, 0.99, 1.04, 0.97, 1.03][i] if side == "record-normalized" else 1.0) * 1e-3)
+    c = inprogram.choose([rd], 0.10, tmp_path / "none", "a test")
+    assert c.decisions["choice"].tolist() == ["native"] and not list((tmp_path / "none" / "lib").iterdir())

@@ -35,6 +35,9 @@ class Record:
     mpi_s: dict[int, float] = field(default_factory=dict)  # rank -> seconds inside the recorded calls
     hosts: dict[int, str] = field(default_factory=dict)  # rank -> its processor name
     lost: dict[str, str] = field(default_factory=dict)  # "calls of rank R" / "rank R" -> what was lost
+    # a type's text -> its shape and mean block, the keys datatype profiles look it up by (records before
+    # they were written have none)
+    shapes: dict[str, tuple[str, int]] = field(default_factory=dict)
     rows: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=COLUMNS))  # types as text
 
     @property
@@ -107,6 +110,8 @@ def parse(path: str | Path) -> Record:
         raise MpiguideError(f"cannot read the record {path}: {exc.strerror}") from exc
     rec = Record(path)
     types: dict[str, str] = {}
+    shapes: dict[str, str] = {}
+    blocks: dict[str, int] = {}
     rows, columns = [], None
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.startswith("#@"):
@@ -115,6 +120,10 @@ def parse(path: str | Path) -> Record:
                 kind, key, value = m["kind"], m["key"], m["value"]
                 if kind == "type":
                     types[key] = value
+                elif kind == "shape":
+                    shapes[key] = value
+                elif kind == "block":
+                    blocks[key] = int(_number(value, path, lineno))
                 elif kind == "host":
                     rec.hosts[_rank(key, path, lineno)] = value
                 elif kind in ("wall_s", "mpi_s"):
@@ -154,6 +163,7 @@ def parse(path: str | Path) -> Record:
         if unknown:
             raise MpiguideError(f"{path}: row(s) name the type {unknown[0]}, which no #@type line defines")
         df[side] = df[side].map(lambda t: types.get(t, NONE))
+    rec.shapes = {types[k]: (shapes[k], blocks[k]) for k in types if k in shapes and k in blocks}
     df["op"] = df["op"].map(base_op)
     df = df.astype({c: "int64" for c in ("rank", "comm_size", "bytes", "calls")})
     rec.rows = df

@@ -17,8 +17,8 @@ from mpiguide.core import stats
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.options import parse_choice_list
 from mpiguide.core.runner import RunDir
-from mpiguide.core.suite import POINT_COLUMNS, CommandContext, LaunchTemplate, Report, Suite
-from mpiguide.suites.app import analysis, job, report, workflow
+from mpiguide.core.suite import POINT_COLUMNS, AppChoice, AppPlan, CommandContext, LaunchTemplate, Report, Suite
+from mpiguide.suites.app import analysis, inprogram, job, report, workflow
 
 
 class AppSuite(Suite):
@@ -81,6 +81,17 @@ class AppSuite(Suite):
 
     def add_commands(self, commands_: argparse._SubParsersAction, context: CommandContext) -> None:
         workflow.add_commands(commands_, context, self)
+
+    # ---- tuning an application: the calls no benchmark rebuilds, measured in the program itself
+
+    def app_plan(self, calls: pd.DataFrame, options: dict) -> list[AppPlan]:
+        if "program" not in options:  # (a suite's own run of a record has no program to run)
+            return []
+        p = inprogram.plan(calls, options.get("type_shapes", {}), options["program"])
+        return [p] if p else []
+
+    def app_choose(self, rds: list[RunDir], threshold: float, out: Path, origin: str) -> AppChoice:
+        return inprogram.choose(rds, threshold, out, origin)
 
 
 def check_profiles_fit(base: Path, np_: int) -> None:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from mpiguide.core import rawfile, record, stats
 from mpiguide.core.errors import MpiguideError
-from mpiguide.core.runner import MEASURE, OK, RunDir, launch_output
+from mpiguide.core.runner import MEASURE, OK, Launch, RunDir, launch_output
 from mpiguide.suites.app.job import side_of
 
 LAUNCH_COLUMNS = ["stack", "side", "template", "round", "launch_id", "seconds", "value", "output_sha", "check"]
@@ -172,14 +172,15 @@ def speedups(r: AppResult, column: str = "value") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SPEEDUP_COLUMNS)
 
 
+def launch_record(rd: RunDir, x: Launch) -> record.Record:
+    """The record a launch of a recording side wrote beside its raw file."""
+    path = (rd.path / x.raw).with_name(f"{x.id}.record")
+    if not path.exists():
+        raise MpiguideError(f"{x.id} left no record {path}: did the program call MPI_Finalize? (the library "
+                            "writes the record there)")
+    return record.parse(path)
+
+
 def records(rd: RunDir, side: str = "record") -> dict[str, record.Record]:
     """The record of every successful launch of a recording side, by stack (the last launch's)."""
-    out = {}
-    for x in rd.launches:
-        if x.status == OK and side_of(x.template) == side:
-            path = (rd.path / x.raw).with_name(f"{x.id}.record")
-            if not path.exists():
-                raise MpiguideError(f"{x.id} left no record {path}: did the program call MPI_Finalize? (the library "
-                                    "writes the record there)")
-            out[x.stack] = record.parse(path)
-    return out
+    return {x.stack: launch_record(rd, x) for x in rd.launches if x.status == OK and side_of(x.template) == side}

@@ -9,7 +9,9 @@ Sides:
            where one was written;
   file     each library's own tuning file alone (no preload);
   tuned-record  as tuned, recording (what the tuned library changed, per call shape);
-  online   preloaded in online mode without profiles: the library chooses inside each launch."""
+  online   preloaded in online mode without profiles: the library chooses inside each launch;
+  record-normalized  recording, every derived datatype normalized (forced mode): with `record`, the program's
+           own calls no benchmark rebuilds, measured in it under both strategies (inprogram.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from mpiguide.core import stacks as stackmod
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.suite import LaunchTemplate
 
-SIDES = ("native", "record", "tuned", "file", "tuned-record", "online")
+SIDES = ("native", "record", "tuned", "file", "tuned-record", "online", "record-normalized")
 LIBRARY = "{build}/libmpiguide-tune.so"  # the stack's tuning library (runner placeholders)
 RECORD = "{run_dir}/raw/{stack}/{launch}.record"  # beside the launch's raw file (its folder exists)
 BLOCK = "program"
@@ -69,8 +71,10 @@ def templates(params: dict) -> list[LaunchTemplate]:
                                           env=tuple(sorted(env.items())), stack=stack, program=True, block=BLOCK))
             continue
         assigns = [f"LD_PRELOAD={LIBRARY}"]
-        if side in ("record", "tuned-record"):
+        if side in ("record", "tuned-record", "record-normalized"):
             assigns.append(f"MPIGUIDE_TUNE_RECORD={RECORD}")
+        if side == "record-normalized":
+            assigns += ["MPIGUIDE_TUNE_MODE=forced", "MPIGUIDE_TUNE_FORCE=datatypes=normalized"]
         if side == "online":
             assigns.append("MPIGUIDE_TUNE_MODE=online")
         if side in ("tuned", "tuned-record"):

@@ -101,7 +101,7 @@ def run_document(rd: RunDir, out: Path) -> tuple[Document, list[str]]:
     p = rd.meta["params"]
     doc = Document(f"mpiguide app: {' '.join(p['program'])}")
     lines = []
-    if set(p["sides"]) <= {"record", "tuned-record"}:
+    if set(p["sides"]) <= {"record", "tuned-record", "record-normalized"}:  # (the natively recorded side first)
         records = analysis.records(rd, p["sides"][0])
         record_sections(doc, records, out)
         for stack, rec in records.items():

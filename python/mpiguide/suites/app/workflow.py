@@ -97,8 +97,10 @@ def _run(path: Path) -> RunDir | None:
     return RunDir.open(path) if (path / "meta.json").exists() else None
 
 
-def _execute(rd: RunDir, suite: Suite, args: argparse.Namespace, app_dir: Path) -> None:
-    rc = commands.execute(rd, suite, args.timeout, f"mpiguide app run --resume {app_dir}")
+def _execute(rd: RunDir, suite: Suite, args: argparse.Namespace, app_dir: Path, adapt: bool = False) -> None:
+    """adapt: --until-decided goes on with the run's undecided points (a run that compares sides with the native
+    program, or a suite's measurement; not a recording)."""
+    rc = commands.execute(rd, suite, args.timeout, f"mpiguide app run --resume {app_dir}", adapt=adapt)
     if rc == 130:
         raise SystemExit(130)
     if rc not in (0, 3):
@@ -142,17 +144,30 @@ def record(args: argparse.Namespace, app: Suite, app_dir: Path) -> None:
                                 f"{state['params']['np']} -- {' '.join(state['params']['program'])}") from None
 
 
+IN_PROGRAM = "app"  # the suite whose plan measures calls in the program itself (inprogram.py)
+
+
 def plan(app_dir: Path, options: dict, suites: Registry) -> list[AppPlan]:
     """Every suite's share of the record's calls (the stacks' records together: a shape recorded on any is
     measured on all)."""
     records = analysis.records(RunDir.open(app_dir / "record"))
     level = max((r.thread_level for r in records.values()), key=THREAD_LEVELS.index)
-    options = {**options, "thread_level": level if level != THREAD_LEVELS[0] else None}  # measured as it runs
+    options = {**options, "thread_level": level if level != THREAD_LEVELS[0] else None,  # measured as it runs
+               "type_shapes": {text: sb for r in records.values() for text, sb in r.shapes.items()},
+               "program": read_state(app_dir)["params"]}  # for what only the program itself can measure
     calls = pd.concat([r.calls() for r in records.values()], ignore_index=True)
     calls = calls.groupby(CALL_COLUMNS[:9], sort=False, dropna=False).agg(
         ranks=("ranks", "max"), calls=("calls", "max"), calls_per_rank=("calls_per_rank", "max"),
         seconds=("seconds", "max"), seconds_per_rank=("seconds_per_rank", "max"), share=("share", "max")).reset_index()
     plans = [p for s in suites for p in s.app_plan(calls, options)]
+    # a shape one suite measures is not left by another (a benchmark that cannot rebuild it, say), and where
+    # the program itself could not measure it either, that is the reason given
+    taken = _shape_keys([p.taken for p in plans])
+    last_resort = _shape_keys([p.left for p in plans if p.suite == IN_PROGRAM])
+    for p in plans:
+        if not p.left.empty:
+            drop = taken | (last_resort if p.suite != IN_PROGRAM else set())
+            p.left = p.left[[k not in drop for k in _keys_of(p.left)]]
     unclaimed = _unclaimed(calls, plans)
     return plans + ([AppPlan("none", {}, pd.DataFrame(columns=[*CALL_COLUMNS, "key"]), unclaimed)]
                     if not unclaimed.empty else [])
@@ -162,14 +177,21 @@ def plan(app_dir: Path, options: dict, suites: Registry) -> list[AppPlan]:
 IRREGULAR = tuple(f"MPI_{name.capitalize()}" for name in ONLINE_IRREGULAR)
 
 
+def _keys_of(frame: pd.DataFrame) -> list[tuple]:
+    """The call shapes of rows of Record.calls, comparable across frames."""
+    return list(map(tuple, frame[CALL_COLUMNS[:9]].astype(str).to_numpy()))
+
+
+def _shape_keys(frames: list[pd.DataFrame]) -> set[tuple]:
+    return {k for f in frames for k in _keys_of(f)}
+
+
 def _unclaimed(calls: pd.DataFrame, plans: list[AppPlan]) -> pd.DataFrame:
     """The recorded calls that move data and no suite takes or leaves, each with why: nothing is left out of
     the report unsaid."""
-    seen = pd.concat([df[CALL_COLUMNS[:9]] for p in plans for df in (p.taken, p.left) if not df.empty]
-                     or [pd.DataFrame(columns=CALL_COLUMNS[:9])], ignore_index=True)
-    keys = set(map(tuple, seen.astype(str).to_numpy()))
+    keys = _shape_keys([df for p in plans for df in (p.taken, p.left)])
     rest = calls[(calls["bytes"] > 0) & (calls["comm_size"] > 1)]
-    rest = rest[[tuple(r) not in keys for r in rest[CALL_COLUMNS[:9]].astype(str).to_numpy()]]
+    rest = rest[[k not in keys for k in _keys_of(rest)]]
     why = rest["op"].map(lambda op: (
         "an irregular collective: the record keeps a rank's total bytes, not its counts per process, so it is "
         "not rebuilt; online mode chooses its algorithm in the run (--online)" if op in IRREGULAR else
@@ -195,7 +217,8 @@ def tune(args: argparse.Namespace, app_dir: Path, suites: Registry) -> None:
         pd.concat([p.left.assign(suite=p.suite) for p in plans] or [pd.DataFrame()], ignore_index=True) \
             .to_csv(app_dir / "plan_left.csv", index=False)
         for entry, p in zip(state["tune"]["runs"], [p for p in plans if p.params], strict=True):
-            _new_run(suites.get(p.suite), args, p.params, app_dir / entry["dir"], args.runs, "rule")
+            suite = suites.get(p.suite)
+            _new_run(suite, args, p.params, app_dir / entry["dir"], args.runs, suite.fixed_nrep or "rule")
         write_state(app_dir, state)
     t = state["tune"]
     if not t["runs"]:
@@ -205,7 +228,7 @@ def tune(args: argparse.Namespace, app_dir: Path, suites: Registry) -> None:
         rd = RunDir.open(app_dir / entry["dir"])
         if rd.pending():
             commands.console.print(f"2/3 tune: measure {k}/{len(t['runs'])}: {entry['suite']} ({entry['dir']})")
-            _execute(rd, suites.get(entry["suite"]), args, app_dir)
+            _execute(rd, suites.get(entry["suite"]), args, app_dir, adapt=entry["suite"] != IN_PROGRAM)
     choose(app_dir, state, suites)
 
 
@@ -258,7 +281,7 @@ def validate(args: argparse.Namespace, app: Suite, app_dir: Path) -> None:
     rd = rd or _new_run(app, args, params, app_dir / "validate", args.runs, 1)
     if rd.pending():
         commands.console.print("3/3 validate: the program natively and under the tuned library, round by round")
-        _execute(rd, app, args, app_dir)
+        _execute(rd, app, args, app_dir, adapt=True)
     tr = _run(app_dir / "record-tuned") or _new_run(app, args, {**params, "sides": ["tuned-record"]},
                                                      app_dir / "record-tuned", 1, 1)
     if tr.pending():
