@@ -33,130 +33,91 @@ static MPI_Count own_count(MPI_Comm comm, const void *counts, int wide)
     return wide ? ((const MPI_Count *)counts)[me] : (MPI_Count)((const int *)counts)[me];
 }
 
-#define RECORDED_(CALL, COMM, COUNT, TYPE, OP, PER_RANK) \
+/* FORM: B (blocking), I (nonblocking: a request) or P (persistent: an info and a request). */
+#define PARAMS_B
+#define PARAMS_I , MPI_Request *request
+#define PARAMS_P , MPI_Info info, MPI_Request *request
+#define PASS_B
+#define PASS_I , request
+#define PASS_P , info, request
+
+#define RECORDED(CALL, COMM, COUNT, TYPE, OP, PER_RANK) \
     mg_tune__rec_begin(__func__);                       \
     note(COMM, COUNT, TYPE, OP, PER_RANK);              \
     return mg_tune__rec_done(CALL)
-#define RECORDED(CALL, COMM, COUNT, TYPE, OP) RECORDED_(CALL, COMM, COUNT, TYPE, OP, 0)
+
+/* Allreduce, Scan, Exscan (PER_RANK 0) and Reduce_scatter_block (1: its block is a rank's). */
+#define DEF_REDUCTION(NAME, PNAME, CNT, FORM, PER_RANK)                                                          \
+    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op,        \
+                         MPI_Comm comm PARAMS_##FORM)                                                            \
+    {                                                                                                            \
+        RECORDED(PNAME(sendbuf, recvbuf, count, datatype, op, comm PASS_##FORM), comm, count, datatype, op,      \
+                 PER_RANK);                                                                                      \
+    }
+#define DEF_REDUCE(NAME, PNAME, CNT, FORM)                                                                       \
+    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op,        \
+                         int root, MPI_Comm comm PARAMS_##FORM)                                                  \
+    {                                                                                                            \
+        RECORDED(PNAME(sendbuf, recvbuf, count, datatype, op, root, comm PASS_##FORM), comm, count, datatype, op, \
+                 0);                                                                                             \
+    }
+/* Reduce_scatter: this rank's own block (WIDE: MPI_Count counts). */
+#define DEF_REDUCE_SCATTER(NAME, PNAME, CNT, WIDE, FORM)                                                     \
+    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, const CNT recvcounts[], MPI_Datatype datatype, \
+                         MPI_Op op, MPI_Comm comm PARAMS_##FORM)                                             \
+    {                                                                                                        \
+        RECORDED(PNAME(sendbuf, recvbuf, recvcounts, datatype, op, comm PASS_##FORM), comm,                 \
+                 own_count(comm, recvcounts, WIDE), datatype, op, 0);                                        \
+    }
+#define DEF_BARRIER(NAME, PNAME, FORM)                                                                  \
+    MG_TUNE_API int NAME(MPI_Comm comm PARAMS_##FORM)                                                   \
+    {                                                                                                   \
+        RECORDED(PNAME(comm PASS_##FORM), comm, 0, MPI_BYTE, MPI_OP_NULL, 0);                           \
+    }
+
+DEF_REDUCTION(MPI_Exscan, PMPI_Exscan, int, B, 0)
+DEF_REDUCE_SCATTER(MPI_Reduce_scatter, PMPI_Reduce_scatter, int, 0, B)
+#ifdef MG_HAVE_MPI_LARGE_COUNT
+DEF_REDUCTION(MPI_Exscan_c, PMPI_Exscan_c, MPI_Count, B, 0)
+DEF_REDUCE_SCATTER(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c, MPI_Count, 1, B)
+#endif
 
 /* ---- nonblocking (MPI-3) ---- */
 
 #ifdef MG_HAVE_PMPI_NONBLOCKING_REDUCTIONS
-
-#define DEF_IREDUCTION(NAME, PNAME, CNT)                                                                            \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op,           \
-                         MPI_Comm comm, MPI_Request *request)                                                       \
-    {                                                                                                               \
-        RECORDED(PNAME(sendbuf, recvbuf, count, datatype, op, comm, request), comm, count, datatype, op);           \
-    }
-#define DEF_IREDUCE_SCATTER_BLOCK(NAME, PNAME, CNT)                                                            \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op,     \
-                         MPI_Comm comm, MPI_Request *request)                                                 \
-    {                                                                                                         \
-        RECORDED_(PNAME(sendbuf, recvbuf, count, datatype, op, comm, request), comm, count, datatype, op, 1); \
-    }
-#define DEF_IREDUCE(NAME, PNAME, CNT)                                                                               \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, int root, \
-                         MPI_Comm comm, MPI_Request *request)                                                       \
-    {                                                                                                               \
-        RECORDED(PNAME(sendbuf, recvbuf, count, datatype, op, root, comm, request), comm, count, datatype, op);     \
-    }
-#define DEF_EXSCAN(NAME, PNAME, CNT)                                                                      \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op, \
-                         MPI_Comm comm)                                                                   \
-    {                                                                                                     \
-        RECORDED(PNAME(sendbuf, recvbuf, count, datatype, op, comm), comm, count, datatype, op);          \
-    }
-#define DEF_REDUCE_SCATTER(NAME, PNAME, CNT, WIDE)                                                                 \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, const CNT recvcounts[], MPI_Datatype datatype,       \
-                         MPI_Op op, MPI_Comm comm)                                                                 \
-    {                                                                                                              \
-        RECORDED(PNAME(sendbuf, recvbuf, recvcounts, datatype, op, comm), comm, own_count(comm, recvcounts, WIDE), \
-                 datatype, op);                                                                                    \
-    }
-#define DEF_IREDUCE_SCATTER(NAME, PNAME, CNT, WIDE)                                                          \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, const CNT recvcounts[], MPI_Datatype datatype, \
-                         MPI_Op op, MPI_Comm comm, MPI_Request *request)                                     \
-    {                                                                                                        \
-        RECORDED(PNAME(sendbuf, recvbuf, recvcounts, datatype, op, comm, request), comm,                    \
-                 own_count(comm, recvcounts, WIDE), datatype, op);                                           \
-    }
-
-DEF_IREDUCTION(MPI_Iallreduce, PMPI_Iallreduce, int)
-DEF_IREDUCTION(MPI_Iscan, PMPI_Iscan, int)
-DEF_IREDUCTION(MPI_Iexscan, PMPI_Iexscan, int)
-DEF_IREDUCE_SCATTER_BLOCK(MPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block, int)
-DEF_IREDUCE(MPI_Ireduce, PMPI_Ireduce, int)
-DEF_EXSCAN(MPI_Exscan, PMPI_Exscan, int)
-DEF_REDUCE_SCATTER(MPI_Reduce_scatter, PMPI_Reduce_scatter, int, 0)
-DEF_IREDUCE_SCATTER(MPI_Ireduce_scatter, PMPI_Ireduce_scatter, int, 0)
-
-MG_TUNE_API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-    RECORDED(PMPI_Ibarrier(comm, request), comm, 0, MPI_BYTE, MPI_OP_NULL);
-}
-
+DEF_REDUCTION(MPI_Iallreduce, PMPI_Iallreduce, int, I, 0)
+DEF_REDUCTION(MPI_Iscan, PMPI_Iscan, int, I, 0)
+DEF_REDUCTION(MPI_Iexscan, PMPI_Iexscan, int, I, 0)
+DEF_REDUCTION(MPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block, int, I, 1)
+DEF_REDUCE(MPI_Ireduce, PMPI_Ireduce, int, I)
+DEF_REDUCE_SCATTER(MPI_Ireduce_scatter, PMPI_Ireduce_scatter, int, 0, I)
+DEF_BARRIER(MPI_Ibarrier, PMPI_Ibarrier, I)
 #ifdef MG_HAVE_MPI_LARGE_COUNT
-DEF_IREDUCTION(MPI_Iallreduce_c, PMPI_Iallreduce_c, MPI_Count)
-DEF_IREDUCTION(MPI_Iscan_c, PMPI_Iscan_c, MPI_Count)
-DEF_IREDUCTION(MPI_Iexscan_c, PMPI_Iexscan_c, MPI_Count)
-DEF_IREDUCE_SCATTER_BLOCK(MPI_Ireduce_scatter_block_c, PMPI_Ireduce_scatter_block_c, MPI_Count)
-DEF_IREDUCE(MPI_Ireduce_c, PMPI_Ireduce_c, MPI_Count)
-DEF_EXSCAN(MPI_Exscan_c, PMPI_Exscan_c, MPI_Count)
-DEF_REDUCE_SCATTER(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c, MPI_Count, 1)
-DEF_IREDUCE_SCATTER(MPI_Ireduce_scatter_c, PMPI_Ireduce_scatter_c, MPI_Count, 1)
+DEF_REDUCTION(MPI_Iallreduce_c, PMPI_Iallreduce_c, MPI_Count, I, 0)
+DEF_REDUCTION(MPI_Iscan_c, PMPI_Iscan_c, MPI_Count, I, 0)
+DEF_REDUCTION(MPI_Iexscan_c, PMPI_Iexscan_c, MPI_Count, I, 0)
+DEF_REDUCTION(MPI_Ireduce_scatter_block_c, PMPI_Ireduce_scatter_block_c, MPI_Count, I, 1)
+DEF_REDUCE(MPI_Ireduce_c, PMPI_Ireduce_c, MPI_Count, I)
+DEF_REDUCE_SCATTER(MPI_Ireduce_scatter_c, PMPI_Ireduce_scatter_c, MPI_Count, 1, I)
 #endif
 #endif
 
 /* ---- persistent (MPI-4), where the stack has them ---- */
 
 #ifdef MG_HAVE_PMPI_PERSISTENT_REDUCTIONS
-#define DEF_REDUCTION_INIT(NAME, PNAME, CNT)                                                                      \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op,         \
-                         MPI_Comm comm, MPI_Info info, MPI_Request *request)                                      \
-    {                                                                                                             \
-        RECORDED(PNAME(sendbuf, recvbuf, count, datatype, op, comm, info, request), comm, count, datatype, op);   \
-    }
-#define DEF_REDUCE_SCATTER_BLOCK_INIT(NAME, PNAME, CNT)                                                       \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op,       \
-                         MPI_Comm comm, MPI_Info info, MPI_Request *request)                                    \
-    {                                                                                                           \
-        RECORDED_(PNAME(sendbuf, recvbuf, count, datatype, op, comm, info, request), comm, count, datatype, op, \
-                  1);                                                                                           \
-    }
-#define DEF_REDUCE_INIT(NAME, PNAME, CNT)                                                                         \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, CNT count, MPI_Datatype datatype, MPI_Op op,         \
-                         int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)                            \
-    {                                                                                                             \
-        RECORDED(PNAME(sendbuf, recvbuf, count, datatype, op, root, comm, info, request), comm, count, datatype, \
-                 op);                                                                                             \
-    }
-#define DEF_REDUCE_SCATTER_INIT(NAME, PNAME, CNT, WIDE)                                                      \
-    MG_TUNE_API int NAME(const void *sendbuf, void *recvbuf, const CNT recvcounts[], MPI_Datatype datatype, \
-                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)                      \
-    {                                                                                                        \
-        RECORDED(PNAME(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request), comm,              \
-                 own_count(comm, recvcounts, WIDE), datatype, op);                                           \
-    }
-
-DEF_REDUCTION_INIT(MPI_Allreduce_init, PMPI_Allreduce_init, int)
-DEF_REDUCTION_INIT(MPI_Scan_init, PMPI_Scan_init, int)
-DEF_REDUCTION_INIT(MPI_Exscan_init, PMPI_Exscan_init, int)
-DEF_REDUCE_SCATTER_BLOCK_INIT(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init, int)
-DEF_REDUCE_INIT(MPI_Reduce_init, PMPI_Reduce_init, int)
-DEF_REDUCE_SCATTER_INIT(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init, int, 0)
-
-MG_TUNE_API int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    RECORDED(PMPI_Barrier_init(comm, info, request), comm, 0, MPI_BYTE, MPI_OP_NULL);
-}
-
+DEF_REDUCTION(MPI_Allreduce_init, PMPI_Allreduce_init, int, P, 0)
+DEF_REDUCTION(MPI_Scan_init, PMPI_Scan_init, int, P, 0)
+DEF_REDUCTION(MPI_Exscan_init, PMPI_Exscan_init, int, P, 0)
+DEF_REDUCTION(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init, int, P, 1)
+DEF_REDUCE(MPI_Reduce_init, PMPI_Reduce_init, int, P)
+DEF_REDUCE_SCATTER(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init, int, 0, P)
+DEF_BARRIER(MPI_Barrier_init, PMPI_Barrier_init, P)
 #ifdef MG_HAVE_MPI_LARGE_COUNT
-DEF_REDUCTION_INIT(MPI_Allreduce_init_c, PMPI_Allreduce_init_c, MPI_Count)
-DEF_REDUCTION_INIT(MPI_Scan_init_c, PMPI_Scan_init_c, MPI_Count)
-DEF_REDUCTION_INIT(MPI_Exscan_init_c, PMPI_Exscan_init_c, MPI_Count)
-DEF_REDUCE_SCATTER_BLOCK_INIT(MPI_Reduce_scatter_block_init_c, PMPI_Reduce_scatter_block_init_c, MPI_Count)
-DEF_REDUCE_INIT(MPI_Reduce_init_c, PMPI_Reduce_init_c, MPI_Count)
-DEF_REDUCE_SCATTER_INIT(MPI_Reduce_scatter_init_c, PMPI_Reduce_scatter_init_c, MPI_Count, 1)
+DEF_REDUCTION(MPI_Allreduce_init_c, PMPI_Allreduce_init_c, MPI_Count, P, 0)
+DEF_REDUCTION(MPI_Scan_init_c, PMPI_Scan_init_c, MPI_Count, P, 0)
+DEF_REDUCTION(MPI_Exscan_init_c, PMPI_Exscan_init_c, MPI_Count, P, 0)
+DEF_REDUCTION(MPI_Reduce_scatter_block_init_c, PMPI_Reduce_scatter_block_init_c, MPI_Count, P, 1)
+DEF_REDUCE(MPI_Reduce_init_c, PMPI_Reduce_init_c, MPI_Count, P)
+DEF_REDUCE_SCATTER(MPI_Reduce_scatter_init_c, PMPI_Reduce_scatter_init_c, MPI_Count, 1, P)
 #endif
 #endif
