@@ -5,11 +5,11 @@
 # here by name until it is classified. Two kinds:
 #
 #   request     every function that takes a request (request_functions.txt:
-#               inspects, starts or native)
+#               inspects, starts, recorded or native)
 #   collective  every function that takes a datatype and a communicator but no
 #               tag: a collective that moves data, or MPI_Pack and its kin
-#               (collective_functions.txt: strategies, mockups or native, each
-#               with the reason)
+#               (collective_functions.txt: strategies, mockups, recorded or
+#               native, each with the reason)
 #
 # cmake -DKIND=request|collective -DCC=<mpicc> -DNM=... -DLIB=libmpiguide-tune.so -DTABLE=<table>
 #       -P classified_functions.cmake
@@ -21,14 +21,14 @@ foreach(v KIND CC LIB TABLE)
 endforeach()
 if(KIND STREQUAL "request")
   set(of_kind_var with_request)
-  set(taken inspects starts)
+  set(taken inspects starts recorded)
   set(line_regex "^([A-Za-z0-9_]+)(\\(_c\\))? +([a-z]+)")
   set(line_form "name, treatment")
   set(what "takes a request")
   set(decide "decide whether the library must intercept it")
 elseif(KIND STREQUAL "collective")
   set(of_kind_var with_datatype)
-  set(taken strategies mockups)
+  set(taken strategies mockups recorded)
   set(line_regex "^([A-Za-z0-9_]+)(\\(_c\\))? +([a-z]+) +[^ ]")
   set(line_form "name, treatment, reason")
   set(what "takes a datatype and a communicator")
