@@ -16,13 +16,12 @@
 
 _Thread_local mg_rec_call mg_tune__rec_now __attribute__((tls_model("initial-exec")));
 _Thread_local mg_rec_slot mg_tune__rec_slots[MG_REC_SLOTS] __attribute__((tls_model("initial-exec")));
-static _Thread_local uint32_t warm[MG_REC_SLOTS] __attribute__((tls_model("initial-exec")));
 static _Thread_local uint32_t rng __attribute__((tls_model("initial-exec")));
 
-uint32_t mg_tune__rec_gap(unsigned slot)
+uint32_t mg_tune__rec_gap(mg_rec_slot *s)
 {
-    if (warm[slot] < MG_REC_WARM) {
-        warm[slot]++;
+    if (s->warm < MG_REC_WARM) {
+        s->warm++;
         return 0;
     }
     if (!rng) rng = (uint32_t)mg_tune__rec_clock() | 1u; /* xorshift32: any nonzero seed */
@@ -43,16 +42,12 @@ typedef struct {
     uint64_t calls, timed, ticks; /* ticks: of the timed calls */
 } entry;
 
-/* The entries a thread used last, one per slot of entry points: a loop of
- * several kinds of calls finds each at the first comparison. */
-enum { RECENT = MG_REC_SLOTS };
-#define RECENT_SLOT(op) MG_REC_SLOT(op)
-
 typedef struct table table;
 struct table {
     entry **slots; /* open addressing over entry pointers (NULL: empty), power-of-two capacity */
     size_t n, cap;
-    entry *recent[RECENT];
+    entry *recent[MG_REC_SLOTS]; /* the entry used last per slot of entry points: a loop of several kinds
+                                  * of calls finds each at the first comparison */
     int lost; /* calls not recorded: out of memory */
     table *next;
 };
@@ -154,7 +149,7 @@ static table *my_table(void)
 void mg_tune__rec_add(const mg_rec_call *c, uint64_t ticks)
 {
     table *t = mine;
-    entry *r = t ? t->recent[RECENT_SLOT(c->op)] : NULL;
+    entry *r = t ? t->recent[MG_REC_SLOT(c->op)] : NULL;
     if (__builtin_expect(r && same(r, c), 1)) {
         r->calls++;
         r->timed += (uint64_t)c->timed;
@@ -181,9 +176,9 @@ void mg_tune__rec_add(const mg_rec_call *c, uint64_t ticks)
         snprintf(e->elem_name, sizeof e->elem_name, "%s", mg_tune__elem_name(c->elem, name, sizeof name));
         *slot = e;
         t->n++;
-        if (!c->timed) mg_tune__rec_slots[RECENT_SLOT(c->op)].skip = 0; /* a new kind of call: time the next */
+        if (!c->timed) mg_tune__rec_slots[MG_REC_SLOT(c->op)].skip = 0; /* a new kind of call: time the next */
     }
-    r = t->recent[RECENT_SLOT(c->op)] = *slot;
+    r = t->recent[MG_REC_SLOT(c->op)] = *slot;
     r->calls++;
     r->timed += (uint64_t)c->timed;
     r->ticks += ticks;

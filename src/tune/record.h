@@ -58,10 +58,11 @@ enum { MG_REC_SLOTS = 16, MG_REC_WARM = 1024, MG_REC_EVERY = 8 };
 typedef struct {
     const char *op; /* the entry point that used the slot last */
     uint32_t skip;  /* its calls not to time before the next timed one */
+    uint32_t warm;  /* the slot's timed calls so far, up to MG_REC_WARM */
 } mg_rec_slot;
 extern _Thread_local mg_rec_slot mg_tune__rec_slots[MG_REC_SLOTS] __attribute__((tls_model("initial-exec")));
-/* The calls of slot's entry points not to time before the next timed one. */
-uint32_t mg_tune__rec_gap(unsigned slot);
+/* The calls of s's entry points not to time before the next timed one. */
+uint32_t mg_tune__rec_gap(mg_rec_slot *s);
 /* Adds the finished call c, which took `ticks` if c->timed, to this thread's table. */
 void mg_tune__rec_add(const mg_rec_call *c, uint64_t ticks);
 
@@ -79,7 +80,7 @@ static inline void mg_tune__rec_begin(const char *op)
         return;
     }
     s->op = op;
-    s->skip = mg_tune__rec_gap(MG_REC_SLOT(op));
+    s->skip = mg_tune__rec_gap(s);
     c->timed = 1;
     c->t0 = mg_tune__rec_clock();
 }
