@@ -107,12 +107,50 @@ typedef struct {
 typedef struct {
     MPI_Comm comm;
     MPI_Datatype type;
+    MPI_Op op;
     MPI_Count n, bytes;
     const mg_tune_live *live;
     unsigned h, gen;
-    int impl, size; /* size 0: nothing remembered */
+    int impl, size;     /* size 0: nothing remembered */
+    mg_online_key *key; /* impl ONLINE_PICK: the call's key once online_pick found it (freed only with a
+                         * record, which changes gen) */
 } memo;
 static _Thread_local memo memos[MG_NCOLLS] __attribute__((tls_model("initial-exec")));
+
+/* ---- online mode (online.h): the call's key picks its implementation ---- */
+
+/* The call this thread is making in online mode: its key and candidate, timed
+ * from t0 (ns) where the key wants its time; key NULL: none. */
+static _Thread_local struct {
+    mg_online_key *key;
+    int cand, timed;
+    uint64_t t0;
+    MPI_Comm comm;
+} online_now __attribute__((tls_model("initial-exec")));
+
+/* After an online call: its time to its key, and at a decision point the agreement of every rank (the
+ * maximum over the ranks, one reduction on the library's shadow of the communicator). */
+static inline int online_done(int rc)
+{
+    if (__builtin_expect(!online_now.key, 1)) return rc;
+    mg_online_key *k = online_now.key;
+    online_now.key = NULL;
+    double seconds = online_now.timed ? 1e-9 * (double)(mg_online_clock_ns() - online_now.t0) : -1.0;
+    if (mg_online_done(k, &mg_online_default_policy, online_now.cand, seconds))
+        mg_tune__online_agree(k, online_now.comm);
+    return rc;
+}
+
+/* The pick of the key k for the call this thread makes now, timed from here where the key wants
+ * its time (online.h); the previous call's first where the datatype layer ran it twice in one call. */
+static inline int online_begin(mg_online_key *k, MPI_Comm comm)
+{
+    if (online_now.key) online_done(MPI_SUCCESS);
+    int timed, cand = mg_online_next(k, &mg_online_default_policy, &timed);
+    online_now.key = k, online_now.cand = cand, online_now.timed = timed, online_now.comm = comm;
+    online_now.t0 = timed ? mg_online_clock_ns() : 0;
+    return k->impl[cand];
+}
 
 /* The first half of the choice, from the call's key alone (n elements of
  * type: the message the profiles are keyed by, mg_tune__message_bytes; times
@@ -120,7 +158,8 @@ static _Thread_local memo memos[MG_NCOLLS] __attribute__((tls_model("initial-exe
  * without a mock-up being considered (counted and labelled here), 1 with the
  * implementation to try in *ch. Most calls end here, before an mg_call is
  * built. Lock-free. */
-static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, int per_rank, mg_choice *ch)
+static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, MPI_Op op, int per_rank,
+                  mg_choice *ch)
 {
     unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_acquire);
     mg_tune_mode mode = MG_HOT_MODE(h);
@@ -131,8 +170,11 @@ static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, i
     memo *m = &memos[coll];
     int impl = 0, size;
     MPI_Count bytes = 0;
-    if (m->size && m->comm == comm && m->type == type && m->n == n && m->h == h && m->gen == gen && m->live == live) {
+    if (m->size && m->comm == comm && m->type == type && m->op == op && m->n == n && m->h == h && m->gen == gen &&
+        m->live == live) {
         impl = m->impl, size = m->size, bytes = m->bytes;
+        /* online mode, the key known: no call struct, no look-up (a settled key's calls end here) */
+        if (impl == ONLINE_PICK && m->key) impl = online_begin(m->key, comm);
     } else {
         const mg_comm_info *info = mg_tune__comm_info(comm);
         if (!info) {
@@ -164,7 +206,7 @@ static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, i
         }
         size = info->size;
         /* the forced choice may change without the hot word: not remembered */
-        if (mode != MG_TUNE_FORCED) *m = (memo){comm, type, n, bytes, live, h, gen, impl, size};
+        if (mode != MG_TUNE_FORCED) *m = (memo){comm, type, op, n, bytes, live, h, gen, impl, size, NULL};
     }
     if (record) mg_tune__rec_note_size(size, bytes);
     if (impl > 0) {
@@ -176,17 +218,6 @@ static int decide(mg_coll coll, MPI_Comm comm, MPI_Count n, MPI_Datatype type, i
     last_impl[coll] = label_default;
     return 0;
 }
-
-/* ---- online mode (online.h): the call's key picks its implementation ---- */
-
-/* The call this thread is making in online mode: its key and candidate, timed
- * from t0 (ns) where the key wants its time; key NULL: none. */
-static _Thread_local struct {
-    mg_online_key *key;
-    int cand, timed;
-    uint64_t t0;
-    MPI_Comm comm;
-} online_now __attribute__((tls_model("initial-exec")));
 
 /* The native call and every mock-up that applies to c (the same on every rank: applicable() looks at
  * values all ranks share). */
@@ -203,19 +234,8 @@ static int candidates(void *ctx, int *impl)
     return n;
 }
 
-/* After an online call: its time to its key, and at a decision point the agreement of every rank (the
- * maximum over the ranks, one reduction on the library's shadow of the communicator). */
-static inline int online_done(int rc)
-{
-    if (__builtin_expect(!online_now.key, 1)) return rc;
-    mg_online_key *k = online_now.key;
-    online_now.key = NULL;
-    double seconds = online_now.timed ? 1e-9 * (double)(mg_online_clock_ns() - online_now.t0) : -1.0;
-    mg_tune__online_finish(k, online_now.cand, seconds, online_now.comm);
-    return rc;
-}
-
-/* The implementation of c its key picks now (0: the native call). */
+/* The implementation of c its key picks now (0: the native call); the key goes to the thread's memo of
+ * the call (decide() wrote it for this very call), whose next calls then skip the look-up. */
 static int online_pick(mg_call *c)
 {
     const mg_comm_info *info = mg_tune__comm_info(c->comm);
@@ -225,12 +245,9 @@ static int online_pick(mg_call *c)
                                                   reduction ? c->op : MPI_OP_NULL, candidates, c, NULL)
                          : NULL;
     if (!k) return 0;
-    /* a collective the datatype layer ran twice in one call: the first one's time is its own */
-    if (online_now.key) online_done(MPI_SUCCESS);
-    int timed, cand = mg_online_next(k, &mg_online_default_policy, &timed);
-    online_now.key = k, online_now.cand = cand, online_now.timed = timed, online_now.comm = c->comm;
-    online_now.t0 = timed ? mg_online_clock_ns() : 0;
-    return k->impl[cand];
+    memo *m = &memos[c->coll];
+    if (m->size && m->comm == c->comm && m->impl == ONLINE_PICK) m->key = k;
+    return online_begin(k, c->comm);
 }
 
 /* The second half: completes c (rank, size, bytes, commutative, chunk) and
@@ -334,7 +351,8 @@ static inline int with_orphans(int rc)
         mg_choice ch;                                                                                                 \
         int in_place = sendbuf == MPI_IN_PLACE;                                                                       \
         if (native_fast(COLL, comm) ||                                                                                \
-            !decide(COLL, comm, in_place ? recvcount : sendcount, in_place ? recvtype : sendtype, 0, &ch))            \
+            !decide(COLL, comm, in_place ? recvcount : sendcount, in_place ? recvtype : sendtype, MPI_OP_NULL, 0,      \
+                    &ch))                                                                                             \
             return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                           \
         MG_CALL(COLL);                                                                                                \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;                   \
@@ -367,7 +385,8 @@ static inline int with_orphans(int rc)
         /* the key: Gather's send block (recv at an MPI_IN_PLACE root), Scatter's receive block (send at one) */      \
         int send_side = (COLL) == MG_COLL_SCATTER ? recvbuf == MPI_IN_PLACE : sendbuf != MPI_IN_PLACE;                \
         if (native_fast(COLL, comm) ||                                                                                \
-            !decide(COLL, comm, send_side ? sendcount : recvcount, send_side ? sendtype : recvtype, 0, &ch))          \
+            !decide(COLL, comm, send_side ? sendcount : recvcount, send_side ? sendtype : recvtype, MPI_OP_NULL, 0,    \
+                    &ch))                                                                                             \
             return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);                     \
         MG_CALL(COLL);                                                                                                \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = sendcount, c.recvcount = recvcount;                   \
@@ -403,7 +422,7 @@ static inline int with_orphans(int rc)
     {                                                                                                               \
         mg_choice ch;                                                                                               \
         if (native_fast(COLL, comm) ||                                                                              \
-            !decide(COLL, comm, count, datatype, (COLL) == MG_COLL_REDUCE_SCATTER_BLOCK, &ch))                      \
+            !decide(COLL, comm, count, datatype, op, (COLL) == MG_COLL_REDUCE_SCATTER_BLOCK, &ch))                  \
             return PNAME(sendbuf, recvbuf, count, datatype, op, comm);                                              \
         MG_CALL(COLL);                                                                                              \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                         \
@@ -428,7 +447,7 @@ static inline int with_orphans(int rc)
                                                                  MPI_Comm comm)                                     \
     {                                                                                                               \
         mg_choice ch;                                                                                               \
-        if (native_fast(MG_COLL_REDUCE, comm) || !decide(MG_COLL_REDUCE, comm, count, datatype, 0, &ch))            \
+        if (native_fast(MG_COLL_REDUCE, comm) || !decide(MG_COLL_REDUCE, comm, count, datatype, op, 0, &ch))        \
             return PNAME(sendbuf, recvbuf, count, datatype, op, root, comm);                                        \
         MG_CALL(MG_COLL_REDUCE);                                                                                    \
         c.sendbuf = sendbuf, c.recvbuf = recvbuf, c.sendcount = count, c.recvcount = count;                         \
@@ -453,7 +472,7 @@ static inline int with_orphans(int rc)
                                                                  int root, MPI_Comm comm)                        \
     {                                                                                                            \
         mg_choice ch;                                                                                            \
-        if (native_fast(MG_COLL_BCAST, comm) || !decide(MG_COLL_BCAST, comm, count, datatype, 0, &ch))           \
+        if (native_fast(MG_COLL_BCAST, comm) || !decide(MG_COLL_BCAST, comm, count, datatype, MPI_OP_NULL, 0, &ch))  \
             return PNAME(buffer, count, datatype, root, comm);                                                   \
         MG_CALL(MG_COLL_BCAST);                                                                                  \
         c.sendbuf = buffer, c.recvbuf = buffer, c.sendcount = count, c.recvcount = count;                        \

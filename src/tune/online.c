@@ -15,13 +15,12 @@ const mg_online_policy mg_online_default_policy = {.warmup = 16,
                                                    .rounds = 5,
                                                    .first_look = 2,
                                                    .drop = 2.0,
-                                                   .window = 256,
+                                                   .window = 1024,
                                                    .margin = 0.5,
                                                    .max_explorations = 3,
                                                    .budget = 16384};
 
 #define UNMEASURED (-1.0) /* a time no rank measured (the reduction is a maximum: any rank's time wins) */
-#define SAMPLE     16     /* a settled key times one call in SAMPLE: its window's median is a sample's */
 
 uint64_t mg_online_clock_ns(void)
 {
@@ -104,21 +103,17 @@ void mg_online_init(mg_online_key *k, const int *impl, int n, uint64_t *budget)
     k->alive = 1u;
 }
 
-int mg_online_next(const mg_online_key *k, const mg_online_policy *p, int *timed)
+int mg_online__next_exploring(const mg_online_key *k, int *timed)
 {
-    (void)p;
-    switch (k->phase) {
-    case MG_ONLINE_EXPLORE:
+    if (k->phase == MG_ONLINE_EXPLORE) {
         *timed = 1;
         return alive_at(k, (int)(k->since % (uint64_t)alive_count(k)));
-    case MG_ONLINE_SETTLED:
-        *timed = k->since % SAMPLE == 0; /* the settled choice's time: every SAMPLE-th call */
-        return k->chosen;
-    default: *timed = 0; return 0;
     }
+    *timed = 0; /* warm-up: native, untimed */
+    return 0;
 }
 
-int mg_online_done(mg_online_key *k, const mg_online_policy *p, int c, double seconds)
+int mg_online__done_slow(mg_online_key *k, const mg_online_policy *p, int c, double seconds)
 {
     k->calls++;
     k->served[c]++;

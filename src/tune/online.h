@@ -37,7 +37,7 @@ typedef struct {
                          * best's fastest are left */
     double drop;        /* 2.0: a candidate twice as slow as the best so far is dropped */
     int window;         /* a settled key's calls per check of its time (agreed, as the decision); one call in
-                         * 16 is timed, at most MG_ONLINE_WINDOW of them */
+                         * MG_ONLINE_SAMPLE is timed, at most MG_ONLINE_WINDOW of them */
     double margin;      /* re-explore where the settled choice's agreed time grew by more than this (0.5: 50%) */
     int max_explorations; /* per key: the first exploration and the re-explorations (3: two again) */
     uint64_t budget;    /* calls a communicator may spend exploring, all its keys together (reserved at
@@ -75,14 +75,38 @@ typedef struct {
  * on *budget (its communicator's, the same on its ranks; NULL: no limit). */
 void mg_online_init(mg_online_key *k, const int *impl, int n, uint64_t *budget);
 
-/* The candidate the next call runs, and whether it is timed (*timed). */
-int mg_online_next(const mg_online_key *k, const mg_online_policy *p, int *timed);
+/* A settled key times one call in MG_ONLINE_SAMPLE (its window's median is a sample's): two clock reads
+ * of ~30 ns and one agreement per window are most of what a settled call costs. */
+#define MG_ONLINE_SAMPLE 64
+
+/* The candidate the next call runs, and whether it is timed (*timed).
+ * (Inline, as the fast half of mg_online_done: a settled key's calls are most
+ * of a run, and their cost is the mode's overhead.) */
+int mg_online__next_exploring(const mg_online_key *k, int *timed);
+static inline int mg_online_next(const mg_online_key *k, const mg_online_policy *p, int *timed)
+{
+    (void)p;
+    if (k->phase == MG_ONLINE_SETTLED) {
+        *timed = k->since % MG_ONLINE_SAMPLE == 0;
+        return k->chosen;
+    }
+    return mg_online__next_exploring(k, timed);
+}
 
 /* After the call ran candidate c and took `seconds` locally (negative: not timed). Returns
  * 1 when the call was a decision point: the caller then agrees the values of
  * mg_online_to_agree over the ranks (maximum) and passes them to
  * mg_online_decide before the next call of the key. */
-int mg_online_done(mg_online_key *k, const mg_online_policy *p, int c, double seconds);
+int mg_online__done_slow(mg_online_key *k, const mg_online_policy *p, int c, double seconds);
+static inline int mg_online_done(mg_online_key *k, const mg_online_policy *p, int c, double seconds)
+{
+    /* a settled key's untimed call that ends no window: counted, nothing more */
+    if (k->phase == MG_ONLINE_SETTLED && seconds < 0 && (p->window <= 0 || (k->since + 1) % (uint64_t)p->window)) {
+        k->calls++, k->served[c]++, k->since++;
+        return 0;
+    }
+    return mg_online__done_slow(k, p, c, seconds);
+}
 
 /* What the ranks agree on at a decision point: per candidate its local
  * median (at the first look its fastest call; negative where not measured),

@@ -42,7 +42,11 @@ static const mg_online_names names[] = {
 
 void mg_tune__online_finish(mg_online_key *k, int cand, double seconds, MPI_Comm comm)
 {
-    if (!mg_online_done(k, &mg_online_default_policy, cand, seconds)) return;
+    if (mg_online_done(k, &mg_online_default_policy, cand, seconds)) mg_tune__online_agree(k, comm);
+}
+
+void mg_tune__online_agree(mg_online_key *k, MPI_Comm comm)
+{
     double v[MG_ONLINE_MAX];
     int n = mg_online_to_agree(k, &mg_online_default_policy, v);
     MPI_Comm shadow;

@@ -16,6 +16,8 @@
  * agreement of every rank (the maximum over the ranks, one reduction on the
  * library's shadow of comm) and the decision. */
 void mg_tune__online_finish(mg_online_key *k, int cand, double seconds, MPI_Comm comm);
+/* Its second half, after mg_online_done said the call was a decision point. */
+void mg_tune__online_agree(mg_online_key *k, MPI_Comm comm);
 
 /* Online mode: runs the blocking irregular collective `kind` (wide: its `_c`
  * form) with the native call's arguments n as its key picks, timed, and
