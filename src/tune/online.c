@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-const mg_online_policy mg_online_default_policy = {.warmup = 16,
+const mg_online_policy mg_online_default_policy = {.warmup = 8,
                                                    .rounds = 5,
                                                    .first_look = 2,
                                                    .drop = 2.0,

@@ -1048,7 +1048,7 @@ typedef struct {
 
 /* Online mode (main's argument "online"): what the library chose is checked, not forced. */
 static int online_mode;
-enum { ONLINE_PASSES = 40, ONLINE_WARMUP_PASSES = 7 }; /* 7 passes: every key below its 16 warm-up calls */
+enum { ONLINE_PASSES = 40, ONLINE_WARMUP_PASSES = 3 }; /* 3 passes: every key below its 8 warm-up calls */
 static int online_expect_default; /* the current phase's keys are all in their warm-up */
 
 static void errstr(int rc, char *out, size_t len)

@@ -90,8 +90,9 @@ static void a_rare_key_never_explores(void)
 {
     mg_online_key k[RANKS];
     init(k, 4);
-    simulate(k, &mg_online_default_policy, 10, steady);
-    EXPECT(k[0].phase == MG_ONLINE_WARMUP && k[0].served[0] == 10 && k[0].explore_calls == 0);
+    const mg_online_policy *p = &mg_online_default_policy;
+    simulate(k, p, p->warmup - 1, steady);
+    EXPECT(k[0].phase == MG_ONLINE_WARMUP && k[0].served[0] == (uint64_t)p->warmup - 1 && k[0].explore_calls == 0);
 }
 
 static void one_candidate_settles_without_exploring(void)

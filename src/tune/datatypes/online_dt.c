@@ -1,7 +1,7 @@
 /* Online mode's datatype strategies (online_dt.h): the side of a one-sided
  * point-to-point call that carries a derived datatype no profile covers
  * learns in the run which of native, normalized and pack is fastest for its
- * (operation, type, bytes), with online.h's state machine.
+ * (operation, type layout, bytes), with online.h's state machine.
  *
  * The choice is the rank's own: either side of a point-to-point message may
  * use any strategy whatever the other does (strategy.c), so nothing is agreed
@@ -22,13 +22,14 @@
 
 enum { MAX_KEYS = 64 }; /* per thread; a thread's later keys stay native */
 
+/* A key is the layout, not the handle: a program that frees its types and makes them again (per phase, per
+ * variant) goes on with what its earlier calls learnt, as a profile's rule (shape, mean block, bytes) would. */
 typedef struct {
     mg_dtop op;
-    MPI_Datatype type;
-    const mg_type_plan *plan; /* with the handle: a freed handle that names another type makes a new key */
     MPI_Count bytes;
-    char shape[sizeof ((mg_type_plan *)0)->shape]; /* for the report: the plan may be gone by then */
+    char shape[sizeof ((mg_type_plan *)0)->shape];
     MPI_Count block;
+    int normal; /* the type has a normal form the library packs right: normalized is a candidate */
     mg_online_key key;
 } dt_key;
 
@@ -78,13 +79,15 @@ static dt_table *my_table(void)
     return mine = t;
 }
 
-static mg_online_key *lookup(mg_dtop op, MPI_Datatype type, const mg_type_plan *p, MPI_Count bytes)
+static mg_online_key *lookup(mg_dtop op, const mg_type_plan *p, MPI_Count bytes)
 {
     dt_table *t = my_table();
     if (!t) return NULL;
+    int normal = p->normal != MPI_DATATYPE_NULL && !p->refused;
     for (int i = 0, j = t->last; i < t->n; i++, j = (j + 1) % t->n) {
         dt_key *e = &t->keys[j];
-        if (e->op == op && e->type == type && e->plan == p && e->bytes == bytes) {
+        if (e->op == op && e->bytes == bytes && e->block == p->block && e->normal == normal &&
+            strcmp(e->shape, p->shape) == 0) {
             t->last = j;
             return &e->key;
         }
@@ -92,21 +95,20 @@ static mg_online_key *lookup(mg_dtop op, MPI_Datatype type, const mg_type_plan *
     if (t->n == MAX_KEYS) return NULL;
     int impl[3], n = 0;
     impl[n++] = MG_DTS_NATIVE;
-    if (p->normal != MPI_DATATYPE_NULL && !p->refused) impl[n++] = MG_DTS_NORMALIZED;
+    if (normal) impl[n++] = MG_DTS_NORMALIZED;
     impl[n++] = MG_DTS_PACK;
     dt_key *e = &t->keys[t->n];
-    *e = (dt_key){.op = op, .type = type, .plan = p, .bytes = bytes};
+    *e = (dt_key){.op = op, .bytes = bytes, .block = p->block, .normal = normal};
     memcpy(e->shape, p->shape, sizeof e->shape);
-    e->block = p->block;
+    e->shape[sizeof e->shape - 1] = 0;
     mg_online_init(&e->key, impl, n, &t->budget);
     t->last = t->n++;
     return &e->key;
 }
 
-mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, MPI_Datatype type, const mg_type_plan *p,
-                               MPI_Count bytes)
+mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, const mg_type_plan *p, MPI_Count bytes)
 {
-    mg_online_key *k = lookup(op, type, p, bytes);
+    mg_online_key *k = lookup(op, p, bytes);
     *m = (mg_dt_online_mark){.key = k, .owner = mine};
     if (!k) return MG_DTS_NATIVE;
     m->cand = mg_online_next(k, &mg_online_default_policy, &m->timed);

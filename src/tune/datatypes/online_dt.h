@@ -25,10 +25,9 @@ typedef struct {
  * MPI_Irecv, timed from their start to the return of the call that completes
  * them. */
 int mg_tune__dt_online_takes(mg_dtop op);
-/* The strategy this thread's key of (op, type, bytes) picks now, into *m
- * (m->key NULL where no key takes the call: NATIVE). */
-mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, MPI_Datatype type, const mg_type_plan *p,
-                               MPI_Count bytes);
+/* The strategy this thread's key of (op, the layout of the type planned by p,
+ * bytes) picks now, into *m (m->key NULL where no key takes the call: NATIVE). */
+mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, const mg_type_plan *p, MPI_Count bytes);
 /* The side of *m ended (after its unpacking): its time to its key, on the
  * thread that started it (elsewhere, and for a side that failed or was
  * cancelled or freed, the time is dropped). */

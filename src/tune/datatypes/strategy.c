@@ -171,7 +171,7 @@ static void side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void 
         unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed);
         if (s == MG_DTS_DEFAULT)
             s = MG_HOT_MODE(h) == MG_TUNE_ONLINE && mg_tune__dt_online_takes(op)
-                    ? mg_tune__dt_online_pick(&x->online, op, type, p, bytes)
+                    ? mg_tune__dt_online_pick(&x->online, op, p, bytes)
                     : MG_DTS_NATIVE;
     }
     /* the library packs normal(t) wrongly (types.h): the engine's stream, which
