@@ -11,14 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-const mg_online_policy mg_online_default_policy = {.warmup = 8,
-                                                   .rounds = 5,
-                                                   .first_look = 2,
-                                                   .drop = 2.0,
-                                                   .window = 1024,
-                                                   .margin = 0.5,
-                                                   .max_explorations = 3,
-                                                   .budget = 16384};
+#define POLICY                                                                                                \
+    .warmup = 8, .rounds = 5, .first_look = 2, .drop = 2.0, .window = 1024, .margin = 0.5, .max_explorations = 3, \
+    .budget = 16384
+const mg_online_policy mg_online_default_policy = {POLICY, .by_fastest = 0};
+const mg_online_policy mg_online_side_policy = {POLICY, .by_fastest = 1};
 
 #define UNMEASURED (-1.0) /* a time no rank measured (the reduction is a maximum: any rank's time wins) */
 
@@ -157,7 +154,8 @@ int mg_online_to_agree(const mg_online_key *k, const mg_online_policy *p, double
         out[c] = UNMEASURED;
         if (!(k->alive >> c & 1u) || m == 0) continue;
         memcpy(v, k->sample[c], sizeof(double) * (size_t)m);
-        if (k->rounds_done < rounds(p)) { /* the first look drops the clearly slower: by their fastest call */
+        /* the first look drops the clearly slower: by their fastest call (and so decides by_fastest) */
+        if (k->rounds_done < rounds(p) || p->by_fastest) {
             qsort(v, (size_t)m, sizeof *v, cmp_double);
             out[c] = v[0];
         } else {
@@ -202,7 +200,7 @@ void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double 
         settle(k, best, UNMEASURED); /* its median is not known yet */
         return;
     }
-    settle(k, best, agreed[best]);
+    settle(k, best, p->by_fastest ? UNMEASURED : agreed[best]);
 }
 
 /* ---- the keys of the process ---- */

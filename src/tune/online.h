@@ -42,9 +42,18 @@ typedef struct {
     int max_explorations; /* per key: the first exploration and the re-explorations (3: two again) */
     uint64_t budget;    /* calls a communicator may spend exploring, all its keys together (reserved at
                          * each exploration's start: rounds x candidates); beyond, keys stay as they are */
+    int by_fastest;     /* the last look too compares each candidate's fastest call, not its median; the
+                         * choice's first settled window is then its baseline */
 } mg_online_policy;
 
+/* The collectives' policy: all ranks explore a key together, and a median keeps a preempted call from
+ * deciding. */
 extern const mg_online_policy mg_online_default_policy;
+/* The point-to-point sides' (datatypes/online_dt.c): a side's time runs until the call that completes it,
+ * so it includes its peers' sides, whose keys warm up and explore at other calls (a rank with two
+ * neighbours calls a key twice as often as one with one): most of a candidate's calls may take its peer's
+ * slowest candidate's time, and only its fastest call is its own. */
+extern const mg_online_policy mg_online_side_policy;
 
 typedef enum { MG_ONLINE_WARMUP, MG_ONLINE_EXPLORE, MG_ONLINE_SETTLED } mg_online_phase;
 

@@ -6,7 +6,9 @@
  * the key settles on the fastest candidate; exploration stays within its caps
  * and drops a clearly slower candidate early; a rare key never explores; a
  * change of the settled choice's time makes the key explore again, a bounded
- * number of times. No MPI, no clock: deterministic. */
+ * number of times; a point-to-point side whose peer still runs natively during
+ * most of its exploration finds its fastest candidate by its fastest calls. No
+ * MPI, no clock: deterministic. */
 #include "online.h"
 
 #include <math.h>
@@ -209,6 +211,29 @@ static void re_exploration_is_bounded(void)
     EXPECT(k[0].explorations == p->max_explorations && k[0].phase == MG_ONLINE_SETTLED);
 }
 
+/* A point-to-point side: its time runs until the call that completes it, with its peer's side. The peer's
+ * key still runs the native call (its warm-up, 5 times slower) during this key's first 20 calls, most of
+ * its exploration: only the last round's calls take their own candidate's time. The sides' policy decides
+ * by each candidate's fastest call and finds the fastest (pack, 2); its first window is the baseline, so
+ * its steady calls do not make it explore again. */
+static const double side_base[3] = {3.0e-5, 0.8e-5, 0.6e-5}; /* native, normalized, pack */
+static double peer_warming(int r, int c, long i)
+{
+    (void)r;
+    return fmax(side_base[c], i < 20 ? side_base[0] : 0.0) * noise();
+}
+
+static void a_side_decides_by_its_fastest_call(void)
+{
+    mg_online_key k[RANKS];
+    const mg_online_policy *p = &mg_online_side_policy;
+    init(k, 3);
+    simulate(k, p, 3000, peer_warming);
+    EXPECT(k[0].phase == MG_ONLINE_SETTLED && k[0].chosen == 2 && k[0].explorations == 1);
+    EXPECT(k[0].agreed[2] < 0.7e-5 && k[0].agreed[0] > 2.5e-5); /* the fastest calls: pack's own, native's */
+    EXPECT(k[0].chosen_s > 0.5e-5 && k[0].chosen_s < 0.7e-5); /* the first window's median */
+}
+
 int main(void)
 {
     settles_on_the_fastest_within_its_caps();
@@ -220,6 +245,7 @@ int main(void)
     settled_at_the_first_look();
     a_change_is_noticed_and_explored_again();
     re_exploration_is_bounded();
+    a_side_decides_by_its_fastest_call();
     printf("test_tune_online: %s\n", failures ? "FAILED" : "ok");
     return failures ? 1 : 0;
 }

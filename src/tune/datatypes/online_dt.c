@@ -70,7 +70,7 @@ static dt_table *my_table(void)
     if (mine && mine_generation == gen) return mine;
     dt_table *t = calloc(1, sizeof *t);
     if (!t) return NULL; /* a local choice: without memory the side just stays native */
-    t->budget = mg_online_default_policy.budget;
+    t->budget = mg_online_side_policy.budget;
     pthread_mutex_lock(&all.mu);
     t->next = all.tables;
     all.tables = t;
@@ -111,7 +111,7 @@ mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, const mg_type_p
     mg_online_key *k = lookup(op, p, bytes);
     *m = (mg_dt_online_mark){.key = k, .owner = mine};
     if (!k) return MG_DTS_NATIVE;
-    m->cand = mg_online_next(k, &mg_online_default_policy, &m->timed);
+    m->cand = mg_online_next(k, &mg_online_side_policy, &m->timed);
     m->t0 = m->timed ? mg_online_clock_ns() : 0;
     return m->picked = (mg_dts)k->impl[m->cand];
 }
@@ -125,10 +125,10 @@ void mg_tune__dt_online_done(const mg_dt_online_mark *m)
     /* a side of a candidate the key no longer explores or runs says nothing of the one it runs now */
     int stale = k->phase == MG_ONLINE_SETTLED ? m->cand != k->chosen : !(k->alive >> m->cand & 1u);
     double seconds = m->timed && !stale ? 1e-9 * (double)(mg_online_clock_ns() - m->t0) : -1.0;
-    if (mg_online_done(k, &mg_online_default_policy, m->cand, seconds)) {
+    if (mg_online_done(k, &mg_online_side_policy, m->cand, seconds)) {
         double v[MG_ONLINE_MAX]; /* the rank's own times decide: nothing to agree on */
-        mg_online_to_agree(k, &mg_online_default_policy, v);
-        mg_online_decide(k, &mg_online_default_policy, v);
+        mg_online_to_agree(k, &mg_online_side_policy, v);
+        mg_online_decide(k, &mg_online_side_policy, v);
     }
 }
 
