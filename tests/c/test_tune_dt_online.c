@@ -9,7 +9,10 @@
  * to its calls), once, though its type was made again half-way (a key is the
  * layout, not the handle), a key of 6 calls ran natively only; a cancelled receive is
  * not counted, nor a send whose request was freed in flight, and the freed
- * send's data are right.
+ * send's data are right. MPI_Sendrecv and MPI_Sendrecv_replace (data, guard
+ * bytes and count exact) have one key per call, the send side's, whose choice
+ * the receive side takes; the receive side's own where the send side's type
+ * is contiguous.
  * What is chosen is not checked: it depends on the machine's speed. Run with
  * 2 or more processes (the others wait). */
 #define _POSIX_C_SOURCE 200809L
@@ -93,6 +96,56 @@ static void exchanges(MPI_Datatype t, int how, int calls)
     for (int s = 0; s < 4; s++) free(ref[s][0]), free(ref[s][1]);
     free(got[0]);
     free(got[1]);
+}
+
+enum { SENDRECV, REPLACE };
+
+/* One exchange between ranks 0 and 1 (the others return): each sends COUNT x t and receives COUNT x u
+ * with MPI_Sendrecv, or (REPLACE) COUNT x t both ways in one buffer with MPI_Sendrecv_replace; the
+ * receive buffer (guards included; 0xEE where nothing is received, or the data sent) and the count. */
+static void swap(MPI_Datatype t, MPI_Datatype u, int how, int seq, unsigned char *got, size_t len, int *n)
+{
+    if (rank > 1) return;
+    MPI_Aint tlb, ulb;
+    size_t slen = span_of(t, COUNT, &tlb);
+    span_of(u, COUNT, &ulb);
+    unsigned char *sbuf = malloc(slen);
+    for (size_t i = 0; i < slen; i++) sbuf[i] = (unsigned char)(i * 5 + (size_t)rank * 3 + (size_t)seq + 1);
+    int peer = 1 - rank;
+    MPI_Status st;
+    if (how == REPLACE) {
+        memcpy(got, sbuf, slen); /* len == slen */
+        MPI_Sendrecv_replace(got + GUARD - tlb, COUNT, t, peer, seq, peer, seq, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, t, n);
+    } else {
+        memset(got, 0xEE, len);
+        MPI_Sendrecv(sbuf + GUARD - tlb, COUNT, t, peer, seq, got + GUARD - ulb, COUNT, u, peer, seq, MPI_COMM_WORLD,
+                     &st);
+        MPI_Get_count(&st, u, n);
+    }
+    free(sbuf);
+}
+
+/* calls exchanges in online mode, each checked against the native one of the same seq % 4. */
+static void swaps(MPI_Datatype t, MPI_Datatype u, int how, int calls)
+{
+    MPI_Aint lb;
+    size_t len = span_of(how == REPLACE ? t : u, COUNT, &lb);
+    unsigned char *ref[4], *got = malloc(len);
+    int ref_n[4], n = -1;
+    EXPECT(mg_tune_set_mode(MG_TUNE_OFF) == MG_TUNE_SUCCESS);
+    for (int s = 0; s < 4; s++) {
+        ref[s] = malloc(len);
+        swap(t, u, how, s, ref[s], len, &ref_n[s]);
+    }
+    EXPECT(mg_tune_set_mode(MG_TUNE_ONLINE) == MG_TUNE_SUCCESS);
+    for (int i = 0; i < calls && rank <= 1; i++) {
+        swap(t, u, how, i % 4, got, len, &n);
+        EXPECT(memcmp(got, ref[i % 4], len) == 0);
+        EXPECT(n == ref_n[i % 4] && n == COUNT);
+    }
+    for (int s = 0; s < 4; s++) free(ref[s]);
+    free(got);
 }
 
 /* A receive cancelled and a send whose request is freed: neither is timed or
@@ -197,6 +250,12 @@ int main(int argc, char **argv)
     exchanges(idx, BLOCKING, FEW / 2);
     exchanges(vec, NONBLOCKING, MANY / 2);
     cancelled_and_freed(vec);
+    MPI_Datatype six; /* contiguous: native, no key */
+    MPI_Type_contiguous(6, MPI_INT, &six);
+    MPI_Type_commit(&six);
+    swaps(vec, vec, SENDRECV, MANY);
+    swaps(six, gap, SENDRECV, MANY);
+    swaps(vec, vec, REPLACE, MANY);
 
     char *report = NULL;
     size_t len = 0;
@@ -220,10 +279,20 @@ int main(int argc, char **argv)
         if (first) expect_key(strchr(first, '\n'), "MPI_Recv", COUNT * 24, FEW, 0); /* then idx's: another type */
         expect_key(report, "MPI_Irecv", COUNT * 128, MANY, 1); /* not the cancelled one */
     }
+    if (rank <= 1 && report) {
+        /* a sendrecv's sides are chosen together, by the send side's key; by the receive side's where the
+         * send side has none (a contiguous type) */
+        expect_key(report, "MPI_Sendrecv:send", COUNT * 128, MANY, 1);
+        EXPECT(line_of(report, "MPI_Sendrecv:recv", COUNT * 128) == NULL);
+        expect_key(report, "MPI_Sendrecv:recv", COUNT * 24, MANY, 1);
+        expect_key(report, "MPI_Sendrecv_replace:send", COUNT * 128, MANY, 1);
+        EXPECT(line_of(report, "MPI_Sendrecv_replace:recv", COUNT * 128) == NULL);
+    }
     free(report);
     MPI_Type_free(&vec);
     MPI_Type_free(&idx);
     MPI_Type_free(&gap);
+    MPI_Type_free(&six);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Finalize();

@@ -83,6 +83,25 @@ def test_the_settled_datatype_keys_become_datatype_profiles(tmp_path):
     assert any("1 datatype key(s) never settled" in n for n in done.notes)
 
 
+def test_a_sendrecv_key_becomes_a_rule_of_its_side(tmp_path):
+    """A sendrecv's key is named by its side (`MPI_Sendrecv:send`): its choice becomes a rule of that side's
+    datatype profile."""
+    report = tmp_path / "report.txt"
+    report.write_text(
+        "#@tune_online_dt[MPI_Sendrecv:send 4096 vector 8 0]=chosen=pack calls=500 explore_calls=15 "
+        "explorations=1 over_budget=0 times=native:9e-06,normalized:8e-06,pack:2e-06 served=native:10,"
+        "normalized:5,pack:485\n"
+        "#@tune_online_dt[MPI_Sendrecv_replace:recv 192 resized/indexed 8 0]=chosen=normalized calls=90 "
+        "explore_calls=15 explorations=1 over_budget=0 times=native:3e-06,normalized:1e-06,pack:2e-06 "
+        "served=native:10,normalized:75,pack:5\n")
+    done = profiles.from_online(report, tmp_path / "p")
+    assert sorted(p.name for p in done.written) == ["dt_recv_any.prof", "dt_send_any.prof"]
+    send = (tmp_path / "p" / "dt_send_any.prof").read_text().splitlines()
+    recv = (tmp_path / "p" / "dt_recv_any.prof").read_text().splitlines()
+    assert send[-1] == "vector 4096 4096 pack block 8 8"
+    assert recv[-1] == "resized/indexed 192 192 normalized block 8 8"
+
+
 @pytest.mark.parametrize("line, message", [
     ("#@tune_online_dt[MPI_Bcast 8 vector 8 0]=chosen=pack calls=1", "report.txt:2: not a #@tune_online_dt line"),
     ("#@tune_online_dt[MPI_Send 8 vector 0]=chosen=pack calls=1", "report.txt:2: not a #@tune_online_dt line"),

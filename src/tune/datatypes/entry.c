@@ -58,18 +58,18 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
                          void *recvbuf, CNT recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,  \
                          MPI_Status *status)                                                                           \
     {                                                                                                                  \
-        if (!mg_tune__dt_active())                                                                                     \
+        if (!mg_tune__dt_active_online())                                                                              \
             return PNAME(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,   \
                          comm, status);                                                                                \
         mg_tune__rec_begin(__func__);                                                                                  \
         mg_dt_side s, r;                                                                                               \
         mg_tune__dt_side(&s, MG_DTOP_SENDRECV_SEND, comm, dest, sendbuf, sendcount, sendtype, MG_DT_SEND);             \
-        mg_tune__dt_side(&r, MG_DTOP_SENDRECV_RECV, comm, source, recvbuf, recvcount, recvtype, MG_DT_RECV);           \
+        mg_tune__dt_side_with(&r, &s, MG_DTOP_SENDRECV_RECV, comm, source, recvbuf, recvcount, recvtype, MG_DT_RECV);  \
         MG_DT_STATUS(r, status);                                                                                       \
         int rc =                                                                                                       \
             PNAME(s.buf, (CNT)s.count, s.type, dest, sendtag, r.buf, (CNT)r.count, r.type, source, recvtag, comm, st); \
+        mg_tune__dt_finish(&r, rc, st); /* first: the send side's time (online) ends after the unpacking */          \
         mg_tune__dt_finish(&s, rc, NULL);                                                                              \
-        mg_tune__dt_finish(&r, rc, st);                                                                                \
         mg_tune__dt_progress_orphans(0);                                                                               \
         return mg_tune__rec_done(rc);                                                                                  \
     }
@@ -80,16 +80,18 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     MG_TUNE_API int NAME(void *buf, CNT count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, \
                          MPI_Comm comm, MPI_Status *status)                                                           \
     {                                                                                                                 \
-        if (!mg_tune__dt_active()) return PNAME(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);  \
+        if (!mg_tune__dt_active_online())                                                                             \
+            return PNAME(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);                         \
         mg_tune__rec_begin(__func__);                                                                                 \
         mg_dt_side s, r;                                                                                              \
         mg_tune__dt_side(&s, MG_DTOP_REPLACE_SEND, comm, dest, buf, count, datatype, MG_DT_SEND);                     \
-        mg_tune__dt_side(&r, MG_DTOP_REPLACE_RECV, comm, source, buf, count, datatype, MG_DT_RECV);                   \
+        mg_tune__dt_side_with(&r, &s, MG_DTOP_REPLACE_RECV, comm, source, buf, count, datatype, MG_DT_RECV);          \
         int rc;                                                                                                       \
         if (s.s != MG_DTS_PACK && r.s != MG_DTS_PACK) {                                                               \
             /* one side may stay native at MPI_PROC_NULL: the other's type serves both */                             \
             rc = PNAME(buf, count, s.s == MG_DTS_NORMALIZED ? s.type : r.type, dest, sendtag, source, recvtag, comm,  \
                        status);                                                                                       \
+            mg_tune__dt_finish(&r, rc, NULL); /* nothing to unpack; its time, where its key has it (online) */        \
         } else {                                                                                                      \
             MG_DT_STATUS(r, status);                                                                                  \
             rc = PSENDRECV(s.buf, (CNT)s.count, s.type, dest, sendtag, r.buf, (CNT)r.count, r.type, source, recvtag,  \

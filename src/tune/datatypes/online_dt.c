@@ -8,8 +8,10 @@
  * and each thread keeps its own keys (no lock on the call path). The time of a
  * side runs from before its packing to after its unpacking: a blocking call's,
  * or a nonblocking one's from its start to the return of the call that
- * completes it (pending.c carries the side there). The two sides of a
- * sendrecv stay out: their two choices would share one time. Several
+ * completes it (pending.c carries the side there). A sendrecv's two sides
+ * share one time, so they are chosen together: the send side's key picks for
+ * both and has the call's time (the receive side's own key only where the
+ * send side has none: a predefined type, MPI_PROC_NULL). Several
  * nonblocking sides of one key may be in flight at once; each is timed as the
  * candidate it ran, and a side that ends after its key settled on another
  * candidate is not timed. */
@@ -57,6 +59,10 @@ int mg_tune__dt_online_takes(mg_dtop op)
     case MG_DTOP_SSEND:
     case MG_DTOP_RSEND:
     case MG_DTOP_RECV:
+    case MG_DTOP_SENDRECV_SEND:
+    case MG_DTOP_SENDRECV_RECV:
+    case MG_DTOP_REPLACE_SEND:
+    case MG_DTOP_REPLACE_RECV:
     case MG_DTOP_ISEND:
     case MG_DTOP_ISSEND:
     case MG_DTOP_IRECV: return 1;

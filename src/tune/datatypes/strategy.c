@@ -89,8 +89,8 @@ void mg_tune__dt_count(mg_dtop op, MPI_Count bytes, mg_dts s)
     if (atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed) & MG_HOT_COUNT) mg_tune__count_dt(op, bytes, s);
 }
 
-static void side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
-                 MPI_Datatype type, int how);
+static void side(mg_dt_side *x, const mg_dt_side *lead, mg_dtop op, MPI_Comm comm, int peer, const void *buf,
+                 MPI_Count count, MPI_Datatype type, int how);
 
 /* What the record notes of a side of a call, remembered per thread (valid as
  * plan_of's memos are; the oldest of NOTES replaced): a loop of a few kinds of
@@ -134,15 +134,21 @@ void mg_tune__dt_rec_note(int k, MPI_Comm comm, MPI_Count count, MPI_Datatype ty
 void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
                       MPI_Datatype type, int how)
 {
-    side(x, op, comm, peer, buf, count, type, how);
+    mg_tune__dt_side_with(x, NULL, op, comm, peer, buf, count, type, how);
+}
+
+void mg_tune__dt_side_with(mg_dt_side *x, const mg_dt_side *lead, mg_dtop op, MPI_Comm comm, int peer,
+                           const void *buf, MPI_Count count, MPI_Datatype type, int how)
+{
+    side(x, lead, op, comm, peer, buf, count, type, how);
     /* a message to or from MPI_PROC_NULL moves nothing: recorded without bytes or type (a call's other side
      * may give them), not as a transfer that `mpiguide app tune` would measure */
     if (mg_tune__rec_active())
         mg_tune__dt_rec_note(how == MG_DT_RECV, comm, count, peer == MPI_PROC_NULL ? MPI_DATATYPE_NULL : type, x->s);
 }
 
-static void side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
-                 MPI_Datatype type, int how)
+static void side(mg_dt_side *x, const mg_dt_side *lead, mg_dtop op, MPI_Comm comm, int peer, const void *buf,
+                 MPI_Count count, MPI_Datatype type, int how)
 {
     int send = how != MG_DT_RECV;
     /* field by field: a compound literal zeroes the whole struct (a rep stos of about 20 ns per side on the
@@ -169,10 +175,13 @@ static void side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void 
         s = rule_of(op, info->size, p, bytes);
         /* online mode: what no profile covers is learnt in the run, where the call's time is its own */
         unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed);
-        if (s == MG_DTS_DEFAULT)
-            s = MG_HOT_MODE(h) == MG_TUNE_ONLINE && mg_tune__dt_online_takes(op)
-                    ? mg_tune__dt_online_pick(&x->online, op, p, bytes)
-                    : MG_DTS_NATIVE;
+        int online = MG_HOT_MODE(h) == MG_TUNE_ONLINE && mg_tune__dt_online_takes(op);
+        if (s == MG_DTS_DEFAULT && !online)
+            s = MG_DTS_NATIVE;
+        else if (s == MG_DTS_DEFAULT && lead && lead->online.key)
+            s = lead->online.picked; /* chosen with the call's other side: its key has the call's time */
+        else if (s == MG_DTS_DEFAULT)
+            s = mg_tune__dt_online_pick(&x->online, op, p, bytes);
     }
     /* the library packs normal(t) wrongly (types.h): the engine's stream, which
      * MPI defines for any peer, keeps the result exact */

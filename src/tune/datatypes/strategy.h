@@ -63,6 +63,11 @@ static inline int mg_tune__dt_active_online(void)
 enum { MG_DT_RECV, MG_DT_SEND /* packs the data now */, MG_DT_SEND_LATER /* persistent: at every start */ };
 void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const void *buf, MPI_Count count,
                       MPI_Datatype type, int how);
+/* The same for the receive side of a sendrecv whose send side is lead: where online mode's key of lead
+ * picked its strategy, this side takes the same one and has no key of its own (the call has one time,
+ * which goes to lead's key: the two sides are chosen together). */
+void mg_tune__dt_side_with(mg_dt_side *x, const mg_dt_side *lead, mg_dtop op, MPI_Comm comm, int peer,
+                           const void *buf, MPI_Count count, MPI_Datatype type, int how);
 /* Notes, for the record (record.h), side k of the call (0: the send side, 1:
  * the receive side): count x type on comm, moved by strategy s. */
 void mg_tune__dt_rec_note(int k, MPI_Comm comm, MPI_Count count, MPI_Datatype type, mg_dts s);
