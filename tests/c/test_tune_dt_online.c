@@ -148,6 +148,41 @@ static void swaps(MPI_Datatype t, MPI_Datatype u, int how, int calls)
     free(got);
 }
 
+/* MPI_Alltoallw: every rank sends COUNT x t to each rank and receives its bytes as contiguous ints, calls
+ * times in online mode, each result (guards included) equal to the native call's of the same seq % 4. */
+static void alltoallws(MPI_Datatype t, int calls)
+{
+    MPI_Aint tlb;
+    size_t slen = span_of(t, COUNT, &tlb), rlen = 0;
+    int tsize;
+    MPI_Type_size(t, &tsize);
+    int n = COUNT * tsize / (int)sizeof(int);
+    int *sc = malloc(sizeof(int) * (size_t)size), *sd = malloc(sizeof(int) * (size_t)size);
+    int *rc = malloc(sizeof(int) * (size_t)size), *rd = malloc(sizeof(int) * (size_t)size);
+    MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * (size_t)size), *rt = malloc(sizeof(MPI_Datatype) * (size_t)size);
+    for (int r = 0; r < size; r++) {
+        sc[r] = COUNT, sd[r] = (int)((size_t)r * slen), st[r] = t;
+        rc[r] = n, rd[r] = (int)rlen, rt[r] = MPI_INT;
+        rlen += (size_t)n * sizeof(int) + 16; /* a gap between the blocks: it must stay untouched */
+    }
+    unsigned char *sbuf = malloc(slen * (size_t)size), *ref[4], *got = malloc(rlen);
+    for (int m = 0; m < 5; m++) {
+        int online = m == 4;
+        EXPECT(mg_tune_set_mode(online ? MG_TUNE_ONLINE : MG_TUNE_OFF) == MG_TUNE_SUCCESS);
+        for (int i = 0; i < (online ? calls : 1); i++) {
+            int seq = online ? i % 4 : m;
+            unsigned char *out = online ? got : (ref[m] = malloc(rlen));
+            for (size_t b = 0; b < slen * (size_t)size; b++)
+                sbuf[b] = (unsigned char)(b * 11 + (size_t)rank * 5 + (size_t)seq + 1);
+            memset(out, 0xEE, rlen);
+            MPI_Alltoallw(sbuf + GUARD - tlb, sc, sd, st, out, rc, rd, rt, MPI_COMM_WORLD);
+            if (online) EXPECT(memcmp(got, ref[seq], rlen) == 0);
+        }
+    }
+    for (int s = 0; s < 4; s++) free(ref[s]);
+    free(sbuf), free(got), free(sc), free(sd), free(rc), free(rd), free(st), free(rt);
+}
+
 /* A receive cancelled and a send whose request is freed: neither is timed or
  * counted by its key; the freed send's data arrive as they do natively. */
 static void cancelled_and_freed(MPI_Datatype t)
@@ -256,6 +291,7 @@ int main(int argc, char **argv)
     swaps(vec, vec, SENDRECV, MANY);
     swaps(six, gap, SENDRECV, MANY);
     swaps(vec, vec, REPLACE, MANY);
+    alltoallws(gap, MANY);
 
     char *report = NULL;
     size_t len = 0;
@@ -287,6 +323,14 @@ int main(int argc, char **argv)
         expect_key(report, "MPI_Sendrecv:recv", COUNT * 24, MANY, 1);
         expect_key(report, "MPI_Sendrecv_replace:send", COUNT * 128, MANY, 1);
         EXPECT(line_of(report, "MPI_Sendrecv_replace:recv", COUNT * 128) == NULL);
+    }
+    if (report) {
+        /* a collective's side: this rank's own choice between native and normalized (pack would have to be
+         * every rank's) */
+        const char *w = strstr(report, "#@tune_online_dt[MPI_Alltoallw ");
+        EXPECT(w && field(w, " calls=") == MANY && field(w, " explore_calls=") > 0);
+        const char *end = w ? strchr(w, '\n') : NULL, *pack = w ? strstr(w, "pack:") : NULL;
+        EXPECT(w && strstr(w, "times=native:") && strstr(w, ",normalized:") && (!pack || pack > end));
     }
     free(report);
     MPI_Type_free(&vec);

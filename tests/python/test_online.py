@@ -83,9 +83,9 @@ def test_the_settled_datatype_keys_become_datatype_profiles(tmp_path):
     assert any("1 datatype key(s) never settled" in n for n in done.notes)
 
 
-def test_a_sendrecv_key_becomes_a_rule_of_its_side(tmp_path):
+def test_sendrecv_and_collective_keys_become_rules_of_their_operation(tmp_path):
     """A sendrecv's key is named by its side (`MPI_Sendrecv:send`): its choice becomes a rule of that side's
-    datatype profile."""
+    datatype profile; a blocking w collective's, of its own operation's (procs any)."""
     report = tmp_path / "report.txt"
     report.write_text(
         "#@tune_online_dt[MPI_Sendrecv:send 4096 vector 8 0]=chosen=pack calls=500 explore_calls=15 "
@@ -93,9 +93,13 @@ def test_a_sendrecv_key_becomes_a_rule_of_its_side(tmp_path):
         "normalized:5,pack:485\n"
         "#@tune_online_dt[MPI_Sendrecv_replace:recv 192 resized/indexed 8 0]=chosen=normalized calls=90 "
         "explore_calls=15 explorations=1 over_budget=0 times=native:3e-06,normalized:1e-06,pack:2e-06 "
-        "served=native:10,normalized:75,pack:5\n")
+        "served=native:10,normalized:75,pack:5\n"
+        "#@tune_online_dt[MPI_Alltoallw 384 resized/indexed 8 0]=chosen=normalized calls=120 explore_calls=10 "
+        "explorations=1 over_budget=0 times=native:5.7e-06,normalized:4.1e-06 served=native:10,normalized:110\n")
     done = profiles.from_online(report, tmp_path / "p")
-    assert sorted(p.name for p in done.written) == ["dt_recv_any.prof", "dt_send_any.prof"]
+    assert sorted(p.name for p in done.written) == ["dt_alltoallw_any.prof", "dt_recv_any.prof", "dt_send_any.prof"]
+    w = (tmp_path / "p" / "dt_alltoallw_any.prof").read_text().splitlines()
+    assert w[2:4] == ["datatypes alltoallw", "procs any"] and w[-1] == "resized/indexed 384 384 normalized block 8 8"
     send = (tmp_path / "p" / "dt_send_any.prof").read_text().splitlines()
     recv = (tmp_path / "p" / "dt_recv_any.prof").read_text().splitlines()
     assert send[-1] == "vector 4096 4096 pack block 8 8"

@@ -24,6 +24,11 @@ from mpiguide.core.tuning import PROFILE_HEADER
 
 NATIVE, NORMALIZED, PACK = "native", "normalized", "pack"
 ANY = "any"
+# the blocking v and w forms and neighbourhood collectives, whose datatype sides a record cannot rebuild
+# (their counts and types per process), by the datatype profiles' name of their operation
+VW_OPERATIONS = {op: op[4:].lower() for op in (
+    "MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Neighbor_allgather",
+    "MPI_Neighbor_allgatherv", "MPI_Neighbor_alltoall", "MPI_Neighbor_alltoallv", "MPI_Neighbor_alltoallw")}
 MAX_BYTES = 2**63 - 1  # the largest MPI_Count: "every larger size" in a profile's last range
 NO_BLOCK = -1  # the block of a configuration whose mean block is not known (a run older than the note)
 GROUP = ["stack", "pattern", "procs", "msize"]  # what a profile rule sees, besides the shape

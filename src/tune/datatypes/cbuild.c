@@ -456,7 +456,8 @@ void mg_tune__cb_build(mg_dtcoll_kind kind, int form, int wide, const mg_cb_args
     if (kind == MG_DTK_BCAST) ts = tr, tr = MPI_DATATYPE_NULL; /* noted as MPI_Bcast notes its type */
     int shared;
     mg_tune__dtclass_collective(mg_tune__dtclass_of(op), &shared);
-    mg_dts s = mg_tune__dt_coll_strategy(op, a->comm, key, shared, derived_of(ts, tr));
+    mg_dts s = mg_tune__dt_coll_strategy(op, a->comm, key, shared, derived_of(ts, tr),
+                                         form == MG_DT_BLOCKING ? &x->online : NULL);
     /* PACK by size: all ranks know the bytes of a block */
     if (s == MG_DTS_PACK && shared && (key <= 0 || key > (wide ? INT64_MAX : INT_MAX))) s = MG_DTS_NATIVE;
     if (s != MG_DTS_NATIVE && form == MG_DT_PERSISTENT && intel_2021() &&
@@ -493,6 +494,7 @@ int mg_tune__cb_done(mg_cb_call *x, int rc, MPI_Request *req)
         else
             mg_tune__dt_coll_free(k);
     }
+    if (x->form == MG_DT_BLOCKING && rc == MPI_SUCCESS) mg_tune__dt_online_done(&x->online);
     mg_tune__dt_progress_orphans(0);
     return rc;
 }

@@ -32,6 +32,7 @@ typedef struct {
     mg_cb_args n;     /* what the native call gets */
     mg_dt_coll *keep; /* its blocks and memory; NULL: none */
     int form;         /* MG_DT_BLOCKING, _NONBLOCKING, _PERSISTENT */
+    mg_dt_online_mark online; /* blocking, online mode: the key of this rank's strategy, timed to the end */
 } mg_cb_call;
 
 /* Collective `kind` in `form` (wide: its `_c` form) with the application's

@@ -24,6 +24,10 @@
 #define MG_CB_FORM_B MG_DT_BLOCKING
 #define MG_CB_FORM_I MG_DT_NONBLOCKING
 #define MG_CB_FORM_P MG_DT_PERSISTENT
+/* whether the strategies look at the call: a blocking one's sides learn in online mode too */
+#define MG_CB_ACTIVE_B mg_tune__dt_active_online
+#define MG_CB_ACTIVE_I mg_tune__dt_active
+#define MG_CB_ACTIVE_P mg_tune__dt_active
 /* R: Y where the collective has a root, else N */
 #define MG_CB_ROOTP_Y , int root
 #define MG_CB_ROOTP_N
@@ -62,7 +66,7 @@
     MG_TUNE_API int NAME(const void *sendbuf, CNT sendcount, MPI_Datatype sendtype, void *recvbuf, CNT recvcount, \
                          MPI_Datatype recvtype MG_CB_ROOTP_##R, MPI_Comm comm MG_CB_PARAMS_##FORM)                \
     {                                                                                                             \
-        if (!mg_tune__dt_active())                                                                                \
+        if (!MG_CB_ACTIVE_##FORM())                                                                               \
             return PNAME(sendbuf, sendcount, sendtype, recvbuf, recvcount,                                        \
                          recvtype MG_CB_ROOTA_##R, comm MG_CB_PASS_##FORM);                                       \
         mg_cb_args a = {.sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,                 \
@@ -133,7 +137,7 @@
                          const MPI_Datatype sendtypes[], void *recvbuf, const CNT recvcounts[], const DSP rdispls[], \
                          const MPI_Datatype recvtypes[], MPI_Comm comm MG_CB_PARAMS_##FORM)                          \
     {                                                                                                                \
-        if (!mg_tune__dt_active())                                                                                   \
+        if (!MG_CB_ACTIVE_##FORM())                                                                                  \
             return PNAME(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,           \
                          comm MG_CB_PASS_##FORM);                                                                    \
         mg_cb_args a = {.sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .stypes = sendtypes,             \

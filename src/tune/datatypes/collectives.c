@@ -54,7 +54,7 @@ int mg_tune__dt_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, M
 {
     if (bad_root(root, comm)) return inner(buf, count, type, root, comm);
     MPI_Count n = mg_type_bytes(count, type);
-    mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_BCAST, comm, n, 1, type);
+    mg_dts s = mg_tune__dt_coll_strategy(MG_DTOP_BCAST, comm, n, 1, type, NULL);
     if (s == MG_DTS_PACK && (n <= 0 || n > INT_MAX || at_bottom(buf, count))) s = MG_DTS_NATIVE;
     count_call(comm, MG_DTOP_BCAST, type, MPI_DATATYPE_NULL, n, s);
     if (s == MG_DTS_NORMALIZED) return inner(buf, count, mg_tune__dt_normal(type), root, comm);
@@ -95,7 +95,7 @@ int mg_tune__dt_gather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     MPI_Count n = at_root ? mg_type_bytes(recvcount, recvtype) : mg_type_bytes(sendcount, sendtype);
     mg_dts s = mg_tune__dt_coll_strategy(
         MG_DTOP_GATHER, comm, n, 1,
-        derived_of(in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL));
+        derived_of(in_place ? MPI_DATATYPE_NULL : sendtype, at_root ? recvtype : MPI_DATATYPE_NULL), NULL);
     if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n) || (!in_place && at_bottom(sendbuf, sendcount)) ||
                              (at_root && at_bottom(recvbuf, recvcount))))
         s = MG_DTS_NATIVE;
@@ -129,7 +129,7 @@ int mg_tune__dt_scatter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     MPI_Count n = at_root ? mg_type_bytes(sendcount, sendtype) : mg_type_bytes(recvcount, recvtype);
     mg_dts s = mg_tune__dt_coll_strategy(
         MG_DTOP_SCATTER, comm, n, 1,
-        derived_of(at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype));
+        derived_of(at_root ? sendtype : MPI_DATATYPE_NULL, in_place ? MPI_DATATYPE_NULL : recvtype), NULL);
     if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n) || (at_root && at_bottom(sendbuf, sendcount)) ||
                              (!in_place && at_bottom(recvbuf, recvcount))))
         s = MG_DTS_NATIVE;
@@ -163,7 +163,7 @@ static int all_to(int all, const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     int in_place = sendbuf == MPI_IN_PLACE, me = rank_of(comm), p = size_of(comm);
     MPI_Count n = in_place ? mg_type_bytes(recvcount, recvtype) : mg_type_bytes(sendcount, sendtype);
     mg_dts s = mg_tune__dt_coll_strategy(all ? MG_DTOP_ALLTOALL : MG_DTOP_ALLGATHER, comm, n, 1,
-                                         derived_of(in_place ? MPI_DATATYPE_NULL : sendtype, recvtype));
+                                         derived_of(in_place ? MPI_DATATYPE_NULL : sendtype, recvtype), NULL);
     if (s == MG_DTS_PACK && (n <= 0 || !mg_fits_int_product(p, n) || (!in_place && at_bottom(sendbuf, sendcount)) ||
                              at_bottom(recvbuf, recvcount)))
         s = MG_DTS_NATIVE;

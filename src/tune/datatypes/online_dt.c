@@ -85,7 +85,7 @@ static dt_table *my_table(void)
     return mine = t;
 }
 
-static mg_online_key *lookup(mg_dtop op, const mg_type_plan *p, MPI_Count bytes)
+static mg_online_key *lookup(mg_dtop op, const mg_type_plan *p, MPI_Count bytes, int may_pack)
 {
     dt_table *t = my_table();
     if (!t) return NULL;
@@ -102,7 +102,7 @@ static mg_online_key *lookup(mg_dtop op, const mg_type_plan *p, MPI_Count bytes)
     int impl[3], n = 0;
     impl[n++] = MG_DTS_NATIVE;
     if (normal) impl[n++] = MG_DTS_NORMALIZED;
-    impl[n++] = MG_DTS_PACK;
+    if (may_pack) impl[n++] = MG_DTS_PACK;
     dt_key *e = &t->keys[t->n];
     *e = (dt_key){.op = op, .bytes = bytes, .block = p->block, .normal = normal};
     memcpy(e->shape, p->shape, sizeof e->shape);
@@ -112,9 +112,10 @@ static mg_online_key *lookup(mg_dtop op, const mg_type_plan *p, MPI_Count bytes)
     return &e->key;
 }
 
-mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, const mg_type_plan *p, MPI_Count bytes)
+mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, const mg_type_plan *p, MPI_Count bytes,
+                               int may_pack)
 {
-    mg_online_key *k = lookup(op, p, bytes);
+    mg_online_key *k = lookup(op, p, bytes, may_pack);
     *m = (mg_dt_online_mark){.key = k, .owner = mine};
     if (!k) return MG_DTS_NATIVE;
     m->cand = mg_online_next(k, &mg_online_side_policy, &m->timed);

@@ -1,7 +1,8 @@
 /* datatypes/online_dt.c: online mode's datatype strategies (layer dtonline,
  * tune_internal.h): the sides of the one-sided point-to-point calls learn in
- * the run which strategy is fastest for their (operation, type, bytes). For
- * the strategy and pending layers, the report and the lifecycle's end only. */
+ * the run which strategy is fastest for their (operation, type, bytes); and a
+ * blocking collective's sides between native and normalized. For the strategy,
+ * pending and dtbuild layers, the report and the lifecycle's end only. */
 #ifndef MG_TUNE_DT_ONLINE_H
 #define MG_TUNE_DT_ONLINE_H
 
@@ -26,8 +27,11 @@ typedef struct {
  * them. */
 int mg_tune__dt_online_takes(mg_dtop op);
 /* The strategy this thread's key of (op, the layout of the type planned by p,
- * bytes) picks now, into *m (m->key NULL where no key takes the call: NATIVE). */
-mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, const mg_type_plan *p, MPI_Count bytes);
+ * bytes) picks now, into *m (m->key NULL where no key takes the call: NATIVE);
+ * pack among the candidates where may_pack (not for a collective: every rank
+ * would have to pack alike). */
+mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, const mg_type_plan *p, MPI_Count bytes,
+                               int may_pack);
 /* The side of *m ended (after its unpacking): its time to its key, on the
  * thread that started it (elsewhere, and for a side that failed or was
  * cancelled or freed, the time is dropped). */

@@ -181,7 +181,7 @@ static void side(mg_dt_side *x, const mg_dt_side *lead, mg_dtop op, MPI_Comm com
         else if (s == MG_DTS_DEFAULT && lead && lead->online.key)
             s = lead->online.picked; /* chosen with the call's other side: its key has the call's time */
         else if (s == MG_DTS_DEFAULT)
-            s = mg_tune__dt_online_pick(&x->online, op, p, bytes);
+            s = mg_tune__dt_online_pick(&x->online, op, p, bytes, 1);
     }
     /* the library packs normal(t) wrongly (types.h): the engine's stream, which
      * MPI defines for any peer, keeps the result exact */
@@ -242,8 +242,10 @@ void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st)
     if (rc == MPI_SUCCESS) mg_tune__dt_online_done(&x->online);
 }
 
-mg_dts mg_tune__dt_coll_strategy(mg_dtop op, MPI_Comm comm, MPI_Count bytes, int shared, MPI_Datatype type)
+mg_dts mg_tune__dt_coll_strategy(mg_dtop op, MPI_Comm comm, MPI_Count bytes, int shared, MPI_Datatype type,
+                                 mg_dt_online_mark *online)
 {
+    if (online) online->key = NULL;
     mg_dts s = configured();
     if (s == MG_DTS_NATIVE) return s;
     const mg_comm_info *info = comm == MPI_COMM_NULL ? NULL : mg_tune__comm_info(comm);
@@ -252,8 +254,12 @@ mg_dts mg_tune__dt_coll_strategy(mg_dtop op, MPI_Comm comm, MPI_Count bytes, int
     /* tuned: PACK as all ranks decide it, else what this rank's type asks for */
     if (shared && bytes >= 0 && profiled(op, info->size, NULL, bytes) == MG_DTS_PACK) return MG_DTS_PACK;
     const mg_type_plan *p = type != MPI_DATATYPE_NULL ? plan_of(type) : NULL;
-    s = p ? profiled(op, info->size, p, bytes) : MG_DTS_NATIVE;
-    return s == MG_DTS_PACK ? MG_DTS_NATIVE : s;
+    s = p ? rule_of(op, info->size, p, bytes) : MG_DTS_NATIVE;
+    /* online mode: normalizing is this rank's own choice (the type signature stays), packing is not */
+    unsigned h = atomic_load_explicit(&mg_tune_hot.word, memory_order_relaxed);
+    if (s == MG_DTS_DEFAULT && online && MG_HOT_MODE(h) == MG_TUNE_ONLINE && bytes >= 0)
+        s = mg_tune__dt_online_pick(online, op, p, bytes, 0);
+    return s == MG_DTS_PACK || s == MG_DTS_DEFAULT ? MG_DTS_NATIVE : s;
 }
 
 MPI_Datatype mg_tune__dt_normal(MPI_Datatype type)

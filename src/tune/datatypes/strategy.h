@@ -100,8 +100,12 @@ void mg_tune__dt_finish(mg_dt_side *x, int rc, const MPI_Status *st);
  * intracommunicator), for this rank's bytes and type (the first significant
  * one that is derived; tuned mode: its shape). `shared`: every rank has the
  * same bytes, so PACK may be chosen by size (by a profile's rules for any
- * type; never by shape). Callers have seen mg_tune__dt_active(). */
-mg_dts mg_tune__dt_coll_strategy(mg_dtop op, MPI_Comm comm, MPI_Count bytes, int shared, MPI_Datatype type);
+ * type; never by shape). Callers have seen mg_tune__dt_active(). With
+ * online (a blocking call's; else NULL), online mode learns this rank's choice
+ * between native and normalized where no profile covers the type: online->key
+ * is then the key to time the call for (mg_tune__dt_online_done after it). */
+mg_dts mg_tune__dt_coll_strategy(mg_dtop op, MPI_Comm comm, MPI_Count bytes, int shared, MPI_Datatype type,
+                                 mg_dt_online_mark *online);
 /* normal(t) where t has one, else t. */
 MPI_Datatype mg_tune__dt_normal(MPI_Datatype type);
 /* count x type at buf to the stream (count x size bytes) and back: the

@@ -27,9 +27,7 @@ from mpiguide.suites.app import analysis, job
 NATIVE, NORMALIZED = dtchoice.NATIVE, dtchoice.NORMALIZED
 SIDES = {"record": NATIVE, "record-normalized": NORMALIZED}
 # the blocking calls a record cannot rebuild, by the datatype profiles' name of their operation
-OPERATIONS = {op: op[4:].lower() for op in (
-    "MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Neighbor_allgather",
-    "MPI_Neighbor_allgatherv", "MPI_Neighbor_alltoall", "MPI_Neighbor_alltoallv", "MPI_Neighbor_alltoallw")}
+OPERATIONS = dtchoice.VW_OPERATIONS
 CONFIG = ["stack", "pattern", "procs", "msize", "call"]
 
 

@@ -245,13 +245,13 @@ def convert(src: Path, to: str, out: Path) -> Conversion:
 # `#@tune_online_dt[MPI_Irecv 1024 vector 8 0]=chosen=pack calls=400 ...` (docs/formats.md)
 _ONLINE = re.compile(r"^#@tune_online\[(?P<key>[^\]]*)\]=(?P<value>.*)$")
 _ONLINE_DT = re.compile(r"^#@tune_online_dt\[(?P<key>[^\]]*)\]=(?P<value>.*)$")
-# the point-to-point operations online mode learns a strategy for, by the datatype profile that keys them (a
+# the operations online mode learns a datatype strategy for, by the datatype profile that keys them (a
 # sendrecv's key is its send side's, which chose for both sides: a send rule; its receive side's where the
-# send side had no key)
+# send side had no key; a blocking v, w or neighbourhood collective's, native or normalized: its own)
 _DT_CLASS = {"MPI_Send": "send", "MPI_Ssend": "send", "MPI_Rsend": "send", "MPI_Isend": "send",
              "MPI_Issend": "send", "MPI_Recv": "recv", "MPI_Irecv": "recv",
              "MPI_Sendrecv:send": "send", "MPI_Sendrecv:recv": "recv",
-             "MPI_Sendrecv_replace:send": "send", "MPI_Sendrecv_replace:recv": "recv"}
+             "MPI_Sendrecv_replace:send": "send", "MPI_Sendrecv_replace:recv": "recv", **dtchoice.VW_OPERATIONS}
 
 
 @dataclass
