@@ -14,8 +14,8 @@
 #define POLICY                                                                                                \
     .warmup = 8, .rounds = 5, .first_look = 2, .drop = 2.0, .window = 1024, .margin = 0.5, .max_explorations = 3, \
     .budget = 16384
-const mg_online_policy mg_online_default_policy = {POLICY, .by_fastest = 0};
-const mg_online_policy mg_online_side_policy = {POLICY, .by_fastest = 1};
+const mg_online_policy mg_online_default_policy = {POLICY, .by_fastest = 0, .look_again = 0};
+const mg_online_policy mg_online_side_policy = {POLICY, .by_fastest = 1, .look_again = 4};
 
 #define UNMEASURED (-1.0) /* a time no rank measured (the reduction is a maximum: any rank's time wins) */
 
@@ -62,6 +62,14 @@ static void settle(mg_online_key *k, int c, double seconds)
     k->chosen_s = seconds;
     k->since = 0;
     k->window_count = 0;
+    k->look_again_at = 0;
+}
+
+/* Settles at the end of an exploration; after the first, the policy may look again later. */
+static void settle_explored(mg_online_key *k, const mg_online_policy *p, int c, double seconds)
+{
+    settle(k, c, seconds);
+    if (k->explorations == 1 && p->look_again > 0) k->look_again_at = k->calls * (uint64_t)p->look_again;
 }
 
 /* Reserves an exploration's calls from the key's budget; 0 where they are not left. */
@@ -137,7 +145,7 @@ int mg_online__done_slow(mg_online_key *k, const mg_online_policy *p, int c, dou
         /* nothing to choose from, or no budget to choose again: no window, no decision point */
         if (k->n == 1 || k->over_budget) return 0;
         if (seconds >= 0 && k->window_count < MG_ONLINE_WINDOW) k->window[k->window_count++] = seconds;
-        return p->window > 0 && k->since % (uint64_t)p->window == 0;
+        return (p->window > 0 && k->since % (uint64_t)p->window == 0) || k->calls == k->look_again_at;
     }
 }
 
@@ -169,6 +177,13 @@ void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double 
 {
     if (k->phase == MG_ONLINE_SETTLED) {
         double now = agreed[0];
+        if (k->look_again_at && k->calls >= k->look_again_at) { /* (its window goes on if it cannot) */
+            k->look_again_at = 0;
+            if (k->explorations < p->max_explorations && afford(k, p)) {
+                explore(k);
+                return;
+            }
+        }
         if (k->chosen_s <= 0 && now > 0)
             k->chosen_s = now; /* chosen at the first look (by fastest calls): the first window is its baseline */
         else if (now >= 0 && k->chosen_s > 0 && now > (1 + p->margin) * k->chosen_s &&
@@ -197,10 +212,10 @@ void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double 
             k->since = 0; /* the round robin of the candidates left starts anew */
             return;
         }
-        settle(k, best, UNMEASURED); /* its median is not known yet */
+        settle_explored(k, p, best, UNMEASURED); /* its median is not known yet */
         return;
     }
-    settle(k, best, p->by_fastest ? UNMEASURED : agreed[best]);
+    settle_explored(k, p, best, p->by_fastest ? UNMEASURED : agreed[best]);
 }
 
 /* ---- the keys of the process ---- */

@@ -44,6 +44,8 @@ typedef struct {
                          * each exploration's start: rounds x candidates); beyond, keys stay as they are */
     int by_fastest;     /* the last look too compares each candidate's fastest call, not its median; the
                          * choice's first settled window is then its baseline */
+    int look_again;     /* a key settled by its first exploration explores once more when its calls reach
+                         * this many times those it had when it settled (0: never) */
 } mg_online_policy;
 
 /* The collectives' policy: all ranks explore a key together, and a median keeps a preempted call from
@@ -52,7 +54,9 @@ extern const mg_online_policy mg_online_default_policy;
 /* The point-to-point sides' (datatypes/online_dt.c): a side's time runs until the call that completes it,
  * so it includes its peers' sides, whose keys warm up and explore at other calls (a rank with two
  * neighbours calls a key twice as often as one with one): most of a candidate's calls may take its peer's
- * slowest candidate's time, and only its fastest call is its own. */
+ * slowest candidate's time, and only its fastest call is its own. Where every call of the first
+ * exploration met a peer still warming up, the choice is noise: the key looks again once its peers have
+ * settled (4 times the calls it settled at; the peers' looks again come at other calls). */
 extern const mg_online_policy mg_online_side_policy;
 
 typedef enum { MG_ONLINE_WARMUP, MG_ONLINE_EXPLORE, MG_ONLINE_SETTLED } mg_online_phase;
@@ -78,6 +82,7 @@ typedef struct {
     uint64_t explore_calls;      /* calls made while exploring (every candidate's) */
     uint64_t *budget;            /* the exploration calls its communicator has left (NULL: no limit) */
     int over_budget;             /* an exploration was due but the budget was spent */
+    uint64_t look_again_at;      /* SETTLED: the call that explores once more (mg_online_policy.look_again; 0: none) */
 } mg_online_key;
 
 /* A new key of candidates impl[0..n-1] (impl[0]: the native call), drawing
@@ -109,8 +114,9 @@ static inline int mg_online_next(const mg_online_key *k, const mg_online_policy 
 int mg_online__done_slow(mg_online_key *k, const mg_online_policy *p, int c, double seconds);
 static inline int mg_online_done(mg_online_key *k, const mg_online_policy *p, int c, double seconds)
 {
-    /* a settled key's untimed call that ends no window: counted, nothing more */
-    if (k->phase == MG_ONLINE_SETTLED && seconds < 0 && (p->window <= 0 || (k->since + 1) % (uint64_t)p->window)) {
+    /* a settled key's untimed call that ends no window and is not its look again: counted, nothing more */
+    if (k->phase == MG_ONLINE_SETTLED && seconds < 0 && (p->window <= 0 || (k->since + 1) % (uint64_t)p->window) &&
+        k->calls + 1 != k->look_again_at) {
         k->calls++, k->served[c]++, k->since++;
         return 0;
     }

@@ -7,8 +7,8 @@
  * and drops a clearly slower candidate early; a rare key never explores; a
  * change of the settled choice's time makes the key explore again, a bounded
  * number of times; a point-to-point side whose peer still runs natively during
- * most of its exploration finds its fastest candidate by its fastest calls. No
- * MPI, no clock: deterministic. */
+ * most of its exploration finds its fastest candidate by its fastest calls,
+ * and during all of it, by its look again. No MPI, no clock: deterministic. */
 #include "online.h"
 
 #include <math.h>
@@ -212,26 +212,46 @@ static void re_exploration_is_bounded(void)
 }
 
 /* A point-to-point side: its time runs until the call that completes it, with its peer's side. The peer's
- * key still runs the native call (its warm-up, 5 times slower) during this key's first 20 calls, most of
- * its exploration: only the last round's calls take their own candidate's time. The sides' policy decides
- * by each candidate's fastest call and finds the fastest (pack, 2); its first window is the baseline, so
- * its steady calls do not make it explore again. */
+ * key still runs the native call (its warm-up, 5 times slower) during this key's first `peer_native`
+ * calls. */
 static const double side_base[3] = {3.0e-5, 0.8e-5, 0.6e-5}; /* native, normalized, pack */
+static long peer_native;
 static double peer_warming(int r, int c, long i)
 {
     (void)r;
-    return fmax(side_base[c], i < 20 ? side_base[0] : 0.0) * noise();
+    return fmax(side_base[c], i < peer_native ? side_base[0] : 0.0) * noise();
 }
 
+/* The peer warms up during most of the first exploration: only its last round takes the candidates' own
+ * times. The sides' policy decides by each candidate's fastest call and finds the fastest (pack, 2) at
+ * once; the look again, at 4 times the calls, finds it again; the first window after it is the baseline,
+ * so the steady calls do not make it explore a third time. */
 static void a_side_decides_by_its_fastest_call(void)
 {
     mg_online_key k[RANKS];
     const mg_online_policy *p = &mg_online_side_policy;
     init(k, 3);
+    peer_native = 20;
+    int points = simulate(k, p, 200, peer_warming);
+    /* the first exploration's two looks, the look again, the second exploration's two looks */
+    EXPECT(k[0].explorations == 2 && points == 5 && k[0].look_again_at == 0);
     simulate(k, p, 3000, peer_warming);
-    EXPECT(k[0].phase == MG_ONLINE_SETTLED && k[0].chosen == 2 && k[0].explorations == 1);
+    EXPECT(k[0].phase == MG_ONLINE_SETTLED && k[0].chosen == 2 && k[0].explorations == 2);
     EXPECT(k[0].agreed[2] < 0.7e-5 && k[0].agreed[0] > 2.5e-5); /* the fastest calls: pack's own, native's */
     EXPECT(k[0].chosen_s > 0.5e-5 && k[0].chosen_s < 0.7e-5); /* the first window's median */
+}
+
+/* The peer warms up during the whole first exploration: every candidate took the native time, and the
+ * first choice is noise. The look again, with the peer settled, finds pack. */
+static void a_side_looks_again_once_its_peer_has_settled(void)
+{
+    mg_online_key k[RANKS];
+    const mg_online_policy *p = &mg_online_side_policy;
+    init(k, 3);
+    peer_native = 40;
+    simulate(k, p, 3000, peer_warming);
+    EXPECT(k[0].phase == MG_ONLINE_SETTLED && k[0].chosen == 2 && k[0].explorations == 2);
+    EXPECT(k[0].served[2] > 2800);
 }
 
 int main(void)
@@ -246,6 +266,7 @@ int main(void)
     a_change_is_noticed_and_explored_again();
     re_exploration_is_bounded();
     a_side_decides_by_its_fastest_call();
+    a_side_looks_again_once_its_peer_has_settled();
     printf("test_tune_online: %s\n", failures ? "FAILED" : "ok");
     return failures ? 1 : 0;
 }
