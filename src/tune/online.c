@@ -65,6 +65,14 @@ static void settle(mg_online_key *k, int c, double seconds)
     k->look_again_at = 0;
 }
 
+/* Whether the last look of the key's exploration compares fastest calls (the first look always does: it
+ * drops the clearly slower). A look again compares medians: the peers have settled by then, and a median
+ * sees a candidate whose calls are fast only now and then (normalized, at times, where a peer packs). */
+static int by_fastest(const mg_online_key *k, const mg_online_policy *p)
+{
+    return p->by_fastest && k->explorations == 1;
+}
+
 /* Settles at the end of an exploration; after the first, the policy may look again later. */
 static void settle_explored(mg_online_key *k, const mg_online_policy *p, int c, double seconds)
 {
@@ -162,8 +170,7 @@ int mg_online_to_agree(const mg_online_key *k, const mg_online_policy *p, double
         out[c] = UNMEASURED;
         if (!(k->alive >> c & 1u) || m == 0) continue;
         memcpy(v, k->sample[c], sizeof(double) * (size_t)m);
-        /* the first look drops the clearly slower: by their fastest call (and so decides by_fastest) */
-        if (k->rounds_done < rounds(p) || p->by_fastest) {
+        if (k->rounds_done < rounds(p) || by_fastest(k, p)) {
             qsort(v, (size_t)m, sizeof *v, cmp_double);
             out[c] = v[0];
         } else {
@@ -215,7 +222,7 @@ void mg_online_decide(mg_online_key *k, const mg_online_policy *p, const double 
         settle_explored(k, p, best, UNMEASURED); /* its median is not known yet */
         return;
     }
-    settle_explored(k, p, best, p->by_fastest ? UNMEASURED : agreed[best]);
+    settle_explored(k, p, best, by_fastest(k, p) ? UNMEASURED : agreed[best]);
 }
 
 /* ---- the keys of the process ---- */

@@ -42,8 +42,8 @@ typedef struct {
     int max_explorations; /* per key: the first exploration and the re-explorations (3: two again) */
     uint64_t budget;    /* calls a communicator may spend exploring, all its keys together (reserved at
                          * each exploration's start: rounds x candidates); beyond, keys stay as they are */
-    int by_fastest;     /* the last look too compares each candidate's fastest call, not its median; the
-                         * choice's first settled window is then its baseline */
+    int by_fastest;     /* the first exploration's last look too compares each candidate's fastest call, not
+                         * its median; the choice's first settled window is then its baseline */
     int look_again;     /* a key settled by its first exploration explores once more when its calls reach
                          * this many times those it had when it settled (0: never) */
 } mg_online_policy;
