@@ -44,6 +44,8 @@ static const mg_type_plan *plan_of(MPI_Datatype type)
     return p;
 }
 
+int mg_tune__dt_has_plan(MPI_Datatype type) { return plan_of(type) != NULL; }
+
 static void native(mg_dt_side *x)
 {
     x->s = MG_DTS_NATIVE;

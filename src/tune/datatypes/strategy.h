@@ -68,6 +68,10 @@ void mg_tune__dt_side(mg_dt_side *x, mg_dtop op, MPI_Comm comm, int peer, const 
  * which goes to lead's key: the two sides are chosen together). */
 void mg_tune__dt_side_with(mg_dt_side *x, const mg_dt_side *lead, mg_dtop op, MPI_Comm comm, int peer,
                            const void *buf, MPI_Count count, MPI_Datatype type, int how);
+/* Whether a side of this type may take a strategy other than native (the type has a plan: derived,
+ * committed, not one contiguous run). A sendrecv in online mode whose types have none is the native
+ * call at once (its sides would be looked at for nothing). */
+int mg_tune__dt_has_plan(MPI_Datatype type);
 /* Notes, for the record (record.h), side k of the call (0: the send side, 1:
  * the receive side): count x type on comm, moved by strategy s. */
 void mg_tune__dt_rec_note(int k, MPI_Comm comm, MPI_Count count, MPI_Datatype type, mg_dts s);
