@@ -136,8 +136,7 @@ static inline int online_done(int rc)
     mg_online_key *k = online_now.key;
     online_now.key = NULL;
     double seconds = online_now.timed ? 1e-9 * (double)(mg_online_clock_ns() - online_now.t0) : -1.0;
-    if (mg_online_done(k, &mg_online_default_policy, online_now.cand, seconds))
-        mg_tune__online_agree(k, online_now.comm);
+    mg_tune__online_finish(k, online_now.cand, seconds, online_now.comm);
     return rc;
 }
 
@@ -332,13 +331,10 @@ MG_TUNE_API int MPI_Finalize(void)
  * Each has one body for the int and the large-count entry point; CNT is the
  * count type of the entry point and SFX the PMPI suffix. */
 
-/* A collective synchronizes: a receive whose request the program freed may
- * have completed meanwhile (pending.h). One atomic load when there is none. */
-static inline int with_orphans(int rc)
-{
-    mg_tune__dt_progress_orphans(0);
-    return rc;
-}
+
+/* The end of every collective's entry point: a collective synchronizes, so a receive whose request the
+ * program freed may have completed meanwhile (pending.h); then online mode's time and the record's. */
+static inline int end_call(int rc) { return mg_tune__rec_done(online_done(mg_tune__dt_with_orphans(rc))); }
 
 #define MG_CALL(cl) \
     mg_call c = {.coll = (cl), .sendtype = MPI_DATATYPE_NULL, .recvtype = MPI_DATATYPE_NULL, .op = MPI_OP_NULL}
@@ -371,9 +367,10 @@ static inline int with_orphans(int rc)
                          MPI_Datatype recvtype, MPI_Comm comm)                                                        \
     {                                                                                                                 \
         mg_tune__rec_begin(__func__);                                                                                 \
-        int rc = mg_tune__dt_active() ? DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NAME##_wide) \
-                                      : NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);     \
-        return mg_tune__rec_done(online_done(with_orphans(rc)));                                                                   \
+        int rc = mg_tune__dt_active()                                                                                 \
+                     ? DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NAME##_wide)              \
+                     : NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);                 \
+        return end_call(rc);                                                                                          \
     }
 
 #define DEF_ROOTED(NAME, PNAME, CNT, COLL, DT)                                                                        \
@@ -412,7 +409,7 @@ static inline int with_orphans(int rc)
         int rc = mg_tune__dt_active()                                                                                 \
                      ? DT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NAME##_wide)        \
                      : NAME##_coll(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);           \
-        return mg_tune__rec_done(online_done(with_orphans(rc)));                                                                   \
+        return end_call(rc);                                                                                          \
     }
 
 /* Allreduce, Scan (no root), Reduce_scatter_block (count is recvcount). */
@@ -438,7 +435,7 @@ static inline int with_orphans(int rc)
     {                                                                                                               \
         mg_tune__rec_begin(__func__);                                                                               \
         mg_tune__rec_note_reduction(datatype, op);                                                                  \
-        return mg_tune__rec_done(online_done(with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, comm)))); \
+        return end_call(NAME##_coll(sendbuf, recvbuf, count, datatype, op, comm));                                  \
     }
 
 #define DEF_REDUCE(NAME, PNAME, CNT)                                                                                \
@@ -463,8 +460,7 @@ static inline int with_orphans(int rc)
     {                                                                                                               \
         mg_tune__rec_begin(__func__);                                                                               \
         mg_tune__rec_note_reduction(datatype, op);                                                                  \
-        return mg_tune__rec_done(                                                                                   \
-            online_done(with_orphans(NAME##_coll(sendbuf, recvbuf, count, datatype, op, root, comm))));             \
+        return end_call(NAME##_coll(sendbuf, recvbuf, count, datatype, op, root, comm));                            \
     }
 
 #define DEF_BCAST(NAME, PNAME, CNT)                                                                              \
@@ -491,7 +487,7 @@ static inline int with_orphans(int rc)
         mg_tune__rec_begin(__func__);                                                                            \
         int rc = mg_tune__dt_active() ? mg_tune__dt_bcast(buffer, count, datatype, root, comm, NAME##_wide)      \
                                       : NAME##_coll(buffer, count, datatype, root, comm);                        \
-        return mg_tune__rec_done(online_done(with_orphans(rc)));                                                              \
+        return end_call(rc);                                                                                     \
     }
 
 DEF_ALLGATHER_LIKE(MPI_Allgather, PMPI_Allgather, int, MG_COLL_ALLGATHER, mg_tune__dt_allgather)

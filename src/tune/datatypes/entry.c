@@ -24,14 +24,6 @@ MG_TUNE_API int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 /* Each call has one body for the int and the large-count entry point; CNT
  * is the count type of the entry point. */
 
-/* A call that skips the strategies still lets requests freed in flight finish (pending.h): one atomic
- * load when there is none. */
-static inline int with_orphans(int rc)
-{
-    mg_tune__dt_progress_orphans(0);
-    return rc;
-}
-
 /* MPI_Send, MPI_Ssend, MPI_Rsend. */
 #define DEF_SEND(NAME, PNAME, OP, CNT)                                                                        \
     MG_TUNE_API int NAME(const void *buf, CNT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
@@ -68,8 +60,8 @@ static inline int with_orphans(int rc)
     {                                                                                                                  \
         if (!mg_tune__dt_active_online() ||                                                                            \
             (!mg_tune__dt_active() && !mg_tune__dt_has_plan(sendtype) && !mg_tune__dt_has_plan(recvtype)))          \
-            return with_orphans(PNAME(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,      \
-                                      source, recvtag, comm, status));                                                 \
+            return mg_tune__dt_with_orphans(PNAME(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,     \
+                                                  recvtype, source, recvtag, comm, status));                           \
         mg_tune__rec_begin(__func__);                                                                                  \
         mg_dt_side s, r;                                                                                               \
         mg_tune__dt_side(&s, MG_DTOP_SENDRECV_SEND, comm, dest, sendbuf, sendcount, sendtype, MG_DT_SEND);             \
@@ -90,7 +82,8 @@ static inline int with_orphans(int rc)
                          MPI_Comm comm, MPI_Status *status)                                                           \
     {                                                                                                                 \
         if (!mg_tune__dt_active_online() || (!mg_tune__dt_active() && !mg_tune__dt_has_plan(datatype)))             \
-            return with_orphans(PNAME(buf, count, datatype, dest, sendtag, source, recvtag, comm, status));           \
+            return mg_tune__dt_with_orphans(                                                                          \
+                PNAME(buf, count, datatype, dest, sendtag, source, recvtag, comm, status));                           \
         mg_tune__rec_begin(__func__);                                                                                 \
         mg_dt_side s, r;                                                                                              \
         mg_tune__dt_side(&s, MG_DTOP_REPLACE_SEND, comm, dest, buf, count, datatype, MG_DT_SEND);                     \

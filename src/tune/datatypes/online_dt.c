@@ -1,7 +1,9 @@
 /* Online mode's datatype strategies (online_dt.h): the side of a one-sided
  * point-to-point call that carries a derived datatype no profile covers
  * learns in the run which of native, normalized and pack is fastest for its
- * (operation, type layout, bytes), with online.h's state machine.
+ * (operation, type layout, bytes), with online.h's state machine (the sides'
+ * policy); so does a blocking v, w or neighbourhood collective's rank, between
+ * native and normalized (cbuild.c).
  *
  * The choice is the rank's own: either side of a point-to-point message may
  * use any strategy whatever the other does (strategy.c), so nothing is agreed

@@ -92,4 +92,12 @@ int mg_tune__dt_free(MPI_Request *req);
  * (waiting for them) at MPI_Finalize. */
 void mg_tune__dt_progress_orphans(int wait);
 
+/* rc, after the orphans' progress: the end of an entry point that made its MPI call (one atomic load when
+ * there is no orphan). */
+static inline int mg_tune__dt_with_orphans(int rc)
+{
+    mg_tune__dt_progress_orphans(0);
+    return rc;
+}
+
 #endif

@@ -40,11 +40,6 @@ static const char *const labels[V_N] = {"default",           "allgatherv_ring", 
 static const mg_online_names names[] = {
     {"MPI_Allgatherv", labels}, {"MPI_Alltoallv", labels}, {"MPI_Gatherv", labels}, {"MPI_Scatterv", labels}};
 
-void mg_tune__online_finish(mg_online_key *k, int cand, double seconds, MPI_Comm comm)
-{
-    if (mg_online_done(k, &mg_online_default_policy, cand, seconds)) mg_tune__online_agree(k, comm);
-}
-
 void mg_tune__online_agree(mg_online_key *k, MPI_Comm comm)
 {
     double v[MG_ONLINE_MAX];

@@ -11,13 +11,18 @@
 #include "../online.h"
 #include "cbuild.h"
 
+/* The agreement of every rank at a decision point of key k on comm (the
+ * maximum over the ranks, one reduction on the library's shadow of comm) and
+ * the decision. */
+void mg_tune__online_agree(mg_online_key *k, MPI_Comm comm);
 /* Online mode, after a call of key k on comm ran candidate cand in `seconds`
  * (negative: not timed): the time to the key, and at a decision point the
- * agreement of every rank (the maximum over the ranks, one reduction on the
- * library's shadow of comm) and the decision. */
-void mg_tune__online_finish(mg_online_key *k, int cand, double seconds, MPI_Comm comm);
-/* Its second half, after mg_online_done said the call was a decision point. */
-void mg_tune__online_agree(mg_online_key *k, MPI_Comm comm);
+ * agreement. */
+static inline void mg_tune__online_finish(mg_online_key *k, int cand, double seconds, MPI_Comm comm)
+{
+    /* inline: a settled key's call ends in mg_online_done's inline half */
+    if (mg_online_done(k, &mg_online_default_policy, cand, seconds)) mg_tune__online_agree(k, comm);
+}
 
 /* Online mode: runs the blocking irregular collective `kind` (wide: its `_c`
  * form) with the native call's arguments n as its key picks, timed, and
