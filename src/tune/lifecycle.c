@@ -147,21 +147,48 @@ void mg_tune__start(void)
     unlock();
 }
 
-/* Rank 0 of MPI_COMM_WORLD appends the report to the file (stderr for "-"). */
-static void write_report_file(const char *path)
+/* path with each "%r" replaced by rank (malloc'd; NULL without memory). */
+static char *rank_path(const char *path, int rank)
+{
+    size_t n = 1;
+    for (const char *c = path; *c; c++) n += c[0] == '%' && c[1] == 'r' ? 11 : 1; /* (an int's digits) */
+    char *out = malloc(n), *o = out;
+    if (!out) return NULL;
+    for (const char *c = path; *c; c++) {
+        if (c[0] == '%' && c[1] == 'r')
+            o += sprintf(o, "%d", rank), c++;
+        else
+            *o++ = *c;
+    }
+    *o = 0;
+    return out;
+}
+
+/* Rank 0 of MPI_COMM_WORLD appends the report to the file (stderr for "-"); a path with "%r" is every
+ * rank's, with its rank there (online mode's datatype keys are each rank's own). */
+static void write_report_file(const char *configured)
 {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank != 0) return;
+    int per_rank = strstr(configured, "%r") != NULL;
+    if (rank != 0 && !per_rank) return;
+    char *own = per_rank ? rank_path(configured, rank) : NULL;
+    if (per_rank && !own) {
+        mg_tune__warn_local("report file %s (MPIGUIDE_TUNE_REPORT / report): out of memory; no report written",
+                            configured);
+        return;
+    }
+    const char *path = per_rank ? own : configured;
     int to_stderr = strcmp(path, "-") == 0;
     FILE *out = to_stderr ? stderr : fopen(path, "a");
     if (!out) {
         mg_tune__warn_local("report file %s (MPIGUIDE_TUNE_REPORT / report): cannot open it (%s); no report written",
                             path, strerror(errno));
-        return;
+    } else {
+        if (mg_tune__report(out) != MG_TUNE_SUCCESS) mg_tune__warn_local("report file %s: writing failed", path);
+        if (!to_stderr && fclose(out) != 0) mg_tune__warn_local("report file %s: writing failed", path);
     }
-    if (mg_tune__report(out) != MG_TUNE_SUCCESS) mg_tune__warn_local("report file %s: writing failed", path);
-    if (!to_stderr && fclose(out) != 0) mg_tune__warn_local("report file %s: writing failed", path);
+    free(own);
 }
 
 void mg_tune__stop(void)

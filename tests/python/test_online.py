@@ -37,7 +37,7 @@ served=default:21,alltoallv_pairwise:37,alltoallv_linear:2
 def test_the_settled_keys_become_one_size_ranges(tmp_path):
     report = tmp_path / "report.txt"
     report.write_text(REPORT)
-    done = profiles.from_online(report, tmp_path / "p")
+    done = profiles.from_online([report], tmp_path / "p")
     assert sorted(p.name for p in done.written) == ["allgather_p4.prof", "allreduce_p4.prof"]
     assert profiles.read_profile(tmp_path / "p" / "allreduce_p4.prof") == (
         "allreduce", 4, [(8, 8, "allreduce_as_reduce_bcast"), (16, 16, "allreduce_as_reduce_bcast")])
@@ -71,7 +71,7 @@ def test_the_settled_datatype_keys_become_datatype_profiles(tmp_path):
     more calls decides, said so; a key that never settled: a note."""
     report = tmp_path / "report.txt"
     report.write_text(DT_REPORT)
-    done = profiles.from_online(report, tmp_path / "p")
+    done = profiles.from_online([report], tmp_path / "p")
     assert sorted(p.name for p in done.written) == ["dt_recv_any.prof", "dt_send_any.prof"]
     recv = (tmp_path / "p" / "dt_recv_any.prof").read_text().splitlines()
     send = (tmp_path / "p" / "dt_send_any.prof").read_text().splitlines()
@@ -81,6 +81,23 @@ def test_the_settled_datatype_keys_become_datatype_profiles(tmp_path):
     conflict = [n for n in done.notes if "recv of vector" in n]
     assert len(conflict) == 1 and "the profile takes pack, of the most calls" in conflict[0]
     assert any("1 datatype key(s) never settled" in n for n in done.notes)
+
+
+def test_every_ranks_report_is_read_and_the_key_of_most_calls_decides(tmp_path):
+    """Reports of two ranks (MPIGUIDE_TUNE_REPORT with %r) whose receive keys of one point chose differently:
+    one rule, the choice of the key of more calls, said so with both choices; given through the command, the
+    profiles land beside the first report."""
+    line = ("#@tune_online_dt[MPI_Irecv 4096 vector 8 0]=chosen={} calls={} explore_calls=15 explorations=1 "
+            "over_budget=0 times=native:9e-06,normalized:8e-06,pack:2e-06 served=native:10,normalized:5,pack:{}\n")
+    reports = [tmp_path / "online-0.txt", tmp_path / "online-1.txt"]
+    reports[0].write_text(line.format("normalized", 300, 0))
+    reports[1].write_text(line.format("pack", 900, 885))
+    res = run_cli(["profiles", "from-online", *map(str, reports)])
+    assert res.rc == 0, res.text
+    recv = (tmp_path / "online-0.txt-profiles" / "dt_recv_any.prof").read_text().splitlines()
+    assert recv[1] == "# from online mode's reports online-0.txt, online-1.txt"
+    assert recv[-1] == "vector 4096 4096 pack block 8 8"
+    assert "normalized (300 calls), pack (900 calls); the profile takes pack, of the most calls" in res.text
 
 
 def test_sendrecv_and_collective_keys_become_rules_of_their_operation(tmp_path):
@@ -96,7 +113,7 @@ def test_sendrecv_and_collective_keys_become_rules_of_their_operation(tmp_path):
         "served=native:10,normalized:75,pack:5\n"
         "#@tune_online_dt[MPI_Alltoallw 384 resized/indexed 8 0]=chosen=normalized calls=120 explore_calls=10 "
         "explorations=1 over_budget=0 times=native:5.7e-06,normalized:4.1e-06 served=native:10,normalized:110\n")
-    done = profiles.from_online(report, tmp_path / "p")
+    done = profiles.from_online([report], tmp_path / "p")
     assert sorted(p.name for p in done.written) == ["dt_alltoallw_any.prof", "dt_recv_any.prof", "dt_send_any.prof"]
     w = (tmp_path / "p" / "dt_alltoallw_any.prof").read_text().splitlines()
     assert w[2:4] == ["datatypes alltoallw", "procs any"] and w[-1] == "resized/indexed 384 384 normalized block 8 8"
@@ -119,7 +136,7 @@ def test_a_bad_line_is_named_with_where(tmp_path, line, message):
     report = tmp_path / "report.txt"
     report.write_text("#@tune_config[mode]=online\n" + line + "\n")
     with pytest.raises(MpiguideError, match=re.escape(message)):
-        profiles.from_online(report, tmp_path / "p")
+        profiles.from_online([report], tmp_path / "p")
     assert not (tmp_path / "p").exists()
 
 
@@ -127,7 +144,7 @@ def test_a_report_without_online_keys_is_refused(tmp_path):
     report = tmp_path / "report.txt"
     report.write_text("#@tune_alg[MPI_Allreduce 8 default]=100\n#@tune_config[mode]=tuned\n")
     res = run_cli(["profiles", "from-online", str(report)])
-    assert res.rc == 2 and "holds no #@tune_online line" in res.text and "MPIGUIDE_TUNE_MODE=online" in res.text
+    assert res.rc == 2 and f"no #@tune_online line in {report}" in res.text and "MPIGUIDE_TUNE_MODE=online" in res.text
 
 
 def test_the_command_writes_beside_the_report_by_default(tmp_path):
@@ -170,7 +187,7 @@ def test_a_real_online_run_gives_profiles_a_tuned_run_follows(mpich_stack, mpich
     keys = profiles.read_online(report)
     assert {k.collective for k in keys} == {"allreduce", "bcast", "allgather"}
     assert all(k.nprocs == 2 and k.chosen is not None for k in keys if k.calls >= 60)
-    done = profiles.from_online(report, tmp_path / "profiles")
+    done = profiles.from_online([report], tmp_path / "profiles")
     ranges = {(c, lo, impl) for path in done.written for c, _, rs in [profiles.read_profile(path)]
               for lo, _, impl in rs}
     settled = {(k.collective, k.nbytes, k.chosen) for k in keys if k.chosen not in (None, "default")}
@@ -187,9 +204,10 @@ def test_a_real_online_run_gives_profiles_a_tuned_run_follows(mpich_stack, mpich
 
 def test_online_datatype_keys_give_profiles_a_tuned_run_follows(mpich_stack, mpich_build, tmp_path):
     """mg_stencil's derived-type halo exchange (MPI_Isend and MPI_Irecv of a vector, 4 processes: a 2 x 2 grid)
-    with the library preloaded in online mode: every halo key settles; the datatype profiles of its report;
-    the stencil again in tuned mode with them: its halo sides of that size all take the profiles' strategy,
-    and the stencil's own check against its serial run passes both times."""
+    with the library preloaded in online mode and a report per rank (%r): every rank's halo keys settle; the
+    datatype profiles of the four reports; the stencil again in tuned mode with them: every rank's halo sides
+    of that size take the profiles' strategy, and the stencil's own check against its serial run passes both
+    times."""
     def stencil(env: dict[str, str]) -> None:
         assigns = [f"LD_PRELOAD={mpich_build / 'libmpiguide-tune.so'}", *(f"{k}={v}" for k, v in env.items())]
         args = [*assigns, str(mpich_build / "mg_stencil"), "--variants", "ddt:nonblocking", "--nx", "8", "--ny",
@@ -199,12 +217,15 @@ def test_online_datatype_keys_give_profiles_a_tuned_run_follows(mpich_stack, mpi
         assert res.returncode == 0, res.stdout + res.stderr
         assert "#@end=ok" in (tmp_path / "raw.txt").read_text()  # its results checked, none failed
 
-    report = tmp_path / "online.txt"
-    stencil({"MPIGUIDE_TUNE_MODE": "online", "MPIGUIDE_TUNE_REPORT": str(report)})
-    keys = profiles.read_online_dt(report)
-    halo = [k for k in keys if k.calls >= 100]
-    assert {k.operation for k in halo} == {"send", "recv"} and all(k.chosen is not None for k in halo)
-    done = profiles.from_online(report, tmp_path / "profiles")
+    stencil({"MPIGUIDE_TUNE_MODE": "online", "MPIGUIDE_TUNE_REPORT": str(tmp_path / "online-%r.txt")})
+    reports = [tmp_path / f"online-{rank}.txt" for rank in range(4)]
+    keys = []
+    for report in reports:
+        halo = [k for k in profiles.read_online_dt(report) if k.calls >= 100]
+        assert {k.operation for k in halo} == {"send", "recv"} and all(k.chosen is not None for k in halo)
+        keys += profiles.read_online_dt(report)
+    assert not list(tmp_path.glob("*%r*"))
+    done = profiles.from_online(reports, tmp_path / "profiles")
     rules = {}
     for path in done.written:
         lines = path.read_text().splitlines()
@@ -212,17 +233,18 @@ def test_online_datatype_keys_give_profiles_a_tuned_run_follows(mpich_stack, mpi
         for line in lines[5:]:
             shape, lo, hi, strategy, _, block, _ = line.split()
             rules[op, int(lo)] = strategy
-    # a rule for each (side, size) whose key of most calls settled on another strategy than native (two halo
-    # types of one shape and size are two keys: the stencil makes a type per neighbour)
+    # a rule for each (side, size) whose key of most calls settled on another strategy than native (of keys
+    # of equal calls, the first report's)
     expected = {}
     for k in sorted(keys, key=lambda k: -k.calls):
         expected.setdefault((k.operation, k.nbytes), k.chosen)
     assert rules == {key: s for key, s in expected.items() if s not in (None, "native")}
-    tuned = tmp_path / "tuned.txt"
     stencil({"MPIGUIDE_TUNE_MODE": "tuned", "MPIGUIDE_TUNE_PROFILES": str(tmp_path / "profiles"),
-             "MPIGUIDE_TUNE_REPORT": str(tuned)})
-    ran = {}
-    for m in re.finditer(r"#@tune_dt\[MPI_I(send|recv) (\d+) (\w+)\]=(\d+)", tuned.read_text()):
-        ran.setdefault((m[1], int(m[2])), {})[m[3]] = int(m[4])
-    for (op, nbytes), strategy in rules.items():
-        assert set(ran[op, nbytes]) == {strategy}, (op, nbytes, strategy, ran)
+             "MPIGUIDE_TUNE_REPORT": str(tmp_path / "tuned-%r.txt")})
+    for rank in range(4):
+        ran = {}
+        text = (tmp_path / f"tuned-{rank}.txt").read_text()
+        for m in re.finditer(r"#@tune_dt\[MPI_I(send|recv) (\d+) (\w+)\]=(\d+)", text):
+            ran.setdefault((m[1], int(m[2])), {})[m[3]] = int(m[4])
+        for (op, nbytes), strategy in rules.items():
+            assert set(ran[op, nbytes]) == {strategy}, (rank, op, nbytes, strategy, ran)

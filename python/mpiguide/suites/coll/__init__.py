@@ -255,9 +255,12 @@ class CollSuite(Suite):
                            description="The keys that settled in a run of libmpiguide-tune's online mode "
                            "(MPIGUIDE_TUNE_MODE=online with MPIGUIDE_TUNE_REPORT=REPORT) as profiles in mpiguide's "
                            "format, for tuned mode's later runs: each message size the run settled on a mock-up "
-                           "becomes a one-size range (docs/tuning.md, Online selection).")
-        p.add_argument("report", metavar="REPORT", help="the report file of the online run")
-        p.add_argument("--output", metavar="DIR", help="where to write (default REPORT's name + -profiles)")
+                           "becomes a one-size range, each datatype key's choice a rule (docs/tuning.md, Online "
+                           "selection).")
+        p.add_argument("reports", metavar="REPORT", nargs="+",
+                       help="the report file of the online run (rank 0's), or every rank's (MPIGUIDE_TUNE_REPORT "
+                       "with %%r: the datatype keys are each rank's own)")
+        p.add_argument("--output", metavar="DIR", help="where to write (default the first REPORT's name + -profiles)")
         p.set_defaults(func=self._from_online_command)
         p = commands.add_parser("algorithms", help="the collective algorithms each MPI library offers, as the library "
                                 "lists them (MPI_T), and how each is forced",
@@ -290,13 +293,14 @@ class CollSuite(Suite):
         return 0
 
     def _from_online_command(self, args: argparse.Namespace) -> int:
-        report = Path(args.report)
-        out = Path(args.output) if args.output else report.resolve().with_name(f"{report.name}-profiles")
-        done = profiles.from_online(report, out)
+        reports = [Path(r) for r in args.reports]
+        first = reports[0]
+        out = Path(args.output) if args.output else first.resolve().with_name(f"{first.name}-profiles")
+        done = profiles.from_online(reports, out)
         for note in done.notes:
             print(f"note: {note}")
         if not done.written:
-            print(f"no profile written: every settled key of {report} chose the native call")
+            print(f"no profile written: every settled key of {', '.join(args.reports)} chose the native call")
         else:
             print(f"wrote {len(done.written)} profile(s) to {out}: MPIGUIDE_TUNE_MODE=tuned "
                   f"MPIGUIDE_TUNE_PROFILES={out} runs with them")

@@ -332,18 +332,24 @@ class FromOnline:
     notes: list[str] = field(default_factory=list)
 
 
-def from_online(report: Path, out: Path) -> FromOnline:
-    """Profiles of the settled keys of online mode's report: each (collective, processes) gets the message
-    sizes its run settled on, each as a one-size range (sizes between them stay native: the run measured no
-    other). Where keys of one size settled differently (reductions of other datatypes or operations), the key
-    with the most calls decides, with a note; keys that never settled are left out, with a note. The datatype
-    strategies' keys become datatype profiles the same way (dt_send_any.prof, dt_recv_any.prof)."""
-    keys, dt_keys = read_online(report), read_online_dt(report)
+def from_online(reports: list[Path], out: Path) -> FromOnline:
+    """Profiles of the settled keys of online mode's reports (rank 0's, or every rank's: MPIGUIDE_TUNE_REPORT
+    with %r): each (collective, processes) gets the message sizes its run settled on, each as a one-size range
+    (sizes between them stay native: the run measured no other). Where keys of one size settled differently
+    (reductions of other datatypes or operations), the key with the most calls decides, with a note; keys
+    that never settled are left out, with a note. The datatype strategies' keys, each rank's own, become
+    datatype profiles the same way (dt_send_any.prof, dt_recv_any.prof)."""
+    keys, dt_keys = [], []
+    for report in reports:
+        keys += read_online(report)
+        dt_keys += read_online_dt(report)
     if not keys and not dt_keys:
-        raise MpiguideError(f"{report} holds no #@tune_online line: run the program with MPIGUIDE_TUNE_MODE=online "
+        names = ", ".join(str(r) for r in reports)
+        raise MpiguideError(f"no #@tune_online line in {names}: run the program with MPIGUIDE_TUNE_MODE=online "
                             "and MPIGUIDE_TUNE_REPORT=FILE (a report of another mode has none)")
+    source = f"from online mode's report{'s' if len(reports) > 1 else ''} {', '.join(r.name for r in reports)}"
     done = FromOnline()
-    _dt_from_online(dt_keys, report, out, done)
+    _dt_from_online(dt_keys, source, out, done)
     irregular = [k for k in keys if k.collective in IRREGULAR]
     if irregular:
         which = ", ".join(sorted({k.collective for k in irregular}))
@@ -375,17 +381,17 @@ def from_online(report: Path, out: Path) -> FromOnline:
             raise MpiguideError(f"{target} exists: write the profiles into an empty directory (--output)")
         try:
             out.mkdir(parents=True, exist_ok=True)
-            target.write_text(profile_text(coll, nprocs, ranges, f"from online mode's report {report.name}"))
+            target.write_text(profile_text(coll, nprocs, ranges, source))
         except OSError as exc:
             raise MpiguideError(f"cannot write {target}: {exc.strerror}") from None
         done.written.append(target)
     return done
 
 
-def _dt_from_online(keys: list[OnlineDtKey], report: Path, out: Path, done: FromOnline) -> None:
+def _dt_from_online(keys: list[OnlineDtKey], source: str, out: Path, done: FromOnline) -> None:
     """The datatype profiles of the settled datatype keys: per operation, a one-size rule for each (shape,
     mean block, bytes) that settled on normalized or pack; where keys of one such point settled differently
-    (threads, or operations of one profile), the key with the most calls decides, with a note."""
+    (threads, ranks, or operations of one profile), the key with the most calls decides, with a note."""
     unsettled = [k for k in keys if k.chosen is None]
     if unsettled:
         done.notes.append(f"{len(unsettled)} datatype key(s) never settled (too few calls to explore): they stay "
@@ -409,8 +415,7 @@ def _dt_from_online(keys: list[OnlineDtKey], report: Path, out: Path, done: From
             raise MpiguideError(f"{target} exists: write the profiles into an empty directory (--output)")
         try:
             out.mkdir(parents=True, exist_ok=True)
-            target.write_text(dtchoice.profile_text(operation, dtchoice.ANY, rs,
-                                                    f"from online mode's report {report.name}"))
+            target.write_text(dtchoice.profile_text(operation, dtchoice.ANY, rs, source))
         except OSError as exc:
             raise MpiguideError(f"cannot write {target}: {exc.strerror}") from None
         done.written.append(target)
