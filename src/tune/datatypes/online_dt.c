@@ -114,15 +114,33 @@ static mg_online_key *lookup(mg_dtop op, const mg_type_plan *p, MPI_Count bytes,
     return &e->key;
 }
 
+/* Key k's call ran candidate c and took seconds (negative: not timed). */
+static void account(mg_online_key *k, int c, double seconds)
+{
+    if (mg_online_done(k, &mg_online_side_policy, c, seconds)) {
+        double v[MG_ONLINE_MAX]; /* the rank's own times decide: nothing to agree on */
+        mg_online_to_agree(k, &mg_online_side_policy, v);
+        mg_online_decide(k, &mg_online_side_policy, v);
+    }
+}
+
 mg_dts mg_tune__dt_online_pick(mg_dt_online_mark *m, mg_dtop op, const mg_type_plan *p, MPI_Count bytes,
                                int may_pack)
 {
     mg_online_key *k = lookup(op, p, bytes, may_pack);
-    *m = (mg_dt_online_mark){.key = k, .owner = mine};
+    *m = (mg_dt_online_mark){.owner = mine, .picked = MG_DTS_DEFAULT};
     if (!k) return MG_DTS_NATIVE;
     m->cand = mg_online_next(k, &mg_online_side_policy, &m->timed);
-    m->t0 = m->timed ? mg_online_clock_ns() : 0;
-    return m->picked = (mg_dts)k->impl[m->cand];
+    m->picked = (mg_dts)k->impl[m->cand];
+    if (!m->timed) {
+        /* counted now: nothing travels with the side (a nonblocking one is not tracked to its completion),
+         * so most of a settled key's calls cost what tuned mode's do */
+        account(k, m->cand, -1.0);
+        return m->picked;
+    }
+    m->key = k;
+    m->t0 = mg_online_clock_ns();
+    return m->picked;
 }
 
 void mg_tune__dt_online_done(const mg_dt_online_mark *m)
@@ -133,12 +151,7 @@ void mg_tune__dt_online_done(const mg_dt_online_mark *m)
     mg_online_key *k = m->key;
     /* a side of a candidate the key no longer explores or runs says nothing of the one it runs now */
     int stale = k->phase == MG_ONLINE_SETTLED ? m->cand != k->chosen : !(k->alive >> m->cand & 1u);
-    double seconds = m->timed && !stale ? 1e-9 * (double)(mg_online_clock_ns() - m->t0) : -1.0;
-    if (mg_online_done(k, &mg_online_side_policy, m->cand, seconds)) {
-        double v[MG_ONLINE_MAX]; /* the rank's own times decide: nothing to agree on */
-        mg_online_to_agree(k, &mg_online_side_policy, v);
-        mg_online_decide(k, &mg_online_side_policy, v);
-    }
+    account(k, m->cand, stale ? -1.0 : 1e-9 * (double)(mg_online_clock_ns() - m->t0));
 }
 
 static const char *strategy_label(const void *ctx, int impl)

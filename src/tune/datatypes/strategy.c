@@ -161,7 +161,8 @@ static void side(mg_dt_side *x, const mg_dt_side *lead, mg_dtop op, MPI_Comm com
     x->ucount = count;
     x->utype = type;
     x->lease = NULL;
-    x->online.key = NULL; /* the rest of the mark is read only with a key */
+    x->online.key = NULL; /* the rest of the mark is read only with a key, or where a key picked */
+    x->online.picked = MG_DTS_DEFAULT;
     native(x);
     /* MPI_BOTTOM: absolute addresses, which the engine does not take */
     if (count <= 0 || peer == MPI_PROC_NULL || buf == MPI_BOTTOM) return;
@@ -180,7 +181,7 @@ static void side(mg_dt_side *x, const mg_dt_side *lead, mg_dtop op, MPI_Comm com
         int online = MG_HOT_MODE(h) == MG_TUNE_ONLINE && mg_tune__dt_online_takes(op);
         if (s == MG_DTS_DEFAULT && !online)
             s = MG_DTS_NATIVE;
-        else if (s == MG_DTS_DEFAULT && lead && lead->online.key)
+        else if (s == MG_DTS_DEFAULT && lead && lead->online.picked != MG_DTS_DEFAULT)
             s = lead->online.picked; /* chosen with the call's other side: its key has the call's time */
         else if (s == MG_DTS_DEFAULT)
             s = mg_tune__dt_online_pick(&x->online, op, p, bytes, 1);
