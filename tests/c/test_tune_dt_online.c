@@ -12,10 +12,10 @@
  * layout, not the handle), a key of 6 calls ran natively only; a call is
  * counted when it starts where it is not timed, else when it completes (a
  * cancelled receive or a send whose request was freed in flight is then
- * not), and the freed send's data are right. MPI_Sendrecv and MPI_Sendrecv_replace
- * (data, guard bytes and count exact) have one key per call, the send
- * side's, whose choice the receive side takes; the receive side's own where
- * the send side's type is contiguous.
+ * not), and the freed send's data are right. MPI_Sendrecv and
+ * MPI_Sendrecv_replace (data, guard bytes and count exact) have one key per
+ * call, the send side's, whose choice the receive side takes; the receive
+ * side's own where the send side's type is contiguous.
  * What is chosen is not checked: it depends on the machine's speed. Run with
  * 2 or more processes (the others wait). */
 #define _POSIX_C_SOURCE 200809L
@@ -312,7 +312,7 @@ int main(int argc, char **argv)
         EXPECT(send && field(send, " explorations=") == 2 && !line_of(send + 1, "MPI_Send", COUNT * 128));
         expect_key(report, "MPI_Ssend", COUNT * 24, MANY, 1);
         expect_key(report, "MPI_Send", COUNT * 24, FEW, 0);
-        /* the freed send counts only where it was complete at its start (an eager message): then that was its time */
+        /* the freed send counts where it was untimed (at its start) or complete at its start (an eager message) */
         const char *isend = line_of(report, "MPI_Isend", COUNT * 128);
         expect_key(report, "MPI_Isend", COUNT * 128, isend && field(isend, " calls=") == MANY + 1 ? MANY + 1 : MANY, 1);
         EXPECT(line_of(report, "MPI_Recv", (COUNT + ROOM) * 128) == NULL); /* rank 0 receives nothing */

@@ -10,7 +10,8 @@
  * and each thread keeps its own keys (no lock on the call path). The time of a
  * side runs from before its packing to after its unpacking: a blocking call's,
  * or a nonblocking one's from its start to the return of the call that
- * completes it (pending.c carries the side there). A sendrecv's two sides
+ * completes it (pending.c carries the side there; a call its key does not
+ * time is counted when the key picks, and carried nowhere). A sendrecv's two sides
  * share one time, so they are chosen together: the send side's key picks for
  * both and has the call's time (the receive side's own key only where the
  * send side has none: a predefined type, MPI_PROC_NULL). Several
