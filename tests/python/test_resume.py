@@ -235,6 +235,54 @@ def test_a_second_crash_inside_mpi_init_fails_the_launch(mpich_build, tmp_path, 
     assert (run / "logs/mpich-pp-r0.log").is_file() and (run / "logs/mpich-pp-r0.attempt1.log").is_file()
 
 
+# What Slurm's PMI-2 plugin printed when it dropped a segmented put of MPICH 5's MPI_Init (shortened).
+PMI_DROP_LOG = """slurmstepd-n2: error: mpi/pmi2: value not properly terminated in client request
+slurmstepd-n2: error: mpi/pmi2: request not begin with 'cmd='
+slurmstepd-n2: error: mpi/pmi2: full request is: 3333333333
+slurmstepd-n2: error: mpi/pmi2: invalid client request
+"""
+
+
+def hanging_template(tmp_path, hangs: int) -> str:
+    """A launcher whose first `hangs` launches print PMI_DROP_LOG and then wait for ever, as MPI_Init does after
+    such a drop; the later ones run the driver."""
+    (tmp_path / "drop.log").write_text(PMI_DROP_LOG)
+    count = tmp_path / "hang-count"
+    script = tmp_path / "launcher.sh"
+    script.write_text(f"n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}\n"
+                      f"if [ $n -lt {hangs} ]; then cat {tmp_path / 'drop.log'}; exec sleep 100000; fi\n"
+                      'exec "$@"\n')
+    return f"sh {script} {{mpiexec}} -n {{np}} {{prog}} {{args}}"
+
+
+def test_a_start_up_the_process_manager_dropped_is_stopped_and_run_again(mpich_build, tmp_path, cli):
+    """The runner reads a running launch's log: a dropped request of MPI_Init's exchange stops the launch at
+    once (not at its timeout, here the default 1800 s), and it runs once more."""
+    run = tmp_path / "run"
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--nrep", "3",
+               "--launcher-template", hanging_template(tmp_path, 1), "--output", str(run)])
+    assert res.rc == 0, res.text
+    [x] = read_launches(run)
+    assert (x["status"], x["returncode"], x["attempts"]) == ("ok", 0, 2)
+    assert x["message"] == ("the process manager dropped a request of MPI_Init's exchange in attempt 1 "
+                            "(logs/mpich-pp-r0.attempt1.log), so it ran again")
+    assert "invalid client request" in (run / "logs/mpich-pp-r0.attempt1.log").read_text()
+    assert len(pd.read_csv(run / "measurements.csv")) == 3 * 3
+
+
+def test_a_second_dropped_start_up_fails_the_launch(mpich_build, tmp_path, cli):
+    run = tmp_path / "run"
+    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--launcher-template",
+               hanging_template(tmp_path, 2), "--output", str(run)])
+    assert res.rc == 1, res.text
+    [x] = read_launches(run)
+    assert (x["status"], x["returncode"], x["attempts"]) == ("failed", None, 2)
+    assert x["message"].startswith("stopped: the process manager dropped a request of MPI_Init's exchange "
+                                   "('mpi/pmi2: invalid client request'), so it would wait for ever")
+    assert x["message"].endswith("; the process manager dropped a request of MPI_Init's exchange in attempt 1 "
+                                 "(logs/mpich-pp-r0.attempt1.log), so it ran again")
+
+
 def test_a_crash_after_mpi_init_is_not_run_again(mpich_build, tmp_path, cli):
     run = tmp_path / "run"
     after_init = INIT_CRASH_LOG.replace("ompi_mpi_init", "mg_bench_run").replace("MPI_Init+", "main+")

@@ -240,6 +240,18 @@ def crashed_in_init(log: str) -> bool:
     return bool(_SIGNAL_REPORT.search(log) and _INIT_FRAME.search(log))
 
 
+# What Slurm's PMI-2 plugin prints when it drops a request it could not parse. Seen with MPICH 5's
+# segmented puts of MPI_Init's address exchange on a loaded machine (the request arrives in pieces): the
+# plugin answers nothing, and every process waits in MPI_Init until the launch timeout.
+PMI_REQUEST_DROPPED = "mpi/pmi2: invalid client request"
+
+
+def dropped_in_init(log: str) -> bool:
+    """The log shows the process manager dropped a request of MPI's start-up exchange: the program can never
+    start, so the launch is stopped at once rather than at its timeout."""
+    return PMI_REQUEST_DROPPED in log
+
+
 def failure_hint(spec: LaunchSpec, log: str) -> str | None:
     """What a failed launch's log suggests doing, where it says more than the log itself."""
     return slurm.missing_on_nodes(log) if spec.on_nodes else None

@@ -437,6 +437,32 @@ def write_inputs(rd: RunDir) -> None:
             path.write_text(text)
 
 
+class _DroppedInInit(Exception):
+    """The launch's log shows that its processes can never leave MPI_Init (launch.dropped_in_init)."""
+
+
+_LOG_LOOK_SECONDS = 1.0  # how often a running launch's log is read for a start-up that can never end
+
+
+def _wait(proc: subprocess.Popen, log: Path, deadline: float) -> int:
+    """proc's exit code, reading what its log gains meanwhile: _DroppedInInit where the log shows a start-up
+    that can never end, subprocess.TimeoutExpired at the deadline (time.monotonic())."""
+    seen, tail = 0, ""
+    while True:
+        try:
+            return proc.wait(timeout=max(0.0, min(_LOG_LOOK_SECONDS, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            with open(log, errors="replace") as f:
+                f.seek(seen)
+                new = f.read()
+                seen = f.tell()
+            if launch.dropped_in_init(tail + new):
+                raise _DroppedInInit() from None
+            tail = (tail + new)[-len(launch.PMI_REQUEST_DROPPED):]  # a line written across two looks
+            if time.monotonic() >= deadline:
+                raise
+
+
 def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.LaunchSpec, timeout: float,
                signals: StopSignals, cut_off: Callable[[str], None]) -> None:
     """Runs one launch and records its outcome in x. SIGTERM or Ctrl-C once the attempt counts (x.attempts):
@@ -485,10 +511,16 @@ def run_launch(rd: RunDir, x: Launch, stack: stackmod.Stack, spec: launch.Launch
             with _launched(argv, env, logf) as proc:
                 try:
                     with signals.waiting():
-                        rc = proc.wait(timeout=timeout)
+                        rc = _wait(proc, log, start + timeout)
                 except subprocess.TimeoutExpired:
                     x.status, x.returncode = FAILED, None
                     x.message = f"killed after the {timeout:g} s launch timeout (see {log})"
+                    x.seconds = time.monotonic() - start
+                    return
+                except _DroppedInInit:
+                    x.status, x.returncode = FAILED, None
+                    x.message = (f"stopped: the process manager dropped a request of MPI_Init's exchange "
+                                 f"({launch.PMI_REQUEST_DROPPED!r}), so it would wait for ever (see {log})")
                     x.seconds = time.monotonic() - start
                     return
                 except BaseException as exc:  # the launch is stopped on the way out, after cut_off
@@ -537,18 +569,24 @@ def launch_output(rd: RunDir, x: Launch) -> str:
 ProgressFn = Callable[[Launch, int, int, float], None]
 
 
-def _crashed_in_init(rd: RunDir, x: Launch) -> str | None:
+def _failed_in_init(rd: RunDir, x: Launch) -> str | None:
     """Why x, which just failed, is run once more at once: one of its processes was killed by a signal inside
-    MPI_Init (launch.crashed_in_init), so nothing of the program ran and nothing was measured. Its log is kept
-    beside. None when x is not such a launch."""
+    MPI_Init (launch.crashed_in_init), or the process manager dropped a request of MPI_Init's exchange
+    (launch.dropped_in_init), so nothing of the program ran and nothing was measured. Its log is kept beside.
+    None when x is not such a launch."""
     log = rd.path / "logs" / f"{x.id}.log"
     if x.status != FAILED or (rd.path / x.raw).exists() or not log.exists():
         return None
-    if not launch.crashed_in_init(log.read_text(errors="replace")):
+    text = log.read_text(errors="replace")
+    if launch.crashed_in_init(text):
+        what = "a process crashed inside MPI_Init"
+    elif launch.dropped_in_init(text):
+        what = "the process manager dropped a request of MPI_Init's exchange"
+    else:
         return None
     kept = log.with_name(f"{x.id}.attempt{x.attempts}.log")
     log.rename(kept)
-    return f"a process crashed inside MPI_Init in attempt {x.attempts} ({kept.relative_to(rd.path)}), so it ran again"
+    return f"{what} in attempt {x.attempts} ({kept.relative_to(rd.path)}), so it ran again"
 
 
 def _cut_off(x: Launch, reason: str) -> None:
@@ -627,11 +665,11 @@ def execute(rd: RunDir, on_start: ProgressFn, on_done: ProgressFn, timeout: floa
         x.status, x.message = PENDING, ""
         try:
             run_launch(rd, x, stack_objs[x.stack], spec, timeout, signals, cut_off(todo[k + 1:]))
-            crashed = _crashed_in_init(rd, x)
-            if crashed:
+            again = _failed_in_init(rd, x)
+            if again:
                 x.status, x.message = PENDING, ""
                 run_launch(rd, x, stack_objs[x.stack], spec, timeout, signals, cut_off(todo[k + 1:]))
-                x.message = "; ".join(m for m in (x.message, crashed) if m)
+                x.message = "; ".join(m for m in (x.message, again) if m)
         except _Terminated:
             raise RunInterrupted(told[0] if told else stop_here([], signals.reason or "SIGTERM")) from None
         finally:
