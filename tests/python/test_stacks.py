@@ -252,8 +252,22 @@ def test_family_adapters_hold_the_launch_details():
     assert ompi.oversubscribe_flags() == ["--oversubscribe"] and impi.oversubscribe_flags() == []
     assert impi.env("/opt/impi") == {"I_MPI_ROOT": "/opt/impi"} and impi.pmi_library_variable == "I_MPI_PMI_LIBRARY"
     assert ompi.session_dir_env("/tmp/s") == {"PRTE_MCA_prte_local_tmpdir_base": "/tmp/s"}
-    assert other.network_between_nodes_env() == {} and "FI_PROVIDER" in mpich.network_between_nodes_env()
+    assert other.network_between_nodes_env("/opt/x") == {} and "FI_PROVIDER" in mpich.network_between_nodes_env("/x")
     assert other.name == "other" and families.FAMILIES == ("mpich", "openmpi", "impi", "other")
+
+
+@pytest.mark.parametrize("device, netmod", [("ch4:ucx ofi", "ofi"), ("ch4:ofi", "ofi"), ("ch4:ucx", None),
+                                            (None, None)])
+def test_mpich_between_nodes_takes_ofi_where_the_build_has_it(tmp_path, device, netmod):
+    """Between the test cluster's nodes MPICH runs OFI's netmod where its build has it (UCX's long addresses
+    are what Slurm's PMI-2 plugin drops), as mpichversion names the device; a build without OFI, or whose
+    mpichversion says nothing, is left to its own choice."""
+    say = f"MPICH Version:      5.0.2\nMPICH Device:       {device}\n" if device else ""
+    prefix = fake_prefix(tmp_path / "mpich")
+    (prefix / "bin" / "mpichversion").write_text(f"#!/bin/sh\nprintf '{say}'\n")
+    (prefix / "bin" / "mpichversion").chmod(0o755)
+    env = families.get("mpich").network_between_nodes_env(str(prefix))
+    assert env.get("MPIR_CVAR_CH4_NETMOD") == netmod and env["FI_PROVIDER"] == "tcp"
 
 
 def test_stack_env_prints_the_environment(temp_home, cli, tmp_path):

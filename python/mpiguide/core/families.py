@@ -5,8 +5,10 @@ the stack's family (Stack.adapter) and never compares family names itself."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,8 +66,9 @@ class Family:
     def hostfile_flags(self, hostfile: str, ppn: int) -> list[str]:
         return ["-f", hostfile, "-ppn", str(ppn)]
 
-    def network_between_nodes_env(self) -> dict[str, str]:
-        """Processes on different nodes over TCP, on one node over shared memory (Stack's docstring says why)."""
+    def network_between_nodes_env(self, prefix: str) -> dict[str, str]:
+        """Processes on different nodes over TCP, on one node over shared memory (Stack's docstring says why),
+        for the installation at prefix."""
         return {}
 
     def recognises(self, prefix: Path) -> bool:
@@ -113,15 +116,34 @@ class Family:
         return None
 
 
+@functools.cache
+def _mpich_devices(prefix: str) -> str:
+    """The network modules of the MPICH at prefix, as `mpichversion` names its device ("ch4:ucx ofi"); "" where
+    it does not say."""
+    try:
+        out = subprocess.run([str(Path(prefix) / "bin" / "mpichversion")], capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    m = re.search(r"^MPICH Device:\s*(.*)$", out, re.MULTILINE)
+    return m.group(1) if m else ""
+
+
 class Mpich(Family):
     name = "mpich"
     marker_files = ("bin/mpichversion",)
     name_marks = ("mpich",)
     version_marks = ("MPICH", "MVAPICH")
 
-    def network_between_nodes_env(self) -> dict[str, str]:
-        # whichever network module the build has and picks (MPICH's own shared memory serves one node)
-        return {"UCX_TLS": "tcp,self", "FI_PROVIDER": "tcp"}
+    def network_between_nodes_env(self, prefix: str) -> dict[str, str]:
+        # whichever network module the build has (MPICH's own shared memory serves one node), OFI where it has
+        # both: UCX's addresses take several PMI-2 segments in MPI_Init's exchange, and Slurm's PMI-2 plugin
+        # drops such a segment now and then, and then every rank waits in MPI_Init (6 launches of 6 on the test
+        # cluster with MPIR_CVAR_DEBUG_SUMMARY=1; OFI's tcp address is 16 bytes: 0 of 6)
+        env = {"UCX_TLS": "tcp,self", "FI_PROVIDER": "tcp"}
+        if "ofi" in _mpich_devices(prefix):
+            env["MPIR_CVAR_CH4_NETMOD"] = "ofi"
+        return env
 
     # MPIR_CVAR_<COLL>_INTRA_ALGORITHM: an integer variable without an MPI_T enumeration whose description lists
     # the choices, one a line after the first ("binomial   - Force Binomial Tree"); the environment takes the name.
@@ -199,7 +221,7 @@ class OpenMpi(Family):
     def hostfile_flags(self, hostfile: str, ppn: int) -> list[str]:
         return ["--hostfile", hostfile, "--map-by", f"ppr:{ppn}:node"]
 
-    def network_between_nodes_env(self) -> dict[str, str]:
+    def network_between_nodes_env(self, prefix: str) -> dict[str, str]:
         return {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "tcp,sm,self"}
 
     # coll_tuned_<coll>_algorithm: an MPI_T enumeration, 0 "ignore" (the component's own decision) and one item
@@ -239,7 +261,7 @@ class IntelMpi(Family):
     def env(self, prefix: str) -> dict[str, str]:
         return {"I_MPI_ROOT": prefix}
 
-    def network_between_nodes_env(self) -> dict[str, str]:
+    def network_between_nodes_env(self, prefix: str) -> dict[str, str]:
         return {"I_MPI_FABRICS": "shm:ofi", "FI_PROVIDER": "tcp"}
 
     # I_MPI_ADJUST_<COLL>: through MPI_T an integer variable MPIR_CVAR_USE_<COLL> whose description ends with the

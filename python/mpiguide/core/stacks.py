@@ -131,7 +131,7 @@ class Stack:
         """Makes processes on different nodes talk over TCP and those on one node over shared memory. On
         the test cluster all nodes share one kernel: left alone, UCX, libfabric and Open MPI may find that
         the "other node" shares their memory and use it."""
-        return self.adapter.network_between_nodes_env()
+        return self.adapter.network_between_nodes_env(self.prefix)
 
     def check(self) -> str | None:
         """Why the stack cannot be used, or None if it looks complete."""
