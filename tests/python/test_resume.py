@@ -198,15 +198,21 @@ INIT_CRASH_LOG = """[n1:05826] *** Process received signal ***
 """
 
 
-def crashing_template(tmp_path, crashes: int, log: str = INIT_CRASH_LOG) -> str:
-    """A launcher whose first `crashes` launches print `log` and die by SIGSEGV; the later ones run the driver."""
-    (tmp_path / "crash.log").write_text(log)
-    count = tmp_path / "crash-count"
+def failing_template(tmp_path, failures: int, log: str, then: str) -> str:
+    """A launcher whose first `failures` launches print `log` and then run the shell command `then`; the later
+    ones run the driver."""
+    (tmp_path / "failure.log").write_text(log)
+    count = tmp_path / "failure-count"
     script = tmp_path / "launcher.sh"
     script.write_text(f"n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}\n"
-                      f"if [ $n -lt {crashes} ]; then cat {tmp_path / 'crash.log'}; kill -SEGV $$; fi\n"
+                      f"if [ $n -lt {failures} ]; then cat {tmp_path / 'failure.log'}; {then}; fi\n"
                       'exec "$@"\n')
     return f"sh {script} {{mpiexec}} -n {{np}} {{prog}} {{args}}"
+
+
+def crashing_template(tmp_path, crashes: int, log: str = INIT_CRASH_LOG) -> str:
+    """A launcher whose first `crashes` launches print `log` and die by SIGSEGV; the later ones run the driver."""
+    return failing_template(tmp_path, crashes, log, "kill -SEGV $$")
 
 
 def test_a_crash_inside_mpi_init_is_run_again_once(mpich_build, tmp_path, cli):
@@ -246,13 +252,7 @@ slurmstepd-n2: error: mpi/pmi2: invalid client request
 def hanging_template(tmp_path, hangs: int) -> str:
     """A launcher whose first `hangs` launches print PMI_DROP_LOG and then wait for ever, as MPI_Init does after
     such a drop; the later ones run the driver."""
-    (tmp_path / "drop.log").write_text(PMI_DROP_LOG)
-    count = tmp_path / "hang-count"
-    script = tmp_path / "launcher.sh"
-    script.write_text(f"n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}\n"
-                      f"if [ $n -lt {hangs} ]; then cat {tmp_path / 'drop.log'}; exec sleep 100000; fi\n"
-                      'exec "$@"\n')
-    return f"sh {script} {{mpiexec}} -n {{np}} {{prog}} {{args}}"
+    return failing_template(tmp_path, hangs, PMI_DROP_LOG, "exec sleep 100000")
 
 
 def test_a_start_up_the_process_manager_dropped_is_stopped_and_run_again(mpich_build, tmp_path, cli):
