@@ -215,19 +215,6 @@ def crashing_template(tmp_path, crashes: int, log: str = INIT_CRASH_LOG) -> str:
     return failing_template(tmp_path, crashes, log, "kill -SEGV $$")
 
 
-def test_a_crash_inside_mpi_init_is_run_again_once(mpich_build, tmp_path, cli):
-    run = tmp_path / "run"
-    res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--nrep", "3",
-               "--launcher-template", crashing_template(tmp_path, 1), "--output", str(run)])
-    assert res.rc == 0, res.text
-    [x] = read_launches(run)
-    assert (x["status"], x["returncode"], x["attempts"]) == ("ok", 0, 2)
-    assert x["message"] == ("a process crashed inside MPI_Init in attempt 1 (logs/mpich-pp-r0.attempt1.log), "
-                            "so it ran again")
-    assert "ompi_mpi_init+0x425" in (run / "logs/mpich-pp-r0.attempt1.log").read_text()
-    assert len(pd.read_csv(run / "measurements.csv")) == 3 * 3
-
-
 def test_a_second_crash_inside_mpi_init_fails_the_launch(mpich_build, tmp_path, cli):
     run = tmp_path / "run"
     res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--launcher-template",
@@ -255,18 +242,21 @@ def hanging_template(tmp_path, hangs: int) -> str:
     return failing_template(tmp_path, hangs, PMI_DROP_LOG, "exec sleep 100000")
 
 
-def test_a_start_up_the_process_manager_dropped_is_stopped_and_run_again(mpich_build, tmp_path, cli):
-    """The runner reads a running launch's log: a dropped request of MPI_Init's exchange stops the launch at
-    once (not at its timeout, here the default 1800 s), and it runs once more."""
+@pytest.mark.parametrize("template, cause, in_log", [
+    (crashing_template, "a process crashed inside MPI_Init", "ompi_mpi_init+0x425"),
+    (hanging_template, "the process manager dropped a request of MPI_Init's exchange", "invalid client request"),
+])
+def test_a_launch_that_never_left_mpi_init_is_run_again_once(mpich_build, tmp_path, cli, template, cause, in_log):
+    """A crash inside MPI_Init, or a dropped request of its exchange (the runner reads a running launch's log and
+    stops it at once, not at its timeout, here the default 1800 s): the launch runs once more."""
     run = tmp_path / "run"
     res = cli(["run", "pingpong", "--stacks", "mpich", "--runs", "1", "--sizes", "4", "--nrep", "3",
-               "--launcher-template", hanging_template(tmp_path, 1), "--output", str(run)])
+               "--launcher-template", template(tmp_path, 1), "--output", str(run)])
     assert res.rc == 0, res.text
     [x] = read_launches(run)
     assert (x["status"], x["returncode"], x["attempts"]) == ("ok", 0, 2)
-    assert x["message"] == ("the process manager dropped a request of MPI_Init's exchange in attempt 1 "
-                            "(logs/mpich-pp-r0.attempt1.log), so it ran again")
-    assert "invalid client request" in (run / "logs/mpich-pp-r0.attempt1.log").read_text()
+    assert x["message"] == f"{cause} in attempt 1 (logs/mpich-pp-r0.attempt1.log), so it ran again"
+    assert in_log in (run / "logs/mpich-pp-r0.attempt1.log").read_text()
     assert len(pd.read_csv(run / "measurements.csv")) == 3 * 3
 
 
